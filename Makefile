@@ -1,0 +1,105 @@
+# gcscale -- GNU make build.
+#
+#   make                  build/libgcscale.{a,so}, build/gcscale, build/gcscale.pc
+#   make check            unit and CLI tests (prints "N passed, N failed")
+#   make check-sanitize   the same tests under ASan+UBSan, threaded ones under TSan
+#   make install PREFIX=/usr/local
+#
+# Sources are discovered by directory: every .c in the library directories
+# goes into libgcscale, cli/ is the program, tests/test_*.c are test binaries.
+# BUILD selects the output directory and SAN a sanitizer set, which is how
+# check-sanitize builds separate trees without touching the normal build.
+
+PREFIX   ?= /usr/local
+BUILD    ?= build
+SAN      ?=
+CC       ?= cc
+
+PKGS      := hwloc gsl jansson numa papi
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+TEST_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+OPT      ?= -O2
+CFLAGS   ?= $(OPT) -g
+ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS := -pthread $(LDFLAGS)
+ifneq ($(SAN),)
+ALL_CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SAN)
+endif
+LIBS     := $(PKG_LIBS) -lm
+
+LIB_DIRS := common microbench calibrate model gc gc-predict workloads
+LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+CLI_SRCS := $(wildcard cli/*.c)
+TEST_SRCS := $(wildcard tests/test_*.c)
+HEADERS  := $(wildcard include/gcscale/*.h) $(wildcard cli/*.h) $(wildcard tests/*.h) \
+            $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.h))
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+
+VERSION := $(shell sed -n 's/^\#define GCSCALE_VERSION "\(.*\)"/\1/p' include/gcscale/gcscale.h)
+
+.PHONY: all demo check check-sanitize check-asan check-tsan install clean tests
+all: $(BUILD)/gcscale $(BUILD)/libgcscale.so $(BUILD)/gcscale.pc
+
+$(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libgcscale.a: $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libgcscale.so: $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libgcscale.so.0 $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/gcscale: $(CLI_OBJS) $(BUILD)/libgcscale.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libgcscale.a $(LIBS)
+
+# The pkg-config file names PREFIX, so install writes it afresh for the PREFIX it installs to.
+write_pc = printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gcscale\nDescription: GC scalability measurement and prediction\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgcscale\nLibs.private: -lm -pthread\n' \
+	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' > $(1)
+
+$(BUILD)/gcscale.pc: Makefile include/gcscale/gcscale.h
+	@mkdir -p $(dir $@)
+	$(call write_pc,$@)
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libgcscale.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests -o $@ $< $(BUILD)/libgcscale.a $(TEST_LIBS) $(LIBS) $(ALL_LDFLAGS)
+
+# The main job on this machine: calibrate it and show the profile.
+demo: all
+	$(BUILD)/gcscale calibrate
+
+tests: all $(TEST_BINS)
+
+# Unit tests (tests/test_*.c, cmocka) and CLI tests (tests/cli/*.sh).
+check: tests
+	scripts/run-tests $(BUILD)
+
+# ASan+UBSan over everything; TSan over the tests that start threads
+# (their names are listed in tests/tsan-tests).
+check-sanitize: check-asan check-tsan
+check-asan:
+	$(MAKE) BUILD=build/asan SAN=address,undefined OPT=-O1 check
+check-tsan:
+	$(MAKE) BUILD=build/tsan SAN=thread OPT=-O1 tests
+	scripts/run-tests build/tsan --only-listed tests/tsan-tests
+
+install: all $(BUILD)/libgcscale.a
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/gcscale
+	install -m 755 $(BUILD)/gcscale $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libgcscale.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libgcscale.so $(DESTDIR)$(PREFIX)/lib/libgcscale.so.0
+	ln -sf libgcscale.so.0 $(DESTDIR)$(PREFIX)/lib/libgcscale.so
+	install -m 644 include/gcscale/*.h $(DESTDIR)$(PREFIX)/include/gcscale/
+	$(call write_pc,$(DESTDIR)$(PREFIX)/lib/pkgconfig/gcscale.pc)
+
+clean:
+	rm -rf build

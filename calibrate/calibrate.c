@@ -1,0 +1,513 @@
+/* calibrate.c -- one calibration run: measure the machine, fill a profile.
+ *
+ * Order of work, per memory node m:
+ *   1. one chase buffer on m (transparent huge pages when the system offers
+ *      them, so the latency is the memory's and not the page walker's);
+ *      on the first node the working-set sweep runs on it before it is
+ *      linked into its full cycle;
+ *   2. read and RW latency from every CPU node (a thread pinned there);
+ *   3. occupancy load points for read and RW, then both fits;
+ *   4. read bandwidth with every CPU loading m;
+ *   5. the other page size (MADV_NOHUGEPAGE) from m's local CPU node, for
+ *      comparison only.
+ * One buffer serves 2-4 so the costly part (faulting and linking 1 GiB)
+ * happens once per node and page size.
+ *
+ * The profile gets the medians and the open-model S_O (the paper's); every
+ * detail goes into extra["calibration"] so a profile can be audited later. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gcscale/gcscale.h"
+
+void gcs_calibrate_opts_init(gcs_calibrate_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->mode = GCS_CALIBRATE_FULL;
+}
+
+typedef struct plan {
+    int reps;                 /* latency repetitions */
+    uint64_t steps;           /* latency steps per repetition (0 = auto) */
+    int sweep_reps, sweep_fine;
+    int occ_reps;
+    const int *chains;
+    int nchains;
+    int bw_reps;
+    int variant_rw;           /* also measure RW with the other page size */
+} plan;
+
+static const int quick_chains[] = {1, 2, 4, 8, 16};
+static const int full_chains[] = {1, 2, 3, 4, 6, 8, 12, 16};
+
+typedef struct ctx {
+    const gcs_calibrate_opts *opts;
+    plan pl;
+    gcs_topo *t;
+    int synthetic;
+    gcs_progress pr;
+    json_t *cal;              /* extra["calibration"] */
+    json_t *warnings, *steps;
+    gcs_counters_info counters;
+    int count_llc;
+    int all_bound;
+} ctx;
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static void add_warning(ctx *c, const char *w)
+{
+    if (!w || !w[0])
+        return;
+    size_t i;
+    json_t *v;
+    json_array_foreach(c->warnings, i, v)
+        if (strcmp(json_string_value(v), w) == 0)
+            return;
+    json_array_append_new(c->warnings, json_string(w));
+}
+
+/* Progress and step durations: begin announces a step, end records it. */
+static uint64_t step_begin(ctx *c, const char *name, double work)
+{
+    gcs_progress_step(&c->pr, name, work);
+    return gcs_now_ns();
+}
+
+static void step_end(ctx *c, const char *name, double work, uint64_t t0)
+{
+    gcs_progress_done(&c->pr, work);
+    json_array_append_new(c->steps, json_pack("{s:s, s:o}", "step", name, "seconds",
+                                              num((double)(gcs_now_ns() - t0) / 1e9)));
+}
+
+/* ---- work done in a thread pinned to a CPU node -------------------------- */
+
+typedef struct pinned_job {
+    gcs_chase_buf *b;
+    int what;                 /* 0 latency, 1 sweep */
+    gcs_chase_params prm;
+    gcs_chase_result res;
+    int sweep_reps, sweep_fine;
+    gcs_chase_sweep_point pts[GCS_SWEEP_MAX_POINTS];
+    int npts;
+    int rc;
+    gcs_err err;
+} pinned_job;
+
+static void *pinned_job_fn(void *arg)
+{
+    pinned_job *j = arg;
+    if (j->what == 0)
+        j->rc = gcs_chase_measure(j->b, &j->prm, &j->res, &j->err);
+    else
+        j->rc = gcs_chase_sweep(j->b, 4096, j->sweep_fine, j->sweep_reps, 0, j->pts, &j->npts,
+                                &j->err);
+    return NULL;
+}
+
+static int run_on_node(ctx *c, int cpu_node, pinned_job *j, gcs_err *err)
+{
+    char warn[256] = "";
+    const gcs_topo_node *n = gcs_topo_node_at(c->t, cpu_node);
+    /* A CPU-less node (memory only) has nothing to pin to: run unpinned. */
+    int node = n && n->ncpus > 0 ? cpu_node : -1;
+    if (gcs_topo_run_pinned(c->t, -1, node, pinned_job_fn, j, warn, sizeof warn, err) < 0)
+        return -1;
+    add_warning(c, warn);
+    if (j->rc < 0) {
+        *err = j->err;
+        return -1;
+    }
+    return 0;
+}
+
+static json_t *latency_json(int cpu_node, int mem_node, const char *access, gcs_huge huge,
+                            const gcs_chase_result *r)
+{
+    return json_pack("{s:i, s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:i, s:I, s:o, s:o}", "cpu_node",
+                     cpu_node, "mem_node", mem_node, "access", access, "huge_pages",
+                     gcs_chase_huge_name(huge), "median_ns", num(r->median_ns), "p10_ns",
+                     num(r->p10_ns), "p90_ns", num(r->p90_ns), "min_ns", num(r->min_ns), "max_ns",
+                     num(r->max_ns), "reps", r->reps, "steps_per_rep", (json_int_t)r->steps_per_rep,
+                     "llc_misses_per_step", num(r->llc_misses_per_step), "seconds", num(r->seconds));
+}
+
+static json_t *buffer_json(const gcs_chase_buf_info *in)
+{
+    return json_pack("{s:i, s:s, s:I, s:I, s:b, s:o, s:o, s:o, s:s}", "mem_node", in->mem_node,
+                     "huge_pages", gcs_chase_huge_name(in->huge), "size_bytes",
+                     (json_int_t)in->size_bytes, "huge_bytes", (json_int_t)in->huge_bytes, "bound",
+                     in->bound, "on_node_fraction",
+                     in->on_node_fraction >= 0 ? json_real(in->on_node_fraction) : json_null(),
+                     "alloc_s", num(in->alloc_s), "build_s", num(in->build_s), "warning",
+                     in->warning);
+}
+
+static gcs_chase_buf *new_buffer(ctx *c, uint64_t size, int mem_node, gcs_huge huge, int build,
+                                 gcs_err *err)
+{
+    gcs_chase_buf *b = gcs_chase_buf_new(c->t, size, mem_node, huge, err);
+    if (!b)
+        return NULL;
+    if (build && gcs_chase_build(b, 0, c->opts->seed ? c->opts->seed : 0x5eed, err) < 0) {
+        gcs_chase_buf_free(b);
+        return NULL;
+    }
+    const gcs_chase_buf_info *in = gcs_chase_buf_info_get(b);
+    if (!in->bound)
+        c->all_bound = 0;
+    add_warning(c, in->warning);
+    return b;
+}
+
+/* CPUs for occupancy threads: the memory node's own CPUs first, then the
+ * rest, so the first load points are local. */
+static int occupancy_cpus(ctx *c, int mem_node, int *cpus)
+{
+    int n = 0;
+    const gcs_topo_node *local = gcs_topo_node_at(c->t, mem_node);
+    for (int i = 0; i < local->ncpus; i++)
+        cpus[n++] = local->cpus[i];
+    for (int k = 0; k < gcs_topo_nnodes(c->t); k++) {
+        if (k == mem_node)
+            continue;
+        const gcs_topo_node *o = gcs_topo_node_at(c->t, k);
+        for (int i = 0; i < o->ncpus; i++)
+            cpus[n++] = o->cpus[i];
+    }
+    return n;
+}
+
+static json_t *fit_json(int rc, const gcs_occfit_result *f, const gcs_err *e)
+{
+    if (rc < 0)
+        return json_pack("{s:s}", "error", e->msg);
+    return json_pack("{s:o, s:o, s:i, s:i}", "s_o_ns", num(f->s_o_ns), "rms_rel_residual",
+                     num(f->rms_rel_residual), "npoints", f->npoints, "iterations", f->iterations);
+}
+
+static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, int real_cpus,
+                     double *s_o, json_t *out, gcs_err *err)
+{
+    int ncpu_all = gcs_topo_ncpus(c->t);
+    int *cpus = calloc((size_t)ncpu_all, sizeof *cpus);
+    int *counts = calloc((size_t)ncpu_all + 1, sizeof *counts);
+    gcs_occ_result *r = malloc(sizeof *r);
+    if (!cpus || !counts || !r) {
+        free(cpus), free(counts), free(r);
+        gcs_err_set(err, "occupancy: out of memory");
+        return -1;
+    }
+    /* Synthetic: nothing can be pinned, and there are only real_cpus cores
+     * to run threads on; more threads would only time-share. */
+    int ncpus = c->synthetic ? real_cpus : occupancy_cpus(c, mem_node, cpus);
+    /* Thread counts 1..ncpus, or 1, 2, 4, ..., ncpus on large machines. */
+    int nc = 0;
+    for (int k = 1; k <= ncpus; k = ncpus <= 8 ? k + 1 : k * 2)
+        counts[nc++] = k;
+    if (counts[nc - 1] != ncpus)
+        counts[nc++] = ncpus;
+    gcs_occ_opts o = {.rw = rw, .cpus = c->synthetic ? NULL : cpus, .ncpus = c->synthetic ? 0 : ncpus,
+                      .thread_counts = counts, .nthread_counts = nc, .chain_counts = c->pl.chains,
+                      .nchain_counts = c->pl.nchains, .reps = c->pl.occ_reps};
+    int rc = gcs_occ_measure(b, c->t, &o, r, err);
+    free(cpus), free(counts);
+    if (rc < 0) {
+        free(r);
+        return -1;
+    }
+    add_warning(c, r->warning);
+    json_t *pts = json_array();
+    for (int i = 0; i < r->npoints; i++)
+        json_array_append_new(pts, json_pack("{s:i, s:i, s:o, s:o, s:o}", "threads", r->threads[i],
+                                             "chains", r->chains[i], "outstanding",
+                                             num(r->points[i].outstanding), "throughput_per_ns",
+                                             num(r->points[i].throughput_per_ns), "latency_ns",
+                                             num(r->points[i].latency_ns)));
+    gcs_occfit_result fo, fc;
+    gcs_err eo = {""}, ec = {""};
+    int ro = gcs_occfit_open(r->points, r->npoints, m1, &fo, &eo);
+    int rcl = gcs_occfit_closed(r->points, r->npoints, m1, 0, &fc, &ec);
+    /* Without an open fit, a single server can still not deliver more than
+     * 1/S_O requests per ns: 1/X_max is the largest S_O the data allow. */
+    double xmax = 0;
+    for (int i = 0; i < r->npoints; i++)
+        if (r->points[i].throughput_per_ns > xmax)
+            xmax = r->points[i].throughput_per_ns;
+    const char *used = "open";
+    if (ro == 0 && isfinite(fo.s_o_ns) && fo.s_o_ns >= 0) {
+        *s_o = fo.s_o_ns;
+    } else {
+        *s_o = xmax > 0 ? 1 / xmax : 0;
+        used = "1/max_throughput";
+        char w[600];
+        snprintf(w, sizeof w, "occupancy %s node %d: open fit failed (%s); S_O = 1/max throughput",
+                 rw ? "rw" : "read", mem_node, ro < 0 ? eo.msg : "no finite S_O");
+        add_warning(c, w);
+    }
+    json_object_set_new(out, "mem_node", json_integer(mem_node));
+    json_object_set_new(out, "access", json_string(rw ? "rw" : "read"));
+    json_object_set_new(out, "m1_ns", num(m1));
+    json_object_set_new(out, "points", pts);
+    json_object_set_new(out, "open", fit_json(ro, &fo, &eo));
+    json_object_set_new(out, "closed", fit_json(rcl, &fc, &ec));
+    json_object_set_new(out, "s_o_ns", num(*s_o));
+    json_object_set_new(out, "s_o_from", json_string(used));
+    json_object_set_new(out, "seconds", num(r->seconds));
+    free(r);
+    return 0;
+}
+
+static int local_cpu_node(const gcs_topo *t, int mem_node)
+{
+    const gcs_topo_node *n = gcs_topo_node_at(t, mem_node);
+    return n->ncpus > 0 ? mem_node : 0;
+}
+
+static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge primary,
+                        int thp, int real_cpus, gcs_err *err)
+{
+    int nn = gcs_topo_nnodes(c->t);
+    char name[96];
+    double w_node = 1.0;
+    /* 1. buffer, and on node 0 the sweep before the full cycle is linked. */
+    snprintf(name, sizeof name, "node %d: buffer (%llu MiB)", m, (unsigned long long)(size >> 20));
+    uint64_t t0 = step_begin(c, name, w_node);
+    gcs_chase_buf *b = new_buffer(c, size, m, primary, m != 0, err);
+    if (!b)
+        return -1;
+    step_end(c, name, w_node, t0);
+    if (m == 0) {
+        snprintf(name, sizeof name, "sweep (latency vs working set, CPU node %d)", local_cpu_node(c->t, 0));
+        t0 = step_begin(c, name, 2 * w_node);
+        pinned_job j = {.b = b, .what = 1, .sweep_reps = c->pl.sweep_reps,
+                        .sweep_fine = c->pl.sweep_fine};
+        if (run_on_node(c, local_cpu_node(c->t, 0), &j, err) < 0)
+            goto fail;
+        json_t *pts = json_array();
+        for (int i = 0; i < j.npts; i++)
+            json_array_append_new(pts, json_pack("{s:I, s:o, s:o, s:o}", "size_bytes",
+                                                 (json_int_t)j.pts[i].size_bytes, "median_ns",
+                                                 num(j.pts[i].median_ns), "p10_ns", num(j.pts[i].p10_ns),
+                                                 "p90_ns", num(j.pts[i].p90_ns)));
+        json_object_set_new(c->cal, "sweep",
+                            json_pack("{s:i, s:i, s:s, s:o}", "cpu_node", local_cpu_node(c->t, 0),
+                                      "mem_node", 0, "huge_pages", gcs_chase_huge_name(primary),
+                                      "points", pts));
+        if (gcs_chase_build(b, 0, c->opts->seed ? c->opts->seed : 0x5eed, err) < 0)
+            goto fail;
+        step_end(c, name, 2 * w_node, t0);
+    }
+    json_array_append_new(json_object_get(c->cal, "buffers"), buffer_json(gcs_chase_buf_info_get(b)));
+
+    /* 2. latency from every CPU node. */
+    json_t *lat = json_object_get(c->cal, "latency");
+    for (int cn = 0; cn < nn; cn++) {
+        for (int rw = 0; rw < 2; rw++) {
+            snprintf(name, sizeof name, "latency %s: CPU node %d -> memory node %d", rw ? "rw" : "read",
+                     cn, m);
+            double w = 1.0 / nn;
+            t0 = step_begin(c, name, w);
+            pinned_job j = {.b = b, .what = 0,
+                            .prm = {.rw = rw, .reps = c->pl.reps, .steps = c->pl.steps,
+                                    .count_llc = c->count_llc}};
+            if (run_on_node(c, cn, &j, err) < 0)
+                goto fail;
+            p->latency_ns[rw][(size_t)cn * (size_t)nn + (size_t)m] = j.res.median_ns;
+            json_array_append_new(lat, latency_json(cn, m, rw ? "rw" : "read", primary, &j.res));
+            step_end(c, name, w, t0);
+        }
+    }
+
+    /* 3. occupancy, with M1 the idle latency from the local CPU node. */
+    int lc = local_cpu_node(c->t, m);
+    for (int rw = 0; rw < 2; rw++) {
+        snprintf(name, sizeof name, "occupancy %s: memory node %d", rw ? "rw" : "read", m);
+        t0 = step_begin(c, name, w_node);
+        json_t *o = json_object();
+        json_array_append_new(json_object_get(c->cal, "occupancy"), o);
+        double m1 = p->latency_ns[rw][(size_t)lc * (size_t)nn + (size_t)m];
+        if (occupancy(c, b, m, rw, m1, real_cpus, &p->occupancy_ns[rw][m], o, err) < 0)
+            goto fail;
+        step_end(c, name, w_node, t0);
+    }
+
+    /* 4. bandwidth with every CPU (unpinned on a synthetic topology). */
+    snprintf(name, sizeof name, "bandwidth: memory node %d", m);
+    t0 = step_begin(c, name, 0.5 * w_node);
+    {
+        gcs_bw_result bw;
+        int cpus[gcs_topo_ncpus(c->t) + 1];
+        int ncpus = c->synthetic ? real_cpus : occupancy_cpus(c, m, cpus);
+        const gcs_chase_buf_info *in = gcs_chase_buf_info_get(b);
+        if (gcs_bw_measure(c->t, gcs_chase_buf_data(b), in->size_bytes, c->synthetic ? NULL : cpus,
+                           ncpus, c->pl.bw_reps, &bw, err) < 0)
+            goto fail;
+        add_warning(c, bw.warning);
+        p->bandwidth_gbs[m] = bw.best_gbs;
+        json_array_append_new(json_object_get(c->cal, "bandwidth"),
+                              json_pack("{s:i, s:o, s:o, s:i, s:i, s:I}", "mem_node", m, "best_gbs",
+                                        num(bw.best_gbs), "median_gbs", num(bw.median_gbs),
+                                        "threads", bw.threads, "reps", bw.reps, "bytes",
+                                        (json_int_t)bw.bytes));
+    }
+    step_end(c, name, 0.5 * w_node, t0);
+    gcs_chase_buf_free(b);
+    b = NULL;
+
+    /* 5. the other page size, for comparison. */
+    if (thp) {
+        gcs_huge other = primary == GCS_HUGE_ON ? GCS_HUGE_OFF : GCS_HUGE_ON;
+        snprintf(name, sizeof name, "huge pages %s: memory node %d", gcs_chase_huge_name(other), m);
+        t0 = step_begin(c, name, 1.5 * w_node);
+        b = new_buffer(c, size, m, other, 1, err);
+        if (!b)
+            return -1;
+        json_array_append_new(json_object_get(c->cal, "buffers"), buffer_json(gcs_chase_buf_info_get(b)));
+        json_t *var = json_object_get(c->cal, "huge_page_variants");
+        for (int rw = 0; rw <= c->pl.variant_rw; rw++) {
+            pinned_job j = {.b = b, .what = 0,
+                            .prm = {.rw = rw, .reps = c->pl.reps, .steps = c->pl.steps}};
+            if (run_on_node(c, lc, &j, err) < 0)
+                goto fail;
+            json_array_append_new(var, latency_json(lc, m, rw ? "rw" : "read", other, &j.res));
+        }
+        gcs_chase_buf_free(b);
+        step_end(c, name, 1.5 * w_node, t0);
+    }
+    return 0;
+fail:
+    gcs_chase_buf_free(b);
+    return -1;
+}
+
+int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err *err)
+{
+    *out = NULL;
+    ctx c = {.opts = opts, .all_bound = 1};
+    int quick = opts->mode == GCS_CALIBRATE_QUICK;
+    c.pl = quick ? (plan){.reps = 5, .steps = 1u << 20, .sweep_reps = 3, .sweep_fine = 0,
+                          .occ_reps = 3, .chains = quick_chains, .nchains = 5, .bw_reps = 5,
+                          .variant_rw = 0}
+                 : (plan){.reps = 11, .steps = 0, .sweep_reps = 5, .sweep_fine = 1, .occ_reps = 5,
+                          .chains = full_chains, .nchains = 8, .bw_reps = 10, .variant_rw = 1};
+    uint64_t start = gcs_now_ns();
+    gcs_profile *p = NULL;
+    c.t = gcs_topo_load(opts->synthetic, err);
+    if (!c.t)
+        return -1;
+    c.synthetic = gcs_topo_is_synthetic(c.t);
+    int nn = gcs_topo_nnodes(c.t);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int real_cpus = online > 0 ? (int)online : 1;
+
+    /* 8 x LLC (at least 1 GiB) so that a random line is almost never cached. */
+    uint64_t size = opts->size_bytes;
+    if (!size) {
+        size = 8 * gcs_topo_llc_bytes(c.t);
+        if (size < (1ull << 30))
+            size = 1ull << 30;
+        size = (size + (2u << 20) - 1) & ~(uint64_t)((2u << 20) - 1);
+    }
+    if (gcs_chase_check_size(size, err) < 0) {
+        gcs_topo_free(c.t);
+        return -1;
+    }
+    char thp_mode[32];
+    int thp = gcs_chase_thp_available(thp_mode, sizeof thp_mode);
+    gcs_huge primary = thp ? GCS_HUGE_ON : GCS_HUGE_DEFAULT;
+
+    /* Quick mode caps a DRAM repetition at 1M steps (~0.15 s); small
+     * buffers get the automatic count, which scales with their size. */
+    if (quick && size < (256ull << 20))
+        c.pl.steps = 0;
+    p = gcs_profile_new(nn);
+    c.cal = json_object();
+    c.warnings = json_array();
+    c.steps = json_array();
+    if (!p || !c.cal || !c.warnings || !c.steps) {
+        gcs_err_set(err, "calibrate: out of memory");
+        goto fail;
+    }
+    p->bandwidth_gbs = calloc((size_t)nn, sizeof *p->bandwidth_gbs);
+    if (!p->bandwidth_gbs) {
+        gcs_err_set(err, "calibrate: out of memory");
+        goto fail;
+    }
+    /* Work units: roughly the expected seconds of each step on a small
+     * machine, for the progress line's time estimate. */
+    gcs_progress_init(&c.pr, 0.5 + 2 + nn * (1 + 1 + 2 + 0.5 + (thp ? 1.5 : 0)), opts->quiet);
+
+    uint64_t t0 = step_begin(&c, "topology and counters", 0.5);
+    if (gcs_topo_fill_profile(c.t, p, err) < 0)
+        goto fail;
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+        snprintf(host, sizeof host, "unknown");
+    snprintf(p->host, sizeof p->host, "%s", host);
+    gcs_now_iso8601(p->created, sizeof p->created);
+    snprintf(p->tool_version, sizeof p->tool_version, "%s", GCSCALE_VERSION);
+    c.count_llc = gcs_counters_probe(&c.counters);
+    snprintf(p->counters_source, sizeof p->counters_source, "%s", c.counters.source);
+    snprintf(p->counters_reason, sizeof p->counters_reason, "%s", c.counters.reason);
+    p->has_gc_cost = 0;
+    if (c.synthetic) {
+        char w[400];
+        snprintf(w, sizeof w,
+                 "topology is %s: threads are not pinned and memory is not bound, so every "
+                 "(CPU node, memory node) pair measures this machine's own memory",
+                 gcs_topo_description(c.t));
+        add_warning(&c, w);
+    }
+    json_object_set_new(c.cal, "mode", json_string(quick ? "quick" : "full"));
+    json_object_set_new(c.cal, "topology", json_string(gcs_topo_description(c.t)));
+    json_object_set_new(c.cal, "synthetic", json_boolean(c.synthetic));
+    json_object_set_new(c.cal, "size_bytes", json_integer((json_int_t)size));
+    json_object_set_new(c.cal, "llc_bytes", json_integer((json_int_t)gcs_topo_llc_bytes(c.t)));
+    json_object_set_new(c.cal, "thp", json_pack("{s:s, s:s}", "system", thp_mode, "primary",
+                                                gcs_chase_huge_name(primary)));
+    json_object_set_new(c.cal, "buffers", json_array());
+    json_object_set_new(c.cal, "latency", json_array());
+    json_object_set_new(c.cal, "huge_page_variants", json_array());
+    json_object_set_new(c.cal, "occupancy", json_array());
+    json_object_set_new(c.cal, "bandwidth", json_array());
+    json_object_set_new(c.cal, "counters",
+                        json_pack("{s:s, s:s, s:s}", "source", c.counters.source, "event",
+                                  c.counters.event, "reason", c.counters.reason));
+    step_end(&c, "topology and counters", 0.5, t0);
+
+    for (int m = 0; m < nn; m++)
+        if (measure_node(&c, p, m, size, primary, thp, real_cpus, err) < 0)
+            goto fail;
+
+    json_object_set_new(c.cal, "binding_honoured", json_boolean(c.all_bound));
+    json_object_set_new(c.cal, "warnings", c.warnings);
+    json_object_set_new(c.cal, "steps", c.steps);
+    json_object_set_new(c.cal, "duration_s", num((double)(gcs_now_ns() - start) / 1e9));
+    c.warnings = c.steps = NULL;
+    p->extra = json_object();
+    json_object_set_new(p->extra, "calibration", c.cal);
+    c.cal = NULL;
+    gcs_progress_finish(&c.pr);
+    gcs_topo_free(c.t);
+    if (gcs_profile_validate(p, err) < 0) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        gcs_err_set(err, "calibrate: measured profile is not valid: %.400s", msg);
+        gcs_profile_free(p);
+        return -1;
+    }
+    *out = p;
+    return 0;
+fail:
+    json_decref(c.cal);
+    json_decref(c.warnings);
+    json_decref(c.steps);
+    gcs_profile_free(p);
+    gcs_topo_free(c.t);
+    return -1;
+}

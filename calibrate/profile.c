@@ -1,0 +1,1099 @@
+/* profile.c -- the machine profile: JSON load with strict validation, save,
+ * and printing as tables.
+ *
+ * The JSON form is fixed in ../shared/model-notes.md section 3 and described
+ * for users in docs/machine-profile.md.  Loading is done in two passes:
+ * profile_from_doc() checks the document's shape (keys present, types,
+ * array sizes) and copies it into a gcs_profile; gcs_profile_validate() then
+ * checks the values.  A profile built in memory by calibrate goes through the
+ * same value checks, so one set of rules (and one wording of the messages,
+ * which always start with the JSON key) covers both.
+ *
+ * Matrices and per-node arrays are indexed by position in "nodes", not by
+ * node id: row i and column i belong to nodes[i]. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gcscale/profile.h"
+
+/* Past these a value is a unit mistake (seconds written as ns, bytes as GB)
+ * rather than a measurement: no memory access takes a second, no memory node
+ * delivers a petabyte per second. */
+#define PLAUSIBLE_NS_MAX 1e9
+#define PLAUSIBLE_GBS_MAX 1e6
+/* Bounds the nnodes x nnodes matrices a document can make us allocate. */
+#define MAX_NODES 4096
+
+static const char *const modelled_keys[] = {
+    "format", "version", "host", "created", "tool_version", "nodes", "caches",
+    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "counters",
+};
+
+static const char *const access_keys[GCS_ACCESS_COUNT] = {"read", "rw"};
+
+static int is_modelled_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof modelled_keys / sizeof modelled_keys[0]; i++)
+        if (strcmp(key, modelled_keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* ---- allocation ----------------------------------------------------------- */
+
+gcs_profile *gcs_profile_new(int nnodes)
+{
+    if (nnodes < 1 || nnodes > MAX_NODES)
+        return NULL;
+    gcs_profile *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    size_t n = (size_t)nnodes;
+    p->nnodes = nnodes;
+    p->nodes = calloc(n, sizeof *p->nodes);
+    int ok = p->nodes != NULL;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        p->latency_ns[a] = calloc(n * n, sizeof(double));
+        p->occupancy_ns[a] = calloc(n, sizeof(double));
+        ok = ok && p->latency_ns[a] && p->occupancy_ns[a];
+    }
+    if (!ok) {
+        gcs_profile_free(p);
+        return NULL;
+    }
+    for (int i = 0; i < nnodes; i++)
+        p->nodes[i].id = i;
+    snprintf(p->counters_source, sizeof p->counters_source, "none");
+    return p;
+}
+
+void gcs_profile_free(gcs_profile *p)
+{
+    if (!p)
+        return;
+    if (p->nodes)
+        for (int i = 0; i < p->nnodes; i++)
+            free(p->nodes[i].cpus);
+    free(p->nodes);
+    if (p->caches)
+        for (int i = 0; i < p->ncaches; i++)
+            free(p->caches[i].cpus);
+    free(p->caches);
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        free(p->latency_ns[a]);
+        free(p->occupancy_ns[a]);
+    }
+    free(p->bandwidth_gbs);
+    json_decref(p->extra);
+    free(p);
+}
+
+double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node)
+{
+    /* Out-of-range indexes are caller bugs; NaN makes them visible in any
+     * result they reach instead of reading past the matrix. */
+    if (!p || (int)a < 0 || a >= GCS_ACCESS_COUNT || cpu_node < 0 || cpu_node >= p->nnodes ||
+        mem_node < 0 || mem_node >= p->nnodes)
+        return NAN;
+    return p->latency_ns[a][(size_t)cpu_node * (size_t)p->nnodes + (size_t)mem_node];
+}
+
+/* ---- reading the document's shape ----------------------------------------------- */
+
+static const char *json_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:  return "an object";
+    case JSON_ARRAY:   return "an array";
+    case JSON_STRING:  return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL:    return "a real number";
+    case JSON_TRUE:    return "true";
+    case JSON_FALSE:   return "false";
+    case JSON_NULL:    return "null";
+    }
+    return "something else";
+}
+
+/* Looks up a required member; key is the full name used in messages. */
+static json_t *require(const json_t *obj, const char *member, const char *key, gcs_err *err)
+{
+    json_t *v = json_object_get(obj, member);
+    if (!v)
+        gcs_err_set(err, "%s: required key is missing", key);
+    return v;
+}
+
+static json_t *require_type(const json_t *obj, const char *member, const char *key,
+                            json_type type, const char *type_name, gcs_err *err)
+{
+    json_t *v = require(obj, member, key, err);
+    if (v && json_typeof(v) != type) {
+        gcs_err_set(err, "%s: expected %s, found %s", key, type_name, json_type_name(v));
+        return NULL;
+    }
+    return v;
+}
+
+static int int_value(const json_t *v, const char *key, long long min, long long max,
+                     long long *out, gcs_err *err)
+{
+    if (!json_is_integer(v)) {
+        gcs_err_set(err, "%s: expected an integer, found %s", key, json_type_name(v));
+        return -1;
+    }
+    long long x = json_integer_value(v);
+    if (x < min) {
+        if (min == 0)
+            gcs_err_set(err, "%s: negative value %lld", key, x);
+        else
+            gcs_err_set(err, "%s: must be at least %lld, found %lld", key, min, x);
+        return -1;
+    }
+    if (x > max) {
+        gcs_err_set(err, "%s: value %lld is too large (at most %lld)", key, x, max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int int_member(const json_t *obj, const char *member, const char *key, long long min,
+                      long long max, long long *out, gcs_err *err)
+{
+    json_t *v = require(obj, member, key, err);
+    return v ? int_value(v, key, min, max, out, err) : -1;
+}
+
+/* Numbers are only type-checked here; their ranges are value rules and live
+ * in gcs_profile_validate(). */
+static int number_value(const json_t *v, const char *key, double *out, gcs_err *err)
+{
+    if (!json_is_number(v)) {
+        gcs_err_set(err, "%s: expected a number, found %s", key, json_type_name(v));
+        return -1;
+    }
+    *out = json_number_value(v);
+    return 0;
+}
+
+/* An optional string member copied into buf; longer than buf is an error
+ * rather than a silent truncation. */
+static int string_member(const json_t *obj, const char *member, const char *key, int required,
+                         char *buf, size_t size, gcs_err *err)
+{
+    json_t *v = json_object_get(obj, member);
+    if (!v || json_is_null(v)) {
+        if (required) {
+            gcs_err_set(err, "%s: required key is missing", key);
+            return -1;
+        }
+        buf[0] = '\0';
+        return 0;
+    }
+    if (!json_is_string(v)) {
+        gcs_err_set(err, "%s: expected a string, found %s", key, json_type_name(v));
+        return -1;
+    }
+    if (json_string_length(v) >= size) {
+        gcs_err_set(err, "%s: longer than %zu characters", key, size - 1);
+        return -1;
+    }
+    snprintf(buf, size, "%s", json_string_value(v));
+    return 0;
+}
+
+static int cpu_list(const json_t *obj, const char *key, int **cpus, int *ncpus, gcs_err *err)
+{
+    json_t *arr = require_type(obj, "cpus", key, JSON_ARRAY, "an array of CPU numbers", err);
+    if (!arr)
+        return -1;
+    size_t n = json_array_size(arr);
+    *ncpus = 0;
+    *cpus = NULL;
+    if (n == 0)
+        return 0;
+    *cpus = calloc(n, sizeof **cpus);
+    if (!*cpus) {
+        gcs_err_set(err, "%s: out of memory", key);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char k[96];
+        long long cpu;
+        snprintf(k, sizeof k, "%s[%zu]", key, i);
+        if (int_value(json_array_get(arr, i), k, 0, INT32_MAX, &cpu, err) < 0)
+            return -1;
+        (*cpus)[i] = (int)cpu;
+        *ncpus = (int)i + 1;
+    }
+    return 0;
+}
+
+/* An array of exactly n numbers, one per memory node. */
+static int node_vector(const json_t *arr, const char *key, int n, double *out, gcs_err *err)
+{
+    if (!json_is_array(arr)) {
+        gcs_err_set(err, "%s: expected an array of %d numbers (one per memory node), found %s",
+                    key, n, json_type_name(arr));
+        return -1;
+    }
+    if (json_array_size(arr) != (size_t)n) {
+        gcs_err_set(err, "%s: expected %d entries (one per memory node), found %zu", key, n,
+                    json_array_size(arr));
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char k[96];
+        snprintf(k, sizeof k, "%s[%d]", key, i);
+        if (number_value(json_array_get(arr, (size_t)i), k, &out[i], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* n rows (CPU nodes) of n entries (memory nodes), stored row-major. */
+static int node_matrix(const json_t *arr, const char *key, int n, double *out, gcs_err *err)
+{
+    if (!json_is_array(arr)) {
+        gcs_err_set(err, "%s: expected %d rows (one per CPU node), found %s", key, n,
+                    json_type_name(arr));
+        return -1;
+    }
+    if (json_array_size(arr) != (size_t)n) {
+        gcs_err_set(err, "%s: expected %d rows (one per CPU node), found %zu", key, n,
+                    json_array_size(arr));
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char k[96];
+        snprintf(k, sizeof k, "%s[%d]", key, i);
+        if (node_vector(json_array_get(arr, (size_t)i), k, n, out + (size_t)i * (size_t)n, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_nodes(const json_t *doc, gcs_profile **out, gcs_err *err)
+{
+    json_t *arr = require_type(doc, "nodes", "nodes", JSON_ARRAY, "an array", err);
+    if (!arr)
+        return -1;
+    size_t n = json_array_size(arr);
+    if (n == 0) {
+        gcs_err_set(err, "nodes: at least one node is required");
+        return -1;
+    }
+    if (n > MAX_NODES) {
+        gcs_err_set(err, "nodes: %zu nodes exceed the limit of %d", n, MAX_NODES);
+        return -1;
+    }
+    gcs_profile *p = gcs_profile_new((int)n);
+    if (!p) {
+        gcs_err_set(err, "nodes: out of memory");
+        return -1;
+    }
+    *out = p;
+    for (size_t i = 0; i < n; i++) {
+        json_t *node = json_array_get(arr, i);
+        gcs_profile_node *nd = &p->nodes[i];
+        char key[64], k[96];
+        long long v;
+        snprintf(key, sizeof key, "nodes[%zu]", i);
+        if (!json_is_object(node)) {
+            gcs_err_set(err, "%s: expected an object, found %s", key, json_type_name(node));
+            return -1;
+        }
+        snprintf(k, sizeof k, "%s.id", key);
+        if (int_member(node, "id", k, 0, INT32_MAX, &v, err) < 0)
+            return -1;
+        nd->id = (int)v;
+        snprintf(k, sizeof k, "%s.cpus", key);
+        if (cpu_list(node, k, &nd->cpus, &nd->ncpus, err) < 0)
+            return -1;
+        snprintf(k, sizeof k, "%s.mem_bytes", key);
+        if (int_member(node, "mem_bytes", k, 0, INT64_MAX, &v, err) < 0)
+            return -1;
+        nd->mem_bytes = (uint64_t)v;
+    }
+    return 0;
+}
+
+static int read_caches(const json_t *doc, gcs_profile *p, gcs_err *err)
+{
+    json_t *arr = require_type(doc, "caches", "caches", JSON_ARRAY, "an array", err);
+    if (!arr)
+        return -1;
+    size_t n = json_array_size(arr);
+    if (n == 0)
+        return 0;
+    p->caches = calloc(n, sizeof *p->caches);
+    if (!p->caches) {
+        gcs_err_set(err, "caches: out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = json_array_get(arr, i);
+        gcs_profile_cache *pc = &p->caches[i];
+        char key[64], k[96];
+        long long v;
+        p->ncaches = (int)i + 1;
+        snprintf(key, sizeof key, "caches[%zu]", i);
+        if (!json_is_object(c)) {
+            gcs_err_set(err, "%s: expected an object, found %s", key, json_type_name(c));
+            return -1;
+        }
+        snprintf(k, sizeof k, "%s.level", key);
+        if (int_member(c, "level", k, 1, INT32_MAX, &v, err) < 0)
+            return -1;
+        pc->level = (int)v;
+        snprintf(k, sizeof k, "%s.type", key);
+        if (string_member(c, "type", k, 1, pc->type, sizeof pc->type, err) < 0)
+            return -1;
+        snprintf(k, sizeof k, "%s.size_bytes", key);
+        if (int_member(c, "size_bytes", k, 1, INT64_MAX, &v, err) < 0)
+            return -1;
+        pc->size_bytes = (uint64_t)v;
+        snprintf(k, sizeof k, "%s.line_bytes", key);
+        if (int_member(c, "line_bytes", k, 1, INT32_MAX, &v, err) < 0)
+            return -1;
+        pc->line_bytes = (int)v;
+        snprintf(k, sizeof k, "%s.ways", key);
+        if (int_member(c, "ways", k, 0, INT32_MAX, &v, err) < 0)
+            return -1;
+        pc->ways = (int)v;
+        snprintf(k, sizeof k, "%s.cpus", key);
+        if (cpu_list(c, k, &pc->cpus, &pc->ncpus, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* latency_ns and occupancy_ns: an object with "read" and "rw" members. */
+static int read_per_access(const json_t *doc, const char *member, int matrix, gcs_profile *p,
+                           gcs_err *err)
+{
+    json_t *obj = require_type(doc, member, member, JSON_OBJECT,
+                               "an object with \"read\" and \"rw\"", err);
+    if (!obj)
+        return -1;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        char key[64];
+        snprintf(key, sizeof key, "%s.%s", member, access_keys[a]);
+        json_t *v = require(obj, access_keys[a], key, err);
+        if (!v)
+            return -1;
+        int rc = matrix ? node_matrix(v, key, p->nnodes, p->latency_ns[a], err)
+                        : node_vector(v, key, p->nnodes, p->occupancy_ns[a], err);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
+{
+    json_t *bw = json_object_get(doc, "bandwidth_gbs");
+    if (bw && !json_is_null(bw)) {
+        p->bandwidth_gbs = calloc((size_t)p->nnodes, sizeof *p->bandwidth_gbs);
+        if (!p->bandwidth_gbs) {
+            gcs_err_set(err, "bandwidth_gbs: out of memory");
+            return -1;
+        }
+        if (node_vector(bw, "bandwidth_gbs", p->nnodes, p->bandwidth_gbs, err) < 0)
+            return -1;
+    }
+
+    json_t *gc = json_object_get(doc, "gc_cost_ns");
+    if (gc && !json_is_null(gc)) {
+        if (!json_is_object(gc)) {
+            gcs_err_set(err, "gc_cost_ns: expected an object with \"object\", \"pointer\" and "
+                             "\"steal\", found %s", json_type_name(gc));
+            return -1;
+        }
+        static const char *const members[] = {"object", "pointer", "steal"};
+        double *dest[] = {&p->gc_cost_object_ns, &p->gc_cost_pointer_ns, &p->gc_cost_steal_ns};
+        for (int i = 0; i < 3; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "gc_cost_ns.%s", members[i]);
+            json_t *v = require(gc, members[i], key, err);
+            if (!v || number_value(v, key, dest[i], err) < 0)
+                return -1;
+        }
+        /* All zero is what a profile written before the collector existed
+         * contains: it means "not calibrated", not "free". */
+        p->has_gc_cost = p->gc_cost_object_ns != 0 || p->gc_cost_pointer_ns != 0 ||
+                         p->gc_cost_steal_ns != 0;
+    }
+
+    json_t *counters = json_object_get(doc, "counters");
+    if (counters && !json_is_null(counters)) {
+        if (!json_is_object(counters)) {
+            gcs_err_set(err, "counters: expected an object, found %s", json_type_name(counters));
+            return -1;
+        }
+        if (string_member(counters, "source", "counters.source", 1, p->counters_source,
+                          sizeof p->counters_source, err) < 0 ||
+            string_member(counters, "reason", "counters.reason", 0, p->counters_reason,
+                          sizeof p->counters_reason, err) < 0)
+            return -1;
+    }
+
+    if (string_member(doc, "host", "host", 0, p->host, sizeof p->host, err) < 0 ||
+        string_member(doc, "created", "created", 0, p->created, sizeof p->created, err) < 0 ||
+        string_member(doc, "tool_version", "tool_version", 0, p->tool_version,
+                      sizeof p->tool_version, err) < 0)
+        return -1;
+    return 0;
+}
+
+static int read_extra(const json_t *doc, gcs_profile *p, gcs_err *err)
+{
+    const char *key;
+    json_t *value;
+    /* json_object_foreach takes a non-const object but only reads it. */
+    json_object_foreach((json_t *)doc, key, value) {
+        if (is_modelled_key(key))
+            continue;
+        if (!p->extra)
+            p->extra = json_object();
+        json_t *copy = json_deep_copy(value);
+        if (!p->extra || !copy || json_object_set_new(p->extra, key, copy) < 0) {
+            gcs_err_set(err, "%s: out of memory", key);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err)
+{
+    if (!json_is_object(doc)) {
+        gcs_err_set(err, "expected a JSON object (a gcscale-machine profile), found %s",
+                    doc ? json_type_name(doc) : "nothing");
+        return NULL;
+    }
+    /* Format and version first: a document of another kind should be
+     * reported as such, not as a pile of missing keys. */
+    char format[64];
+    if (string_member(doc, "format", "format", 1, format, sizeof format, err) < 0)
+        return NULL;
+    if (strcmp(format, GCS_PROFILE_FORMAT) != 0) {
+        gcs_err_set(err, "format: expected \"%s\", found \"%s\"", GCS_PROFILE_FORMAT, format);
+        return NULL;
+    }
+    long long version;
+    if (int_member(doc, "version", "version", 0, INT32_MAX, &version, err) < 0)
+        return NULL;
+    if (version != GCS_PROFILE_VERSION) {
+        gcs_err_set(err, "version: unsupported version %lld (this gcscale reads version %d)",
+                    version, GCS_PROFILE_VERSION);
+        return NULL;
+    }
+
+    gcs_profile *p = NULL;
+    if (read_nodes(doc, &p, err) < 0 || read_caches(doc, p, err) < 0 ||
+        read_per_access(doc, "latency_ns", 1, p, err) < 0 ||
+        read_per_access(doc, "occupancy_ns", 0, p, err) < 0 || read_optional(doc, p, err) < 0 ||
+        read_extra(doc, p, err) < 0 || gcs_profile_validate(p, err) < 0) {
+        gcs_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+gcs_profile *gcs_profile_load(const char *path, gcs_err *err)
+{
+    /* Opening ourselves gives "cannot read: <errno text>" for missing files
+     * and directories instead of jansson's less direct wording. */
+    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (!fp) {
+        gcs_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(fp);
+        gcs_err_set(err, "%s: cannot read: %s", path, strerror(EISDIR));
+        return NULL;
+    }
+    json_error_t jerr;
+    /* Duplicate keys would make the document mean whichever copy a reader
+     * happens to keep; refuse them. */
+    json_t *doc = json_loadf(fp, JSON_REJECT_DUPLICATES, &jerr);
+    if (fp != stdin)
+        fclose(fp);
+    if (!doc) {
+        gcs_err_set(err, "%s: malformed JSON at line %d, column %d: %s", path, jerr.line,
+                    jerr.column, jerr.text);
+        return NULL;
+    }
+    gcs_err inner;
+    gcs_profile *p = gcs_profile_from_json(doc, &inner);
+    json_decref(doc);
+    if (!p)
+        gcs_err_set(err, "%s: %s", path, inner.msg);
+    return p;
+}
+
+/* ---- value rules ------------------------------------------------------------------- */
+
+static int check_value(double v, const char *key, int positive, double limit, const char *unit,
+                       gcs_err *err)
+{
+    if (!isfinite(v)) {
+        gcs_err_set(err, "%s: not a finite number", key);
+        return -1;
+    }
+    if (v < 0) {
+        gcs_err_set(err, "%s: negative value %g", key, v);
+        return -1;
+    }
+    if (positive && v == 0) {
+        gcs_err_set(err, "%s: must be positive, found 0", key);
+        return -1;
+    }
+    if (v > limit) {
+        gcs_err_set(err, "%s: %g %s is not plausible (limit %g %s)", key, v, unit, limit, unit);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct cpu_owner {
+    int cpu, node_index;
+} cpu_owner;
+
+static int compare_cpu_owner(const void *a, const void *b)
+{
+    const cpu_owner *x = a, *y = b;
+    if (x->cpu != y->cpu)
+        return x->cpu < y->cpu ? -1 : 1;
+    return (x->node_index > y->node_index) - (x->node_index < y->node_index);
+}
+
+/* Every CPU belongs to at most one node; a CPU listed twice would make the
+ * model count its requests twice. */
+static int check_cpu_ownership(const gcs_profile *p, gcs_err *err)
+{
+    size_t total = 0;
+    for (int i = 0; i < p->nnodes; i++)
+        total += (size_t)p->nodes[i].ncpus;
+    if (total == 0)
+        return 0;
+    cpu_owner *owners = malloc(total * sizeof *owners);
+    if (!owners) {
+        gcs_err_set(err, "nodes: out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    for (int i = 0; i < p->nnodes; i++)
+        for (int c = 0; c < p->nodes[i].ncpus; c++)
+            owners[k++] = (cpu_owner){p->nodes[i].cpus[c], i};
+    qsort(owners, total, sizeof *owners, compare_cpu_owner);
+    int rc = 0;
+    for (size_t j = 1; j < total; j++) {
+        if (owners[j].cpu != owners[j - 1].cpu)
+            continue;
+        if (owners[j].node_index == owners[j - 1].node_index)
+            gcs_err_set(err, "nodes[%d].cpus: CPU %d is listed twice", owners[j].node_index,
+                        owners[j].cpu);
+        else
+            gcs_err_set(err, "nodes[%d].cpus: CPU %d also belongs to nodes[%d]",
+                        owners[j].node_index, owners[j].cpu, owners[j - 1].node_index);
+        rc = -1;
+        break;
+    }
+    free(owners);
+    return rc;
+}
+
+static int check_nodes(const gcs_profile *p, gcs_err *err)
+{
+    if (p->nnodes < 1 || !p->nodes) {
+        gcs_err_set(err, "nodes: at least one node is required");
+        return -1;
+    }
+    if (p->nnodes > MAX_NODES) {
+        gcs_err_set(err, "nodes: %d nodes exceed the limit of %d", p->nnodes, MAX_NODES);
+        return -1;
+    }
+    for (int i = 0; i < p->nnodes; i++) {
+        const gcs_profile_node *nd = &p->nodes[i];
+        if (nd->id < 0) {
+            gcs_err_set(err, "nodes[%d].id: negative value %d", i, nd->id);
+            return -1;
+        }
+        /* Quadratic, but nnodes is small and the message can name both. */
+        for (int j = 0; j < i; j++)
+            if (p->nodes[j].id == nd->id) {
+                gcs_err_set(err, "nodes[%d].id: duplicate node id %d (also nodes[%d].id)", i,
+                            nd->id, j);
+                return -1;
+            }
+        /* The JSON form holds signed 64-bit integers. */
+        if (nd->mem_bytes > (uint64_t)INT64_MAX) {
+            gcs_err_set(err, "nodes[%d].mem_bytes: value %llu is too large", i,
+                        (unsigned long long)nd->mem_bytes);
+            return -1;
+        }
+        if (nd->ncpus < 0 || (nd->ncpus > 0 && !nd->cpus)) {
+            gcs_err_set(err, "nodes[%d].cpus: inconsistent CPU count %d", i, nd->ncpus);
+            return -1;
+        }
+        for (int c = 0; c < nd->ncpus; c++)
+            if (nd->cpus[c] < 0) {
+                gcs_err_set(err, "nodes[%d].cpus[%d]: negative value %d", i, c, nd->cpus[c]);
+                return -1;
+            }
+    }
+    return check_cpu_ownership(p, err);
+}
+
+static int check_caches(const gcs_profile *p, gcs_err *err)
+{
+    if (p->ncaches < 0 || (p->ncaches > 0 && !p->caches)) {
+        gcs_err_set(err, "caches: inconsistent cache count %d", p->ncaches);
+        return -1;
+    }
+    for (int i = 0; i < p->ncaches; i++) {
+        const gcs_profile_cache *c = &p->caches[i];
+        if (c->level < 1) {
+            gcs_err_set(err, "caches[%d].level: must be at least 1, found %d", i, c->level);
+            return -1;
+        }
+        if (strcmp(c->type, "data") != 0 && strcmp(c->type, "unified") != 0 &&
+            strcmp(c->type, "instruction") != 0) {
+            gcs_err_set(err, "caches[%d].type: expected \"data\", \"unified\" or \"instruction\", "
+                             "found \"%s\"", i, c->type);
+            return -1;
+        }
+        if (c->size_bytes == 0 || c->size_bytes > (uint64_t)INT64_MAX) {
+            gcs_err_set(err, "caches[%d].size_bytes: must be between 1 and %lld, found %llu", i,
+                        (long long)INT64_MAX, (unsigned long long)c->size_bytes);
+            return -1;
+        }
+        if (c->line_bytes < 1) {
+            gcs_err_set(err, "caches[%d].line_bytes: must be positive, found %d", i, c->line_bytes);
+            return -1;
+        }
+        if (c->ways < 0) {
+            gcs_err_set(err, "caches[%d].ways: negative value %d", i, c->ways);
+            return -1;
+        }
+        if (c->ncpus < 0 || (c->ncpus > 0 && !c->cpus)) {
+            gcs_err_set(err, "caches[%d].cpus: inconsistent CPU count %d", i, c->ncpus);
+            return -1;
+        }
+        for (int k = 0; k < c->ncpus; k++)
+            if (c->cpus[k] < 0) {
+                gcs_err_set(err, "caches[%d].cpus[%d]: negative value %d", i, k, c->cpus[k]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
+int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
+{
+    if (!p) {
+        gcs_err_set(err, "no profile");
+        return -1;
+    }
+    if (check_nodes(p, err) < 0 || check_caches(p, err) < 0)
+        return -1;
+    int n = p->nnodes;
+    char key[96];
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        if (!p->latency_ns[a] || !p->occupancy_ns[a]) {
+            gcs_err_set(err, "latency_ns.%s: missing", access_keys[a]);
+            return -1;
+        }
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                snprintf(key, sizeof key, "latency_ns.%s[%d][%d]", access_keys[a], i, j);
+                if (check_value(p->latency_ns[a][(size_t)i * (size_t)n + (size_t)j], key, 1,
+                                PLAUSIBLE_NS_MAX, "ns", err) < 0)
+                    return -1;
+            }
+    }
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++)
+        for (int j = 0; j < n; j++) {
+            snprintf(key, sizeof key, "occupancy_ns.%s[%d]", access_keys[a], j);
+            if (check_value(p->occupancy_ns[a][j], key, 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+                return -1;
+        }
+    if (p->bandwidth_gbs)
+        for (int j = 0; j < n; j++) {
+            snprintf(key, sizeof key, "bandwidth_gbs[%d]", j);
+            if (check_value(p->bandwidth_gbs[j], key, 0, PLAUSIBLE_GBS_MAX, "GB/s", err) < 0)
+                return -1;
+        }
+    if (check_value(p->gc_cost_object_ns, "gc_cost_ns.object", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
+        check_value(p->gc_cost_pointer_ns, "gc_cost_ns.pointer", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
+        check_value(p->gc_cost_steal_ns, "gc_cost_ns.steal", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+        return -1;
+    if (strcmp(p->counters_source, "papi") != 0 && strcmp(p->counters_source, "none") != 0) {
+        gcs_err_set(err, "counters.source: expected \"papi\" or \"none\", found \"%s\"",
+                    p->counters_source);
+        return -1;
+    }
+    if (p->extra && !json_is_object(p->extra)) {
+        gcs_err_set(err, "extra keys: expected a JSON object");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- writing --------------------------------------------------------------------- */
+
+static json_t *int_array(const int *v, int n)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(arr, json_integer(v[i]));
+    return arr;
+}
+
+static json_t *real_array(const double *v, int n)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(arr, json_real(v[i]));
+    return arr;
+}
+
+json_t *gcs_profile_to_json(const gcs_profile *p)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "format", json_string(GCS_PROFILE_FORMAT));
+    json_object_set_new(doc, "version", json_integer(GCS_PROFILE_VERSION));
+    if (p->host[0])
+        json_object_set_new(doc, "host", json_string(p->host));
+    if (p->created[0])
+        json_object_set_new(doc, "created", json_string(p->created));
+    if (p->tool_version[0])
+        json_object_set_new(doc, "tool_version", json_string(p->tool_version));
+
+    json_t *nodes = json_array();
+    for (int i = 0; i < p->nnodes; i++) {
+        const gcs_profile_node *nd = &p->nodes[i];
+        json_t *node = json_object();
+        json_object_set_new(node, "id", json_integer(nd->id));
+        json_object_set_new(node, "cpus", int_array(nd->cpus, nd->ncpus));
+        json_object_set_new(node, "mem_bytes", json_integer((json_int_t)nd->mem_bytes));
+        json_array_append_new(nodes, node);
+    }
+    json_object_set_new(doc, "nodes", nodes);
+
+    json_t *caches = json_array();
+    for (int i = 0; i < p->ncaches; i++) {
+        const gcs_profile_cache *c = &p->caches[i];
+        json_t *cache = json_object();
+        json_object_set_new(cache, "level", json_integer(c->level));
+        json_object_set_new(cache, "type", json_string(c->type));
+        json_object_set_new(cache, "size_bytes", json_integer((json_int_t)c->size_bytes));
+        json_object_set_new(cache, "line_bytes", json_integer(c->line_bytes));
+        json_object_set_new(cache, "ways", json_integer(c->ways));
+        json_object_set_new(cache, "cpus", int_array(c->cpus, c->ncpus));
+        json_array_append_new(caches, cache);
+    }
+    json_object_set_new(doc, "caches", caches);
+
+    json_t *latency = json_object(), *occupancy = json_object();
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        json_t *rows = json_array();
+        for (int i = 0; i < p->nnodes; i++)
+            json_array_append_new(rows, real_array(p->latency_ns[a] + (size_t)i * (size_t)p->nnodes,
+                                                   p->nnodes));
+        json_object_set_new(latency, access_keys[a], rows);
+        json_object_set_new(occupancy, access_keys[a], real_array(p->occupancy_ns[a], p->nnodes));
+    }
+    json_object_set_new(doc, "latency_ns", latency);
+    json_object_set_new(doc, "occupancy_ns", occupancy);
+    if (p->bandwidth_gbs)
+        json_object_set_new(doc, "bandwidth_gbs", real_array(p->bandwidth_gbs, p->nnodes));
+    if (p->has_gc_cost) {
+        json_t *gc = json_object();
+        json_object_set_new(gc, "object", json_real(p->gc_cost_object_ns));
+        json_object_set_new(gc, "pointer", json_real(p->gc_cost_pointer_ns));
+        json_object_set_new(gc, "steal", json_real(p->gc_cost_steal_ns));
+        json_object_set_new(doc, "gc_cost_ns", gc);
+    }
+    json_t *counters = json_object();
+    json_object_set_new(counters, "source", json_string(p->counters_source[0] ? p->counters_source
+                                                                               : "none"));
+    if (p->counters_reason[0])
+        json_object_set_new(counters, "reason", json_string(p->counters_reason));
+    json_object_set_new(doc, "counters", counters);
+
+    if (p->extra && json_is_object(p->extra)) {
+        const char *key;
+        json_t *value;
+        /* The modelled fields are the truth; an extra key of the same name
+         * (possible only in a profile built by hand in memory) loses. */
+        json_object_foreach(p->extra, key, value)
+            if (!is_modelled_key(key))
+                json_object_set_new(doc, key, json_deep_copy(value));
+    }
+    return doc;
+}
+
+int gcs_profile_save(const gcs_profile *p, const char *path, gcs_err *err)
+{
+    /* Never write a profile that we would refuse to load. */
+    gcs_err inner;
+    if (gcs_profile_validate(p, &inner) < 0) {
+        gcs_err_set(err, "%s: not saved, invalid profile: %s", path, inner.msg);
+        return -1;
+    }
+    json_t *doc = gcs_profile_to_json(p);
+    int rc = gcs_json_write_file(doc, path, err);
+    json_decref(doc);
+    return rc;
+}
+
+/* ---- printing ---------------------------------------------------------------------- */
+
+static int compare_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* "0-3,8": sorted, consecutive runs collapsed, as taskset and numactl print. */
+static void format_cpu_list(const int *cpus, int n, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (n <= 0 || !cpus) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    int *sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    memcpy(sorted, cpus, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_int);
+    size_t len = 0;
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j + 1 < n && (long long)sorted[j + 1] - sorted[j] <= 1)
+            j++;
+        int w;
+        const char *sep = len ? "," : "";
+        if (sorted[j] == sorted[i])
+            w = snprintf(buf + len, size - len, "%s%d", sep, sorted[i]);
+        else
+            w = snprintf(buf + len, size - len, "%s%d-%d", sep, sorted[i], sorted[j]);
+        if (w < 0 || (size_t)w >= size - len) {
+            /* Too long for the column: end with an ellipsis. */
+            if (size >= 4)
+                snprintf(buf + size - 4, 4, "...");
+            break;
+        }
+        len += (size_t)w;
+        i = j + 1;
+    }
+    free(sorted);
+}
+
+static void format_bytes(uint64_t bytes, char *buf, size_t size)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    if (v == floor(v))
+        snprintf(buf, size, "%.0f %s", v, units[u]);
+    else
+        snprintf(buf, size, "%.1f %s", v, units[u]);
+}
+
+/* Prints one table and frees it.  CSV has no titles, so each CSV table is a
+ * section introduced by a "# title" line; sections are separated by blank
+ * lines in both formats. */
+static void emit_table(gcs_table *t, const char *title, FILE *fp, gcs_format fmt)
+{
+    if (fmt == GCS_FORMAT_CSV)
+        fprintf(fp, "# %s\n", title);
+    gcs_table_print(t, fp, fmt);
+    fputc('\n', fp);
+    gcs_table_free(t);
+}
+
+static void print_nodes(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    const char *title = "nodes";
+    const char *cols[] = {"node", "cpus", "ncpus", fmt == GCS_FORMAT_TEXT ? "memory" : "mem_bytes"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 4, cols);
+    for (int i = 0; i < p->nnodes; i++) {
+        const gcs_profile_node *nd = &p->nodes[i];
+        char cpus[256];
+        format_cpu_list(nd->cpus, nd->ncpus, cpus, sizeof cpus);
+        gcs_table_add_int(t, nd->id);
+        gcs_table_add_str(t, cpus);
+        gcs_table_add_int(t, nd->ncpus);
+        if (fmt == GCS_FORMAT_TEXT) {
+            char mem[32];
+            if (nd->mem_bytes)
+                format_bytes(nd->mem_bytes, mem, sizeof mem);
+            else
+                snprintf(mem, sizeof mem, "unknown");
+            gcs_table_add_str(t, mem);
+        } else {
+            gcs_table_add_int(t, (long long)nd->mem_bytes);
+        }
+    }
+    emit_table(t, title, fp, fmt);
+}
+
+static void print_caches(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    const char *title = "caches";
+    if (p->ncaches == 0) {
+        fprintf(fp, fmt == GCS_FORMAT_CSV ? "# %s: none recorded\n\n" : "%s: none recorded\n\n",
+                title);
+        return;
+    }
+    const char *cols[] = {"level", "type", fmt == GCS_FORMAT_TEXT ? "size" : "size_bytes",
+                          "line_bytes", "ways", "cpus"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 6, cols);
+    for (int i = 0; i < p->ncaches; i++) {
+        const gcs_profile_cache *c = &p->caches[i];
+        char cpus[256];
+        format_cpu_list(c->cpus, c->ncpus, cpus, sizeof cpus);
+        gcs_table_add_int(t, c->level);
+        gcs_table_add_str(t, c->type);
+        if (fmt == GCS_FORMAT_TEXT) {
+            char size[32];
+            format_bytes(c->size_bytes, size, sizeof size);
+            gcs_table_add_str(t, size);
+        } else {
+            gcs_table_add_int(t, (long long)c->size_bytes);
+        }
+        gcs_table_add_int(t, c->line_bytes);
+        gcs_table_add_int(t, c->ways);
+        gcs_table_add_str(t, cpus);
+    }
+    emit_table(t, title, fp, fmt);
+}
+
+/* One table even for many nodes: rows are CPU nodes, columns memory nodes,
+ * both labelled by node id. */
+static void print_latency(const gcs_profile *p, gcs_access a, FILE *fp, gcs_format fmt)
+{
+    char title[128];
+    snprintf(title, sizeof title, "%s latency M1 (ns): rows = CPU node, columns = memory node",
+             a == GCS_ACCESS_READ ? "read" : "RW");
+    int n = p->nnodes;
+    char **names = calloc((size_t)n + 1, sizeof *names);
+    if (!names)
+        return;
+    names[0] = strdup("cpu_node");
+    for (int j = 0; j < n; j++) {
+        char buf[16];
+        snprintf(buf, sizeof buf, "%d", p->nodes[j].id);
+        names[j + 1] = strdup(buf);
+    }
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, n + 1,
+                                 (const char *const *)names);
+    for (int i = 0; i < n; i++) {
+        gcs_table_add_int(t, p->nodes[i].id);
+        for (int j = 0; j < n; j++)
+            gcs_table_add_num(t, gcs_profile_latency(p, a, i, j), 1);
+    }
+    emit_table(t, title, fp, fmt);
+    for (int j = 0; j <= n; j++)
+        free(names[j]);
+    free(names);
+}
+
+static void print_per_node(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    const char *title = "per memory node: occupancy S_O (ns) and bandwidth (GB/s)";
+    const char *cols[] = {"node", "read_s_o_ns", "rw_s_o_ns", "bandwidth_gbs"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 4, cols);
+    for (int j = 0; j < p->nnodes; j++) {
+        gcs_table_add_int(t, p->nodes[j].id);
+        gcs_table_add_num(t, p->occupancy_ns[GCS_ACCESS_READ][j], 1);
+        gcs_table_add_num(t, p->occupancy_ns[GCS_ACCESS_RW][j], 1);
+        /* NaN prints as "-" (text) or an empty field (CSV): not measured. */
+        gcs_table_add_num(t, p->bandwidth_gbs ? p->bandwidth_gbs[j] : NAN, 2);
+    }
+    emit_table(t, title, fp, fmt);
+}
+
+static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    const char *title = "gc costs (ns)";
+    if (!p->has_gc_cost) {
+        fprintf(fp, fmt == GCS_FORMAT_CSV ? "# %s: %s\n\n" : "%s: %s\n\n", title,
+                "not calibrated: run gcscale calibrate once the collector exists");
+        return;
+    }
+    const char *cols[] = {"object_ns", "pointer_ns", "steal_ns"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 3, cols);
+    gcs_table_add_num(t, p->gc_cost_object_ns, 2);
+    gcs_table_add_num(t, p->gc_cost_pointer_ns, 2);
+    gcs_table_add_num(t, p->gc_cost_steal_ns, 2);
+    emit_table(t, title, fp, fmt);
+}
+
+static void print_counters(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    const char *title = "hardware counters";
+    const char *cols[] = {"source", "reason"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 2, cols);
+    gcs_table_add_str(t, p->counters_source[0] ? p->counters_source : "none");
+    gcs_table_add_str(t, p->counters_reason[0] ? p->counters_reason : "-");
+    emit_table(t, title, fp, fmt);
+}
+
+void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    if (fmt == GCS_FORMAT_JSON) {
+        json_t *doc = gcs_profile_to_json(p);
+        gcs_json_print(doc, fp);
+        json_decref(doc);
+        return;
+    }
+    int ncpus = 0;
+    for (int i = 0; i < p->nnodes; i++)
+        ncpus += p->nodes[i].ncpus;
+    const char *prefix = fmt == GCS_FORMAT_CSV ? "# " : "";
+    fprintf(fp, "%smachine profile: %d node%s, %d CPUs\n", prefix, p->nnodes,
+            p->nnodes == 1 ? "" : "s", ncpus);
+    if (p->host[0])
+        fprintf(fp, "%shost: %s\n", prefix, p->host);
+    if (p->created[0])
+        fprintf(fp, "%screated: %s\n", prefix, p->created);
+    if (p->tool_version[0])
+        fprintf(fp, "%stool version: %s\n", prefix, p->tool_version);
+    if (p->extra && json_object_size(p->extra) > 0) {
+        const char *key;
+        json_t *value;
+        const char *sep = "";
+        fprintf(fp, "%sother keys kept: ", prefix);
+        json_object_foreach(p->extra, key, value) {
+            fprintf(fp, "%s%s", sep, key);
+            sep = ", ";
+        }
+        fputc('\n', fp);
+    }
+    fputc('\n', fp);
+    print_nodes(p, fp, fmt);
+    print_caches(p, fp, fmt);
+    print_latency(p, GCS_ACCESS_READ, fp, fmt);
+    print_latency(p, GCS_ACCESS_RW, fp, fmt);
+    print_per_node(p, fp, fmt);
+    print_gc_cost(p, fp, fmt);
+    print_counters(p, fp, fmt);
+}

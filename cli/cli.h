@@ -1,0 +1,36 @@
+/* cli.h -- the gcscale program: one entry point per subcommand and the
+ * conventions they share.
+ *
+ * Every subcommand parses long options with getopt_long, prints results on
+ * stdout (a text table, or --json / --csv), progress and errors on stderr.
+ * Bad input gets one line on stderr and exit status 2 (cli_usage_error,
+ * cli_fail); a measurement that fails at run time also exits 2 with the
+ * library's one-line message.  The commands call the public library headers
+ * only.
+ */
+#ifndef GCSCALE_CLI_H
+#define GCSCALE_CLI_H
+
+#include "gcscale/gcscale.h"
+
+#define CLI_EXIT_USAGE 2
+
+int cmd_bench(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_machine(int argc, char **argv);
+
+/* Prints "gcscale CMD: MESSAGE (see 'gcscale CMD --help')" and exits 2. */
+void cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+/* Prints "gcscale CMD: ERR" and exits 2. */
+void cli_fail(const char *cmd, const gcs_err *err) __attribute__((noreturn));
+/* The message getopt_long would print, as one usage error: call from the
+ * '?' and ':' cases with the argv and the optstring used. */
+void cli_bad_option(const char *cmd, char **argv) __attribute__((noreturn));
+
+/* Parses an integer/size option or exits with a usage error naming it. */
+long cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max);
+uint64_t cli_parse_size(const char *cmd, const char *opt, const char *text);
+double cli_parse_double(const char *cmd, const char *opt, const char *text, double min, double max);
+
+#endif

@@ -1,0 +1,159 @@
+/* cmd_calibrate.c -- gcscale calibrate: measure this machine and write its
+ * machine profile.
+ *
+ *   gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]
+ *                     [--seed N] [--quiet] [--json | --csv]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char *const cmd = "calibrate";
+
+static void print_help(FILE *fp)
+{
+    fprintf(fp,
+            "usage: gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]\n"
+            "                         [--seed N] [--quiet] [--json | --csv]\n"
+            "\n"
+            "Measures this machine's memory system and writes its machine profile (JSON,\n"
+            "format \"gcscale-machine\" version 1): nodes and caches (hwloc), idle read and\n"
+            "atomic read-modify-write latency M1 for every (CPU node, memory node) pair,\n"
+            "occupancy S_O per memory node (read and RW, fitted to loaded measurements),\n"
+            "read bandwidth per node, and whether hardware counters work.  Every detail\n"
+            "(percentiles, huge-page variants, the cache staircase, occupancy load points\n"
+            "and both fits, placement warnings, step durations) goes under \"calibration\".\n"
+            "Then prints the profile on stdout and 'wrote FILE' on stderr.\n"
+            "\n"
+            "options:\n"
+            "  -o, --output FILE   where to write (default data/machines/HOSTNAME.json,\n"
+            "                      directory created if needed); written crash-safe\n"
+            "  --quick             fewer repetitions and load points (~20 s instead of ~90 s)\n"
+            "  --topology SYNTH    pretend the machine is an hwloc synthetic topology, e.g.\n"
+            "                      \"pack:2 node:2 core:2 pu:1\"; nothing can be pinned or bound,\n"
+            "                      so every pair is measured on this machine's memory (a\n"
+            "                      warning says so): for testing multi-node handling\n"
+            "  --size SIZE         chase buffer per node (e.g. 64M, 1G); default 8 x LLC,\n"
+            "                      at least 1 GiB; small sizes measure caches, not memory\n"
+            "  --seed N            seed of the random chase permutation (default fixed)\n"
+            "  --quiet             no progress lines on stderr\n"
+            "  --json              print the profile document instead of tables\n"
+            "  --csv               print the tables as CSV\n"
+            "  -h, --help          this text\n"
+            "\n"
+            "Progress goes to stderr; errors are one line on stderr with exit status 2.\n"
+            "Methods: docs/microbench.md.\n");
+}
+
+/* The output's directory must exist and be writable before we spend a
+ * minute measuring. */
+static void check_output_dir(const char *path)
+{
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", path);
+    const char *dir = dirname(copy);
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        cli_usage_error(cmd, "-o %s: directory %s: %s", path, dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        cli_usage_error(cmd, "-o %s: %s is not a directory", path, dir);
+    if (access(dir, W_OK) < 0)
+        cli_usage_error(cmd, "-o %s: directory %s: %s", path, dir, strerror(errno));
+}
+
+static void make_dir(const char *dir)
+{
+    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+        gcs_err err;
+        gcs_err_set(&err, "cannot create directory %s: %s", dir, strerror(errno));
+        cli_fail(cmd, &err);
+    }
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"quick", no_argument, NULL, 'q'},
+        {"topology", required_argument, NULL, 't'},
+        {"size", required_argument, NULL, 's'},
+        {"seed", required_argument, NULL, 'S'},
+        {"quiet", no_argument, NULL, 'Q'},
+        {"json", no_argument, NULL, 'j'},
+        {"csv", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    gcs_calibrate_opts opts;
+    gcs_calibrate_opts_init(&opts);
+    const char *output = NULL;
+    gcs_format fmt = GCS_FORMAT_TEXT;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'q': opts.mode = GCS_CALIBRATE_QUICK; break;
+        case 't': opts.synthetic = optarg; break;
+        case 's': {
+            opts.size_bytes = cli_parse_size(cmd, "--size", optarg);
+            gcs_err err;
+            if (gcs_chase_check_size(opts.size_bytes, &err) < 0)
+                cli_usage_error(cmd, "--size: %s", err.msg);
+            break;
+        }
+        case 'S': opts.seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 1, (1L << 62)); break;
+        case 'Q': opts.quiet = 1; break;
+        case 'j': fmt = GCS_FORMAT_JSON; break;
+        case 'c': fmt = GCS_FORMAT_CSV; break;
+        case 'h': print_help(stdout); return 0;
+        default: cli_bad_option(cmd, argv);
+        }
+    }
+    if (optind < argc)
+        cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (opts.synthetic) {
+        /* A malformed description is bad input: say so before measuring. */
+        gcs_err err;
+        gcs_topo *t = gcs_topo_load(opts.synthetic, &err);
+        if (!t)
+            cli_usage_error(cmd, "--topology: %s", err.msg);
+        gcs_topo_free(t);
+    }
+
+    char default_path[512];
+    if (!output) {
+        char host[256] = "";
+        if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+            snprintf(host, sizeof host, "unknown");
+        make_dir("data");
+        make_dir("data/machines");
+        snprintf(default_path, sizeof default_path, "data/machines/%s.json", host);
+        output = default_path;
+    }
+    check_output_dir(output);
+
+    gcs_err err = {{0}};
+    gcs_profile *p = NULL;
+    if (gcs_calibrate_run(&opts, &p, &err) < 0)
+        cli_fail(cmd, &err);
+    if (gcs_profile_save(p, output, &err) < 0) {
+        gcs_profile_free(p);
+        cli_fail(cmd, &err);
+    }
+    gcs_profile_print(p, stdout, fmt);
+    gcs_profile_free(p);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        gcs_err_set(&err, "stdout: write failed");
+        cli_fail(cmd, &err);
+    }
+    fprintf(stderr, "wrote %s\n", output);
+    return 0;
+}

@@ -1,0 +1,92 @@
+/* cmd_machine.c -- gcscale machine: show and validate a machine profile.
+ *
+ *   gcscale machine show FILE [--json|--csv]
+ *
+ * Loading is the validation: a file that "show" prints is one that predict
+ * and the adaptive collector will accept. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *const cmd = "machine";
+
+static void print_help(FILE *fp)
+{
+    fprintf(fp,
+            "usage: gcscale machine show FILE [--json | --csv]\n"
+            "\n"
+            "Loads a machine profile (format \"gcscale-machine\", version 1), checks every\n"
+            "key, and prints it: nodes and their CPUs, caches, the read and RW latency\n"
+            "matrices M1 (rows = CPU node, columns = memory node), occupancy S_O and\n"
+            "bandwidth per memory node, GC costs and the counter source.  A profile that\n"
+            "fails a check is reported in one line naming the key, with exit status 2.\n"
+            "FILE may be - for standard input.\n"
+            "\n"
+            "Reference profiles from Endo, Taura and Yonezawa's Table 1:\n"
+            "  data/machines/o2k.json    SGI Origin 2000, 32 nodes of 2 CPUs\n"
+            "  data/machines/e10k.json   Sun Enterprise 10000, 16 memory nodes, 64 CPUs\n"
+            "\n"
+            "options:\n"
+            "  --json      print the profile document itself (JSON)\n"
+            "  --csv       print the tables as CSV, each after a '# title' line\n"
+            "  -h, --help  this text\n"
+            "\n"
+            "The format is described in docs/machine-profile.md.\n");
+}
+
+static int show(const char *path, gcs_format fmt)
+{
+    gcs_err err = {{0}};
+    gcs_profile *p = gcs_profile_load(path, &err);
+    if (!p)
+        cli_fail(cmd, &err); /* the message starts with the file name */
+    gcs_profile_print(p, stdout, fmt);
+    gcs_profile_free(p);
+    /* A full disk or closed pipe must not pass for a shown profile. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        gcs_err_set(&err, "stdout: write failed");
+        cli_fail(cmd, &err);
+    }
+    return 0;
+}
+
+int cmd_machine(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"csv", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *optstring = ":h";
+    int json = 0, csv = 0, c;
+    /* Options may come before or after the action and file (GNU getopt
+     * permutes the operands to the end). */
+    while ((c = getopt_long(argc, argv, optstring, options, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'c': csv = 1; break;
+        case 'h':
+            print_help(stdout);
+            return 0;
+        default:
+            cli_bad_option(cmd, argv);
+        }
+    }
+    if (json && csv)
+        cli_usage_error(cmd, "--json and --csv exclude each other");
+    int nargs = argc - optind;
+    if (nargs < 1)
+        cli_usage_error(cmd, "missing action (show FILE)");
+    const char *action = argv[optind];
+    if (strcmp(action, "show") != 0)
+        cli_usage_error(cmd, "unknown action '%s' (expected: show FILE)", action);
+    if (nargs < 2)
+        cli_usage_error(cmd, "show: missing FILE");
+    if (nargs > 2)
+        cli_usage_error(cmd, "show: unexpected argument '%s' (one FILE at a time)", argv[optind + 2]);
+    return show(argv[optind + 1], json ? GCS_FORMAT_JSON : csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
+}

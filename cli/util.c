@@ -1,0 +1,62 @@
+/* util.c -- error and option-parsing conventions shared by the subcommands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "gcscale %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'gcscale %s --help')\n", cmd);
+    va_end(ap);
+    exit(CLI_EXIT_USAGE);
+}
+
+void cli_fail(const char *cmd, const gcs_err *err)
+{
+    fprintf(stderr, "gcscale %s: %s\n", cmd, err->msg[0] ? err->msg : "unknown error");
+    exit(CLI_EXIT_USAGE);
+}
+
+void cli_bad_option(const char *cmd, char **argv)
+{
+    /* getopt_long has been told to be quiet (optstring starts with ':');
+     * optind/optopt tell which argument was wrong. */
+    extern int optind, optopt;
+    const char *arg = argv[optind - 1];
+    if (optopt && !(arg && arg[0] == '-' && arg[1] == '-'))
+        cli_usage_error(cmd, "bad or incomplete option '-%c'", optopt);
+    cli_usage_error(cmd, "bad or incomplete option '%s'", arg ? arg : "?");
+}
+
+long cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max)
+{
+    gcs_err err;
+    long v;
+    if (gcs_parse_long(text, min, max, &v, &err) < 0)
+        cli_usage_error(cmd, "%s: %s", opt, err.msg);
+    return v;
+}
+
+uint64_t cli_parse_size(const char *cmd, const char *opt, const char *text)
+{
+    gcs_err err;
+    uint64_t v;
+    if (gcs_parse_size(text, &v, &err) < 0)
+        cli_usage_error(cmd, "%s: %s", opt, err.msg);
+    return v;
+}
+
+double cli_parse_double(const char *cmd, const char *opt, const char *text, double min, double max)
+{
+    gcs_err err;
+    double v;
+    if (gcs_parse_double(text, min, max, &v, &err) < 0)
+        cli_usage_error(cmd, "%s: %s", opt, err.msg);
+    return v;
+}

@@ -1,0 +1,153 @@
+/* gc_internal.h -- gc/ internal: the collector's state shared by gc.c
+ * (heap, allocation, stop-the-world, sweep, statistics) and mark.c (worker
+ * pool, parallel mark, T-infinity). */
+#ifndef GCSCALE_GC_INTERNAL_H
+#define GCSCALE_GC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "gcscale/gc.h"
+#include "deque.h"
+
+#define GCS_PAGE_SHIFT 16
+#define GCS_GRANULE_SHIFT 4                  /* marks are per 16-byte granule */
+#define GCS_GRANULES_PER_PAGE (GCS_GC_PAGE_BYTES >> GCS_GRANULE_SHIFT)
+#define GCS_NCLASSES 36
+
+/* Object header, the word in front of the payload:
+ *   bits 0..31  number of leading pointer fields
+ *   bits 32..63 payload size in 8-byte words (>= 1, so a header is never 0)
+ * A free small slot has header 0 and the free-list link in its second word. */
+#define GCS_HDR(words, nptrs) (((uint64_t)(words) << 32) | (uint64_t)(nptrs))
+#define GCS_HDR_NPTRS(h) ((uint32_t)(h))
+#define GCS_HDR_WORDS(h) ((uint32_t)((h) >> 32))
+
+enum { GCS_PAGE_FREE = 0, GCS_PAGE_SMALL, GCS_PAGE_LARGE_HEAD, GCS_PAGE_LARGE_TAIL };
+
+typedef struct gcs_page {
+    uint8_t kind;
+    uint8_t size_class;
+    uint8_t dirty;          /* free page whose memory was not released: zero on reuse */
+    uint8_t bind_failed;
+    int32_t node;           /* memory node the page is bound to; -1 unknown */
+    uint32_t slot_bytes;    /* small: slot size including header */
+    uint32_t nslots;
+    uint32_t span_pages;    /* large head: pages of the span */
+    uint32_t free_slots;    /* small: after the last sweep */
+    int64_t next_partial;   /* page index in a class's list of pages with free slots; -1 end */
+    char *free_list;        /* small: built by sweep, handed to one allocator */
+} gcs_page;
+
+typedef struct gcs_alloc_buffer {
+    char *free;             /* free list of the page this thread owns */
+    char *bump, *bump_end;  /* untouched tail of a fresh page */
+} gcs_alloc_buffer;
+
+typedef struct gcs_mutator {
+    struct gcs_mutator *next, *prev;
+    gcs_alloc_buffer alloc[GCS_NCLASSES];
+    void ***shadow;
+    size_t shadow_top, shadow_cap;
+} gcs_mutator;
+
+/* One GC worker.  Everything but the deque is private to the worker during a
+ * phase; the coordinator reads it only after the phase's join. */
+typedef struct gcs_worker {
+    gcs_deque deque;
+    _Alignas(64) struct gcs_collector *gc;
+    int index;
+    pthread_t thread;
+    int started;
+    int pinned_cpu;         /* written by the worker under pool_lock before its first job */
+    /* private mark stack: entries [lo, hi); the oldest at lo */
+    gcs_mark_entry *stack;
+    size_t lo, hi, cap;
+    int oom;                /* the private stack could not grow */
+    uint32_t rng;
+    gcs_gc_worker_stats st;
+    /* sweep results */
+    int64_t partial_head[GCS_NCLASSES], partial_tail[GCS_NCLASSES];
+    uint64_t live_objects, live_bytes, freed_objects, pages_in_use, pages_freed;
+} gcs_worker;
+
+enum { GCS_JOB_NONE = 0, GCS_JOB_MARK, GCS_JOB_SWEEP, GCS_JOB_EXIT };
+
+typedef struct gcs_collector {
+    /* heap */
+    char *base;                   /* 64 KiB aligned */
+    size_t npages;
+    char *reserved; size_t reserved_bytes;
+    gcs_page *pages;
+    uint8_t *mark_bytes;          /* one per granule */
+    uint64_t *mark_bits;          /* one bit per granule */
+    size_t mark_bytes_len, mark_bits_len;
+    uint64_t *free_map;           /* bit set: page free */
+    size_t free_map_words;
+    size_t high_water;            /* pages [0, high_water) were ever used */
+    size_t free_hint;
+    int64_t partial_head[GCS_NCLASSES];
+    uint64_t bytes_since_gc;
+    uint64_t pages_used;
+    uint64_t bind_failures;
+    int nnodes;
+    pthread_mutex_t heap_lock;
+
+    /* options */
+    gcs_gc_options opts;
+    char log_path[4096];
+    int threads;                  /* P for the next collection */
+    int pool_size;
+    _Atomic int mark_mode;
+
+    /* stop the world */
+    pthread_mutex_t gc_lock;
+    pthread_cond_t stopped_cond;  /* a mutator parked or detached */
+    pthread_cond_t resume_cond;   /* the collection finished */
+    int collecting;
+    int running;                  /* attached mutators not parked */
+    gcs_mutator *mutators;
+    uint64_t generation;
+    uint64_t collections;
+
+    /* roots */
+    pthread_mutex_t roots_lock;
+    void ***roots;
+    size_t nroots, roots_cap;
+
+    /* worker pool */
+    gcs_worker *workers;
+    pthread_mutex_t pool_lock;
+    pthread_cond_t job_cond, done_cond;
+    uint64_t job_epoch;
+    int job, job_threads, jobs_done;
+    _Atomic int mark_idle;        /* workers with no work (termination, hunger) */
+    _Atomic uint64_t sweep_next;  /* next page to claim in sweep */
+    int hwloc_ok;
+    void *topology;               /* hwloc_topology_t */
+
+    gcs_gc_stats last;
+    int have_last;
+} gcs_collector;
+
+extern gcs_collector *gcs_gc_global;
+extern const uint32_t gcs_class_bytes[GCS_NCLASSES];
+
+/* mark.c */
+int gcs_pool_start(gcs_collector *gc, gcs_err *err);
+void gcs_pool_stop(gcs_collector *gc);
+void gcs_pool_run(gcs_collector *gc, int job, int threads);
+void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker);
+void gcs_mark_run(gcs_collector *gc, int threads);
+double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
+                        double cost_object, double cost_pointer);
+/* gc.c */
+void gcs_sweep_worker(gcs_worker *w);
+
+static inline size_t gcs_granule_of(const gcs_collector *gc, uintptr_t slot)
+{
+    return (slot - (uintptr_t)gc->base) >> GCS_GRANULE_SHIFT;
+}
+
+#endif

@@ -1,0 +1,521 @@
+/* mark.c -- the worker pool, the parallel mark and the T-infinity pass.
+ *
+ * Mark: every worker marks depth-first from a private stack (plain array, no
+ * atomics, the hot path) and owns a Chase-Lev deque (deque.c) through which
+ * it shares work.  Stacks hold pointers still to be examined (edges, see
+ * "the mark loop" below): an object is scanned once, by the worker that sets
+ * its mark (in RELAXED_BYTES mode, rarely, by two workers that race).
+ *
+ * Sharing (lazy task creation): a busy worker publishes work only when some
+ * worker is idle (mark_idle > 0) and its own deque is empty.  It then moves
+ * the oldest half of its private stack into its deque, and idle workers steal
+ * from the oldest end of that deque -- the bottom of the owner's stack, the
+ * entries nearest the roots and so (for trees) the biggest pieces of work.
+ * The owner's private push/pop never touch shared memory; its only shared
+ * access per object is a relaxed load of mark_idle, which stays in its cache
+ * while nobody is idle.
+ *
+ * Termination: mark_idle counts workers that are idle.  A worker increments
+ * it only when its private stack and its deque are both empty, and decrements
+ * it *before* it tries to steal (so a thief holding a stolen entry is never
+ * counted idle).  Hence at any instant when mark_idle == P: no worker holds an
+ * entry, every deque is empty (only its owner pushes, and the owner is idle),
+ * so no unscanned marked object exists and none can appear -- marking is
+ * complete and stays complete.  A worker leaves only on reading P, so marking
+ * never ends early.  It never hangs: while work exists some worker is not
+ * idle and works (finite work: each object is scanned at most a few times,
+ * each scan pushes its fields once); when the
+ * last entry is scanned all workers become idle; a thief that decremented on a
+ * stale size hint fails its steal and increments again, so the counter
+ * reaches P and every waiting worker reads it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <hwloc.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "gc_internal.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* ---- private stack ------------------------------------------------------ */
+
+static int stack_grow(gcs_worker *w)
+{
+    if (w->lo > 0) { /* slide down first: spills leave a hole at the bottom */
+        memmove(w->stack, w->stack + w->lo, (w->hi - w->lo) * sizeof *w->stack);
+        w->hi -= w->lo;
+        w->lo = 0;
+        if (w->hi < w->cap / 2 + 1)
+            return 0;
+    }
+    size_t ncap = w->cap ? w->cap * 2 : 4096;
+    gcs_mark_entry *s = realloc(w->stack, ncap * sizeof *s);
+    if (!s)
+        return -1;
+    w->stack = s;
+    w->cap = ncap;
+    return 0;
+}
+
+static inline void stack_push(gcs_worker *w, uintptr_t begin, uintptr_t end)
+{
+    if (__builtin_expect(w->hi == w->cap, 0)) {
+        if (stack_grow(w) < 0) {
+            /* Out of memory for the private stack: push to the deque instead
+             * (it grows too); if that fails as well, note it and let the
+             * coordinator report the collection as failed. */
+            if (gcs_deque_push(&w->deque, (gcs_mark_entry){begin, end}) < 0)
+                w->oom = 1;
+            return;
+        }
+    }
+    w->stack[w->hi].begin = begin;
+    w->stack[w->hi].end = end;
+    w->hi++;
+}
+
+/* Publish the oldest half of the private stack for idle workers. */
+static void stack_spill_oldest_half(gcs_worker *w)
+{
+    size_t k = (w->hi - w->lo) / 2;
+    for (size_t i = 0; i < k; i++) {
+        if (gcs_deque_push(&w->deque, w->stack[w->lo]) < 0)
+            break; /* keep it private; correctness does not depend on sharing */
+        w->lo++;
+    }
+    w->st.spills++;
+}
+
+/* ---- setting marks ---------------------------------------------------------
+ * Test first with a plain (relaxed) load: most pointers in real heaps lead to
+ * objects already marked, and a load does not take the line exclusive. */
+static inline __attribute__((always_inline)) int
+mark_set(gcs_collector *gc, uintptr_t obj, const int mode)
+{
+    size_t g = (obj - 8 - (uintptr_t)gc->base) >> GCS_GRANULE_SHIFT;
+    if (mode == GCS_GC_MARK_ATOMIC_BITS) {
+        uint64_t *word = &gc->mark_bits[g >> 6];
+        uint64_t bit = 1ull << (g & 63);
+        if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit)
+            return 0;
+        return !(__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit);
+    }
+    uint8_t *m = &gc->mark_bytes[g];
+    if (__atomic_load_n(m, __ATOMIC_RELAXED))
+        return 0;
+    if (mode == GCS_GC_MARK_ATOMIC_BYTES)
+        return !__atomic_exchange_n(m, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(m, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* Roots are pushed like fields: unmarked, the mark loop tests them. */
+void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
+{
+    stack_push(&gc->workers[worker], obj, 0);
+}
+
+/* ---- the mark loop -----------------------------------------------------------
+ *
+ * Edge enqueuing with a prefetch FIFO (Garner, Blackburn and Frampton,
+ * "Effective prefetch for mark-sweep garbage collection", ISMM 2007): scanning
+ * an object pushes every non-NULL field without looking at the child; a
+ * popped child first waits in a small FIFO while its header and mark byte
+ * are prefetched, and only when it leaves the FIFO is its mark tested and set
+ * and, if it was unmarked, its fields scanned.  The FIFO keeps
+ * GCS_MARK_FIFO misses in flight where plain depth-first marking would stall
+ * on each object in turn.  Fields are pushed last to first so that field 0
+ * is visited first: a structure allocated in preorder is then marked in
+ * address order.
+ *
+ * Invariant: every entry on a private stack, in a FIFO or in a deque is a
+ * pointer (or a pointer-array chunk) still to be examined; an object is
+ * scanned only by the worker whose mark_set() changed its mark from 0 to 1
+ * (or, in RELAXED_BYTES mode, by the few workers that raced on that store).
+ */
+#define GCS_MARK_FIFO 8
+
+static inline __attribute__((always_inline)) void
+push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
+{
+    while (end > f) {
+        uintptr_t c = *--end;
+        if (c)
+            stack_push(w, c, 0);
+    }
+}
+
+/* Pop and scan until this worker's private stack, FIFO and deque are empty. */
+static inline __attribute__((always_inline)) void
+mark_drain(gcs_worker *w, const int mode)
+{
+    gcs_collector *gc = w->gc;
+    uint64_t objects = 0, pointers = 0, bytes = 0, chunks = 0;
+    uintptr_t fifo[GCS_MARK_FIFO];
+    unsigned fifo_head = 0, fifo_count = 0;
+    for (;;) {
+        uintptr_t obj;
+        if (w->hi > w->lo) {
+            if (__builtin_expect(atomic_load_explicit(&gc->mark_idle, memory_order_relaxed) != 0, 0)
+                && w->hi - w->lo >= 2 && gcs_deque_size_hint(&w->deque) <= 0)
+                stack_spill_oldest_half(w);
+            gcs_mark_entry e = w->stack[--w->hi];
+            if (__builtin_expect(e.end != 0, 0)) {
+                /* A chunk of a large pointer array: leave the rest as its own
+                 * entry, under this chunk's children, where thieves find it. */
+                const uintptr_t *f = (const uintptr_t *)e.begin, *end = (const uintptr_t *)e.end;
+                chunks++;
+                if (end - f > GCS_GC_CHUNK_FIELDS) {
+                    stack_push(w, (uintptr_t)(f + GCS_GC_CHUNK_FIELDS), (uintptr_t)end);
+                    end = f + GCS_GC_CHUNK_FIELDS;
+                }
+                pointers += (uint64_t)(end - f);
+                push_fields(w, f, end);
+                continue;
+            }
+            uintptr_t c = e.begin;
+            __builtin_prefetch((const void *)(c - 8));
+            __builtin_prefetch(mode == GCS_GC_MARK_ATOMIC_BITS
+                                   ? (const void *)&gc->mark_bits[gcs_granule_of(gc, c - 8) >> 6]
+                                   : (const void *)&gc->mark_bytes[gcs_granule_of(gc, c - 8)]);
+            if (fifo_count < GCS_MARK_FIFO) {
+                fifo[(fifo_head + fifo_count++) % GCS_MARK_FIFO] = c;
+                continue;
+            }
+            obj = fifo[fifo_head];
+            fifo[fifo_head] = c;
+            fifo_head = (fifo_head + 1) % GCS_MARK_FIFO;
+        } else if (fifo_count > 0) {
+            obj = fifo[fifo_head];
+            fifo_head = (fifo_head + 1) % GCS_MARK_FIFO;
+            fifo_count--;
+        } else {
+            gcs_mark_entry e;
+            if (!gcs_deque_take(&w->deque, &e))
+                break;
+            stack_push(w, e.begin, e.end);
+            continue;
+        }
+    examine:
+        if (!mark_set(gc, obj, mode))
+            continue;
+        uint64_t hdr = ((const uint64_t *)obj)[-1];
+        const uintptr_t *f = (const uintptr_t *)obj, *end = f + GCS_HDR_NPTRS(hdr);
+        objects++;
+        bytes += 8 + 8 * (uint64_t)GCS_HDR_WORDS(hdr);
+        if (end - f > GCS_GC_CHUNK_FIELDS) {
+            stack_push(w, (uintptr_t)(f + GCS_GC_CHUNK_FIELDS), (uintptr_t)end);
+            end = f + GCS_GC_CHUNK_FIELDS;
+        }
+        pointers += (uint64_t)(end - f);
+        if (end - f == 1 && fifo_count == 0 && w->hi == w->lo) {
+            /* A chain (linked list): nothing else is pending, so the FIFO
+             * cannot hide this miss; follow the pointer directly instead of
+             * a round trip through stack and FIFO. */
+            obj = *f;
+            if (obj) {
+                __builtin_prefetch((const void *)(obj - 8));
+                goto examine;
+            }
+            continue;
+        }
+        push_fields(w, f, end);
+    }
+    w->st.objects_scanned += objects;
+    w->st.pointers_scanned += pointers;
+    w->st.bytes_marked += bytes;
+    w->st.chunks_scanned += chunks;
+}
+
+/* Idle: look for an entry to steal.  Returns 1 with the entry pushed on the
+ * private stack, or 0 when marking is complete (see the argument on top). */
+static int mark_find_work(gcs_worker *w, int nthreads)
+{
+    gcs_collector *gc = w->gc;
+    uint64_t t0 = gcs_now_ns();
+    atomic_fetch_add_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
+    for (unsigned round = 0;; round++) {
+        if (atomic_load_explicit(&gc->mark_idle, memory_order_acquire) == nthreads) {
+            w->st.search_ns += gcs_now_ns() - t0;
+            return 0;
+        }
+        w->rng = w->rng * 1103515245u + 12345u;
+        int start = (int)((w->rng >> 16) % (unsigned)nthreads);
+        for (int k = 0; k < nthreads; k++) {
+            gcs_worker *victim = &gc->workers[(start + k) % nthreads];
+            if (victim == w || gcs_deque_size_hint(&victim->deque) <= 0)
+                continue;
+            atomic_fetch_sub_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
+            w->st.steal_attempts++;
+            gcs_mark_entry e;
+            if (gcs_deque_steal(&victim->deque, &e) == GCS_STEAL_OK) {
+                w->st.steals++;
+                stack_push(w, e.begin, e.end);
+                w->st.search_ns += gcs_now_ns() - t0;
+                return 1;
+            }
+            atomic_fetch_add_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
+        }
+        /* Spin briefly, then yield: with more workers than cores (tests run
+         * P = 8 on 2 cores) a spinning thief would starve the busy worker. */
+        if (round < 32)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+static inline __attribute__((always_inline)) void mark_worker_loop(gcs_worker *w, int nthreads,
+                                                                   const int mode)
+{
+    do
+        mark_drain(w, mode);
+    while (nthreads > 1 && mark_find_work(w, nthreads));
+}
+
+static void mark_worker(gcs_worker *w, int nthreads)
+{
+    uint64_t t0 = gcs_now_ns();
+    int mode = atomic_load_explicit(&w->gc->mark_mode, memory_order_relaxed);
+    if (mode == GCS_GC_MARK_ATOMIC_BITS)
+        mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BITS);
+    else if (mode == GCS_GC_MARK_ATOMIC_BYTES)
+        mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BYTES);
+    else
+        mark_worker_loop(w, nthreads, GCS_GC_MARK_RELAXED_BYTES);
+    w->st.mark_ns = gcs_now_ns() - t0;
+    w->st.busy_ns = w->st.mark_ns > w->st.search_ns ? w->st.mark_ns - w->st.search_ns : 0;
+}
+
+void gcs_mark_run(gcs_collector *gc, int threads)
+{
+    atomic_store_explicit(&gc->mark_idle, 0, memory_order_relaxed);
+    gcs_pool_run(gc, GCS_JOB_MARK, threads);
+    for (int i = 0; i < threads; i++)
+        gcs_deque_release_retired(&gc->workers[i].deque);
+}
+
+/* ---- worker pool ----------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    gcs_worker *w = arg;
+    gcs_collector *gc = w->gc;
+    int cpu = -1;
+    if (gc->opts.pin_workers && gc->hwloc_ok) {
+        hwloc_topology_t topo = gc->topology;
+        int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        if (npu > 0) {
+            hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, w->index % npu);
+            if (pu && hwloc_set_cpubind(topo, pu->cpuset, HWLOC_CPUBIND_THREAD) == 0)
+                cpu = (int)pu->os_index;
+        }
+    }
+    uint64_t seen = 0;
+    pthread_mutex_lock(&gc->pool_lock);
+    w->pinned_cpu = cpu; /* read by the coordinator after a job, under pool_lock */
+    for (;;) {
+        while (gc->job_epoch == seen)
+            pthread_cond_wait(&gc->job_cond, &gc->pool_lock);
+        seen = gc->job_epoch;
+        int job = gc->job, nthreads = gc->job_threads;
+        pthread_mutex_unlock(&gc->pool_lock);
+        if (job == GCS_JOB_EXIT)
+            return NULL;
+        if (w->index < nthreads) {
+            if (job == GCS_JOB_MARK)
+                mark_worker(w, nthreads);
+            else if (job == GCS_JOB_SWEEP)
+                gcs_sweep_worker(w);
+        }
+        pthread_mutex_lock(&gc->pool_lock);
+        if (w->index < nthreads && ++gc->jobs_done == nthreads)
+            pthread_cond_signal(&gc->done_cond);
+    }
+}
+
+void gcs_pool_run(gcs_collector *gc, int job, int threads)
+{
+    pthread_mutex_lock(&gc->pool_lock);
+    gc->job = job;
+    gc->job_threads = threads;
+    gc->jobs_done = 0;
+    gc->job_epoch++;
+    pthread_cond_broadcast(&gc->job_cond);
+    if (job != GCS_JOB_EXIT)
+        while (gc->jobs_done < threads)
+            pthread_cond_wait(&gc->done_cond, &gc->pool_lock);
+    pthread_mutex_unlock(&gc->pool_lock);
+}
+
+int gcs_pool_start(gcs_collector *gc, gcs_err *err)
+{
+    gc->workers = aligned_alloc(64, sizeof(gcs_worker) * (size_t)gc->pool_size);
+    if (!gc->workers) {
+        gcs_err_set(err, "gc: out of memory for %d workers", gc->pool_size);
+        return -1;
+    }
+    memset(gc->workers, 0, sizeof(gcs_worker) * (size_t)gc->pool_size);
+    for (int i = 0; i < gc->pool_size; i++) {
+        gcs_worker *w = &gc->workers[i];
+        w->gc = gc;
+        w->index = i;
+        w->rng = 0x9e3779b9u * (uint32_t)(i + 1);
+        if (gcs_deque_init(&w->deque, 1024) < 0 || stack_grow(w) < 0) {
+            gcs_err_set(err, "gc: out of memory for mark stacks");
+            return -1;
+        }
+    }
+    for (int i = 0; i < gc->pool_size; i++) {
+        int rc = pthread_create(&gc->workers[i].thread, NULL, worker_main, &gc->workers[i]);
+        if (rc != 0) {
+            gcs_err_set(err, "gc: cannot start GC worker %d: %s", i, strerror(rc));
+            return -1;
+        }
+        gc->workers[i].started = 1;
+    }
+    return 0;
+}
+
+void gcs_pool_stop(gcs_collector *gc)
+{
+    if (!gc->workers)
+        return;
+    gcs_pool_run(gc, GCS_JOB_EXIT, gc->pool_size);
+    for (int i = 0; i < gc->pool_size; i++) {
+        gcs_worker *w = &gc->workers[i];
+        if (w->started)
+            pthread_join(w->thread, NULL);
+        if (atomic_load_explicit(&w->deque.array, memory_order_relaxed))
+            gcs_deque_destroy(&w->deque);
+        free(w->stack);
+    }
+    free(gc->workers);
+    gc->workers = NULL;
+}
+
+/* ---- T-infinity --------------------------------------------------------------
+ * Longest-first-arrival over the marked graph (model-notes 1.1): d(root) =
+ * w(root), d(v) = min over u->v of d(u) + w(v), T-infinity = max d(v).  This is
+ * Dijkstra with node weights, run serially after the mark, with a binary heap
+ * and a distance table indexed by granule (reserved lazily: only the entries
+ * of live objects are touched). */
+
+typedef struct span_item {
+    double d;
+    uintptr_t obj;
+} span_item;
+
+static void span_heap_push(span_item *h, size_t *n, span_item it)
+{
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p].d <= it.d)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = it;
+}
+
+static span_item span_heap_pop(span_item *h, size_t *n)
+{
+    span_item top = h[0], last = h[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1].d < h[c].d)
+            c++;
+        if (last.d <= h[c].d)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = last;
+    return top;
+}
+
+/* Records distance d for obj if it improves on the known one, queueing obj.
+ * Returns -1 when the queue cannot grow. */
+static int span_relax(gcs_collector *gc, double *dist, span_item **heap, size_t *n,
+                      size_t *cap, uintptr_t obj, double d)
+{
+    size_t g = gcs_granule_of(gc, obj - 8);
+    if (dist[g] != 0 && dist[g] <= d)
+        return 0;
+    dist[g] = d;
+    if (*n == *cap) {
+        span_item *grown = realloc(*heap, 2 * *cap * sizeof **heap);
+        if (!grown)
+            return -1;
+        *heap = grown;
+        *cap *= 2;
+    }
+    span_heap_push(*heap, n, (span_item){d, obj});
+    return 0;
+}
+
+static inline double span_weight(uintptr_t obj, double cost_object, double cost_pointer)
+{
+    uint64_t hdr = ((const uint64_t *)obj)[-1];
+    return cost_object + cost_pointer * GCS_HDR_NPTRS(hdr);
+}
+
+double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
+                        double cost_object, double cost_pointer)
+{
+    size_t ngranules = gc->npages * GCS_GRANULES_PER_PAGE;
+    size_t dist_bytes = ngranules * sizeof(double);
+    /* 0.0 means "not reached yet": distances are >= cost_object > 0 */
+    double *dist = mmap(NULL, dist_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (dist == MAP_FAILED)
+        return NAN;
+    size_t cap = 1024, n = 0;
+    span_item *heap = malloc(cap * sizeof *heap);
+    double span = NAN;
+    if (!heap)
+        goto done;
+    for (size_t i = 0; i < nroot_objs; i++) {
+        uintptr_t o = (uintptr_t)root_objs[i];
+        if (span_relax(gc, dist, &heap, &n, &cap, o, span_weight(o, cost_object, cost_pointer)) < 0)
+            goto done;
+    }
+    double longest = 0;
+    while (n > 0) {
+        span_item it = span_heap_pop(heap, &n);
+        if (it.d > dist[gcs_granule_of(gc, it.obj - 8)])
+            continue; /* a stale entry */
+        if (it.d > longest)
+            longest = it.d;
+        uint64_t hdr = ((const uint64_t *)it.obj)[-1];
+        const uintptr_t *f = (const uintptr_t *)it.obj;
+        for (uint32_t i = 0; i < GCS_HDR_NPTRS(hdr); i++) {
+            uintptr_t c = f[i];
+            if (c && span_relax(gc, dist, &heap, &n, &cap, c,
+                                it.d + span_weight(c, cost_object, cost_pointer)) < 0)
+                goto done;
+        }
+    }
+    span = longest;
+done:
+    free(heap);
+    munmap(dist, dist_bytes);
+    return span;
+}

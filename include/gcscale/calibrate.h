@@ -1,0 +1,37 @@
+/* calibrate.h -- measuring this machine into a machine profile (prefix
+ * gcs_calibrate_).
+ *
+ * Owns the calibration run: topology, read and RW latency for every (CPU
+ * node, memory node) pair, occupancy (read and RW) per memory node with both
+ * fits, bandwidth per node and hardware counters, into a gcs_profile whose
+ * extra JSON holds every detail under "calibration".  Calls common.h,
+ * topology.h, microbench.h, occfit.h and profile.h.
+ */
+#ifndef GCSCALE_CALIBRATE_H
+#define GCSCALE_CALIBRATE_H
+
+#include <stdint.h>
+#include "gcscale/common.h"
+#include "gcscale/profile.h"
+
+typedef enum gcs_calibrate_mode {
+    GCS_CALIBRATE_FULL = 0,  /* about 90 s on a small machine */
+    GCS_CALIBRATE_QUICK = 1, /* about 20 s: fewer repetitions and load points */
+} gcs_calibrate_mode;
+
+typedef struct gcs_calibrate_opts {
+    gcs_calibrate_mode mode;
+    int quiet;               /* no progress lines on stderr */
+    const char *synthetic;   /* hwloc synthetic topology; NULL = this system */
+    uint64_t size_bytes;     /* chase buffer; 0 = 8 x LLC, at least 1 GiB */
+    uint64_t seed;           /* 0 = fixed default, so runs are comparable */
+} gcs_calibrate_opts;
+
+/* Fills opts with the defaults (full mode, this system, automatic size). */
+void gcs_calibrate_opts_init(gcs_calibrate_opts *opts);
+
+/* Runs the calibration; on success *out is a new profile (free with
+ * gcs_profile_free).  Returns -1 with err set on failure. */
+int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err *err);
+
+#endif

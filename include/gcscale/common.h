@@ -1,0 +1,102 @@
+/* common.h -- small utilities every part of gcscale may use (prefix gcs_).
+ *
+ * Owns: error messages, the monotonic clock, order statistics, size parsing,
+ * crash-safe output files, progress reporting and result tables that print as
+ * text, CSV or JSON.  It calls nothing else in gcscale.
+ */
+#ifndef GCSCALE_COMMON_H
+#define GCSCALE_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <jansson.h>
+
+/* ---- errors ---------------------------------------------------------------
+ * Library functions never print and never exit: they return -1 (or NULL) and
+ * describe the failure in one line in a caller-provided gcs_err.  The CLI
+ * prints that line on stderr and exits with status 2. */
+typedef struct gcs_err {
+    char msg[512];
+} gcs_err;
+
+void gcs_err_set(gcs_err *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- time ---------------------------------------------------------------- */
+uint64_t gcs_now_ns(void);                 /* CLOCK_MONOTONIC in nanoseconds */
+void gcs_now_iso8601(char *buf, size_t n); /* UTC wall-clock time, for records */
+
+/* ---- order statistics -----------------------------------------------------
+ * Percentiles use linear interpolation between closest ranks; the array is
+ * sorted in place.  p is in [0, 100]. */
+void gcs_stats_sort(double *values, size_t n);
+double gcs_stats_percentile(double *values, size_t n, double p);
+double gcs_stats_median(double *values, size_t n);
+
+/* ---- parsing ---------------------------------------------------------------
+ * Sizes accept a plain byte count or a K/M/G/T suffix (powers of 1024, an
+ * optional trailing "iB" or "B").  Both return -1 with err set on bad input. */
+int gcs_parse_size(const char *text, uint64_t *bytes, gcs_err *err);
+int gcs_parse_long(const char *text, long min, long max, long *value, gcs_err *err);
+int gcs_parse_double(const char *text, double min, double max, double *value, gcs_err *err);
+
+/* ---- crash-safe output files ------------------------------------------------
+ * Output goes to "PATH.tmp.PID" and is renamed over PATH only by
+ * gcs_outfile_commit(), so a failed or interrupted run never leaves half a
+ * file at PATH.  gcs_outfile_abort() removes the temporary file. */
+typedef struct gcs_outfile {
+    FILE *fp;
+    char path[4096];
+    char tmp_path[4200];
+} gcs_outfile;
+
+int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err);
+int gcs_outfile_commit(gcs_outfile *out, gcs_err *err);
+void gcs_outfile_abort(gcs_outfile *out);
+
+/* Prints a JSON document the way gcscale always writes JSON: indented, keys
+ * in insertion order, reals with 10 significant digits, a final newline.
+ * Returns 0, or -1 when the stream fails. */
+#define GCS_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+int gcs_json_print(const json_t *doc, FILE *fp);
+
+/* Writes a JSON document (indented, keys in insertion order) through a
+ * gcs_outfile.  "-" means stdout. */
+int gcs_json_write_file(json_t *doc, const char *path, gcs_err *err);
+
+/* ---- progress ---------------------------------------------------------------
+ * Long runs report "step, percent, time left" on stderr: a live line when
+ * stderr is a terminal, one plain line per step otherwise.  total_work is in
+ * arbitrary units (for example expected seconds of each step). */
+typedef struct gcs_progress {
+    double total_work, done_work;
+    uint64_t start_ns;
+    int tty, quiet;
+} gcs_progress;
+
+void gcs_progress_init(gcs_progress *pr, double total_work, int quiet);
+void gcs_progress_step(gcs_progress *pr, const char *step, double work_of_step);
+void gcs_progress_done(gcs_progress *pr, double work_of_step);
+void gcs_progress_finish(gcs_progress *pr);
+
+/* ---- result tables ------------------------------------------------------------
+ * A table is a list of named columns and rows of cells.  It prints as an
+ * aligned text table, CSV, or a JSON array of objects keyed by column name, so
+ * every command that shows a table also offers --json and --csv for free. */
+typedef enum gcs_format { GCS_FORMAT_TEXT, GCS_FORMAT_CSV, GCS_FORMAT_JSON } gcs_format;
+
+typedef struct gcs_table gcs_table;
+
+gcs_table *gcs_table_new(const char *title, int ncols, const char *const *colnames);
+void gcs_table_free(gcs_table *t);
+/* Cells are appended left to right; a new row starts after ncols cells. */
+void gcs_table_add_str(gcs_table *t, const char *s);
+void gcs_table_add_int(gcs_table *t, long long v);
+void gcs_table_add_num(gcs_table *t, double v, int decimals); /* NaN prints "-"/null */
+int gcs_table_rows(const gcs_table *t);
+json_t *gcs_table_to_json(const gcs_table *t); /* new reference */
+void gcs_table_print(const gcs_table *t, FILE *fp, gcs_format fmt);
+
+#endif

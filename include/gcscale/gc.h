@@ -1,0 +1,212 @@
+/* gc.h -- gcscale's precise, non-moving, parallel mark-sweep collector
+ * (prefix gcs_gc_).
+ *
+ * This is the collector whose mark phase the Endo-Taura-Yonezawa model
+ * predicts: P worker threads mark depth-first from their own mark stacks and
+ * an idle worker steals the oldest entry of another worker's stack; sweep is
+ * parallel over pages.  Every collection is measured (gcs_gc_stats) so that
+ * the model's inputs (T1, steals, placement) come from the real collector.
+ *
+ * There is one collector per process: gcs_gc_init() creates it, and
+ * gcs_gc_shutdown() destroys it (after every other thread has detached).
+ *
+ * Objects.  gcs_gc_alloc(size, nptrs) returns `size` bytes (rounded up to a
+ * multiple of 8, at least 8) of zeroed memory whose first `nptrs` words are
+ * pointer fields: each holds NULL or a pointer returned by gcs_gc_alloc*()
+ * (to the start of an object; interior pointers are not followed).  The rest
+ * of the object is never scanned.  gcs_gc_alloc_data(size) is the same with
+ * no pointer fields.  A hidden 8-byte header in front of the object holds the
+ * size and the pointer count.
+ *
+ * Roots.  The collector is precise: only objects reachable from registered
+ * root slots (gcs_gc_add_root) or from the calling threads' shadow stacks
+ * (gcs_gc_push_root/gcs_gc_pop_roots) survive.  A C local that holds the only
+ * reference to an object must be pushed before the next allocation or
+ * safepoint.
+ *
+ * Threads.  A thread that allocates or touches GC objects must be attached
+ * (gcs_gc_attach; gcs_gc_init attaches its caller).  A collection stops the
+ * world: it waits until every other attached thread is parked at a safepoint
+ * (gcs_gc_safepoint(), any allocation, gcs_gc_collect()).  An attached thread
+ * must therefore poll regularly and must detach before it blocks for long
+ * (pthread_join, sleeping on I/O); detached threads are not waited for and
+ * must not touch GC objects.
+ *
+ * Errors.  Nothing prints or exits.  gcs_gc_init returns -1 with err set;
+ * allocation returns NULL when the heap limit is reached even after a full
+ * collection, and gcs_gc_last_error() then describes why (per thread).
+ */
+#ifndef GCSCALE_GC_H
+#define GCSCALE_GC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gcscale/common.h"
+
+#define GCS_GC_MAX_THREADS 64      /* most GC worker threads per collector */
+#define GCS_GC_PAGE_BYTES 65536    /* heap page; small objects never cross one */
+#define GCS_GC_SMALL_MAX 8192      /* largest small object including header */
+#define GCS_GC_CHUNK_FIELDS 128    /* pointer fields per mark-stack entry */
+
+/* Where heap pages go.  A failed bind is counted, never fatal. */
+typedef enum gcs_gc_numa_policy {
+    GCS_GC_NUMA_LOCAL = 0,      /* the node of the CPU of the allocating thread */
+    GCS_GC_NUMA_INTERLEAVE = 1, /* page i on node i mod nnodes */
+    GCS_GC_NUMA_NODE = 2,       /* every page on options.numa_node */
+} gcs_gc_numa_policy;
+
+/* How a worker sets a mark.  Marks live in a side table (one byte or one bit
+ * per 16-byte granule of the heap), never in the object.  The marked set is
+ * exact in every mode; RELAXED_BYTES may scan an object twice when two
+ * workers race on it (a plain load then a plain store, as in Boehm GC). */
+typedef enum gcs_gc_mark_mode {
+    GCS_GC_MARK_RELAXED_BYTES = 0, /* mark byte, load + store */
+    GCS_GC_MARK_ATOMIC_BYTES = 1,  /* mark byte, atomic exchange */
+    GCS_GC_MARK_ATOMIC_BITS = 2,   /* mark bit, atomic fetch_or */
+} gcs_gc_mark_mode;
+
+typedef struct gcs_gc_stats gcs_gc_stats;
+
+typedef struct gcs_gc_options {
+    size_t heap_limit;        /* bytes of heap pages (rounded up to pages); 0: 256 MiB */
+    int threads;              /* GC workers P; 0: one per CPU.  GCSCALE_GC_THREADS overrides */
+    int max_threads;          /* size of the worker pool (>= threads); 0: = threads */
+    gcs_gc_numa_policy numa_policy;
+    int numa_node;            /* for GCS_GC_NUMA_NODE */
+    gcs_gc_mark_mode mark_mode;
+    int pin_workers;          /* bind worker i to PU i mod nPU (hwloc) */
+    size_t alloc_budget;      /* collect after this many bytes of pages handed to
+                                 allocators since the last collection; 0: only
+                                 when the heap is full */
+    int release_empty_pages;  /* madvise(DONTNEED) pages a sweep empties; default 1 */
+    int compute_span;         /* compute T-infinity of the marked graph after marking */
+    double span_cost_object;  /* w(v) = cost_object + cost_pointer * nptrs(v) */
+    double span_cost_pointer; /* both 0: 1 and 1 (units of objects + pointers) */
+    const char *log_path;     /* append one JSON line per collection; NULL: $GCSCALE_GC_LOG */
+    /* Called by the collecting thread at the end of every collection, with the
+     * world still stopped (it may read, not allocate). */
+    void (*on_collection)(const gcs_gc_stats *stats, void *arg);
+    void *on_collection_arg;
+} gcs_gc_options;
+
+/* Per-worker measurements of one collection.  Counters are kept in the
+ * worker's own plain variables; clocks are read only around phases and around
+ * each search for work, never per object. */
+typedef struct gcs_gc_worker_stats {
+    uint64_t mark_ns;           /* from the mark phase's start signal to this worker's exit */
+    uint64_t busy_ns;           /* marking: mark_ns minus search_ns */
+    uint64_t search_ns;         /* looking for work (stealing, waiting for termination) */
+    uint64_t steal_attempts;    /* deque steal operations tried */
+    uint64_t steals;            /* of which took an entry */
+    uint64_t objects_scanned;   /* objects (or chunks' objects, once) scanned */
+    uint64_t pointers_scanned;  /* pointer fields read */
+    uint64_t bytes_marked;      /* header + payload bytes of scanned objects */
+    uint64_t chunks_scanned;    /* extra entries for large pointer arrays */
+    uint64_t spills;            /* times this worker published work for idle workers */
+    uint64_t sweep_ns;
+    uint64_t pages_swept;
+    int64_t cache_misses;       /* -1: unavailable (no counters yet) */
+    int cpu;                    /* PU the worker is pinned to, -1 if not pinned */
+} gcs_gc_worker_stats;
+
+typedef enum gcs_gc_reason {
+    GCS_GC_REASON_REQUEST = 0,  /* gcs_gc_collect() */
+    GCS_GC_REASON_BUDGET = 1,   /* alloc_budget used up */
+    GCS_GC_REASON_HEAP_FULL = 2,/* no free page left */
+} gcs_gc_reason;
+
+struct gcs_gc_stats {
+    uint64_t index;             /* 1 for the first collection */
+    gcs_gc_reason reason;
+    int threads;                /* P used by this collection */
+    gcs_gc_mark_mode mark_mode;
+    uint64_t start_ns;          /* gcs_now_ns() when the collection was requested */
+    uint64_t stop_ns;           /* waiting for the other mutators to park */
+    uint64_t roots_ns;          /* scanning roots and shadow stacks */
+    uint64_t mark_ns;           /* wall time of the parallel mark */
+    uint64_t span_ns;           /* the optional T-infinity pass */
+    uint64_t sweep_ns;          /* wall time of the parallel sweep */
+    uint64_t pause_ns;          /* whole stop-the-world pause */
+    uint64_t t1_ns;             /* T1: sum of the workers' busy_ns */
+    uint64_t roots;             /* non-NULL root slots */
+    uint64_t objects_marked;    /* sum of objects_scanned (may exceed live in RELAXED mode) */
+    uint64_t pointers_scanned;
+    uint64_t steal_attempts, steals;
+    uint64_t live_objects;      /* after sweep, exact */
+    uint64_t live_bytes;        /* slot bytes of the live objects (incl. headers, padding) */
+    uint64_t freed_objects;     /* objects reclaimed by this sweep */
+    uint64_t pages_in_use;      /* heap pages holding objects after sweep */
+    uint64_t pages_freed;       /* pages this sweep emptied */
+    uint64_t heap_limit;
+    uint64_t bind_failures;     /* pages whose NUMA bind failed so far */
+    int compute_span;
+    double span;                /* T-infinity in the cost units below; NaN if not computed */
+    double span_cost_object, span_cost_pointer;
+    int cache_misses_available; /* 0: no hardware counters used */
+    gcs_gc_worker_stats workers[GCS_GC_MAX_THREADS];
+};
+
+/* Lifetime ---------------------------------------------------------------- */
+void gcs_gc_options_default(gcs_gc_options *opts);
+/* Reserves the heap, starts the worker pool and attaches the calling thread.
+ * opts may be NULL (defaults).  Fails if a collector already exists. */
+int gcs_gc_init(const gcs_gc_options *opts, gcs_err *err);
+/* Stops the workers and releases the heap; every other thread must have
+ * detached.  All GC objects become invalid. */
+void gcs_gc_shutdown(void);
+int gcs_gc_is_initialized(void);
+
+/* Threads ---------------------------------------------------------------- */
+int gcs_gc_attach(gcs_err *err);     /* 0, or -1 if no collector / already attached */
+void gcs_gc_detach(void);            /* drops the thread's shadow stack */
+
+/* Allocation (attached threads only) --------------------------------------- */
+void *gcs_gc_alloc(size_t size, size_t nptrs);
+void *gcs_gc_alloc_data(size_t size);
+size_t gcs_gc_size(const void *obj);   /* payload bytes (multiple of 8) */
+size_t gcs_gc_nptrs(const void *obj);
+int gcs_gc_node_of(const void *obj);   /* memory node of obj's page; -1 unknown */
+int gcs_gc_is_heap_pointer(const void *p); /* p lies inside the reserved heap */
+const char *gcs_gc_last_error(void);   /* this thread's last failure; "" if none */
+
+/* Roots -------------------------------------------------------------------- */
+int gcs_gc_add_root(void **slot);      /* global root slot; -1 if out of memory */
+void gcs_gc_remove_root(void **slot);
+/* Per-thread shadow stack: push the address of a local that holds a GC
+ * pointer, pop the same number before the local goes out of scope. */
+int gcs_gc_push_root(void **slot);      /* -1 only when out of memory */
+void gcs_gc_pop_roots(size_t n);
+
+/* Collection ---------------------------------------------------------------- */
+/* Collects now (or joins a collection already under way); returns 0. */
+int gcs_gc_collect(void);
+/* Parks the thread if another thread wants to collect.  Cheap: one load. */
+extern int gcs_gc_stop_requested_;
+void gcs_gc_safepoint_slow(void);
+static inline void gcs_gc_safepoint(void)
+{
+    if (__builtin_expect(__atomic_load_n(&gcs_gc_stop_requested_, __ATOMIC_RELAXED), 0))
+        gcs_gc_safepoint_slow();
+}
+
+/* GC threads P for the next collections (1..max_threads); the count is chosen
+ * per collection, so an adaptive policy can change it between collections. */
+int gcs_gc_set_threads(int threads);
+int gcs_gc_threads(void);
+int gcs_gc_max_threads(void);
+void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode);
+void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer);
+
+/* Statistics --------------------------------------------------------------- */
+int gcs_gc_last_stats(gcs_gc_stats *out);   /* -1 before the first collection */
+uint64_t gcs_gc_collections(void);
+/* Walks the heap (world must be quiet: call from an attached thread with no
+ * other thread running) and counts allocated objects and their payload bytes.
+ * Right after a collection this is exactly the reachable set. */
+void gcs_gc_census(uint64_t *objects, uint64_t *payload_bytes);
+/* The JSON line that is logged for a collection (new reference). */
+json_t *gcs_gc_stats_to_json(const gcs_gc_stats *stats);
+const char *gcs_gc_mark_mode_name(gcs_gc_mark_mode mode);
+
+#endif

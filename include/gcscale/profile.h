@@ -1,0 +1,91 @@
+/* profile.h -- the machine profile (prefix gcs_profile_).
+ *
+ * Owns the in-memory form of the machine profile and its JSON form (format
+ * "gcscale-machine", version 1, fixed in ../shared/model-notes.md section 3):
+ * loading with strict validation, saving (crash-safe), and printing as tables.
+ * Written by calibrate, read by the model, predict and the adaptive collector.
+ * Calls only common.h.
+ */
+#ifndef GCSCALE_PROFILE_H
+#define GCSCALE_PROFILE_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "gcscale/common.h"
+
+#define GCS_PROFILE_FORMAT "gcscale-machine"
+#define GCS_PROFILE_VERSION 1
+
+typedef struct gcs_profile_node {
+    int id;               /* memory/CPU node number (hwloc logical index) */
+    int ncpus;
+    int *cpus;            /* OS CPU numbers of the node */
+    uint64_t mem_bytes;   /* memory attached to the node, 0 if unknown */
+} gcs_profile_node;
+
+typedef struct gcs_profile_cache {
+    int level;            /* 1, 2, 3, ... */
+    char type[16];        /* "data", "unified" or "instruction" */
+    uint64_t size_bytes;
+    int line_bytes;
+    int ways;             /* associativity; 0 = fully associative/unknown */
+    int ncpus;
+    int *cpus;            /* OS CPU numbers sharing this cache instance */
+} gcs_profile_cache;
+
+/* Memory access request classes.  Plain reads and atomic read-modify-writes
+ * (what a marker does when it sets a mark bit) have separate costs. */
+typedef enum gcs_access { GCS_ACCESS_READ = 0, GCS_ACCESS_RW = 1 } gcs_access;
+#define GCS_ACCESS_COUNT 2
+
+typedef struct gcs_profile {
+    char host[256];
+    char created[64];       /* ISO-8601 */
+    char tool_version[32];
+
+    int nnodes;
+    gcs_profile_node *nodes;
+    int ncaches;
+    gcs_profile_cache *caches;
+
+    /* latency_ns[access][cpu_node * nnodes + mem_node]: idle round-trip
+     * (median) of one request from a CPU of cpu_node to memory of mem_node. */
+    double *latency_ns[GCS_ACCESS_COUNT];
+    /* occupancy_ns[access][mem_node]: service time S_O of one request at the
+     * memory node under contention. */
+    double *occupancy_ns[GCS_ACCESS_COUNT];
+    double *bandwidth_gbs;  /* per memory node; NULL when not measured */
+
+    /* Marker costs, filled by calibrate once the collector exists. */
+    int has_gc_cost;
+    double gc_cost_object_ns, gc_cost_pointer_ns, gc_cost_steal_ns;
+
+    char counters_source[16];   /* "papi" or "none" */
+    char counters_reason[256];
+
+    /* Any other keys of the document (measurement details, fits, sweeps):
+     * kept on load and written back on save.  May be NULL. */
+    json_t *extra;
+} gcs_profile;
+
+/* Allocates a profile for nnodes nodes with zeroed matrices. */
+gcs_profile *gcs_profile_new(int nnodes);
+void gcs_profile_free(gcs_profile *p);
+
+double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node);
+
+/* Parse and validate.  Errors name the offending key, e.g.
+ * "latency_ns.read: expected 2 rows (one per node), found 1". */
+gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err);
+gcs_profile *gcs_profile_load(const char *path, gcs_err *err);
+/* Checks an in-memory profile with the same rules as loading. */
+int gcs_profile_validate(const gcs_profile *p, gcs_err *err);
+
+json_t *gcs_profile_to_json(const gcs_profile *p);            /* new reference */
+int gcs_profile_save(const gcs_profile *p, const char *path, gcs_err *err);
+
+/* Prints the profile as tables (nodes, caches, latency, occupancy,
+ * bandwidth, gc costs, counters); GCS_FORMAT_JSON prints the document. */
+void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt);
+
+#endif

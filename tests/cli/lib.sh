@@ -1,0 +1,44 @@
+# lib.sh -- TAP helpers for the CLI tests (sourced by tests/cli/test_*.sh).
+#
+#   expect_ok   "description" CMD...   the command exits 0
+#   expect_exit N "description" CMD... the command exits N and prints exactly
+#                                      one line on stderr
+#   expect_grep "description" PATTERN FILE
+# $GCSCALE is the program under test; $TMP is a scratch directory.
+set -u
+GCSCALE=${GCSCALE:-build/gcscale}
+TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
+_n=0
+
+_report() { # status description
+    _n=$((_n + 1))
+    if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; fi
+}
+
+expect_ok() {
+    local d=$1; shift
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    [ $rc -eq 0 ] || { echo "# exit $rc: $(head -c 400 "$TMP/err")"; }
+    _report $rc "$d"
+}
+
+expect_exit() {
+    local want=$1 d=$2; shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$? lines
+    lines=$(wc -l <"$TMP/err")
+    if [ $rc -eq "$want" ] && [ "$lines" -eq 1 ]; then _report 0 "$d"; else
+        echo "# wanted exit $want and one stderr line, got exit $rc and $lines lines:"
+        sed 's/^/#   /' "$TMP/err" | head -5
+        _report 1 "$d"
+    fi
+}
+
+expect_grep() {
+    local d=$1 pat=$2 file=$3
+    if grep -Eq -- "$pat" "$file"; then _report 0 "$d"; else
+        echo "# /$pat/ not found in $file:"; head -5 "$file" | sed 's/^/#   /'
+        _report 1 "$d"
+    fi
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# test_bench.sh -- gcscale bench: help, bad input, small runs of each benchmark.
+. "$(dirname "$0")/lib.sh"
+
+SYN="pack:2 node:2 core:2 pu:1"
+
+expect_ok "bench --help" "$GCSCALE" bench --help
+expect_grep "general help lists the benchmarks" "occupancy" "$TMP/out"
+expect_ok "bench latency --help" "$GCSCALE" bench latency --help
+expect_grep "latency help names --hugepages" "--hugepages" "$TMP/out"
+
+expect_exit 2 "no benchmark" "$GCSCALE" bench
+expect_exit 2 "unknown benchmark" "$GCSCALE" bench nosuch
+expect_exit 2 "unknown option" "$GCSCALE" bench latency --bogus
+expect_exit 2 "nonexistent CPU" "$GCSCALE" bench latency --cpu 999 --size 64K
+expect_exit 2 "nonexistent memory node" "$GCSCALE" bench latency --node 7 --size 64K
+expect_exit 2 "size beyond memory" "$GCSCALE" bench latency --size 100T
+expect_exit 2 "size not a size" "$GCSCALE" bench latency --size lots
+expect_exit 2 "zero repetitions" "$GCSCALE" bench latency --reps 0
+expect_exit 2 "malformed topology" "$GCSCALE" bench latency --topology "pack:2 nodex:2"
+expect_exit 2 "option of another benchmark" "$GCSCALE" bench latency --threads 2
+expect_exit 2 "bad hugepages mode" "$GCSCALE" bench latency --hugepages maybe
+expect_exit 2 "too many chains" "$GCSCALE" bench occupancy --chains 17
+expect_exit 2 "missing option value" "$GCSCALE" bench latency --size
+
+expect_ok "latency, small buffer, JSON" "$GCSCALE" bench latency --size 256K --reps 3 --hugepages both --json
+expect_grep "latency JSON has the median" '"median_ns": [0-9]' "$TMP/out"
+expect_grep "both page modes" '"huge_pages": "on"' "$TMP/out"
+expect_ok "rw, CSV" "$GCSCALE" bench rw --size 256K --reps 3 --hugepages off --csv
+expect_grep "rw CSV header" "^access,cpu,mem_node" "$TMP/out"
+expect_grep "rw CSV row" "^rw,cpu 0|^rw,node 0" "$TMP/out"
+expect_ok "latency pinned to CPU 0" "$GCSCALE" bench latency --cpu 0 --size 64K --reps 2 --hugepages off
+expect_ok "latency on a synthetic topology" "$GCSCALE" bench latency --topology "$SYN" --node 3 --size 64K --reps 2 --hugepages off --json
+expect_grep "synthetic: warning about binding" "not bound" "$TMP/out"
+expect_ok "sweep" "$GCSCALE" bench sweep --size 1M --reps 1 --json
+expect_grep "sweep reaches 1M" '"size_bytes": 1048576' "$TMP/out"
+expect_ok "occupancy" "$GCSCALE" bench occupancy --size 4M --reps 1 --chains 4 --steps 4096 --json
+expect_grep "occupancy has fits" '"open_s_o_ns"' "$TMP/out"
+expect_grep "occupancy has load points" '"outstanding": 8' "$TMP/out"
+expect_ok "bandwidth" "$GCSCALE" bench bandwidth --size 8M --reps 2
+expect_grep "bandwidth table" "best_gbs" "$TMP/out"
+expect_ok "topology of this machine" "$GCSCALE" bench topology --json
+expect_grep "topology lists caches" '"level": 1' "$TMP/out"
+expect_ok "synthetic topology" "$GCSCALE" bench topology --topology "$SYN" --csv
+expect_grep "synthetic node 3 has CPUs 6-7" "^3,3,6-7," "$TMP/out"
+
+echo "1..$_n"

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# test_machine.sh -- gcscale machine show: the reference profiles in every
+# format, and one-line errors naming the key for files that are not valid.
+. "$(dirname "$0")/lib.sh"
+echo "1..23"
+
+O2K=data/machines/o2k.json
+E10K=data/machines/e10k.json
+
+expect_ok "machine --help" "$GCSCALE" machine --help
+expect_grep "help shows the usage" "gcscale machine show FILE" "$TMP/out"
+
+expect_ok "show o2k (text)" "$GCSCALE" machine show "$O2K"
+expect_grep "o2k: 32 nodes, 64 CPUs" "^machine profile: 32 nodes, 64 CPUs" "$TMP/out"
+expect_grep "o2k: node 31 holds CPUs 62-63" "^ +31 +62-63 +2 " "$TMP/out"
+expect_grep "o2k: read latency row 0 is local 270, remote 590" \
+    "^ +0 +270\.0 +590\.0 +590\.0" "$TMP/out"
+expect_grep "o2k: occupancy 230 read, 490 RW" "^ +0 +230\.0 +490\.0 +- *$" "$TMP/out"
+expect_grep "o2k: gc costs not calibrated" "not calibrated: run gcscale calibrate" "$TMP/out"
+
+expect_ok "show o2k --json" "$GCSCALE" machine show --json "$O2K"
+expect_grep "json is the profile document" '"format": "gcscale-machine"' "$TMP/out"
+cp "$TMP/out" "$TMP/o2k-copy.json"
+expect_ok "the --json output loads again" "$GCSCALE" machine show "$TMP/o2k-copy.json"
+expect_grep "and keeps the extra keys" "^other keys kept: source, note" "$TMP/out"
+
+expect_ok "show e10k --csv" "$GCSCALE" machine show "$E10K" --csv
+expect_grep "csv has an RW latency section" "^# RW latency M1 \(ns\)" "$TMP/out"
+expect_grep "csv rows are comma-separated" "^0,610\.0,610\.0," "$TMP/out"
+
+printf '{"format": "gcscale-machine", "version": \n' >"$TMP/malformed.json"
+expect_exit 2 "malformed JSON" "$GCSCALE" machine show "$TMP/malformed.json"
+expect_grep "malformed JSON: names the file and the line" "malformed.json: malformed JSON at line" "$TMP/err"
+
+head -c 600 "$O2K" >"$TMP/truncated.json"
+expect_exit 2 "truncated file" "$GCSCALE" machine show "$TMP/truncated.json"
+
+expect_exit 2 "missing file" "$GCSCALE" machine show "$TMP/no-such-file.json"
+expect_grep "missing file: says so" "no-such-file.json: cannot read: No such file" "$TMP/err"
+
+cat >"$TMP/wrong-size.json" <<'EOF'
+{
+  "format": "gcscale-machine", "version": 1,
+  "nodes": [ {"id": 0, "cpus": [0], "mem_bytes": 0}, {"id": 1, "cpus": [1], "mem_bytes": 0} ],
+  "caches": [],
+  "latency_ns": { "read": [[90, 140], [140, 90]], "rw": [[100, 150], [150, 100, 100]] },
+  "occupancy_ns": { "read": [20, 20], "rw": [30, 30] }
+}
+EOF
+expect_exit 2 "matrix of the wrong size" "$GCSCALE" machine show "$TMP/wrong-size.json"
+expect_grep "wrong size: names the key" \
+    "^gcscale machine: .*wrong-size.json: latency_ns.rw\[1\]: expected 2 entries \(one per memory node\), found 3$" \
+    "$TMP/err"
+
+expect_exit 2 "unknown option" "$GCSCALE" machine show "$O2K" --bogus

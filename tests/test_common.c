@@ -1,0 +1,152 @@
+/* test_common.c -- common/: parsing, statistics, crash-safe files, tables. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gcscale/common.h"
+
+static void test_parse_size(void **state)
+{
+    (void)state;
+    gcs_err err;
+    uint64_t v;
+    assert_int_equal(gcs_parse_size("4096", &v, &err), 0);
+    assert_int_equal(v, 4096);
+    assert_int_equal(gcs_parse_size("64K", &v, &err), 0);
+    assert_int_equal(v, 65536);
+    assert_int_equal(gcs_parse_size("1GiB", &v, &err), 0);
+    assert_int_equal(v, 1ull << 30);
+    assert_int_equal(gcs_parse_size("1.5M", &v, &err), 0);
+    assert_int_equal(v, 3ull << 19);
+    assert_int_equal(gcs_parse_size("2mb", &v, &err), 0);
+    assert_int_equal(v, 2ull << 20);
+    assert_int_equal(gcs_parse_size("12X", &v, &err), -1);
+    assert_non_null(strstr(err.msg, "unknown unit"));
+    assert_int_equal(gcs_parse_size("-1", &v, &err), -1);
+    assert_int_equal(gcs_parse_size("", &v, &err), -1);
+    assert_int_equal(gcs_parse_size("abc", &v, &err), -1);
+}
+
+static void test_parse_numbers(void **state)
+{
+    (void)state;
+    gcs_err err;
+    long l;
+    double d;
+    assert_int_equal(gcs_parse_long("12", 1, 64, &l, &err), 0);
+    assert_int_equal(l, 12);
+    assert_int_equal(gcs_parse_long("0", 1, 64, &l, &err), -1);
+    assert_non_null(strstr(err.msg, "out of range"));
+    assert_int_equal(gcs_parse_long("12x", 1, 64, &l, &err), -1);
+    assert_int_equal(gcs_parse_double("0.05", 0, 1, &d, &err), 0);
+    assert_true(fabs(d - 0.05) < 1e-12);
+    assert_int_equal(gcs_parse_double("nan", 0, 1, &d, &err), -1);
+    assert_int_equal(gcs_parse_double("2", 0, 1, &d, &err), -1);
+}
+
+static void test_percentiles(void **state)
+{
+    (void)state;
+    double v[] = {5, 1, 4, 2, 3};
+    assert_true(gcs_stats_median(v, 5) == 3);
+    double w[] = {10, 20, 30, 40};
+    assert_true(fabs(gcs_stats_median(w, 4) - 25) < 1e-12);
+    assert_true(fabs(gcs_stats_percentile(w, 4, 10) - 13) < 1e-12);
+    assert_true(gcs_stats_percentile(w, 4, 100) == 40);
+    assert_true(isnan(gcs_stats_median(w, 0)));
+}
+
+static void test_outfile_commit_and_abort(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gcs-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    gcs_err err;
+    gcs_outfile out;
+
+    /* An aborted write leaves nothing behind, not even the temporary. */
+    assert_int_equal(gcs_outfile_open(&out, path, &err), 0);
+    fputs("half a fi", out.fp);
+    gcs_outfile_abort(&out);
+    struct stat st;
+    assert_int_equal(stat(path, &st), -1);
+    assert_int_equal(stat(out.tmp_path, &st), -1);
+
+    /* A committed one appears whole. */
+    json_t *doc = json_pack("{s:i}", "answer", 42);
+    assert_int_equal(gcs_json_write_file(doc, path, &err), 0);
+    json_decref(doc);
+    json_error_t jerr;
+    json_t *back = json_load_file(path, 0, &jerr);
+    assert_non_null(back);
+    assert_int_equal(json_integer_value(json_object_get(back, "answer")), 42);
+    json_decref(back);
+
+    /* A directory that does not exist is a clear error. */
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/no/such/dir.json", dir);
+    doc = json_object();
+    assert_int_equal(gcs_json_write_file(doc, bad, &err), -1);
+    assert_non_null(strstr(err.msg, "cannot write"));
+    json_decref(doc);
+
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_table_formats(void **state)
+{
+    (void)state;
+    const char *cols[] = {"name", "count", "ns"};
+    gcs_table *t = gcs_table_new("demo", 3, cols);
+    gcs_table_add_str(t, "a,b");
+    gcs_table_add_int(t, 7);
+    gcs_table_add_num(t, 1.25, 2);
+    gcs_table_add_str(t, "c");
+    gcs_table_add_int(t, -1);
+    gcs_table_add_num(t, NAN, 2);
+    assert_int_equal(gcs_table_rows(t), 2);
+
+    json_t *rows = gcs_table_to_json(t);
+    assert_int_equal(json_array_size(rows), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "name")), "a,b");
+    assert_true(json_real_value(json_object_get(json_array_get(rows, 0), "ns")) == 1.25);
+    assert_true(json_is_null(json_object_get(json_array_get(rows, 1), "ns")));
+    json_decref(rows);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    gcs_table_print(t, fp, GCS_FORMAT_CSV);
+    fclose(fp);
+    assert_string_equal(buf, "name,count,ns\n\"a,b\",7,1.25\nc,-1,\n");
+    free(buf);
+
+    fp = open_memstream(&buf, &len);
+    gcs_table_print(t, fp, GCS_FORMAT_TEXT);
+    fclose(fp);
+    assert_non_null(strstr(buf, "demo\nname  count    ns\na,b       7  1.25\n"));
+    free(buf);
+    gcs_table_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_size),
+        cmocka_unit_test(test_parse_numbers),
+        cmocka_unit_test(test_percentiles),
+        cmocka_unit_test(test_outfile_commit_and_abort),
+        cmocka_unit_test(test_table_formats),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

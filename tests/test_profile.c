@@ -1,0 +1,574 @@
+/* test_profile.c -- calibrate/profile.c: the machine profile's load, strict
+ * validation, save and print, and the two reference profiles. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gcscale/profile.h"
+
+/* A valid two-node profile; each validation case changes one thing in it. */
+static const char *const base_doc =
+    "{"
+    " \"format\": \"gcscale-machine\", \"version\": 1, \"host\": \"testhost\","
+    " \"created\": \"2024-01-02T03:04:05Z\", \"tool_version\": \"0.1.0\","
+    " \"nodes\": [ {\"id\": 0, \"cpus\": [0, 1], \"mem_bytes\": 1073741824},"
+    "              {\"id\": 1, \"cpus\": [2, 3], \"mem_bytes\": 2147483648} ],"
+    " \"caches\": [ {\"level\": 1, \"type\": \"data\", \"size_bytes\": 49152, \"line_bytes\": 64,"
+    "               \"ways\": 12, \"cpus\": [0]} ],"
+    " \"latency_ns\": { \"read\": [[90, 140], [141, 91]], \"rw\": [[100, 160], [161, 101]] },"
+    " \"occupancy_ns\": { \"read\": [20, 21], \"rw\": [30, 31] },"
+    " \"bandwidth_gbs\": [50.5, 51.5],"
+    " \"gc_cost_ns\": { \"object\": 3.5, \"pointer\": 1.25, \"steal\": 400 },"
+    " \"counters\": { \"source\": \"papi\", \"reason\": \"\" },"
+    " \"measurement\": { \"chains\": 8, \"samples\": [1, 2, 3] }"
+    "}";
+
+static json_t *load_base(void)
+{
+    json_error_t jerr;
+    json_t *doc = json_loads(base_doc, 0, &jerr);
+    if (!doc)
+        fail_msg("base document does not parse: %s", jerr.text);
+    return doc;
+}
+
+/* Replaces (or, with value NULL, deletes) the member named by a dotted path
+ * such as "latency_ns.rw.1" (numbers index arrays).  Steals value. */
+static void set_path(json_t *doc, const char *path, json_t *value)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *parent = doc;
+    char *save = NULL, *part = strtok_r(buf, ".", &save);
+    for (;;) {
+        char *next = strtok_r(NULL, ".", &save);
+        if (!next) {
+            if (json_is_array(parent)) {
+                size_t i = strtoul(part, NULL, 10);
+                if (value)
+                    json_array_set_new(parent, i, value);
+                else
+                    json_array_remove(parent, i);
+            } else if (value) {
+                json_object_set_new(parent, part, value);
+            } else {
+                json_object_del(parent, part);
+            }
+            return;
+        }
+        parent = json_is_array(parent) ? json_array_get(parent, strtoul(part, NULL, 10))
+                                       : json_object_get(parent, part);
+        assert_non_null(parent);
+        part = next;
+    }
+}
+
+static json_t *parse(const char *text)
+{
+    json_error_t jerr;
+    json_t *v = json_loads(text, JSON_DECODE_ANY, &jerr);
+    if (!v)
+        fail_msg("test value does not parse: %s: %s", text, jerr.text);
+    return v;
+}
+
+static void test_base_document_loads(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    json_t *doc = load_base();
+    gcs_profile *p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("base document rejected: %s", err.msg);
+    assert_int_equal(p->nnodes, 2);
+    assert_int_equal(p->nodes[1].id, 1);
+    assert_int_equal(p->nodes[1].ncpus, 2);
+    assert_int_equal(p->nodes[1].cpus[1], 3);
+    assert_true(p->nodes[1].mem_bytes == 2147483648ull);
+    assert_int_equal(p->ncaches, 1);
+    assert_string_equal(p->caches[0].type, "data");
+    assert_true(p->caches[0].size_bytes == 49152);
+    assert_int_equal(p->caches[0].ways, 12);
+    assert_true(gcs_profile_latency(p, GCS_ACCESS_READ, 0, 1) == 140);
+    assert_true(gcs_profile_latency(p, GCS_ACCESS_READ, 1, 0) == 141);
+    assert_true(gcs_profile_latency(p, GCS_ACCESS_RW, 1, 1) == 101);
+    assert_true(isnan(gcs_profile_latency(p, GCS_ACCESS_RW, 2, 0)));
+    assert_true(p->occupancy_ns[GCS_ACCESS_RW][1] == 31);
+    assert_non_null(p->bandwidth_gbs);
+    assert_true(p->bandwidth_gbs[1] == 51.5);
+    assert_int_equal(p->has_gc_cost, 1);
+    assert_true(p->gc_cost_pointer_ns == 1.25);
+    assert_string_equal(p->counters_source, "papi");
+    assert_string_equal(p->host, "testhost");
+    assert_non_null(p->extra);
+    assert_int_equal(json_object_size(p->extra), 1);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(p->extra, "measurement"),
+                                                        "chains")), 8);
+    gcs_profile_free(p);
+    json_decref(doc);
+}
+
+typedef struct bad_case {
+    const char *path;  /* member to change */
+    const char *value; /* new JSON value, or NULL to delete the member */
+    const char *message;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"format", NULL, "format: required key is missing"},
+    {"format", "\"gcscale-heap\"", "format: expected \"gcscale-machine\", found \"gcscale-heap\""},
+    {"version", "2", "version: unsupported version 2"},
+    {"version", "\"1\"", "version: expected an integer, found a string"},
+    {"nodes", NULL, "nodes: required key is missing"},
+    {"nodes", "[]", "nodes: at least one node is required"},
+    {"nodes.1.id", "0", "nodes[1].id: duplicate node id 0 (also nodes[0].id)"},
+    {"nodes.0.id", "-1", "nodes[0].id: negative value -1"},
+    {"nodes.0.mem_bytes", "-4096", "nodes[0].mem_bytes: negative value -4096"},
+    {"nodes.1.mem_bytes", NULL, "nodes[1].mem_bytes: required key is missing"},
+    {"nodes.0.cpus.1", "1.5", "nodes[0].cpus[1]: expected an integer, found a real number"},
+    {"nodes.1.cpus", "[3, 1]", "nodes[1].cpus: CPU 1 also belongs to nodes[0]"},
+    {"nodes.1.cpus", "[2, 2]", "nodes[1].cpus: CPU 2 is listed twice"},
+    {"caches", NULL, "caches: required key is missing"},
+    {"caches.0.type", "\"victim\"", "caches[0].type: expected \"data\", \"unified\" or"},
+    {"caches.0.line_bytes", "0", "caches[0].line_bytes: must be at least 1, found 0"},
+    {"caches.0.size_bytes", "-1", "caches[0].size_bytes: must be at least 1, found -1"},
+    {"caches.0.ways", NULL, "caches[0].ways: required key is missing"},
+    {"latency_ns", NULL, "latency_ns: required key is missing"},
+    {"latency_ns.rw", NULL, "latency_ns.rw: required key is missing"},
+    {"latency_ns.read", "[[90, 140]]", "latency_ns.read: expected 2 rows (one per CPU node), found 1"},
+    {"latency_ns.rw.1", "[161, 101, 7]",
+     "latency_ns.rw[1]: expected 2 entries (one per memory node), found 3"},
+    {"latency_ns.read.0.1", "0", "latency_ns.read[0][1]: must be positive, found 0"},
+    {"latency_ns.read.1.0", "-3.5", "latency_ns.read[1][0]: negative value -3.5"},
+    {"latency_ns.rw.0.0", "1e300", "latency_ns.rw[0][0]: 1e+300 ns is not plausible"},
+    {"latency_ns.read.0.0", "\"fast\"", "latency_ns.read[0][0]: expected a number, found a string"},
+    {"occupancy_ns.read.1", "-5", "occupancy_ns.read[1]: negative value -5"},
+    {"occupancy_ns.rw", "[30]", "occupancy_ns.rw: expected 2 entries (one per memory node), found 1"},
+    {"occupancy_ns.read", "12", "occupancy_ns.read: expected an array of 2 numbers"},
+    {"bandwidth_gbs", "[1]", "bandwidth_gbs: expected 2 entries (one per memory node), found 1"},
+    {"bandwidth_gbs.0", "-3", "bandwidth_gbs[0]: negative value -3"},
+    {"bandwidth_gbs.1", "5e9", "bandwidth_gbs[1]: 5e+09 GB/s is not plausible"},
+    {"gc_cost_ns.steal", "-1", "gc_cost_ns.steal: negative value -1"},
+    {"gc_cost_ns.pointer", NULL, "gc_cost_ns.pointer: required key is missing"},
+    {"gc_cost_ns", "[1, 2, 3]", "gc_cost_ns: expected an object"},
+    {"counters.source", "\"perf\"", "counters.source: expected \"papi\" or \"none\", found \"perf\""},
+    {"host", "5", "host: expected a string, found an integer"},
+};
+
+static void test_validation_names_the_key(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        const bad_case *c = &bad_cases[i];
+        json_t *doc = load_base();
+        set_path(doc, c->path, c->value ? parse(c->value) : NULL);
+        gcs_err err = {{0}};
+        gcs_profile *p = gcs_profile_from_json(doc, &err);
+        if (p)
+            fail_msg("case %zu (%s = %s): accepted", i, c->path, c->value ? c->value : "deleted");
+        if (!strstr(err.msg, c->message))
+            fail_msg("case %zu (%s): message \"%s\" lacks \"%s\"", i, c->path, err.msg, c->message);
+        if (strchr(err.msg, '\n'))
+            fail_msg("case %zu: message has more than one line", i);
+        json_decref(doc);
+    }
+}
+
+static void test_not_an_object(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    json_t *doc = parse("[1, 2]");
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "expected a JSON object"));
+    json_decref(doc);
+}
+
+static void test_optional_keys(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    json_t *doc = load_base();
+    /* null and absent optional keys, and all-zero gc costs, mean "not measured". */
+    set_path(doc, "bandwidth_gbs", json_null());
+    set_path(doc, "gc_cost_ns", parse("{\"object\": 0, \"pointer\": 0, \"steal\": 0}"));
+    set_path(doc, "counters", NULL);
+    set_path(doc, "host", NULL);
+    set_path(doc, "caches", parse("[]"));
+    gcs_profile *p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+    assert_null(p->bandwidth_gbs);
+    assert_int_equal(p->has_gc_cost, 0);
+    assert_int_equal(p->ncaches, 0);
+    assert_string_equal(p->counters_source, "none");
+    assert_string_equal(p->host, "");
+    gcs_profile_free(p);
+
+    set_path(doc, "gc_cost_ns", NULL);
+    set_path(doc, "bandwidth_gbs", NULL);
+    p = gcs_profile_from_json(doc, &err);
+    assert_non_null(p);
+    assert_int_equal(p->has_gc_cost, 0);
+    assert_null(p->bandwidth_gbs);
+    /* Not calibrated: saved without gc_cost_ns rather than with fake zeros. */
+    json_t *out = gcs_profile_to_json(p);
+    assert_null(json_object_get(out, "gc_cost_ns"));
+    assert_null(json_object_get(out, "bandwidth_gbs"));
+    json_decref(out);
+    gcs_profile_free(p);
+    json_decref(doc);
+}
+
+/* A scratch directory under /tmp, removed with its files at the end. */
+static char *make_tmpdir(void)
+{
+    char *dir = strdup("/tmp/gcscale-test-profile-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    return dir;
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+static void remove_dir(char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_profile *p = gcs_profile_new(3);
+    assert_non_null(p);
+    snprintf(p->host, sizeof p->host, "roundtrip");
+    snprintf(p->created, sizeof p->created, "2024-05-06T07:08:09Z");
+    for (int i = 0; i < 3; i++) {
+        p->nodes[i].id = 10 + i;
+        p->nodes[i].ncpus = 2;
+        p->nodes[i].cpus = malloc(2 * sizeof(int));
+        p->nodes[i].cpus[0] = 2 * i;
+        p->nodes[i].cpus[1] = 2 * i + 1;
+        p->nodes[i].mem_bytes = (uint64_t)(i + 1) << 30;
+        for (int j = 0; j < 3; j++) {
+            p->latency_ns[GCS_ACCESS_READ][i * 3 + j] = 80.125 + 10 * i + j;
+            p->latency_ns[GCS_ACCESS_RW][i * 3 + j] = 95.5 + 10 * i + j;
+        }
+        p->occupancy_ns[GCS_ACCESS_READ][i] = 12.75 + i;
+        p->occupancy_ns[GCS_ACCESS_RW][i] = 20.0625 + i;
+    }
+    p->ncaches = 1;
+    p->caches = calloc(1, sizeof *p->caches);
+    p->caches[0] = (gcs_profile_cache){.level = 3, .size_bytes = 32u << 20, .line_bytes = 64,
+                                       .ways = 16, .ncpus = 1, .cpus = malloc(sizeof(int))};
+    snprintf(p->caches[0].type, sizeof p->caches[0].type, "unified");
+    p->caches[0].cpus[0] = 5;
+    p->bandwidth_gbs = calloc(3, sizeof(double));
+    p->bandwidth_gbs[2] = 33.3;
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = 2.5;
+    p->gc_cost_steal_ns = 1000;
+    snprintf(p->counters_source, sizeof p->counters_source, "none");
+    snprintf(p->counters_reason, sizeof p->counters_reason, "perf_event_paranoid is 4");
+    p->extra = json_pack("{s:s, s:[i,i]}", "sweep", "kept", "points", 1, 2);
+
+    char *dir = make_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/machine.json", dir);
+    if (gcs_profile_save(p, path, &err) < 0)
+        fail_msg("save: %s", err.msg);
+    assert_int_equal(count_entries(dir), 1); /* no temporary file left */
+
+    gcs_profile *q = gcs_profile_load(path, &err);
+    if (!q)
+        fail_msg("load: %s", err.msg);
+    assert_int_equal(q->nnodes, 3);
+    assert_string_equal(q->host, "roundtrip");
+    assert_string_equal(q->created, "2024-05-06T07:08:09Z");
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(q->nodes[i].id, 10 + i);
+        assert_int_equal(q->nodes[i].cpus[1], 2 * i + 1);
+        assert_true(q->nodes[i].mem_bytes == (uint64_t)(i + 1) << 30);
+        for (int j = 0; j < 3; j++) {
+            assert_true(gcs_profile_latency(q, GCS_ACCESS_READ, i, j) == 80.125 + 10 * i + j);
+            assert_true(gcs_profile_latency(q, GCS_ACCESS_RW, i, j) == 95.5 + 10 * i + j);
+        }
+        assert_true(q->occupancy_ns[GCS_ACCESS_READ][i] == 12.75 + i);
+        assert_true(q->occupancy_ns[GCS_ACCESS_RW][i] == 20.0625 + i);
+    }
+    assert_int_equal(q->ncaches, 1);
+    assert_string_equal(q->caches[0].type, "unified");
+    assert_true(q->caches[0].size_bytes == 32u << 20);
+    assert_int_equal(q->caches[0].cpus[0], 5);
+    /* Reals are written with 10 significant digits. */
+    assert_true(fabs(q->bandwidth_gbs[2] - 33.3) < 1e-9);
+    assert_int_equal(q->has_gc_cost, 1);
+    assert_true(q->gc_cost_object_ns == 2.5 && q->gc_cost_pointer_ns == 0 &&
+                q->gc_cost_steal_ns == 1000);
+    assert_string_equal(q->counters_reason, "perf_event_paranoid is 4");
+    assert_true(json_equal(q->extra, p->extra));
+
+    /* The document itself survives a second trip unchanged. */
+    json_t *a = gcs_profile_to_json(p), *b = gcs_profile_to_json(q);
+    assert_true(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+    gcs_profile_free(q);
+    gcs_profile_free(p);
+    remove_dir(dir);
+}
+
+static void test_save_refuses_and_leaves_nothing(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_profile *p = gcs_profile_new(1);
+    p->latency_ns[GCS_ACCESS_READ][0] = 100;
+    p->latency_ns[GCS_ACCESS_RW][0] = 120;
+    char *dir = make_tmpdir();
+    char path[512];
+
+    snprintf(path, sizeof path, "%s/no/such/dir/machine.json", dir);
+    assert_int_equal(gcs_profile_save(p, path, &err), -1);
+    assert_non_null(strstr(err.msg, "no/such/dir/machine.json"));
+    assert_int_equal(count_entries(dir), 0);
+
+    /* An invalid profile is not written at all. */
+    p->latency_ns[GCS_ACCESS_RW][0] = NAN;
+    snprintf(path, sizeof path, "%s/machine.json", dir);
+    assert_int_equal(gcs_profile_save(p, path, &err), -1);
+    assert_non_null(strstr(err.msg, "latency_ns.rw[0][0]: not a finite number"));
+    assert_int_equal(count_entries(dir), 0);
+    assert_int_equal(access(path, F_OK), -1);
+
+    gcs_profile_free(p);
+    remove_dir(dir);
+}
+
+static void test_validate_in_memory(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_profile *p = gcs_profile_new(2);
+    for (int k = 0; k < 4; k++) {
+        p->latency_ns[GCS_ACCESS_READ][k] = 100;
+        p->latency_ns[GCS_ACCESS_RW][k] = 100;
+    }
+    assert_int_equal(gcs_profile_validate(p, &err), 0);
+    p->occupancy_ns[GCS_ACCESS_READ][1] = INFINITY;
+    assert_int_equal(gcs_profile_validate(p, &err), -1);
+    assert_string_equal(err.msg, "occupancy_ns.read[1]: not a finite number");
+    p->occupancy_ns[GCS_ACCESS_READ][1] = 10;
+    p->nodes[1].id = 0;
+    assert_int_equal(gcs_profile_validate(p, &err), -1);
+    assert_non_null(strstr(err.msg, "nodes[1].id: duplicate node id 0"));
+    p->nodes[1].id = 1;
+    snprintf(p->counters_source, sizeof p->counters_source, "%s", "");
+    assert_int_equal(gcs_profile_validate(p, &err), -1);
+    assert_non_null(strstr(err.msg, "counters.source"));
+    gcs_profile_free(p);
+    assert_null(gcs_profile_new(0));
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void test_load_errors(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    char *dir = make_tmpdir();
+    char path[512];
+
+    snprintf(path, sizeof path, "%s/missing.json", dir);
+    assert_null(gcs_profile_load(path, &err));
+    assert_non_null(strstr(err.msg, "missing.json: cannot read: No such file"));
+
+    assert_null(gcs_profile_load(dir, &err));
+    assert_non_null(strstr(err.msg, "cannot read: Is a directory"));
+
+    snprintf(path, sizeof path, "%s/truncated.json", dir);
+    char *half = strndup(base_doc, strlen(base_doc) / 2);
+    write_file(path, half);
+    free(half);
+    assert_null(gcs_profile_load(path, &err));
+    assert_non_null(strstr(err.msg, "truncated.json: malformed JSON at line 1"));
+
+    /* Beyond double range: JSON itself can't carry it. */
+    snprintf(path, sizeof path, "%s/overflow.json", dir);
+    write_file(path, "{\"format\": \"gcscale-machine\", \"version\": 1, \"nodes\": 1e400}");
+    assert_null(gcs_profile_load(path, &err));
+    assert_non_null(strstr(err.msg, "overflow.json: malformed JSON"));
+
+    snprintf(path, sizeof path, "%s/dup.json", dir);
+    write_file(path, "{\"format\": \"gcscale-machine\", \"version\": 1, \"version\": 2}");
+    assert_null(gcs_profile_load(path, &err));
+    assert_non_null(strstr(err.msg, "duplicate"));
+
+    snprintf(path, sizeof path, "%s/invalid.json", dir);
+    json_t *doc = load_base();
+    set_path(doc, "occupancy_ns.read.1", json_integer(-5));
+    assert_int_equal(json_dump_file(doc, path, 0), 0);
+    json_decref(doc);
+    assert_null(gcs_profile_load(path, &err));
+    assert_non_null(strstr(err.msg, "invalid.json: occupancy_ns.read[1]: negative value -5"));
+
+    remove_dir(dir);
+}
+
+static void test_reference_profiles(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_profile *o2k = gcs_profile_load("data/machines/o2k.json", &err);
+    if (!o2k)
+        fail_msg("o2k: %s", err.msg);
+    assert_int_equal(o2k->nnodes, 32);
+    int ncpus = 0;
+    for (int i = 0; i < o2k->nnodes; i++) {
+        assert_int_equal(o2k->nodes[i].ncpus, 2);
+        ncpus += o2k->nodes[i].ncpus;
+        for (int j = 0; j < o2k->nnodes; j++) {
+            assert_true(gcs_profile_latency(o2k, GCS_ACCESS_READ, i, j) == (i == j ? 270 : 590));
+            assert_true(gcs_profile_latency(o2k, GCS_ACCESS_RW, i, j) == (i == j ? 850 : 1400));
+        }
+        assert_true(o2k->occupancy_ns[GCS_ACCESS_READ][i] == 230);
+        assert_true(o2k->occupancy_ns[GCS_ACCESS_RW][i] == 490);
+    }
+    assert_int_equal(ncpus, 64);
+    assert_int_equal(o2k->has_gc_cost, 0);
+    assert_non_null(json_object_get(o2k->extra, "source"));
+    gcs_profile_free(o2k);
+
+    gcs_profile *e10k = gcs_profile_load("data/machines/e10k.json", &err);
+    if (!e10k)
+        fail_msg("e10k: %s", err.msg);
+    assert_int_equal(e10k->nnodes, 16);
+    for (int i = 0; i < e10k->nnodes; i++) {
+        assert_int_equal(e10k->nodes[i].ncpus, 4);
+        for (int j = 0; j < e10k->nnodes; j++) {
+            assert_true(gcs_profile_latency(e10k, GCS_ACCESS_READ, i, j) == 560);
+            assert_true(gcs_profile_latency(e10k, GCS_ACCESS_RW, i, j) == 610);
+        }
+        assert_true(e10k->occupancy_ns[GCS_ACCESS_READ][i] == 250);
+        assert_true(e10k->occupancy_ns[GCS_ACCESS_RW][i] == 420);
+    }
+    assert_int_equal(e10k->has_gc_cost, 0);
+    assert_non_null(json_object_get(e10k->extra, "source"));
+    gcs_profile_free(e10k);
+}
+
+static char *print_to_string(const gcs_profile *p, gcs_format fmt)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    assert_non_null(fp);
+    gcs_profile_print(p, fp, fmt);
+    fclose(fp);
+    return buf;
+}
+
+static void test_print(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    json_t *doc = load_base();
+    set_path(doc, "nodes.0.cpus", parse("[8, 0, 3, 1, 2]"));
+    set_path(doc, "nodes.1.cpus", parse("[5]"));
+    gcs_profile *p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+
+    char *text = print_to_string(p, GCS_FORMAT_TEXT);
+    assert_non_null(strstr(text, "0-3,8"));
+    assert_non_null(strstr(text, "1 GiB"));
+    assert_non_null(strstr(text, "48 KiB"));
+    assert_non_null(strstr(text, "read latency M1 (ns): rows = CPU node, columns = memory node"));
+    assert_non_null(strstr(text, "RW latency M1 (ns)"));
+    assert_non_null(strstr(text, "141.0"));
+    assert_non_null(strstr(text, "51.50"));
+    assert_non_null(strstr(text, "400.00"));
+    assert_non_null(strstr(text, "other keys kept: measurement"));
+    free(text);
+
+    char *csv = print_to_string(p, GCS_FORMAT_CSV);
+    assert_non_null(strstr(csv, "# nodes\nnode,cpus,ncpus,mem_bytes\n0,\"0-3,8\",5,1073741824\n"));
+    assert_non_null(strstr(csv, "# read latency M1 (ns): rows = CPU node, columns = memory node\n"
+                                "cpu_node,0,1\n0,90.0,140.0\n1,141.0,91.0\n"));
+    assert_non_null(strstr(csv, "# RW latency M1"));
+    free(csv);
+
+    char *js = print_to_string(p, GCS_FORMAT_JSON);
+    json_error_t jerr;
+    json_t *printed = json_loads(js, 0, &jerr);
+    assert_non_null(printed);
+    json_t *expected = gcs_profile_to_json(p);
+    assert_true(json_equal(printed, expected));
+    json_decref(expected);
+    json_decref(printed);
+    free(js);
+
+    /* Without gc costs the text says how to get them. */
+    p->has_gc_cost = 0;
+    text = print_to_string(p, GCS_FORMAT_TEXT);
+    assert_non_null(strstr(text, "not calibrated: run gcscale calibrate once the collector exists"));
+    free(text);
+
+    gcs_profile_free(p);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_base_document_loads),
+        cmocka_unit_test(test_validation_names_the_key),
+        cmocka_unit_test(test_not_an_object),
+        cmocka_unit_test(test_optional_keys),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_save_refuses_and_leaves_nothing),
+        cmocka_unit_test(test_validate_in_memory),
+        cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_reference_profiles),
+        cmocka_unit_test(test_print),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
