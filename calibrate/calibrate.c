@@ -440,7 +440,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     }
     /* Work units: roughly the expected seconds of each step on a small
      * machine, for the progress line's time estimate. */
-    gcs_progress_init(&c.pr, 0.5 + 2 + nn * (1 + 1 + 2 + 0.5 + (thp ? 1.5 : 0)), opts->quiet);
+    gcs_progress_init(&c.pr, 0.5 + 2 + nn * (1 + 1 + 2 + 0.5 + (thp ? 1.5 : 0)) + 1, opts->quiet);
 
     uint64_t t0 = step_begin(&c, "topology and counters", 0.5);
     if (gcs_topo_fill_profile(c.t, p, err) < 0)
@@ -454,7 +454,6 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     c.count_llc = gcs_counters_probe(&c.counters);
     snprintf(p->counters_source, sizeof p->counters_source, "%s", c.counters.source);
     snprintf(p->counters_reason, sizeof p->counters_reason, "%s", c.counters.reason);
-    p->has_gc_cost = 0;
     if (c.synthetic) {
         char w[400];
         snprintf(w, sizeof w,
@@ -483,6 +482,13 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     for (int m = 0; m < nn; m++)
         if (measure_node(&c, p, m, size, primary, thp, real_cpus, err) < 0)
             goto fail;
+
+    t0 = step_begin(&c, "gc costs (marker on cache-resident heaps)", 1);
+    json_t *gc_costs;
+    if (gcs_calibrate_gc_costs(quick, p, &gc_costs, err) < 0)
+        goto fail;
+    json_object_set_new(c.cal, "gc_costs", gc_costs);
+    step_end(&c, "gc costs (marker on cache-resident heaps)", 1, t0);
 
     json_object_set_new(c.cal, "binding_honoured", json_boolean(c.all_bound));
     json_object_set_new(c.cal, "warnings", c.warnings);

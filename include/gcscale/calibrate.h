@@ -4,8 +4,9 @@
  * Owns the calibration run: topology, read and RW latency for every (CPU
  * node, memory node) pair, occupancy (read and RW) per memory node with both
  * fits, bandwidth per node and hardware counters, into a gcs_profile whose
- * extra JSON holds every detail under "calibration".  Calls common.h,
- * topology.h, microbench.h, occfit.h and profile.h.
+ * extra JSON holds every detail under "calibration"; and the marker's own
+ * costs (gc_cost_ns), timed on the collector.  Calls common.h, topology.h,
+ * microbench.h, occfit.h, profile.h and the collector's public gc.h.
  */
 #ifndef GCSCALE_CALIBRATE_H
 #define GCSCALE_CALIBRATE_H
@@ -33,5 +34,12 @@ void gcs_calibrate_opts_init(gcs_calibrate_opts *opts);
 /* Runs the calibration; on success *out is a new profile (free with
  * gcs_profile_free).  Returns -1 with err set on failure. */
 int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err *err);
+
+/* Times the collector's mark on small cache-resident heaps of varied shape and
+ * fits gc_cost_ns (object, pointer: least squares over T1 at P = 1; steal:
+ * extra busy time per steal at P = 2) into p.  *details gets the load points,
+ * the fit and its residuals (new reference).  Starts and shuts down a
+ * collector, so none may exist in the process.  quick: fewer repetitions. */
+int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err);
 
 #endif
