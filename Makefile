@@ -15,7 +15,7 @@ BUILD    ?= build
 SAN      ?=
 CC       ?= cc
 
-PKGS      := hwloc gsl jansson numa papi
+PKGS      := hwloc gsl jansson numa papi zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
@@ -31,7 +31,7 @@ ALL_LDFLAGS += -fsanitize=$(SAN)
 endif
 LIBS     := $(PKG_LIBS) -lm
 
-LIB_DIRS := common microbench calibrate model gc gc-predict workloads
+LIB_DIRS := common microbench calibrate model gc gc-predict workloads gcbench
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRCS := $(wildcard cli/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -103,3 +103,51 @@ install: all $(BUILD)/libgcscale.a
 
 clean:
 	rm -rf build
+
+# make bench: gcscale gc-bench on the four canonical shapes and, where
+# pkg-config finds bdw-gc (Debian libgc-dev), the same shapes in Boehm GC
+# (build/gcscale-boehm-bench); prints them side by side (scripts/bench-compare,
+# needs jq) and keeps the JSON under build/bench/.  BENCH_REPS: collections per P.
+HAVE_BDW := $(shell pkg-config --exists bdw-gc 2>/dev/null && echo 1)
+BENCH_REPS ?= 7
+.PHONY: bench
+ifeq ($(HAVE_BDW),1)
+BENCH_BOEHM := $(BUILD)/gcscale-boehm-bench
+$(BUILD)/gcscale-boehm-bench: gcbench/boehm/boehm_bench.c $(BUILD)/libgcscale.a $(HEADERS) Makefile
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags bdw-gc) -o $@ $< $(BUILD)/libgcscale.a \
+	  $(shell pkg-config --libs bdw-gc) $(LIBS) $(ALL_LDFLAGS)
+endif
+bench: all $(BENCH_BOEHM)
+	BENCH_REPS=$(BENCH_REPS) scripts/bench-compare $(BUILD)
+
+# make fuzz: libFuzzer (clang) over the heap snapshot reader, from a seed
+# corpus of small valid snapshots (tests/fuzz/make_seeds.c), for FUZZ_SECONDS.
+# The corpus it grows is kept in $(BUILD)/fuzz/corpus; a crash leaves its
+# input as $(BUILD)/fuzz/crash-*.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c gc/snapshot.c common/err.c common/outfile.c
+.PHONY: fuzz
+$(FUZZ_DIR)/fuzz_snapshot: $(FUZZ_SRCS) $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=all -Iinclude $(PKG_CFLAGS) -o $@ $(FUZZ_SRCS) -ljansson -lz
+$(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/libgcscale.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
+fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/make_seeds
+	rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus
+	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
+	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
+
+# make bench-model: the cache simulator's accesses per second and what the
+# fast and slow heap inspection cost against the serial mark time of the
+# gc-bench shapes (model/bench/bench_model.c).  BENCH_MODEL_ARGS: its options
+# (--profile FILE, --shapes tree,list, --depth D, --reps N, ...).
+.PHONY: bench-model
+$(BUILD)/bench-model: model/bench/bench_model.c $(BUILD)/libgcscale.a $(HEADERS) Makefile
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
+bench-model: $(BUILD)/bench-model
+	$(BUILD)/bench-model $(BENCH_MODEL_ARGS)

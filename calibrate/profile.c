@@ -1036,7 +1036,7 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
     const char *title = "gc costs (ns)";
     if (!p->has_gc_cost) {
         fprintf(fp, fmt == GCS_FORMAT_CSV ? "# %s: %s\n\n" : "%s: %s\n\n", title,
-                "not calibrated: run gcscale calibrate once the collector exists");
+                "not calibrated (a hand-written profile?): run gcscale calibrate on the machine");
         return;
     }
     const char *cols[] = {"object_ns", "pointer_ns", "steal_ns"};

@@ -17,7 +17,10 @@
 
 int cmd_bench(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_gc_bench(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 
 /* Prints "gcscale CMD: MESSAGE (see 'gcscale CMD --help')" and exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -19,6 +19,9 @@ static const command commands[] = {
     {"calibrate", cmd_calibrate, "measure this machine and write its machine profile (JSON)"},
     {"bench",     cmd_bench,     "run one microbenchmark: latency, rw, occupancy, bandwidth, sweep, topology"},
     {"machine",   cmd_machine,   "show and validate a machine profile: machine show FILE"},
+    {"gc-bench",  cmd_gc_bench,  "time full collections of a canonical heap at P = 1..ncpus"},
+    {"predict",   cmd_predict,   "predict mark time and speedup of a snapshot's heap for every P"},
+    {"snapshot",  cmd_snapshot,  "inspect and validate a heap snapshot: snapshot info FILE"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -731,6 +731,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     st->span = NAN;
     st->span_cost_object = gc->opts.span_cost_object;
     st->span_cost_pointer = gc->opts.span_cost_pointer;
+    st->cache_misses_available = gc->counters_ok;
     for (int i = 0; i < gc->pool_size; i++) {
         gcs_worker *w = &gc->workers[i];
         memset(&w->st, 0, sizeof w->st);
@@ -751,7 +752,8 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     int next_worker = 0;
     void **root_list = NULL;
     size_t nroot_list = 0, root_cap = 0;
-    void ***want_list = gc->opts.compute_span ? &root_list : NULL;
+    int snap_due = gcs_snap_due(gc, st->index);
+    void ***want_list = gc->opts.compute_span || snap_due ? &root_list : NULL;
     pthread_mutex_lock(&gc->roots_lock);
     for (size_t i = 0; i < gc->nroots; i++)
         st->roots += push_root_obj(gc, *gc->roots[i], &next_worker, threads, want_list, &nroot_list, &root_cap);
@@ -771,6 +773,9 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
                                     gc->opts.span_cost_pointer);
         st->span_ns = gcs_now_ns() - t2;
     }
+    /* Heap snapshot: the marked set is the live graph; timed apart (snapshot_ns). */
+    if (snap_due && gcs_snap_take(gc, st, root_list, nroot_list) < 0)
+        set_last_error("gc: snapshot: %s", st->snapshot_error);
     free(root_list);
 
     uint64_t t3 = gcs_now_ns();
@@ -808,7 +813,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
         st->steal_attempts += ws->steal_attempts;
         st->steals += ws->steals;
     }
-    st->pause_ns = gcs_now_ns() - t_start;
+    st->pause_ns = gcs_now_ns() - t_start - st->snapshot_ns;
     gc->have_last = 1;
     log_stats(gc, st);
     if (gc->opts.on_collection)
@@ -880,6 +885,11 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
     json_object_set_new(j, "span_cost_object", json_real(s->span_cost_object));
     json_object_set_new(j, "span_cost_pointer", json_real(s->span_cost_pointer));
     json_object_set_new(j, "cache_misses", s->cache_misses_available ? json_true() : json_string("unavailable"));
+    json_object_set_new(j, "snapshot_path", s->snapshot_status ? json_string(s->snapshot_path) : json_null());
+    U("snapshot_ns", s->snapshot_ns);
+    U("snapshot_bytes", s->snapshot_bytes);
+    U("snapshot_objects", s->snapshot_objects);
+    json_object_set_new(j, "snapshot_error", s->snapshot_status < 0 ? json_string(s->snapshot_error) : json_null());
     json_t *ws = json_array();
     for (int i = 0; i < s->threads && i < GCS_GC_MAX_THREADS; i++) {
         const gcs_gc_worker_stats *w = &s->workers[i];
@@ -968,6 +978,13 @@ void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode)
     gcs_collector *gc = gcs_gc_global;
     if (gc)
         atomic_store_explicit(&gc->mark_mode, (int)mode, memory_order_relaxed);
+}
+
+void gcs_gc_set_instrumentation(int on)
+{
+    gcs_collector *gc = gcs_gc_global;
+    if (gc)
+        atomic_store_explicit(&gc->instrument, on ? 1 : 0, memory_order_relaxed);
 }
 
 void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer)
@@ -1073,12 +1090,18 @@ int gcs_gc_init(const gcs_gc_options *opts_in, gcs_err *err)
     }
     gc->opts = opts;
     gc->opts.log_path = NULL;
+    gc->opts.snapshot_path = NULL;
+    if (gcs_snap_setup(gc, &opts, err) < 0) {
+        free(gc);
+        return -1;
+    }
     const char *log = opts.log_path ? opts.log_path : getenv("GCSCALE_GC_LOG");
     if (log)
         snprintf(gc->log_path, sizeof gc->log_path, "%s", log);
     gc->threads = opts.threads;
     gc->pool_size = opts.max_threads;
     atomic_init(&gc->mark_mode, (int)opts.mark_mode);
+    atomic_init(&gc->instrument, 1);
     gc->generation = ++generations;
     gc->nnodes = numa_available() >= 0 ? numa_max_node() + 1 : 1;
     if (opts.numa_policy == GCS_GC_NUMA_NODE && (opts.numa_node < 0 || opts.numa_node >= gc->nnodes)) {

@@ -66,6 +66,7 @@ typedef struct gcs_worker {
     size_t lo, hi, cap;
     int oom;                /* the private stack could not grow */
     uint32_t rng;
+    int papi_eventset;      /* this worker's LLC-miss event set; -1 none (PAPI_NULL) */
     gcs_gc_worker_stats st;
     /* sweep results */
     int64_t partial_head[GCS_NCLASSES], partial_tail[GCS_NCLASSES];
@@ -98,6 +99,8 @@ typedef struct gcs_collector {
     gcs_gc_options opts;
     char log_path[4096];
     int threads;                  /* P for the next collection */
+    _Atomic int instrument;       /* per-object counters and search clocks (default 1) */
+    int counters_ok;              /* PAPI LLC-miss event found (llc.c) */
     int pool_size;
     _Atomic int mark_mode;
 
@@ -129,6 +132,14 @@ typedef struct gcs_collector {
 
     gcs_gc_stats last;
     int have_last;
+
+    /* heap snapshots (snapshot_gc.c); guarded by gc_lock */
+    char snap_pattern[4096];      /* periodic: path pattern, "" off */
+    uint64_t snap_every;
+    char snap_next[4096];         /* one-shot request, "" none */
+    uint64_t snap_ticket, snap_done_ticket;
+    int snap_done_status;
+    char snap_done_error[512];
 } gcs_collector;
 
 extern gcs_collector *gcs_gc_global;
@@ -142,8 +153,19 @@ void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker);
 void gcs_mark_run(gcs_collector *gc, int threads);
 double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
                         double cost_object, double cost_pointer);
+/* llc.c: LLC misses per worker through PAPI, where the machine has them */
+void gcs_llc_setup(gcs_collector *gc);          /* once per collector, before the pool */
+void gcs_llc_worker_open(gcs_worker *w);       /* on the worker's thread */
+void gcs_llc_worker_close(gcs_worker *w);
+void gcs_llc_worker_start(gcs_worker *w);
+void gcs_llc_worker_stop(gcs_worker *w);       /* sets w->st.cache_misses */
 /* gc.c */
 void gcs_sweep_worker(gcs_worker *w);
+/* snapshot_gc.c */
+int gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err); /* at init */
+int gcs_snap_due(gcs_collector *gc, uint64_t index);
+/* Writes the marked heap (between mark and sweep); fills st->snapshot_*. */
+int gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroots);
 
 static inline size_t gcs_granule_of(const gcs_collector *gc, uintptr_t slot)
 {

@@ -121,6 +121,15 @@ mark_set(gcs_collector *gc, uintptr_t obj, const int mode)
     return 1;
 }
 
+/* Where obj's mark lives (for prefetching). */
+static inline __attribute__((always_inline)) const void *
+mark_addr(const gcs_collector *gc, uintptr_t obj, const int mode)
+{
+    size_t g = (obj - 8 - (uintptr_t)gc->base) >> GCS_GRANULE_SHIFT;
+    return mode == GCS_GC_MARK_ATOMIC_BITS ? (const void *)&gc->mark_bits[g >> 6]
+                                           : (const void *)&gc->mark_bytes[g];
+}
+
 /* Roots are pushed like fields: unmarked, the mark loop tests them. */
 void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
 {
@@ -157,12 +166,37 @@ push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
     }
 }
 
-/* Pop and scan until this worker's private stack, FIFO and deque are empty. */
+/* Instrumentation at one add per object: the loop sums the headers of the
+ * objects it scans (hsum += hdr; a header is words << 32 | nptrs) and splits
+ * the sum every GCS_HSUM_FLUSH objects (a countdown, which also counts the
+ * objects) and at the end: the low half
+ * is the pointer fields, the high half the payload words.  Objects with more
+ * than GCS_GC_CHUNK_FIELDS pointer fields are counted apart, so the low half
+ * grows by at most 128 per object and never carries; the high half is exact
+ * unless one worker scans over 32 GiB within 4096 consecutive objects.
+ * (Counting bytes and pointers separately per object cost ~15% of the tree's
+ * mark time; this costs about 1%, see docs/gc-bench.md.) */
+#define GCS_HSUM_FLUSH 4096u
+
+static inline void hdr_flush(uint64_t *hsum, uint32_t *budget, uint64_t *objects, uint64_t *bytes,
+                             uint64_t *pointers)
+{
+    *objects += GCS_HSUM_FLUSH - *budget; /* objects counted down from GCS_HSUM_FLUSH */
+    *budget = GCS_HSUM_FLUSH;
+    *bytes += 8 * (*hsum >> 32);
+    *pointers += (uint32_t)*hsum;
+    *hsum = 0;
+}
+
+/* Pop and scan until this worker's private stack, FIFO and deque are empty.
+ * instr (a compile-time constant) keeps the per-object counters; without it
+ * the loop is the bare mark, which is how the counters' cost is measured. */
 static inline __attribute__((always_inline)) void
-mark_drain(gcs_worker *w, const int mode)
+mark_drain(gcs_worker *w, const int mode, const int instr)
 {
     gcs_collector *gc = w->gc;
-    uint64_t objects = 0, pointers = 0, bytes = 0, chunks = 0;
+    uint64_t objects = 0, pointers = 0, bytes = 0, chunks = 0, hsum = 0;
+    uint32_t budget = GCS_HSUM_FLUSH;
     uintptr_t fifo[GCS_MARK_FIFO];
     unsigned fifo_head = 0, fifo_count = 0;
     for (;;) {
@@ -174,22 +208,69 @@ mark_drain(gcs_worker *w, const int mode)
             gcs_mark_entry e = w->stack[--w->hi];
             if (__builtin_expect(e.end != 0, 0)) {
                 /* A chunk of a large pointer array: leave the rest as its own
-                 * entry, under this chunk's children, where thieves find it. */
+                 * entry, under this chunk's children, where thieves find it.
+                 * When some worker is idle and this one has nothing published,
+                 * publish the second half of the rest at once: handing the
+                 * rest over whole would make the array bounce between workers
+                 * one chunk per steal. */
                 const uintptr_t *f = (const uintptr_t *)e.begin, *end = (const uintptr_t *)e.end;
-                chunks++;
+                const uintptr_t *all_end = end;
+                if (instr)
+                    chunks++;
                 if (end - f > GCS_GC_CHUNK_FIELDS) {
-                    stack_push(w, (uintptr_t)(f + GCS_GC_CHUNK_FIELDS), (uintptr_t)end);
+                    const uintptr_t *rest = f + GCS_GC_CHUNK_FIELDS, *rest_end = end;
+                    if (__builtin_expect(atomic_load_explicit(&gc->mark_idle, memory_order_relaxed) != 0, 0)
+                        && rest_end - rest >= 2 * GCS_GC_CHUNK_FIELDS && gcs_deque_size_hint(&w->deque) <= 0) {
+                        const uintptr_t *mid = rest + (rest_end - rest) / 2;
+                        if (gcs_deque_push(&w->deque, (gcs_mark_entry){(uintptr_t)mid, (uintptr_t)rest_end}) == 0) {
+                            rest_end = mid;
+                            w->st.spills++;
+                        }
+                    }
+                    stack_push(w, (uintptr_t)rest, (uintptr_t)rest_end);
                     end = f + GCS_GC_CHUNK_FIELDS;
+                    all_end = rest_end;
                 }
-                pointers += (uint64_t)(end - f);
-                push_fields(w, f, end);
+                if (instr)
+                    pointers += (uint64_t)(end - f);
+                /* Examine the elements in place (no round trip through the
+                 * stack and FIFO): the array is read in order, so prefetching
+                 * GCS_MARK_FIFO elements ahead hides the children's misses. */
+                for (const uintptr_t *p = f; p < end; p++) {
+                    if (p + GCS_MARK_FIFO < all_end) {
+                        uintptr_t ahead = p[GCS_MARK_FIFO];
+                        if (ahead) {
+                            __builtin_prefetch((const void *)(ahead - 8));
+                            __builtin_prefetch(mark_addr(gc, ahead, mode));
+                        }
+                    }
+                    uintptr_t c = *p;
+                    if (!c || !mark_set(gc, c, mode))
+                        continue;
+                    uint64_t hdr = ((const uint64_t *)c)[-1];
+                    const uintptr_t *cf = (const uintptr_t *)c, *cend = cf + GCS_HDR_NPTRS(hdr);
+                    if (instr) {
+                        hsum += hdr;
+                        if (__builtin_expect(--budget == 0, 0))
+                            hdr_flush(&hsum, &budget, &objects, &bytes, &pointers);
+                    }
+                    if (cend == cf)
+                        continue;
+                    if (cend - cf > GCS_GC_CHUNK_FIELDS) {
+                        if (instr) {
+                            hsum -= GCS_HDR_NPTRS(hdr);
+                            pointers += GCS_GC_CHUNK_FIELDS; /* the rest: per chunk */
+                        }
+                        stack_push(w, (uintptr_t)(cf + GCS_GC_CHUNK_FIELDS), (uintptr_t)cend);
+                        cend = cf + GCS_GC_CHUNK_FIELDS;
+                    }
+                    push_fields(w, cf, cend);
+                }
                 continue;
             }
             uintptr_t c = e.begin;
             __builtin_prefetch((const void *)(c - 8));
-            __builtin_prefetch(mode == GCS_GC_MARK_ATOMIC_BITS
-                                   ? (const void *)&gc->mark_bits[gcs_granule_of(gc, c - 8) >> 6]
-                                   : (const void *)&gc->mark_bytes[gcs_granule_of(gc, c - 8)]);
+            __builtin_prefetch(mark_addr(gc, c, mode));
             if (fifo_count < GCS_MARK_FIFO) {
                 fifo[(fifo_head + fifo_count++) % GCS_MARK_FIFO] = c;
                 continue;
@@ -213,13 +294,21 @@ mark_drain(gcs_worker *w, const int mode)
             continue;
         uint64_t hdr = ((const uint64_t *)obj)[-1];
         const uintptr_t *f = (const uintptr_t *)obj, *end = f + GCS_HDR_NPTRS(hdr);
-        objects++;
-        bytes += 8 + 8 * (uint64_t)GCS_HDR_WORDS(hdr);
+        if (instr) {
+            /* One add per object: the header is words << 32 | nptrs, so the
+             * sum of headers sums both (see hdr_flush). */
+            hsum += hdr;
+            if (__builtin_expect(--budget == 0, 0))
+                hdr_flush(&hsum, &budget, &objects, &bytes, &pointers);
+        }
         if (end - f > GCS_GC_CHUNK_FIELDS) {
+            if (instr) { /* keep the low half small: count big arrays apart */
+                hsum -= GCS_HDR_NPTRS(hdr);
+                pointers += GCS_GC_CHUNK_FIELDS; /* the rest: per chunk */
+            }
             stack_push(w, (uintptr_t)(f + GCS_GC_CHUNK_FIELDS), (uintptr_t)end);
             end = f + GCS_GC_CHUNK_FIELDS;
         }
-        pointers += (uint64_t)(end - f);
         if (end - f == 1 && fifo_count == 0 && w->hi == w->lo) {
             /* A chain (linked list): nothing else is pending, so the FIFO
              * cannot hide this miss; follow the pointer directly instead of
@@ -233,6 +322,10 @@ mark_drain(gcs_worker *w, const int mode)
         }
         push_fields(w, f, end);
     }
+    if (!instr)
+        return;
+    hdr_flush(&hsum, &budget, &objects, &bytes, &pointers);
+    bytes += 8 * objects; /* the headers */
     w->st.objects_scanned += objects;
     w->st.pointers_scanned += pointers;
     w->st.bytes_marked += bytes;
@@ -241,14 +334,16 @@ mark_drain(gcs_worker *w, const int mode)
 
 /* Idle: look for an entry to steal.  Returns 1 with the entry pushed on the
  * private stack, or 0 when marking is complete (see the argument on top). */
-static int mark_find_work(gcs_worker *w, int nthreads)
+static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, int nthreads,
+                                                                const int instr)
 {
     gcs_collector *gc = w->gc;
-    uint64_t t0 = gcs_now_ns();
+    uint64_t t0 = instr ? gcs_now_ns() : 0;
     atomic_fetch_add_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
     for (unsigned round = 0;; round++) {
         if (atomic_load_explicit(&gc->mark_idle, memory_order_acquire) == nthreads) {
-            w->st.search_ns += gcs_now_ns() - t0;
+            if (instr)
+                w->st.search_ns += gcs_now_ns() - t0;
             return 0;
         }
         w->rng = w->rng * 1103515245u + 12345u;
@@ -263,7 +358,8 @@ static int mark_find_work(gcs_worker *w, int nthreads)
             if (gcs_deque_steal(&victim->deque, &e) == GCS_STEAL_OK) {
                 w->st.steals++;
                 stack_push(w, e.begin, e.end);
-                w->st.search_ns += gcs_now_ns() - t0;
+                if (instr)
+                    w->st.search_ns += gcs_now_ns() - t0;
                 return 1;
             }
             atomic_fetch_add_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
@@ -278,24 +374,37 @@ static int mark_find_work(gcs_worker *w, int nthreads)
 }
 
 static inline __attribute__((always_inline)) void mark_worker_loop(gcs_worker *w, int nthreads,
-                                                                   const int mode)
+                                                                   const int mode, const int instr)
 {
     do
-        mark_drain(w, mode);
-    while (nthreads > 1 && mark_find_work(w, nthreads));
+        mark_drain(w, mode, instr);
+    while (nthreads > 1 && mark_find_work(w, nthreads, instr));
 }
 
+/* One copy of the loop per mode and instrumentation setting (constants). */
 static void mark_worker(gcs_worker *w, int nthreads)
 {
-    uint64_t t0 = gcs_now_ns();
     int mode = atomic_load_explicit(&w->gc->mark_mode, memory_order_relaxed);
-    if (mode == GCS_GC_MARK_ATOMIC_BITS)
-        mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BITS);
-    else if (mode == GCS_GC_MARK_ATOMIC_BYTES)
-        mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BYTES);
-    else
-        mark_worker_loop(w, nthreads, GCS_GC_MARK_RELAXED_BYTES);
+    int instr = atomic_load_explicit(&w->gc->instrument, memory_order_relaxed);
+    gcs_llc_worker_start(w);
+    uint64_t t0 = gcs_now_ns();
+    if (instr) {
+        if (mode == GCS_GC_MARK_ATOMIC_BITS)
+            mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BITS, 1);
+        else if (mode == GCS_GC_MARK_ATOMIC_BYTES)
+            mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BYTES, 1);
+        else
+            mark_worker_loop(w, nthreads, GCS_GC_MARK_RELAXED_BYTES, 1);
+    } else {
+        if (mode == GCS_GC_MARK_ATOMIC_BITS)
+            mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BITS, 0);
+        else if (mode == GCS_GC_MARK_ATOMIC_BYTES)
+            mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BYTES, 0);
+        else
+            mark_worker_loop(w, nthreads, GCS_GC_MARK_RELAXED_BYTES, 0);
+    }
     w->st.mark_ns = gcs_now_ns() - t0;
+    gcs_llc_worker_stop(w);
     w->st.busy_ns = w->st.mark_ns > w->st.search_ns ? w->st.mark_ns - w->st.search_ns : 0;
 }
 
@@ -323,6 +432,7 @@ static void *worker_main(void *arg)
                 cpu = (int)pu->os_index;
         }
     }
+    gcs_llc_worker_open(w);
     uint64_t seen = 0;
     pthread_mutex_lock(&gc->pool_lock);
     w->pinned_cpu = cpu; /* read by the coordinator after a job, under pool_lock */
@@ -332,8 +442,10 @@ static void *worker_main(void *arg)
         seen = gc->job_epoch;
         int job = gc->job, nthreads = gc->job_threads;
         pthread_mutex_unlock(&gc->pool_lock);
-        if (job == GCS_JOB_EXIT)
+        if (job == GCS_JOB_EXIT) {
+            gcs_llc_worker_close(w);
             return NULL;
+        }
         if (w->index < nthreads) {
             if (job == GCS_JOB_MARK)
                 mark_worker(w, nthreads);
@@ -373,11 +485,13 @@ int gcs_pool_start(gcs_collector *gc, gcs_err *err)
         w->gc = gc;
         w->index = i;
         w->rng = 0x9e3779b9u * (uint32_t)(i + 1);
+        w->papi_eventset = -1; /* PAPI_NULL */
         if (gcs_deque_init(&w->deque, 1024) < 0 || stack_grow(w) < 0) {
             gcs_err_set(err, "gc: out of memory for mark stacks");
             return -1;
         }
     }
+    gcs_llc_setup(gc);
     for (int i = 0; i < gc->pool_size; i++) {
         int rc = pthread_create(&gc->workers[i].thread, NULL, worker_main, &gc->workers[i]);
         if (rc != 0) {
@@ -413,62 +527,15 @@ void gcs_pool_stop(gcs_collector *gc)
  * and a distance table indexed by granule (reserved lazily: only the entries
  * of live objects are touched). */
 
-typedef struct span_item {
-    double d;
-    uintptr_t obj;
-} span_item;
-
-static void span_heap_push(span_item *h, size_t *n, span_item it)
-{
-    size_t i = (*n)++;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (h[p].d <= it.d)
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = it;
-}
-
-static span_item span_heap_pop(span_item *h, size_t *n)
-{
-    span_item top = h[0], last = h[--(*n)];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && h[c + 1].d < h[c].d)
-            c++;
-        if (last.d <= h[c].d)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n > 0)
-        h[i] = last;
-    return top;
-}
-
 /* Records distance d for obj if it improves on the known one, queueing obj.
  * Returns -1 when the queue cannot grow. */
-static int span_relax(gcs_collector *gc, double *dist, span_item **heap, size_t *n,
-                      size_t *cap, uintptr_t obj, double d)
+static int span_relax(gcs_collector *gc, double *dist, gcs_minheap *queue, uintptr_t obj, double d)
 {
     size_t g = gcs_granule_of(gc, obj - 8);
     if (dist[g] != 0 && dist[g] <= d)
         return 0;
     dist[g] = d;
-    if (*n == *cap) {
-        span_item *grown = realloc(*heap, 2 * *cap * sizeof **heap);
-        if (!grown)
-            return -1;
-        *heap = grown;
-        *cap *= 2;
-    }
-    span_heap_push(*heap, n, (span_item){d, obj});
-    return 0;
+    return gcs_minheap_push(queue, d, obj);
 }
 
 static inline double span_weight(uintptr_t obj, double cost_object, double cost_pointer)
@@ -487,35 +554,32 @@ double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (dist == MAP_FAILED)
         return NAN;
-    size_t cap = 1024, n = 0;
-    span_item *heap = malloc(cap * sizeof *heap);
+    gcs_minheap queue = {0};
     double span = NAN;
-    if (!heap)
-        goto done;
     for (size_t i = 0; i < nroot_objs; i++) {
         uintptr_t o = (uintptr_t)root_objs[i];
-        if (span_relax(gc, dist, &heap, &n, &cap, o, span_weight(o, cost_object, cost_pointer)) < 0)
+        if (span_relax(gc, dist, &queue, o, span_weight(o, cost_object, cost_pointer)) < 0)
             goto done;
     }
     double longest = 0;
-    while (n > 0) {
-        span_item it = span_heap_pop(heap, &n);
-        if (it.d > dist[gcs_granule_of(gc, it.obj - 8)])
+    while (queue.n > 0) {
+        gcs_minheap_entry it = gcs_minheap_pop(&queue);
+        uintptr_t obj = (uintptr_t)it.item;
+        if (it.key > dist[gcs_granule_of(gc, obj - 8)])
             continue; /* a stale entry */
-        if (it.d > longest)
-            longest = it.d;
-        uint64_t hdr = ((const uint64_t *)it.obj)[-1];
-        const uintptr_t *f = (const uintptr_t *)it.obj;
+        if (it.key > longest)
+            longest = it.key;
+        uint64_t hdr = ((const uint64_t *)obj)[-1];
+        const uintptr_t *f = (const uintptr_t *)obj;
         for (uint32_t i = 0; i < GCS_HDR_NPTRS(hdr); i++) {
             uintptr_t c = f[i];
-            if (c && span_relax(gc, dist, &heap, &n, &cap, c,
-                                it.d + span_weight(c, cost_object, cost_pointer)) < 0)
+            if (c && span_relax(gc, dist, &queue, c, it.key + span_weight(c, cost_object, cost_pointer)) < 0)
                 goto done;
         }
     }
     span = longest;
 done:
-    free(heap);
+    gcs_minheap_free(&queue);
     munmap(dist, dist_bytes);
     return span;
 }

@@ -139,6 +139,24 @@ static void test_table_formats(void **state)
     gcs_table_free(t);
 }
 
+static void test_minheap_orders_and_grows(void **state)
+{
+    (void)state;
+    gcs_minheap h = {0};
+    /* 3000 keys in a scrambled order: more than the first allocation holds. */
+    for (uint64_t i = 0; i < 3000; i++)
+        assert_int_equal(gcs_minheap_push(&h, (double)((i * 7919) % 3000), i), 0);
+    double last = -1;
+    for (int i = 0; i < 3000; i++) {
+        gcs_minheap_entry e = gcs_minheap_pop(&h);
+        assert_true(e.key >= last);
+        assert_true((double)((e.item * 7919) % 3000) == e.key);
+        last = e.key;
+    }
+    assert_int_equal(h.n, 0);
+    gcs_minheap_free(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_percentiles),
         cmocka_unit_test(test_outfile_commit_and_abort),
         cmocka_unit_test(test_table_formats),
+        cmocka_unit_test(test_minheap_orders_and_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

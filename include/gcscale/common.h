@@ -42,6 +42,24 @@ int gcs_parse_size(const char *text, uint64_t *bytes, gcs_err *err);
 int gcs_parse_long(const char *text, long min, long max, long *value, gcs_err *err);
 int gcs_parse_double(const char *text, double min, double max, double *value, gcs_err *err);
 
+/* ---- priority queue ----------------------------------------------------------
+ * A binary min-heap of (key, item) pairs that grows as needed, for the
+ * Dijkstra walks that compute the span T-infinity.  push returns -1 when it
+ * cannot grow. */
+typedef struct gcs_minheap_entry {
+    double key;
+    uint64_t item;
+} gcs_minheap_entry;
+
+typedef struct gcs_minheap {
+    gcs_minheap_entry *entries;
+    size_t n, cap;
+} gcs_minheap;
+
+int gcs_minheap_push(gcs_minheap *h, double key, uint64_t item);
+gcs_minheap_entry gcs_minheap_pop(gcs_minheap *h); /* h->n must be > 0 */
+void gcs_minheap_free(gcs_minheap *h);
+
 /* ---- crash-safe output files ------------------------------------------------
  * Output goes to "PATH.tmp.PID" and is renamed over PATH only by
  * gcs_outfile_commit(), so a failed or interrupted run never leaves half a

@@ -88,6 +88,13 @@ typedef struct gcs_gc_options {
      * world still stopped (it may read, not allocate). */
     void (*on_collection)(const gcs_gc_stats *stats, void *arg);
     void *on_collection_arg;
+    /* Heap snapshots (docs/snapshot-format.md), written after the mark and
+     * before the sweep of every snapshot_every-th collection (index % N == 0).
+     * Every "%d" in the path is replaced by the collection index; without one
+     * the file is overwritten each time.  NULL: $GCSCALE_GC_SNAPSHOT (unset:
+     * no periodic snapshots); 0: $GCSCALE_GC_SNAPSHOT_EVERY, else 1. */
+    const char *snapshot_path;
+    uint64_t snapshot_every;
 } gcs_gc_options;
 
 /* Per-worker measurements of one collection.  Counters are kept in the
@@ -106,7 +113,7 @@ typedef struct gcs_gc_worker_stats {
     uint64_t spills;            /* times this worker published work for idle workers */
     uint64_t sweep_ns;
     uint64_t pages_swept;
-    int64_t cache_misses;       /* -1: unavailable (no counters yet) */
+    int64_t cache_misses;       /* LLC misses during this worker's mark (PAPI); -1: unavailable */
     int cpu;                    /* PU the worker is pinned to, -1 if not pinned */
 } gcs_gc_worker_stats;
 
@@ -143,7 +150,15 @@ struct gcs_gc_stats {
     int compute_span;
     double span;                /* T-infinity in the cost units below; NaN if not computed */
     double span_cost_object, span_cost_pointer;
-    int cache_misses_available; /* 0: no hardware counters used */
+    int cache_misses_available; /* 0: no hardware counters (gcs_gc_cache_miss_info says why) */
+    /* Heap snapshot of this collection, if one was due.  Its time is kept out
+     * of mark_ns and pause_ns (the world was stopped for pause_ns + snapshot_ns). */
+    int snapshot_status;        /* 0: none due, 1: written, -1: failed (not fatal) */
+    uint64_t snapshot_ns;       /* walking the marked heap and writing the file */
+    uint64_t snapshot_bytes;    /* file size */
+    uint64_t snapshot_objects;  /* objects in the snapshot (= the marked set) */
+    char snapshot_path[4096];   /* the file (pattern expanded) */
+    char snapshot_error[512];   /* why it failed; "" otherwise */
     gcs_gc_worker_stats workers[GCS_GC_MAX_THREADS];
 };
 
@@ -197,6 +212,47 @@ int gcs_gc_threads(void);
 int gcs_gc_max_threads(void);
 void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode);
 void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer);
+/* Instrumentation (default on).  Off, workers keep no per-object counters
+ * (objects_scanned, pointers_scanned, bytes_marked, chunks_scanned stay 0)
+ * and read no clock around their searches for work (search_ns 0, busy_ns =
+ * mark_ns); phase times, steals and spills are still recorded.  It exists to
+ * measure what the instrumentation costs (gcscale gc-bench --instr-cost). */
+void gcs_gc_set_instrumentation(int on);
+/* LLC misses per worker (workers[i].cache_misses): 1 when a PAPI event
+ * counts them, with its name in buf; 0 when unavailable, with PAPI's reason
+ * in buf ("unavailable: ...").  Probed once per process. */
+int gcs_gc_cache_miss_info(char *buf, size_t n);
+
+/* Heap snapshots ------------------------------------------------------------ */
+/* The next collection (whoever triggers it) also writes a snapshot to path
+ * ("%d" expanded as above), whether or not a periodic one is due; the
+ * periodic one is skipped for that collection.  One request is pending at a
+ * time: a second one before that collection replaces the first.  -1 if no
+ * collector. */
+int gcs_gc_snapshot_next(const char *path);
+/* Collects now and writes a snapshot of the live heap to path.  0, or -1 with
+ * err set (the collection itself always happens). */
+int gcs_gc_collect_snapshot(const char *path, gcs_err *err);
+/* Periodic snapshots from now on: path pattern (NULL: off) every N-th (0: 1). */
+int gcs_gc_set_snapshot(const char *path, uint64_t every);
+
+/* Builds a heap from a snapshot (include/gcscale/snapshot.h): allocates every
+ * object with its size and pointer count, in id (= address) order, links the
+ * fields and registers one root slot per snapshot root, so that the next
+ * collection marks the same graph.  Node placement follows this collector's
+ * policy, not the snapshot's.  The caller keeps the heap alive through
+ * out->roots until gcs_gc_snapshot_heap_release().  -1 with err set when the
+ * heap limit is too small (the partly built heap becomes garbage). */
+struct gcs_snapshot;
+typedef struct gcs_gc_snapshot_heap {
+    void **roots;               /* [nroots] registered root slots */
+    size_t nroots;
+    uint64_t objects;           /* objects allocated */
+    uint64_t bytes;             /* their payload bytes */
+} gcs_gc_snapshot_heap;
+int gcs_gc_build_snapshot(const struct gcs_snapshot *g, gcs_gc_snapshot_heap *out, gcs_err *err);
+/* Unregisters and frees the root slots (the objects become garbage). */
+void gcs_gc_snapshot_heap_release(gcs_gc_snapshot_heap *heap);
 
 /* Statistics --------------------------------------------------------------- */
 int gcs_gc_last_stats(gcs_gc_stats *out);   /* -1 before the first collection */

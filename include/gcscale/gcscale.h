@@ -17,5 +17,7 @@
 #include "gcscale/occfit.h"
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
+#include "gcscale/snapshot.h"
+#include "gcscale/shapes.h"
 
 #endif

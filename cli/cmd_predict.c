@@ -1,0 +1,238 @@
+/* cmd_predict.c -- gcscale predict: the mark time and speedup of a heap for
+ * every GC thread count, and how many threads it deserves.
+ *
+ *   gcscale predict --machine PROFILE SNAPSHOT [--threads LIST] [--fast|--slow]
+ *                   [--mva open|closed] [--measured FILE] [--plot FILE.svg]
+ *                   [--json | --csv]
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gcscale/inspect.h"
+#include "gcscale/predict.h"
+#include "gcscale/snapshot.h"
+
+static const char *const cmd = "predict";
+
+static void print_help(FILE *fp)
+{
+    fprintf(fp,
+            "usage: gcscale predict --machine PROFILE SNAPSHOT [options]\n"
+            "\n"
+            "Predicts the parallel mark time of the heap in SNAPSHOT on the machine in\n"
+            "PROFILE for every GC thread count P, with the Endo-Taura-Yonezawa model:\n"
+            "  T_P^M = T1/P + Tinf + Q_P * M_P / P,   Q_P = Q1 + N_S * L\n"
+            "where M_P, the miss cost with contention at the memory nodes, is solved as a\n"
+            "fixed point.  Prints one row per P (the model's terms, the ablations\n"
+            "Pred(M_P=M1) and Pred(Q_P=Q1), the predicted speedup stack) and the\n"
+            "recommended thread count: the smallest P within 5%% of the best predicted time.\n"
+            "\n"
+            "options:\n"
+            "  -m, --machine FILE   machine profile (gcscale calibrate; needs gc_cost_ns)\n"
+            "  -t, --threads LIST   thread counts, e.g. 1-64 or 1,2,4,8 (default 1..the\n"
+            "                       profile's CPU count)\n"
+            "  --fast               no cache simulation: Q1 = live cache lines (default when\n"
+            "                       the profile has no cache geometry)\n"
+            "  --slow               replay the serial mark through a simulation of the\n"
+            "                       profile's caches (default otherwise)\n"
+            "  --mva open|closed    contention model: the paper's open queue (default) or\n"
+            "                       exact MVA of a closed network of P workers\n"
+            "  --steals paper|A,B   N_S = P ln(T1) (default) or (P-1)(A ln(T1) + B)\n"
+            "  --measured FILE      a 'gcscale gc-bench --json' result to plot beside\n"
+            "  --plot FILE.svg      write the speedup plot (full model, both ablations,\n"
+            "                       ideal, measured)\n"
+            "  --json | --csv       machine-readable output\n"
+            "  -h, --help           this text\n"
+            "\n"
+            "Errors are one line on stderr with exit status 2.  The model: docs/model.md.\n");
+}
+
+static int profile_cpus(const gcs_profile *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->nnodes; i++)
+        n += p->nodes[i].ncpus;
+    return n > 0 ? n : 1;
+}
+
+static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path, FILE *fp)
+{
+    const gcs_model_heap *h = &ir->heap;
+    fprintf(fp, "heap %s: %llu objects, %llu edges, %.1f MiB live, %llu live cache lines\n",
+            snapshot_path, (unsigned long long)h->objects, (unsigned long long)h->edges,
+            (double)h->live_bytes / (1 << 20), (unsigned long long)h->live_lines);
+    fprintf(fp, "T1 %.4g ms, Tinf %.4g ms (%s), Q1 %.0f read + %.0f RW misses, L %.1f lines "
+                "(%s predictor, %.1f ms)\n",
+            h->t1_ns / 1e6, h->tinf_ns / 1e6, ir->span_method ? ir->span_method : "?",
+            h->q1[GCS_ACCESS_READ], h->q1[GCS_ACCESS_RW], h->live_lines_avg,
+            gcs_inspect_predictor_name(ir->predictor), ir->elapsed_ns / 1e6);
+    fprintf(fp, "memory nodes (V_j):");
+    for (int j = 0; j < h->nnodes && j < 16; j++)
+        fprintf(fp, " %d:%.3f", j, h->v[j]);
+    fprintf(fp, "%s\n\n", h->nnodes > 16 ? " ..." : "");
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    enum { O_FAST = 256, O_SLOW, O_MVA, O_STEALS, O_MEASURED, O_PLOT, O_JSON, O_CSV };
+    static const struct option options[] = {
+        {"machine", required_argument, NULL, 'm'},
+        {"threads", required_argument, NULL, 't'},
+        {"fast", no_argument, NULL, O_FAST},
+        {"slow", no_argument, NULL, O_SLOW},
+        {"mva", required_argument, NULL, O_MVA},
+        {"steals", required_argument, NULL, O_STEALS},
+        {"measured", required_argument, NULL, O_MEASURED},
+        {"plot", required_argument, NULL, O_PLOT},
+        {"json", no_argument, NULL, O_JSON},
+        {"csv", no_argument, NULL, O_CSV},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
+    int predictor = -1, c;
+    gcs_format fmt = GCS_FORMAT_TEXT;
+    gcs_model_opts mopts;
+    gcs_model_opts_init(&mopts);
+    while ((c = getopt_long(argc, argv, ":m:t:h", options, NULL)) != -1) {
+        switch (c) {
+        case 'm': machine = optarg; break;
+        case 't': threads_text = optarg; break;
+        case O_FAST: predictor = GCS_INSPECT_FAST; break;
+        case O_SLOW: predictor = GCS_INSPECT_SLOW; break;
+        case O_MVA:
+            if (strcmp(optarg, "open") == 0)
+                mopts.mva = GCS_MODEL_MVA_OPEN;
+            else if (strcmp(optarg, "closed") == 0)
+                mopts.mva = GCS_MODEL_MVA_CLOSED;
+            else
+                cli_usage_error(cmd, "--mva: '%s' is neither open nor closed", optarg);
+            break;
+        case O_STEALS:
+            if (strcmp(optarg, "paper") == 0) {
+                mopts.steals = GCS_MODEL_STEALS_PAPER;
+            } else {
+                char *end;
+                mopts.steal_a = strtod(optarg, &end);
+                if (*end != ',' || !isfinite(mopts.steal_a))
+                    cli_usage_error(cmd, "--steals: expected 'paper' or A,B, not '%s'", optarg);
+                mopts.steal_b = cli_parse_double(cmd, "--steals", end + 1, -1e9, 1e9);
+                mopts.steals = GCS_MODEL_STEALS_FITTED;
+            }
+            break;
+        case O_MEASURED: measured_path = optarg; break;
+        case O_PLOT: plot_path = optarg; break;
+        case O_JSON: fmt = GCS_FORMAT_JSON; break;
+        case O_CSV: fmt = GCS_FORMAT_CSV; break;
+        case 'h':
+            print_help(stdout);
+            return 0;
+        default:
+            cli_bad_option(cmd, argv);
+        }
+    }
+    if (!machine)
+        cli_usage_error(cmd, "--machine PROFILE is required");
+    if (optind != argc - 1)
+        cli_usage_error(cmd, optind >= argc ? "a SNAPSHOT file is required" : "one SNAPSHOT file, please");
+    const char *snapshot_path = argv[optind];
+
+    gcs_err err = {{0}};
+    int *threads = NULL, nthreads = 0;
+    if (threads_text && gcs_predict_parse_threads(threads_text, &threads, &nthreads, &err) < 0)
+        cli_usage_error(cmd, "--threads: %s", err.msg);
+
+    gcs_profile *prof = gcs_profile_load(machine, &err);
+    if (!prof)
+        cli_fail(cmd, &err);
+    if (!prof->has_gc_cost) {
+        gcs_err_set(&err, "%s: profile has no gc_cost_ns: run gcscale calibrate on the machine "
+                          "(hand-written profiles need them added)", machine);
+        cli_fail(cmd, &err);
+    }
+    if (!threads) {
+        char range[32];
+        snprintf(range, sizeof range, "1-%d", profile_cpus(prof));
+        if (gcs_predict_parse_threads(range, &threads, &nthreads, &err) < 0)
+            cli_fail(cmd, &err);
+    }
+    gcs_predict_measured *measured = NULL;
+    if (measured_path) {
+        measured = malloc(sizeof *measured);
+        if (!measured || gcs_predict_load_measured(measured_path, measured, &err) < 0)
+            cli_fail(cmd, &err);
+    }
+    gcs_snapshot *snap = gcs_snapshot_read(snapshot_path, &err);
+    if (!snap)
+        cli_fail(cmd, &err);
+
+    gcs_inspect_opts iopts;
+    gcs_inspect_opts_init(&iopts);
+    iopts.predictor = predictor >= 0 ? (gcs_inspect_predictor)predictor
+                      : prof->ncaches > 0 ? GCS_INSPECT_SLOW : GCS_INSPECT_FAST;
+    gcs_inspect_result ir;
+    if (gcs_inspect_heap(snap, prof, &iopts, &ir, &err) < 0) {
+        char msg[sizeof err.msg];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        gcs_err_set(&err, "%s: %s", snapshot_path, msg);
+        cli_fail(cmd, &err);
+    }
+    gcs_model_result *results = calloc((size_t)nthreads, sizeof *results);
+    if (!results) {
+        gcs_err_set(&err, "out of memory");
+        cli_fail(cmd, &err);
+    }
+    if (gcs_predict_curve(prof, &ir.heap, threads, nthreads, &mopts, results, &err) < 0)
+        cli_fail(cmd, &err);
+    int recommended = gcs_model_recommend(results, nthreads, GCS_PREDICT_TOLERANCE);
+    int best = gcs_model_recommend(results, nthreads, 0);
+
+    if (plot_path) {
+        char title[256], subtitle[512];
+        snprintf(title, sizeof title, "Predicted mark speedup: %s on %s", snapshot_path, machine);
+        snprintf(subtitle, sizeof subtitle,
+                 "%llu objects, T1 %.4g ms, Tinf %.4g ms; %s predictor, %s MVA; recommended P = %d",
+                 (unsigned long long)ir.heap.objects, ir.heap.t1_ns / 1e6, ir.heap.tinf_ns / 1e6,
+                 gcs_inspect_predictor_name(ir.predictor), gcs_model_mva_name(mopts.mva), recommended);
+        if (gcs_predict_plot(results, nthreads, measured, title, subtitle, plot_path, &err) < 0)
+            cli_fail(cmd, &err);
+    }
+
+    gcs_table *t = gcs_predict_table(results, nthreads);
+    if (fmt == GCS_FORMAT_JSON) {
+        json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:i, s:f}",
+                                "format", "gcscale-prediction", "version", 1, "snapshot",
+                                snapshot_path, "machine", machine, "predictor",
+                                gcs_inspect_predictor_name(ir.predictor), "mva",
+                                gcs_model_mva_name(mopts.mva), "inputs",
+                                gcs_inspect_result_to_json(&ir), "rows", gcs_table_to_json(t),
+                                "recommended_threads", recommended, "best_threads", best,
+                                "tolerance", GCS_PREDICT_TOLERANCE);
+        gcs_json_print(doc, stdout);
+        json_decref(doc);
+    } else if (fmt == GCS_FORMAT_CSV) {
+        gcs_table_print(t, stdout, GCS_FORMAT_CSV);
+    } else {
+        print_inputs(&ir, snapshot_path, stdout);
+        gcs_table_print(t, stdout, GCS_FORMAT_TEXT);
+        printf("\nrecommended: P = %d (the smallest P within %.0f%% of the best predicted time, "
+               "at P = %d)\n", recommended, 100 * GCS_PREDICT_TOLERANCE, best);
+    }
+    if (plot_path)
+        fprintf(stderr, "wrote %s\n", plot_path);
+    gcs_table_free(t);
+    free(results);
+    free(measured);
+    free(threads);
+    gcs_snapshot_free(snap);
+    gcs_profile_free(prof);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        gcs_err_set(&err, "stdout: write failed");
+        cli_fail(cmd, &err);
+    }
+    return 0;
+}

@@ -1,0 +1,245 @@
+/* cmd_snapshot.c -- gcscale snapshot: inspect heap snapshots.
+ *
+ *   gcscale snapshot info FILE [--json | --csv]
+ *
+ * Reading is the validation: a file that "info" prints is one the predictor
+ * accepts.  Format: docs/snapshot-format.md. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char *const cmd = "snapshot";
+
+static void print_help(FILE *fp)
+{
+    fprintf(fp,
+            "usage: gcscale snapshot info FILE [--json | --csv]\n"
+            "\n"
+            "Reads a heap snapshot (the live object graph at the start of a collection,\n"
+            "written by the collector when GCSCALE_GC_SNAPSHOT=PATH is set), checks every\n"
+            "checksum and every object, pointer, root and node id, and prints: objects,\n"
+            "pointer fields and edges, payload bytes, graph depth (BFS levels from the\n"
+            "roots), roots, the collector's parameters and the bytes on each memory node.\n"
+            "A file that fails a check is reported in one line, with exit status 2.\n"
+            "\n"
+            "options:\n"
+            "  --json      one JSON document\n"
+            "  --csv       the tables as CSV, each after a '# title' line\n"
+            "  -h, --help  this text\n"
+            "\n"
+            "The format is described in docs/snapshot-format.md.\n");
+}
+
+static void iso_time(uint64_t ns, char *buf, size_t n)
+{
+    time_t t = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    if (ns == 0 || !gmtime_r(&t, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, n, "-");
+}
+
+static void emit(gcs_table *t, const char *title, gcs_format fmt)
+{
+    if (fmt == GCS_FORMAT_CSV)
+        printf("# %s\n", title);
+    gcs_table_print(t, stdout, fmt);
+    fputc('\n', stdout);
+    gcs_table_free(t);
+}
+
+static int text_mode; /* key/value tables read better with every value left-aligned */
+
+static void kv_int(gcs_table *t, const char *k, long long v)
+{
+    gcs_table_add_str(t, k);
+    if (text_mode) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%lld", v);
+        gcs_table_add_str(t, buf);
+    } else {
+        gcs_table_add_int(t, v);
+    }
+}
+
+static void kv_str(gcs_table *t, const char *k, const char *v)
+{
+    gcs_table_add_str(t, k);
+    gcs_table_add_str(t, v);
+}
+
+static gcs_table *node_table(const gcs_snapshot_stats *st, const char *title)
+{
+    static const char *const cols[] = {"node", "objects", "bytes", "share_pct"};
+    gcs_table *t = gcs_table_new(title, 4, cols);
+    for (uint32_t j = 0; j <= st->node_count; j++) {
+        if (j == st->node_count && st->node_objects[j] == 0)
+            break; /* no object on an unknown node */
+        if (j == st->node_count)
+            gcs_table_add_str(t, "unknown");
+        else
+            gcs_table_add_int(t, j);
+        gcs_table_add_int(t, (long long)st->node_objects[j]);
+        gcs_table_add_int(t, (long long)st->node_bytes[j]);
+        gcs_table_add_num(t, st->bytes ? 100.0 * (double)st->node_bytes[j] / (double)st->bytes : 0.0, 1);
+    }
+    return t;
+}
+
+static json_t *json_doc(const char *path, const gcs_snapshot *g, const gcs_snapshot_stats *st)
+{
+    const gcs_snapshot_params *p = &g->params;
+    char when[64];
+    iso_time(p->timestamp_ns, when, sizeof when);
+    json_t *d = json_object();
+#define I(o, k, v) json_object_set_new(o, k, json_integer((json_int_t)(v)))
+    json_object_set_new(d, "file", json_string(path));
+    I(d, "format_version", GCS_SNAPSHOT_VERSION);
+    I(d, "objects", st->objects);
+    I(d, "pointer_fields", st->fields);
+    I(d, "edges", st->edges);
+    I(d, "null_fields", st->fields - st->edges);
+    I(d, "self_edges", st->self_edges);
+    I(d, "bytes", st->bytes);
+    I(d, "header_bytes", st->header_bytes);
+    I(d, "max_object_bytes", st->max_bytes);
+    I(d, "max_pointer_fields", st->max_nptrs);
+    I(d, "address_span_bytes", st->span_bytes);
+    I(d, "roots", st->roots);
+    I(d, "distinct_roots", st->distinct_roots);
+    I(d, "reachable", st->reachable);
+    I(d, "depth", st->depth);
+    json_t *pj = json_object();
+    I(pj, "gc_threads", p->gc_threads);
+    json_object_set_new(pj, "mark_mode", json_string(gcs_snapshot_mark_mode_name(p->mark_mode)));
+    I(pj, "heap_limit", p->heap_limit);
+    I(pj, "page_bytes", p->page_bytes);
+    json_object_set_new(pj, "numa_policy", json_string(gcs_snapshot_numa_policy_name(p->numa_policy)));
+    json_object_set_new(pj, "numa_node", p->numa_node < 0 ? json_null() : json_integer(p->numa_node));
+    I(pj, "node_count", p->node_count);
+    I(pj, "collection", p->collection);
+    I(pj, "timestamp_ns", p->timestamp_ns);
+    json_object_set_new(pj, "time", json_string(when));
+    I(pj, "heap_base", p->heap_base);
+    I(pj, "header_bytes", p->header_bytes);
+    I(pj, "granule_bytes", p->granule_bytes);
+    json_object_set_new(d, "params", pj);
+    json_t *nodes = json_array();
+    for (uint32_t j = 0; j <= st->node_count; j++) {
+        if (j == st->node_count && st->node_objects[j] == 0)
+            break;
+        json_t *o = json_object();
+        json_object_set_new(o, "node", j == st->node_count ? json_null() : json_integer(j));
+        I(o, "objects", st->node_objects[j]);
+        I(o, "bytes", st->node_bytes[j]);
+        json_array_append_new(nodes, o);
+    }
+    json_object_set_new(d, "nodes", nodes);
+#undef I
+    return d;
+}
+
+static int info(const char *path, gcs_format fmt)
+{
+    gcs_err err = {{0}};
+    gcs_snapshot *g = gcs_snapshot_read(path, &err);
+    if (!g)
+        cli_fail(cmd, &err); /* the message starts with the file name */
+    gcs_snapshot_stats st;
+    if (gcs_snapshot_stats_compute(g, &st, &err) < 0)
+        cli_fail(cmd, &err);
+    const gcs_snapshot_params *p = &g->params;
+    if (fmt == GCS_FORMAT_JSON) {
+        json_t *d = json_doc(path, g, &st);
+        gcs_json_print(d, stdout);
+        json_decref(d);
+    } else {
+        int text = fmt == GCS_FORMAT_TEXT;
+        text_mode = text;
+        static const char *const kv[] = {"key", "value"};
+        gcs_table *t = gcs_table_new(text ? "graph" : NULL, 2, kv);
+        kv_int(t, "objects", (long long)st.objects);
+        kv_int(t, "pointer_fields", (long long)st.fields);
+        kv_int(t, "edges", (long long)st.edges);
+        kv_int(t, "null_fields", (long long)(st.fields - st.edges));
+        kv_int(t, "self_edges", (long long)st.self_edges);
+        kv_int(t, "bytes", (long long)st.bytes);
+        kv_int(t, "header_bytes", (long long)st.header_bytes);
+        kv_int(t, "max_object_bytes", (long long)st.max_bytes);
+        kv_int(t, "max_pointer_fields", (long long)st.max_nptrs);
+        kv_int(t, "address_span_bytes", (long long)st.span_bytes);
+        kv_int(t, "roots", (long long)st.roots);
+        kv_int(t, "distinct_roots", (long long)st.distinct_roots);
+        kv_int(t, "reachable", (long long)st.reachable);
+        kv_int(t, "depth", (long long)st.depth);
+        if (text)
+            printf("heap snapshot %s (format version %d)\n\n", path, GCS_SNAPSHOT_VERSION);
+        emit(t, "graph", fmt);
+
+        char when[64], buf[32];
+        iso_time(p->timestamp_ns, when, sizeof when);
+        t = gcs_table_new(text ? "collector parameters" : NULL, 2, kv);
+        kv_int(t, "gc_threads", p->gc_threads);
+        kv_str(t, "mark_mode", gcs_snapshot_mark_mode_name(p->mark_mode));
+        kv_int(t, "heap_limit", (long long)p->heap_limit);
+        kv_int(t, "page_bytes", p->page_bytes);
+        kv_str(t, "numa_policy", gcs_snapshot_numa_policy_name(p->numa_policy));
+        snprintf(buf, sizeof buf, "%d", p->numa_node);
+        kv_str(t, "numa_node", p->numa_node < 0 ? "-" : buf);
+        kv_int(t, "node_count", p->node_count);
+        kv_int(t, "collection", (long long)p->collection);
+        kv_str(t, "time", when);
+        snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)p->heap_base);
+        kv_str(t, "heap_base", buf);
+        kv_int(t, "header_bytes", p->header_bytes);
+        kv_int(t, "granule_bytes", p->granule_bytes);
+        emit(t, "collector parameters", fmt);
+        emit(node_table(&st, text ? "memory nodes" : NULL), "memory nodes", fmt);
+    }
+    gcs_snapshot_stats_free(&st);
+    gcs_snapshot_free(g);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        gcs_err_set(&err, "stdout: write failed");
+        cli_fail(cmd, &err);
+    }
+    return 0;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"csv", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *optstring = ":h";
+    int json = 0, csv = 0, c;
+    while ((c = getopt_long(argc, argv, optstring, options, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'c': csv = 1; break;
+        case 'h':
+            print_help(stdout);
+            return 0;
+        default:
+            cli_bad_option(cmd, argv);
+        }
+    }
+    if (json && csv)
+        cli_usage_error(cmd, "--json and --csv exclude each other");
+    int nargs = argc - optind;
+    if (nargs < 1)
+        cli_usage_error(cmd, "missing action (info FILE)");
+    const char *action = argv[optind];
+    if (strcmp(action, "info") != 0)
+        cli_usage_error(cmd, "unknown action '%s' (expected: info FILE)", action);
+    if (nargs < 2)
+        cli_usage_error(cmd, "info: missing FILE");
+    if (nargs > 2)
+        cli_usage_error(cmd, "info: unexpected argument '%s' (one FILE at a time)", argv[optind + 2]);
+    return info(argv[optind + 1], json ? GCS_FORMAT_JSON : csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
+}

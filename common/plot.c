@@ -1,0 +1,166 @@
+/* plot.c -- line charts as SVG.
+ *
+ * Layout: a fixed 800x500 canvas, the plot area inset for the axis labels,
+ * the legend inside the plot area's upper left corner.  Ticks are "nice"
+ * numbers (1, 2, 5 x 10^k) so that the axes read naturally. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gcscale/plot.h"
+
+#define WIDTH 800
+#define HEIGHT 500
+#define LEFT 80
+#define RIGHT 30
+#define TOP 60
+#define BOTTOM 60
+
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
+                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+
+/* The tick step: a 1, 2 or 5 times a power of ten giving about `target` ticks. */
+static double nice_step(double span, int target)
+{
+    if (!(span > 0))
+        return 1;
+    double raw = span / target;
+    double mag = pow(10, floor(log10(raw)));
+    double f = raw / mag;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+static void xml_text(FILE *fp, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", fp); break;
+        case '>': fputs("&gt;", fp); break;
+        case '&': fputs("&amp;", fp); break;
+        case '"': fputs("&quot;", fp); break;
+        default: fputc(*s, fp);
+        }
+    }
+}
+
+static void data_range(const gcs_plot *p, double *x0, double *x1, double *y0, double *y1)
+{
+    *x0 = INFINITY, *x1 = -INFINITY, *y0 = 0, *y1 = -INFINITY;
+    for (int s = 0; s < p->nseries; s++)
+        for (int i = 0; i < p->series[s].n; i++) {
+            double x = p->series[s].x[i], y = p->series[s].y[i];
+            if (!isfinite(x) || !isfinite(y))
+                continue;
+            *x0 = fmin(*x0, x), *x1 = fmax(*x1, x);
+            *y0 = fmin(*y0, y), *y1 = fmax(*y1, y);
+        }
+    if (!isfinite(*x0))
+        *x0 = 0, *x1 = 1;
+    if (!isfinite(*y1))
+        *y1 = 1;
+    if (*x1 <= *x0)
+        *x1 = *x0 + 1;
+    if (*y1 <= *y0)
+        *y1 = *y0 + 1;
+    if (isfinite(p->x_min)) *x0 = p->x_min;
+    if (isfinite(p->x_max)) *x1 = p->x_max;
+    if (isfinite(p->y_min)) *y0 = p->y_min;
+    if (isfinite(p->y_max)) *y1 = p->y_max;
+}
+
+int gcs_plot_write_svg(const gcs_plot *p, const char *path, gcs_err *err)
+{
+    double x0, x1, y0, y1;
+    data_range(p, &x0, &x1, &y0, &y1);
+    double ystep = nice_step(y1 - y0, 6), xstep = nice_step(x1 - x0, 8);
+    if (xstep < 1 && x1 - x0 >= 1)
+        xstep = 1; /* thread counts are integers */
+    y1 = ceil(y1 / ystep - 1e-9) * ystep;
+    const double pw = WIDTH - LEFT - RIGHT, ph = HEIGHT - TOP - BOTTOM;
+#define PX(x) (LEFT + ((x) - x0) / (x1 - x0) * pw)
+#define PY(y) (TOP + ph - ((y) - y0) / (y1 - y0) * ph)
+
+    gcs_outfile out;
+    if (gcs_outfile_open(&out, path, err) < 0)
+        return -1;
+    FILE *fp = out.fp;
+    fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
+            WIDTH, HEIGHT, WIDTH, HEIGHT);
+    fprintf(fp, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(fp, "<text x=\"%d\" y=\"26\" font-size=\"18\" text-anchor=\"middle\">", WIDTH / 2);
+    xml_text(fp, p->title);
+    fprintf(fp, "</text>\n");
+    if (p->subtitle) {
+        fprintf(fp, "<text x=\"%d\" y=\"46\" font-size=\"12\" fill=\"#555\" text-anchor=\"middle\">",
+                WIDTH / 2);
+        xml_text(fp, p->subtitle);
+        fprintf(fp, "</text>\n");
+    }
+    /* Grid and ticks. */
+    for (double y = ceil(y0 / ystep) * ystep; y <= y1 + 1e-9 * ystep; y += ystep) {
+        fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+                (double)LEFT, PY(y), LEFT + pw, PY(y));
+        fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">%g</text>\n",
+                LEFT - 8.0, PY(y) + 4, fabs(y) < 1e-12 ? 0 : y);
+    }
+    for (double x = ceil(x0 / xstep) * xstep; x <= x1 + 1e-9 * xstep; x += xstep) {
+        fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>\n",
+                PX(x), (double)TOP, PX(x), TOP + ph);
+        fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">%g</text>\n",
+                PX(x), TOP + ph + 18, x);
+    }
+    fprintf(fp, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" stroke=\"#333\"/>\n",
+            LEFT, TOP, pw, ph);
+    fprintf(fp, "<text x=\"%.1f\" y=\"%d\" font-size=\"14\" text-anchor=\"middle\">", LEFT + pw / 2,
+            HEIGHT - 15);
+    xml_text(fp, p->x_label);
+    fprintf(fp, "</text>\n<text x=\"20\" y=\"%.1f\" font-size=\"14\" text-anchor=\"middle\" "
+                "transform=\"rotate(-90 20 %.1f)\">", TOP + ph / 2, TOP + ph / 2);
+    xml_text(fp, p->y_label);
+    fprintf(fp, "</text>\n");
+
+    /* Series, clipped to the plot area. */
+    fprintf(fp, "<clipPath id=\"area\"><rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%.0f\"/></clipPath>\n",
+            LEFT, TOP, pw, ph);
+    for (int s = 0; s < p->nseries; s++) {
+        const gcs_plot_series *se = &p->series[s];
+        const char *color = se->color ? se->color : palette[s % 8];
+        fprintf(fp, "<g clip-path=\"url(#area)\">\n");
+        if (se->style != GCS_PLOT_POINTS) {
+            fprintf(fp, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", color,
+                    se->style == GCS_PLOT_DASHED ? " stroke-dasharray=\"6 4\"" : "");
+            for (int i = 0; i < se->n; i++)
+                if (isfinite(se->x[i]) && isfinite(se->y[i]))
+                    fprintf(fp, "%.1f,%.1f ", PX(se->x[i]), PY(se->y[i]));
+            fprintf(fp, "\"/>\n");
+        }
+        if (se->style != GCS_PLOT_DASHED)
+            for (int i = 0; i < se->n; i++)
+                if (isfinite(se->x[i]) && isfinite(se->y[i]))
+                    fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n",
+                            PX(se->x[i]), PY(se->y[i]), color);
+        fprintf(fp, "</g>\n");
+    }
+    /* Legend. */
+    double ly = TOP + 12;
+    fprintf(fp, "<rect x=\"%d\" y=\"%d\" width=\"260\" height=\"%d\" fill=\"white\" "
+                "fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n",
+            LEFT + 10, TOP + 2, 20 * p->nseries + 6);
+    for (int s = 0; s < p->nseries; s++, ly += 20) {
+        const gcs_plot_series *se = &p->series[s];
+        const char *color = se->color ? se->color : palette[s % 8];
+        fprintf(fp, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                LEFT + 18, ly + 1, LEFT + 48, ly + 1, color,
+                se->style == GCS_PLOT_DASHED ? " stroke-dasharray=\"6 4\"" : "");
+        if (se->style != GCS_PLOT_DASHED)
+            fprintf(fp, "<circle cx=\"%d\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", LEFT + 33, ly + 1, color);
+        fprintf(fp, "<text x=\"%d\" y=\"%.1f\" font-size=\"13\">", LEFT + 56, ly + 5);
+        xml_text(fp, se->label);
+        fprintf(fp, "</text>\n");
+    }
+    fprintf(fp, "</svg>\n");
+#undef PX
+#undef PY
+    return gcs_outfile_commit(&out, err);
+}

@@ -1,0 +1,213 @@
+/* predict.c -- predictions over many thread counts and their presentation. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcscale/plot.h"
+#include "gcscale/predict.h"
+
+static int compare_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static int parse_count(const char *s, char **end, long *v, const char *whole, gcs_err *err)
+{
+    errno = 0;
+    *v = strtol(s, end, 10);
+    if (*end == s || errno) {
+        gcs_err_set(err, "thread list '%s': expected a number at '%s'", whole, s);
+        return -1;
+    }
+    if (*v < 1 || *v > GCS_PREDICT_MAX_THREADS) {
+        gcs_err_set(err, "thread list '%s': %ld is out of range [1, %d]", whole, *v,
+                    GCS_PREDICT_MAX_THREADS);
+        return -1;
+    }
+    return 0;
+}
+
+int gcs_predict_parse_threads(const char *text, int **threads, int *n, gcs_err *err)
+{
+    *threads = NULL;
+    *n = 0;
+    if (!text || !*text) {
+        gcs_err_set(err, "empty thread list");
+        return -1;
+    }
+    int *list = malloc(sizeof(int) * GCS_PREDICT_MAX_THREADS);
+    if (!list) {
+        gcs_err_set(err, "out of memory");
+        return -1;
+    }
+    int count = 0;
+    const char *s = text;
+    for (;;) {
+        char *end;
+        long lo, hi;
+        if (parse_count(s, &end, &lo, text, err) < 0)
+            goto fail;
+        hi = lo;
+        if (*end == '-') {
+            s = end + 1;
+            if (parse_count(s, &end, &hi, text, err) < 0)
+                goto fail;
+            if (hi < lo) {
+                gcs_err_set(err, "thread list '%s': range %ld-%ld runs backwards", text, lo, hi);
+                goto fail;
+            }
+        }
+        /* Ranges stay within [1, MAX], so the list can hold them after dedup. */
+        for (long p = lo; p <= hi; p++) {
+            int seen = 0;
+            for (int i = 0; i < count && !seen; i++)
+                seen = list[i] == p;
+            if (!seen)
+                list[count++] = (int)p;
+        }
+        if (*end == ',') {
+            s = end + 1;
+            continue;
+        }
+        if (*end) {
+            gcs_err_set(err, "thread list '%s': unexpected '%c' (use 1-64 or 1,2,4,8)", text, *end);
+            goto fail;
+        }
+        break;
+    }
+    qsort(list, (size_t)count, sizeof *list, compare_int);
+    *threads = list;
+    *n = count;
+    return 0;
+fail:
+    free(list);
+    return -1;
+}
+
+int gcs_predict_curve(const gcs_profile *prof, const gcs_model_heap *heap, const int *threads, int n,
+                      const gcs_model_opts *opts, gcs_model_result *results, gcs_err *err)
+{
+    for (int i = 0; i < n; i++)
+        if (gcs_model_predict(prof, heap, threads[i], opts, &results[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+gcs_table *gcs_predict_table(const gcs_model_result *r, int n)
+{
+    static const char *const cols[] = {
+        "P", "t_cilk_ms", "steals", "q_p", "m1_ns", "m_p_ns", "time_ms", "speedup",
+        "speedup_no_contention", "speedup_no_extra_misses", "lost_span", "lost_extra_misses",
+        "lost_contention", "max_rho", "solver", "iterations"};
+    gcs_table *t = gcs_table_new(NULL, (int)(sizeof cols / sizeof cols[0]), cols);
+    for (int i = 0; i < n; i++) {
+        double max_rho = 0;
+        for (int j = 0; j < r[i].nnodes; j++)
+            max_rho = fmax(max_rho, r[i].rho[j]);
+        gcs_table_add_int(t, r[i].threads);
+        gcs_table_add_num(t, r[i].t_cilk_ns / 1e6, 3);
+        gcs_table_add_num(t, r[i].steals, 1);
+        gcs_table_add_num(t, r[i].q_p, 0);
+        gcs_table_add_num(t, r[i].m1_ns, 1);
+        gcs_table_add_num(t, r[i].m_p_ns, 1);
+        gcs_table_add_num(t, r[i].time_ns / 1e6, 3);
+        gcs_table_add_num(t, r[i].speedup, 2);
+        gcs_table_add_num(t, r[i].speedup_no_contention, 2);
+        gcs_table_add_num(t, r[i].speedup_no_extra_misses, 2);
+        gcs_table_add_num(t, r[i].lost_span, 2);
+        gcs_table_add_num(t, r[i].lost_extra_misses, 2);
+        gcs_table_add_num(t, r[i].lost_contention, 2);
+        gcs_table_add_num(t, max_rho, 3);
+        gcs_table_add_str(t, r[i].solver);
+        gcs_table_add_int(t, r[i].iterations);
+    }
+    return t;
+}
+
+int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err *err)
+{
+    memset(m, 0, sizeof *m);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc) {
+        gcs_err_set(err, "%s: %s (line %d)", path, jerr.text, jerr.line);
+        return -1;
+    }
+    const char *format = json_string_value(json_object_get(doc, "format"));
+    json_t *rows = json_object_get(doc, "rows");
+    if (!format || strcmp(format, "gcscale-gc-bench") != 0 || !json_is_array(rows)) {
+        gcs_err_set(err, "%s: not the JSON of 'gcscale gc-bench --json' (format, rows)", path);
+        json_decref(doc);
+        return -1;
+    }
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        json_t *p = json_object_get(row, "threads"), *s = json_object_get(row, "speedup_mark");
+        if (!json_is_integer(p) || !json_is_number(s) || json_integer_value(p) < 1 ||
+            !(json_number_value(s) > 0)) {
+            gcs_err_set(err, "%s: rows[%zu]: needs integer threads >= 1 and a positive speedup_mark",
+                        path, i);
+            json_decref(doc);
+            return -1;
+        }
+        if (m->n == GCS_PREDICT_MAX_THREADS)
+            break;
+        m->threads[m->n] = (double)json_integer_value(p);
+        m->speedup[m->n] = json_number_value(s);
+        m->n++;
+    }
+    const char *shape = json_string_value(json_object_get(doc, "shape"));
+    snprintf(m->label, sizeof m->label, "measured (gc-bench%s%s)", shape ? " " : "", shape ? shape : "");
+    json_decref(doc);
+    if (m->n == 0) {
+        gcs_err_set(err, "%s: no rows", path);
+        return -1;
+    }
+    return 0;
+}
+
+int gcs_predict_plot(const gcs_model_result *r, int n, const gcs_predict_measured *measured,
+                     const char *title, const char *subtitle, const char *path, gcs_err *err)
+{
+    double *x = malloc(sizeof(double) * (size_t)n * 4);
+    if (!x) {
+        gcs_err_set(err, "out of memory");
+        return -1;
+    }
+    double *full = x + n, *no_contention = x + 2 * n, *no_extra = x + 3 * n;
+    double ymax = 1;
+    for (int i = 0; i < n; i++) {
+        x[i] = r[i].threads;
+        full[i] = r[i].speedup;
+        no_contention[i] = r[i].speedup_no_contention;
+        no_extra[i] = r[i].speedup_no_extra_misses;
+        ymax = fmax(ymax, fmax(full[i], fmax(no_contention[i], no_extra[i])));
+    }
+    if (measured)
+        for (int i = 0; i < measured->n; i++)
+            ymax = fmax(ymax, measured->speedup[i]);
+    double ideal_x[2] = {x[0], x[n - 1]}, ideal_y[2] = {x[0], x[n - 1]};
+    gcs_plot_series s[5] = {
+        {"ideal (speedup = P)", ideal_x, ideal_y, 2, GCS_PLOT_DASHED, "#999999"},
+        {"Pred(M_P=M1): no contention", x, no_contention, n, GCS_PLOT_DASHED, "#2ca02c"},
+        {"Pred(Q_P=Q1): no extra misses", x, no_extra, n, GCS_PLOT_DASHED, "#ff7f0e"},
+        {"Pred: full model", x, full, n, GCS_PLOT_LINE, "#1f77b4"},
+        {NULL, NULL, NULL, 0, GCS_PLOT_LINE, "#d62728"},
+    };
+    int nseries = 4;
+    if (measured) {
+        s[4] = (gcs_plot_series){measured->label, measured->threads, measured->speedup, measured->n,
+                                 GCS_PLOT_LINE, "#d62728"};
+        nseries = 5;
+    }
+    /* The ideal line would dwarf a curve that saturates early: cap the y axis
+     * a little above the highest model or measured value. */
+    gcs_plot plot = {title, subtitle, "GC threads P", "speedup of the mark phase over P = 1",
+                     nseries, s, NAN, NAN, 0, fmin(ymax * 1.15, x[n - 1] * 1.05)};
+    int rc = gcs_plot_write_svg(&plot, path, err);
+    free(x);
+    return rc;
+}

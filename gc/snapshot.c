@@ -1,0 +1,913 @@
+/* snapshot.c -- heap snapshot files: the in-memory graph, the writer, the
+ * validating reader and graph statistics.  The byte layout is specified in
+ * docs/snapshot-format.md; snapshot_io.h has its constants.
+ *
+ * Reader: the header is read first and every count is checked against the
+ * header's file size and the real file size before anything is allocated, so
+ * a forged count can never make the reader allocate more than the file could
+ * hold.  Sections are then read in large chunks (one read per MiB, or
+ * straight from the caller's buffer), their CRC-32 checked, and only then is
+ * the content validated (gcs_snapshot_validate), so that a damaged byte is
+ * reported as a checksum mismatch, not as whatever it happens to break. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "snapshot_io.h"
+
+const char gcs_snap_tags[SNAP_NSECTIONS][5] = {"PARM", "OBJS", "NODE", "EDGE", "ROOT"};
+const char *const gcs_snap_names[SNAP_NSECTIONS] = {"params", "objects", "nodes", "edges", "roots"};
+
+#define SNAP_CHUNK (1u << 20)
+
+static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+    return (uint32_t)crc32_z(crc, p, n);
+}
+
+const char *gcs_snapshot_mark_mode_name(uint32_t mode)
+{
+    static const char *const names[] = {"relaxed-bytes", "atomic-bytes", "atomic-bits"};
+    return mode < 3 ? names[mode] : "?";
+}
+
+const char *gcs_snapshot_numa_policy_name(uint32_t policy)
+{
+    static const char *const names[] = {"local", "interleave", "node"};
+    return policy < 3 ? names[policy] : "?";
+}
+
+/* ---- sizes ------------------------------------------------------------------ */
+
+void gcs_snap_section_sizes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs,
+                            uint64_t payload[SNAP_NSECTIONS], int *ok)
+{
+    *ok = n <= GCS_SNAPSHOT_MAX_OBJECTS && runs <= GCS_SNAPSHOT_MAX_OBJECTS
+          && m <= (UINT64_MAX >> 6) && r <= (UINT64_MAX >> 6);
+    payload[SNAP_SEC_PARAMS] = SNAP_PARAMS_BYTES;
+    payload[SNAP_SEC_OBJECTS] = *ok ? n * SNAP_OBJECT_BYTES : 0;
+    payload[SNAP_SEC_NODES] = *ok ? runs * SNAP_RUN_BYTES : 0;
+    payload[SNAP_SEC_EDGES] = *ok ? m * SNAP_ID_BYTES : 0;
+    payload[SNAP_SEC_ROOTS] = *ok ? r * SNAP_ID_BYTES : 0;
+}
+
+uint64_t gcs_snap_file_bytes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
+{
+    uint64_t payload[SNAP_NSECTIONS];
+    int ok;
+    gcs_snap_section_sizes(n, m, r, runs, payload, &ok);
+    if (!ok)
+        return 0;
+    uint64_t total = SNAP_HEADER_BYTES;
+    for (int i = 0; i < (int)SNAP_NSECTIONS; i++)
+        total += SNAP_SECTION_HEAD + snap_pad8(payload[i]) + SNAP_SECTION_TAIL;
+    return total;
+}
+
+/* ---- the graph in memory ------------------------------------------------------ */
+
+void gcs_snapshot_params_default(gcs_snapshot_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->gc_threads = 1;
+    p->page_bytes = 65536;
+    p->numa_node = -1;
+    p->node_count = 1;
+    p->header_bytes = 8;
+    p->granule_bytes = 16;
+}
+
+static int add_array(uint64_t *total, uint64_t count, uint64_t elem, uint64_t *offset)
+{
+    uint64_t bytes;
+    if (__builtin_mul_overflow(count, elem, &bytes))
+        return -1;
+    *offset = *total;
+    bytes = snap_pad8(bytes);
+    if (bytes < count * elem || __builtin_add_overflow(*total, bytes, total))
+        return -1;
+    return 0;
+}
+
+gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
+{
+    if (n > GCS_SNAPSHOT_MAX_OBJECTS) {
+        gcs_err_set(err, "snapshot: %llu objects: at most %llu fit 32-bit ids",
+                    (unsigned long long)n, (unsigned long long)GCS_SNAPSHOT_MAX_OBJECTS);
+        return NULL;
+    }
+    uint64_t total = 0, o_addr, o_words, o_nptrs, o_node, o_start, o_edges, o_roots;
+    if (add_array(&total, n, 8, &o_addr) < 0 || add_array(&total, n, 4, &o_words) < 0
+        || add_array(&total, n, 4, &o_nptrs) < 0 || add_array(&total, n, 2, &o_node) < 0
+        || add_array(&total, n + 1, 8, &o_start) < 0 || add_array(&total, m, 4, &o_edges) < 0
+        || add_array(&total, r, 4, &o_roots) < 0 || total > SIZE_MAX) {
+        gcs_err_set(err, "snapshot: graph too large for this address space");
+        return NULL;
+    }
+    gcs_snapshot *g = calloc(1, sizeof *g);
+    char *mem = calloc(1, (size_t)total);
+    if (!g || !mem) {
+        free(g);
+        free(mem);
+        gcs_err_set(err, "snapshot: out of memory for %llu objects and %llu fields",
+                    (unsigned long long)n, (unsigned long long)m);
+        return NULL;
+    }
+    g->storage_ = mem;
+    g->nobjects = n;
+    g->nfields = m;
+    g->nroots = r;
+    g->addr = (uint64_t *)(mem + o_addr);
+    g->words = (uint32_t *)(mem + o_words);
+    g->nptrs = (uint32_t *)(mem + o_nptrs);
+    g->node = (uint16_t *)(mem + o_node);
+    g->edge_start = (uint64_t *)(mem + o_start);
+    g->edges = (uint32_t *)(mem + o_edges);
+    g->roots = (uint32_t *)(mem + o_roots);
+    gcs_snapshot_params_default(&g->params);
+    return g;
+}
+
+void gcs_snapshot_free(gcs_snapshot *g)
+{
+    if (!g)
+        return;
+    free(g->storage_);
+    free(g);
+}
+
+/* ---- validation ------------------------------------------------------------------ */
+
+static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+#define HEAP_LIMIT_MAX (1ull << 56) /* 64 PiB: anything above is not a heap */
+
+static int validate_params(const gcs_snapshot_params *p, gcs_err *err)
+{
+    if (p->gc_threads < 1 || p->gc_threads > 65536) {
+        gcs_err_set(err, "params: gc_threads %u out of range 1..65536", p->gc_threads);
+        return -1;
+    }
+    if (p->mark_mode > 2) {
+        gcs_err_set(err, "params: unknown mark mode %u", p->mark_mode);
+        return -1;
+    }
+    if (p->numa_policy > 2) {
+        gcs_err_set(err, "params: unknown NUMA policy %u", p->numa_policy);
+        return -1;
+    }
+    if (p->node_count < 1 || p->node_count > GCS_SNAPSHOT_MAX_NODES) {
+        gcs_err_set(err, "params: node count %u out of range 1..%d", p->node_count, GCS_SNAPSHOT_MAX_NODES);
+        return -1;
+    }
+    if (p->numa_node < -1 || p->numa_node >= (int64_t)p->node_count) {
+        gcs_err_set(err, "params: NUMA node %d out of range -1..%u (node count %u)", p->numa_node,
+                    p->node_count - 1, p->node_count);
+        return -1;
+    }
+    if (!is_pow2(p->page_bytes) || p->page_bytes < 16 || p->page_bytes > (1u << 30)) {
+        gcs_err_set(err, "params: page size %u is not a power of two in 16..2^30", p->page_bytes);
+        return -1;
+    }
+    if (p->header_bytes % 8 || p->header_bytes > 64) {
+        gcs_err_set(err, "params: object header of %u bytes (a multiple of 8, at most 64)", p->header_bytes);
+        return -1;
+    }
+    if (!is_pow2(p->granule_bytes) || p->granule_bytes < 8 || p->granule_bytes > 4096) {
+        gcs_err_set(err, "params: mark granule %u is not a power of two in 8..4096", p->granule_bytes);
+        return -1;
+    }
+    if (p->heap_limit > HEAP_LIMIT_MAX || p->heap_limit % 8) {
+        gcs_err_set(err, "params: absurd heap limit %llu bytes", (unsigned long long)p->heap_limit);
+        return -1;
+    }
+    return 0;
+}
+
+int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
+{
+    const gcs_snapshot_params *p = &g->params;
+    if (validate_params(p, err) < 0)
+        return -1;
+    if (g->nobjects > GCS_SNAPSHOT_MAX_OBJECTS) {
+        gcs_err_set(err, "%llu objects: at most %llu fit 32-bit ids", (unsigned long long)g->nobjects,
+                    (unsigned long long)GCS_SNAPSHOT_MAX_OBJECTS);
+        return -1;
+    }
+    uint64_t hb = p->header_bytes, prev_end = 0, n = g->nobjects;
+    if (g->edge_start[0] != 0) {
+        gcs_err_set(err, "edge_start[0] is %llu, not 0", (unsigned long long)g->edge_start[0]);
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t a = g->addr[i], w = g->words[i];
+        if (w == 0) {
+            gcs_err_set(err, "object %llu: size 0 (at least one 8-byte word)", (unsigned long long)i);
+            return -1;
+        }
+        if (g->nptrs[i] > w) {
+            gcs_err_set(err, "object %llu: %u pointer fields in %llu words", (unsigned long long)i,
+                        g->nptrs[i], (unsigned long long)w);
+            return -1;
+        }
+        if (a % 8) {
+            gcs_err_set(err, "object %llu: offset %llu is not 8-byte aligned", (unsigned long long)i,
+                        (unsigned long long)a);
+            return -1;
+        }
+        if (a > p->heap_limit || w * 8 > p->heap_limit - a) {
+            gcs_err_set(err, "object %llu: [%llu, %llu) extends past the heap limit %llu (absurd size?)",
+                        (unsigned long long)i, (unsigned long long)a, (unsigned long long)(a + w * 8),
+                        (unsigned long long)p->heap_limit);
+            return -1;
+        }
+        if (i > 0 && a <= g->addr[i - 1]) {
+            gcs_err_set(err, "objects not in address order: object %llu at offset %llu follows offset %llu",
+                        (unsigned long long)i, (unsigned long long)a, (unsigned long long)g->addr[i - 1]);
+            return -1;
+        }
+        if (a < hb || a - hb < prev_end) {
+            if (i == 0)
+                gcs_err_set(err, "object 0 at offset %llu leaves no room for its %llu-byte header",
+                            (unsigned long long)a, (unsigned long long)hb);
+            else
+                gcs_err_set(err, "object %llu at offset %llu (header included from %llu) overlaps object "
+                            "%llu, which ends at %llu",
+                            (unsigned long long)i, (unsigned long long)a, (unsigned long long)(a - hb),
+                            (unsigned long long)(i - 1), (unsigned long long)prev_end);
+            return -1;
+        }
+        prev_end = a + w * 8;
+        if (g->edge_start[i + 1] != g->edge_start[i] + g->nptrs[i]) {
+            gcs_err_set(err, "edge_start[%llu] is inconsistent with nptrs", (unsigned long long)(i + 1));
+            return -1;
+        }
+        uint16_t nd = g->node[i];
+        if (nd != GCS_SNAPSHOT_NODE_UNKNOWN && nd >= p->node_count) {
+            gcs_err_set(err, "object %llu: memory node %u >= node count %u", (unsigned long long)i, nd,
+                        p->node_count);
+            return -1;
+        }
+    }
+    if (g->edge_start[n] != g->nfields) {
+        gcs_err_set(err, "pointer fields add up to %llu, the graph says %llu",
+                    (unsigned long long)g->edge_start[n], (unsigned long long)g->nfields);
+        return -1;
+    }
+    for (uint64_t e = 0; e < g->nfields; e++) {
+        uint32_t t = g->edges[e];
+        if (t != GCS_SNAPSHOT_NULL && t >= n) {
+            /* find the owner for the message: binary search over edge_start */
+            uint64_t lo = 0, hi = n;
+            while (hi - lo > 1) {
+                uint64_t mid = lo + (hi - lo) / 2;
+                if (g->edge_start[mid] <= e)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            gcs_err_set(err, "object %llu field %llu: dangling id %u (%llu objects)", (unsigned long long)lo,
+                        (unsigned long long)(e - g->edge_start[lo]), t, (unsigned long long)n);
+            return -1;
+        }
+    }
+    for (uint64_t k = 0; k < g->nroots; k++) {
+        if (g->roots[k] >= n) {
+            gcs_err_set(err, "root %llu: dangling id %u (%llu objects)", (unsigned long long)k, g->roots[k],
+                        (unsigned long long)n);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the writer ---------------------------------------------------------------- */
+
+int gcs_snapw_init(gcs_snapw *w, FILE *fp)
+{
+    memset(w, 0, sizeof *w);
+    w->fp = fp;
+    w->cap = SNAP_CHUNK;
+    w->buf = malloc(w->cap);
+    w->crc_from = SIZE_MAX;
+    return w->buf ? 0 : -1;
+}
+
+void gcs_snapw_free(gcs_snapw *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+}
+
+void gcs_snapw_flush(gcs_snapw *w)
+{
+    if (w->crc_from != SIZE_MAX) {
+        w->crc = crc_update(w->crc, w->buf + w->crc_from, w->len - w->crc_from);
+        w->crc_from = 0;
+    }
+    if (w->len && !w->failed && fwrite(w->buf, 1, w->len, w->fp) != w->len)
+        w->failed = 1;
+    w->written += w->len;
+    w->len = 0;
+}
+
+void gcs_snapw_put(gcs_snapw *w, const void *p, size_t n)
+{
+    const uint8_t *s = p;
+    while (n > 0) {
+        if (w->len == w->cap)
+            gcs_snapw_flush(w);
+        size_t k = w->cap - w->len < n ? w->cap - w->len : n;
+        memcpy(w->buf + w->len, s, k);
+        w->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+void gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
+{
+    uint8_t h[SNAP_HEADER_BYTES] = {0};
+    memcpy(h, SNAP_MAGIC, 8);
+    snap_st32(h + 8, GCS_SNAPSHOT_VERSION);
+    snap_st32(h + 12, SNAP_HEADER_BYTES);
+    snap_st32(h + 16, SNAP_ID_BYTES);
+    snap_st32(h + 20, 0);
+    snap_st64(h + 24, n);
+    snap_st64(h + 32, m);
+    snap_st64(h + 40, r);
+    snap_st64(h + 48, runs);
+    snap_st64(h + 56, gcs_snap_file_bytes(n, m, r, runs));
+    snap_st32(h + 64, SNAP_NSECTIONS);
+    snap_st32(h + 68, crc_update(0, h, 68));
+    gcs_snapw_put(w, h, sizeof h);
+}
+
+void gcs_snapw_section_begin(gcs_snapw *w, int section, uint64_t payload_bytes)
+{
+    if (w->crc_from != SIZE_MAX || gcs_snapw_offset(w) % 8)
+        w->failed = 1; /* a bug: sections never nest and start 8-aligned */
+    w->crc = crc_update(0, NULL, 0);
+    w->crc_from = w->len;
+    uint8_t h[SNAP_SECTION_HEAD] = {0};
+    memcpy(h, gcs_snap_tags[section], 4);
+    snap_st64(h + 8, payload_bytes);
+    gcs_snapw_put(w, h, sizeof h);
+    w->section_start = gcs_snapw_offset(w);
+    w->section_len = payload_bytes;
+}
+
+void gcs_snapw_section_end(gcs_snapw *w)
+{
+    if (gcs_snapw_offset(w) - w->section_start != w->section_len)
+        w->failed = 1; /* a bug: the payload does not match the declared length */
+    static const uint8_t zero[8];
+    gcs_snapw_put(w, zero, snap_pad8(w->section_len) - w->section_len);
+    w->crc = crc_update(w->crc, w->buf + w->crc_from, w->len - w->crc_from);
+    w->crc_from = SIZE_MAX;
+    uint8_t t[SNAP_SECTION_TAIL] = {0};
+    snap_st32(t, w->crc);
+    gcs_snapw_put(w, t, sizeof t);
+}
+
+void gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p)
+{
+    uint8_t b[SNAP_PARAMS_BYTES] = {0};
+    snap_st32(b + 0, p->gc_threads);
+    snap_st32(b + 4, p->mark_mode);
+    snap_st64(b + 8, p->heap_limit);
+    snap_st32(b + 16, p->page_bytes);
+    snap_st32(b + 20, p->numa_policy);
+    snap_st32(b + 24, (uint32_t)p->numa_node);
+    snap_st32(b + 28, p->node_count);
+    snap_st64(b + 32, p->collection);
+    snap_st64(b + 40, p->timestamp_ns);
+    snap_st64(b + 48, p->heap_base);
+    snap_st32(b + 56, p->header_bytes);
+    snap_st32(b + 60, p->granule_bytes);
+    gcs_snapw_section_begin(w, SNAP_SEC_PARAMS, SNAP_PARAMS_BYTES);
+    gcs_snapw_put(w, b, sizeof b);
+    gcs_snapw_section_end(w);
+}
+
+int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err)
+{
+    gcs_err verr;
+    if (gcs_snapshot_validate(g, &verr) < 0) {
+        gcs_err_set(err, "%s: not written: %s", path, verr.msg);
+        return -1;
+    }
+    uint64_t n = g->nobjects, runs = 0;
+    for (uint64_t i = 0; i < n; i++)
+        runs += i == 0 || g->node[i] != g->node[i - 1];
+    gcs_outfile out;
+    if (gcs_outfile_open(&out, path, err) < 0)
+        return -1;
+    gcs_snapw w;
+    if (gcs_snapw_init(&w, out.fp) < 0) {
+        gcs_outfile_abort(&out);
+        gcs_err_set(err, "%s: out of memory", path);
+        return -1;
+    }
+    gcs_snapw_header(&w, n, g->nfields, g->nroots, runs);
+    gcs_snapw_params(&w, &g->params);
+    gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
+    for (uint64_t i = 0; i < n; i++) {
+        uint8_t *p = gcs_snapw_reserve(&w, SNAP_OBJECT_BYTES);
+        snap_st64(p, g->addr[i]);
+        snap_st32(p + 8, g->words[i]);
+        snap_st32(p + 12, g->nptrs[i]);
+    }
+    gcs_snapw_section_end(&w);
+    gcs_snapw_section_begin(&w, SNAP_SEC_NODES, runs * SNAP_RUN_BYTES);
+    for (uint64_t i = 0; i < n; i++) {
+        if (i > 0 && g->node[i] == g->node[i - 1])
+            continue;
+        uint8_t *p = gcs_snapw_reserve(&w, SNAP_RUN_BYTES);
+        snap_st32(p, (uint32_t)i);
+        snap_st16(p + 4, g->node[i]);
+        snap_st16(p + 6, 0);
+    }
+    gcs_snapw_section_end(&w);
+    gcs_snapw_section_begin(&w, SNAP_SEC_EDGES, g->nfields * SNAP_ID_BYTES);
+    for (uint64_t e = 0; e < g->nfields; e++)
+        gcs_snapw_u32(&w, g->edges[e]);
+    gcs_snapw_section_end(&w);
+    gcs_snapw_section_begin(&w, SNAP_SEC_ROOTS, g->nroots * SNAP_ID_BYTES);
+    for (uint64_t k = 0; k < g->nroots; k++)
+        gcs_snapw_u32(&w, g->roots[k]);
+    gcs_snapw_section_end(&w);
+    gcs_snapw_flush(&w);
+    int failed = w.failed;
+    gcs_snapw_free(&w);
+    if (failed) {
+        gcs_outfile_abort(&out);
+        gcs_err_set(err, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
+        return -1;
+    }
+    return gcs_outfile_commit(&out, err);
+}
+
+/* ---- the reader ------------------------------------------------------------------ */
+
+typedef struct snap_src {
+    const char *name;
+    const uint8_t *mem;     /* buffer source, or NULL */
+    int fd;                 /* file source */
+    uint64_t size, pos;
+    uint8_t *chunk;         /* file source: the read buffer */
+    uint64_t sec_off[SNAP_NSECTIONS + 1]; /* file offsets of the sections, then the end */
+} snap_src;
+
+static int section_at(const snap_src *s, uint64_t off)
+{
+    for (int i = 0; i < (int)SNAP_NSECTIONS; i++)
+        if (off < s->sec_off[i + 1])
+            return i;
+    return SNAP_NSECTIONS - 1;
+}
+
+/* Returns n (<= SNAP_CHUNK) bytes at the current position and adds them to
+ * *crc; NULL with err set when the file cannot be read. */
+static const uint8_t *src_get(snap_src *s, size_t n, uint32_t *crc, gcs_err *err)
+{
+    const uint8_t *p;
+    if (s->mem) {
+        p = s->mem + s->pos;
+    } else {
+        size_t got = 0;
+        while (got < n) {
+            ssize_t k = pread(s->fd, s->chunk + got, n - got, (off_t)(s->pos + got));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                gcs_err_set(err, "%s: read failed: %s", s->name, strerror(errno));
+                return NULL;
+            }
+            if (k == 0) {
+                gcs_err_set(err, "%s: truncated in section '%s' (the file shrank while being read)",
+                            s->name, gcs_snap_names[section_at(s, s->pos + got)]);
+                return NULL;
+            }
+            got += (size_t)k;
+        }
+        p = s->chunk;
+    }
+    s->pos += n;
+    if (crc)
+        *crc = crc_update(*crc, p, n);
+    return p;
+}
+
+typedef struct snap_counts {
+    uint64_t n, m, r, runs, file_bytes;
+} snap_counts;
+
+/* Header checks, in the order that gives the most useful message. */
+static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
+{
+    const char *name = s->name;
+    if (s->size == 0) {
+        gcs_err_set(err, "%s: empty file, not a gcscale heap snapshot", name);
+        return -1;
+    }
+    size_t have = s->size < SNAP_HEADER_BYTES ? (size_t)s->size : SNAP_HEADER_BYTES;
+    const uint8_t *h = src_get(s, have, NULL, err);
+    if (!h)
+        return -1;
+    if (memcmp(h, SNAP_MAGIC, have < 8 ? have : 8) != 0) {
+        gcs_err_set(err, "%s: not a gcscale heap snapshot (bad magic)", name);
+        return -1;
+    }
+    if (have >= 12) {
+        uint32_t version = snap_ld32(h + 8);
+        if (version != GCS_SNAPSHOT_VERSION) {
+            gcs_err_set(err, "%s: unsupported snapshot format version %u (this reader reads version %d)",
+                        name, version, GCS_SNAPSHOT_VERSION);
+            return -1;
+        }
+    }
+    if (have < SNAP_HEADER_BYTES) {
+        gcs_err_set(err, "%s: truncated in the header (%zu of %u bytes)", name, have, SNAP_HEADER_BYTES);
+        return -1;
+    }
+    uint32_t stored = snap_ld32(h + 68), computed = crc_update(0, h, 68);
+    if (stored != computed) {
+        gcs_err_set(err, "%s: header checksum mismatch (stored %08x, computed %08x)", name, stored, computed);
+        return -1;
+    }
+    if (snap_ld32(h + 12) != SNAP_HEADER_BYTES || snap_ld32(h + 64) != SNAP_NSECTIONS) {
+        gcs_err_set(err, "%s: header of %u bytes with %u sections (version 1 has %u and %u)", name,
+                    snap_ld32(h + 12), snap_ld32(h + 64), SNAP_HEADER_BYTES, SNAP_NSECTIONS);
+        return -1;
+    }
+    if (snap_ld32(h + 16) != SNAP_ID_BYTES) {
+        gcs_err_set(err, "%s: unsupported id width of %u bytes (version 1 has 4-byte ids)", name,
+                    snap_ld32(h + 16));
+        return -1;
+    }
+    if (snap_ld32(h + 20) != 0) {
+        gcs_err_set(err, "%s: unknown header flags %08x", name, snap_ld32(h + 20));
+        return -1;
+    }
+    c->n = snap_ld64(h + 24);
+    c->m = snap_ld64(h + 32);
+    c->r = snap_ld64(h + 40);
+    c->runs = snap_ld64(h + 48);
+    c->file_bytes = snap_ld64(h + 56);
+    uint64_t need = gcs_snap_file_bytes(c->n, c->m, c->r, c->runs);
+    if (need == 0 || need != c->file_bytes) {
+        char needs[48];
+        if (need)
+            snprintf(needs, sizeof needs, "%llu bytes", (unsigned long long)need);
+        else
+            snprintf(needs, sizeof needs, "more than 2^64 bytes or 2^32 ids");
+        gcs_err_set(err, "%s: counts do not fit the file size: %llu objects, %llu pointer fields, %llu roots "
+                    "and %llu node runs need %s, the header says the file has %llu",
+                    name, (unsigned long long)c->n, (unsigned long long)c->m, (unsigned long long)c->r,
+                    (unsigned long long)c->runs, needs, (unsigned long long)c->file_bytes);
+        return -1;
+    }
+    uint64_t payload[SNAP_NSECTIONS];
+    int ok;
+    gcs_snap_section_sizes(c->n, c->m, c->r, c->runs, payload, &ok);
+    s->sec_off[0] = SNAP_HEADER_BYTES;
+    for (int i = 0; i < (int)SNAP_NSECTIONS; i++)
+        s->sec_off[i + 1] = s->sec_off[i] + SNAP_SECTION_HEAD + snap_pad8(payload[i]) + SNAP_SECTION_TAIL;
+    if (s->size < c->file_bytes) {
+        gcs_err_set(err, "%s: truncated in section '%s' (file has %llu of %llu bytes)", name,
+                    gcs_snap_names[section_at(s, s->size)], (unsigned long long)s->size,
+                    (unsigned long long)c->file_bytes);
+        return -1;
+    }
+    if (s->size > c->file_bytes) {
+        gcs_err_set(err, "%s: %llu unexpected bytes after the last section (file has %llu, expected %llu)",
+                    name, (unsigned long long)(s->size - c->file_bytes), (unsigned long long)s->size,
+                    (unsigned long long)c->file_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+/* Section frame: reads the 16-byte head (into *crc) and returns 0; the
+ * caller reads the payload, then section_close checks pad, CRC, tag, length. */
+static int section_open(snap_src *s, int sec, uint32_t *crc, uint8_t head[SNAP_SECTION_HEAD], gcs_err *err)
+{
+    *crc = crc_update(0, NULL, 0);
+    const uint8_t *h = src_get(s, SNAP_SECTION_HEAD, crc, err);
+    if (!h)
+        return -1;
+    memcpy(head, h, SNAP_SECTION_HEAD);
+    (void)sec;
+    return 0;
+}
+
+static int section_close(snap_src *s, int sec, uint32_t crc, const uint8_t head[SNAP_SECTION_HEAD],
+                         uint64_t payload, gcs_err *err)
+{
+    size_t pad = (size_t)(snap_pad8(payload) - payload);
+    const uint8_t *p = src_get(s, pad, &crc, err);
+    if (!p)
+        return -1;
+    int pad_zero = 1;
+    for (size_t i = 0; i < pad; i++)
+        pad_zero &= p[i] == 0;
+    const uint8_t *t = src_get(s, SNAP_SECTION_TAIL, NULL, err);
+    if (!t)
+        return -1;
+    uint32_t stored = snap_ld32(t);
+    if (stored != crc || snap_ld32(t + 4) != 0) {
+        if (stored != crc)
+            gcs_err_set(err, "%s: checksum mismatch in section '%s' (stored %08x, computed %08x)", s->name,
+                        gcs_snap_names[sec], stored, crc);
+        else
+            gcs_err_set(err, "%s: checksum mismatch in section '%s' (damaged checksum trailer)", s->name,
+                        gcs_snap_names[sec]);
+        return -1;
+    }
+    if (memcmp(head, gcs_snap_tags[sec], 4) != 0) {
+        gcs_err_set(err, "%s: section %d is not '%s' (tag %02x%02x%02x%02x)", s->name, sec + 1,
+                    gcs_snap_tags[sec], head[0], head[1], head[2], head[3]);
+        return -1;
+    }
+    if (snap_ld32(head + 4) != 0 || !pad_zero) {
+        gcs_err_set(err, "%s: section '%s': reserved bytes are not zero", s->name, gcs_snap_names[sec]);
+        return -1;
+    }
+    if (snap_ld64(head + 8) != payload) {
+        gcs_err_set(err, "%s: section '%s' declares %llu bytes, the header's counts give %llu", s->name,
+                    gcs_snap_names[sec], (unsigned long long)snap_ld64(head + 8), (unsigned long long)payload);
+        return -1;
+    }
+    return 0;
+}
+
+/* Copies count 32-bit little-endian ids into dst, chunk by chunk. */
+static int read_u32s(snap_src *s, uint32_t *dst, uint64_t count, uint32_t *crc, gcs_err *err)
+{
+    while (count > 0) {
+        size_t k = count > SNAP_CHUNK / 4 ? SNAP_CHUNK / 4 : (size_t)count;
+        const uint8_t *p = src_get(s, k * 4, crc, err);
+        if (!p)
+            return -1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(dst, p, k * 4);
+#else
+        for (size_t i = 0; i < k; i++)
+            dst[i] = snap_ld32(p + 4 * i);
+#endif
+        dst += k;
+        count -= k;
+    }
+    return 0;
+}
+
+static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
+{
+    snap_counts c;
+    if (read_header(s, &c, err) < 0)
+        return NULL;
+    /* Every count is now bounded by the (real) file size. */
+    gcs_err e2;
+    gcs_snapshot *g = gcs_snapshot_new(c.n, c.m, c.r, &e2);
+    uint32_t *runs = malloc(c.runs ? c.runs * 2 * sizeof *runs : 1);
+    if (!g || !runs) {
+        gcs_err_set(err, "%s: %s", s->name, g ? "out of memory" : e2.msg);
+        gcs_snapshot_free(g);
+        free(runs);
+        return NULL;
+    }
+    uint8_t head[SNAP_SECTION_HEAD];
+    uint32_t crc;
+    uint64_t param_reserved = 0;
+    /* params */
+    if (section_open(s, SNAP_SEC_PARAMS, &crc, head, err) < 0)
+        goto fail;
+    const uint8_t *b = src_get(s, SNAP_PARAMS_BYTES, &crc, err);
+    if (!b)
+        goto fail;
+    gcs_snapshot_params *p = &g->params;
+    p->gc_threads = snap_ld32(b + 0);
+    p->mark_mode = snap_ld32(b + 4);
+    p->heap_limit = snap_ld64(b + 8);
+    p->page_bytes = snap_ld32(b + 16);
+    p->numa_policy = snap_ld32(b + 20);
+    p->numa_node = (int32_t)snap_ld32(b + 24);
+    p->node_count = snap_ld32(b + 28);
+    p->collection = snap_ld64(b + 32);
+    p->timestamp_ns = snap_ld64(b + 40);
+    p->heap_base = snap_ld64(b + 48);
+    p->header_bytes = snap_ld32(b + 56);
+    p->granule_bytes = snap_ld32(b + 60);
+    param_reserved = snap_ld64(b + 64) | snap_ld64(b + 72);
+    if (section_close(s, SNAP_SEC_PARAMS, crc, head, SNAP_PARAMS_BYTES, err) < 0)
+        goto fail;
+    if (param_reserved) {
+        gcs_err_set(err, "%s: section 'params': reserved bytes are not zero", s->name);
+        goto fail;
+    }
+    /* objects: rows -> columns */
+    if (section_open(s, SNAP_SEC_OBJECTS, &crc, head, err) < 0)
+        goto fail;
+    for (uint64_t i = 0; i < c.n;) {
+        size_t k = c.n - i > SNAP_CHUNK / SNAP_OBJECT_BYTES ? SNAP_CHUNK / SNAP_OBJECT_BYTES : (size_t)(c.n - i);
+        const uint8_t *q = src_get(s, k * SNAP_OBJECT_BYTES, &crc, err);
+        if (!q)
+            goto fail;
+        for (size_t j = 0; j < k; j++, q += SNAP_OBJECT_BYTES) {
+            g->addr[i + j] = snap_ld64(q);
+            g->words[i + j] = snap_ld32(q + 8);
+            g->nptrs[i + j] = snap_ld32(q + 12);
+        }
+        i += k;
+    }
+    if (section_close(s, SNAP_SEC_OBJECTS, crc, head, c.n * SNAP_OBJECT_BYTES, err) < 0)
+        goto fail;
+    /* node runs: (first id, node | reserved << 16) pairs */
+    if (section_open(s, SNAP_SEC_NODES, &crc, head, err) < 0 || read_u32s(s, runs, c.runs * 2, &crc, err) < 0
+        || section_close(s, SNAP_SEC_NODES, crc, head, c.runs * SNAP_RUN_BYTES, err) < 0)
+        goto fail;
+    /* edges and roots */
+    if (section_open(s, SNAP_SEC_EDGES, &crc, head, err) < 0 || read_u32s(s, g->edges, c.m, &crc, err) < 0
+        || section_close(s, SNAP_SEC_EDGES, crc, head, c.m * SNAP_ID_BYTES, err) < 0)
+        goto fail;
+    if (section_open(s, SNAP_SEC_ROOTS, &crc, head, err) < 0 || read_u32s(s, g->roots, c.r, &crc, err) < 0
+        || section_close(s, SNAP_SEC_ROOTS, crc, head, c.r * SNAP_ID_BYTES, err) < 0)
+        goto fail;
+
+    /* Content.  Params, node runs (they fill node[]), the fields' total,
+     * then everything else through gcs_snapshot_validate. */
+    if (validate_params(p, &e2) < 0) {
+        gcs_err_set(err, "%s: %s", s->name, e2.msg);
+        goto fail;
+    }
+    if ((c.n == 0) != (c.runs == 0) || c.runs > c.n) {
+        gcs_err_set(err, "%s: %llu node runs for %llu objects", s->name, (unsigned long long)c.runs,
+                    (unsigned long long)c.n);
+        goto fail;
+    }
+    for (uint64_t k = 0; k < c.runs; k++) {
+        uint32_t first = runs[2 * k], v = runs[2 * k + 1];
+        uint16_t node = (uint16_t)v;
+        uint64_t end = k + 1 < c.runs ? runs[2 * k + 2] : c.n;
+        if ((k == 0 && first != 0) || (k > 0 && first <= runs[2 * k - 2]) || first >= c.n || end > c.n) {
+            gcs_err_set(err, "%s: node run %llu starts at object %u: runs must start at 0 and ascend below %llu",
+                        s->name, (unsigned long long)k, first, (unsigned long long)c.n);
+            goto fail;
+        }
+        if (v >> 16) {
+            gcs_err_set(err, "%s: section 'nodes': reserved bytes are not zero", s->name);
+            goto fail;
+        }
+        if (node != GCS_SNAPSHOT_NODE_UNKNOWN && node >= p->node_count) {
+            gcs_err_set(err, "%s: objects %u.. are on memory node %u, but the node count is %u", s->name, first,
+                        node, p->node_count);
+            goto fail;
+        }
+        for (uint64_t i = first; i < end; i++)
+            g->node[i] = node;
+    }
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < c.n; i++) {
+        g->edge_start[i] = sum;
+        sum += g->nptrs[i];
+    }
+    g->edge_start[c.n] = sum;
+    if (sum != c.m) {
+        gcs_err_set(err, "%s: the objects' pointer fields add up to %llu, the header says %llu", s->name,
+                    (unsigned long long)sum, (unsigned long long)c.m);
+        goto fail;
+    }
+    if (gcs_snapshot_validate(g, &e2) < 0) {
+        gcs_err_set(err, "%s: %s", s->name, e2.msg);
+        goto fail;
+    }
+    free(runs);
+    return g;
+fail:
+    free(runs);
+    gcs_snapshot_free(g);
+    return NULL;
+}
+
+gcs_snapshot *gcs_snapshot_read_mem(const void *data, size_t len, const char *name, gcs_err *err)
+{
+    snap_src s = {0};
+    s.name = name ? name : "snapshot";
+    s.mem = data ? data : (const uint8_t *)"";
+    s.fd = -1;
+    s.size = data ? len : 0;
+    return read_snapshot(&s, err);
+}
+
+gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err)
+{
+    snap_src s = {0};
+    s.name = path;
+    s.fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (s.fd < 0) {
+        gcs_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    int fst = fstat(s.fd, &sb);
+    if (fst != 0 || !S_ISREG(sb.st_mode)) {
+        gcs_err_set(err, "%s: cannot read: %s", path, fst != 0 ? strerror(errno) : "not a regular file");
+        close(s.fd);
+        return NULL;
+    }
+    s.size = (uint64_t)sb.st_size;
+    s.chunk = malloc(SNAP_CHUNK);
+    if (!s.chunk) {
+        gcs_err_set(err, "%s: out of memory", path);
+        close(s.fd);
+        return NULL;
+    }
+    posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    gcs_snapshot *g = read_snapshot(&s, err);
+    free(s.chunk);
+    close(s.fd);
+    return g;
+}
+
+/* ---- statistics ---------------------------------------------------------------------- */
+
+int gcs_snapshot_stats_compute(const gcs_snapshot *g, gcs_snapshot_stats *st, gcs_err *err)
+{
+    memset(st, 0, sizeof *st);
+    uint64_t n = g->nobjects;
+    uint32_t nc = g->params.node_count;
+    st->node_count = nc;
+    st->node_objects = calloc((size_t)nc + 1, sizeof *st->node_objects);
+    st->node_bytes = calloc((size_t)nc + 1, sizeof *st->node_bytes);
+    uint64_t *seen = calloc((size_t)(n / 64 + 1), sizeof *seen);
+    uint32_t *queue = malloc((size_t)(n ? n : 1) * sizeof *queue);
+    if (!st->node_objects || !st->node_bytes || !seen || !queue) {
+        free(seen);
+        free(queue);
+        gcs_snapshot_stats_free(st);
+        gcs_err_set(err, "snapshot: out of memory for statistics");
+        return -1;
+    }
+    st->objects = n;
+    st->fields = g->nfields;
+    st->roots = g->nroots;
+    st->header_bytes = n * g->params.header_bytes;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t bytes = 8 * (uint64_t)g->words[i];
+        st->bytes += bytes;
+        if (bytes > st->max_bytes)
+            st->max_bytes = bytes;
+        if (g->nptrs[i] > st->max_nptrs)
+            st->max_nptrs = g->nptrs[i];
+        uint32_t nd = g->node[i] < nc ? g->node[i] : nc;
+        st->node_objects[nd]++;
+        st->node_bytes[nd] += bytes;
+        for (uint64_t e = g->edge_start[i]; e < g->edge_start[i + 1]; e++) {
+            st->edges += g->edges[e] != GCS_SNAPSHOT_NULL;
+            st->self_edges += g->edges[e] == i;
+        }
+    }
+    if (n)
+        st->span_bytes = g->addr[n - 1] + 8 * (uint64_t)g->words[n - 1] - (g->addr[0] - g->params.header_bytes);
+    /* BFS by levels from the roots. */
+    uint64_t tail = 0;
+    for (uint64_t k = 0; k < g->nroots; k++) {
+        uint32_t r = g->roots[k];
+        if (!(seen[r >> 6] >> (r & 63) & 1)) {
+            seen[r >> 6] |= 1ull << (r & 63);
+            queue[tail++] = r;
+        }
+    }
+    st->distinct_roots = tail;
+    uint64_t head = 0;
+    while (head < tail) {
+        uint64_t level_end = tail;
+        st->depth++;
+        for (; head < level_end; head++) {
+            uint32_t v = queue[head];
+            for (uint64_t e = g->edge_start[v]; e < g->edge_start[v + 1]; e++) {
+                uint32_t t = g->edges[e];
+                if (t != GCS_SNAPSHOT_NULL && !(seen[t >> 6] >> (t & 63) & 1)) {
+                    seen[t >> 6] |= 1ull << (t & 63);
+                    queue[tail++] = t;
+                }
+            }
+        }
+    }
+    st->reachable = tail;
+    free(seen);
+    free(queue);
+    return 0;
+}
+
+void gcs_snapshot_stats_free(gcs_snapshot_stats *st)
+{
+    free(st->node_objects);
+    free(st->node_bytes);
+    st->node_objects = st->node_bytes = NULL;
+}

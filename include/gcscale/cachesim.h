@@ -1,0 +1,143 @@
+/* cachesim.h -- a set-associative LRU multi-level cache simulator (prefix
+ * gcs_cachesim_), the slow predictor's source of Q1 and L.
+ *
+ * The hierarchy is the data/unified caches one CPU sees (L1d, L2, L3, ...),
+ * taken from a machine profile or given by hand.  Levels are non-inclusive:
+ * every access looks up level 0; an access that misses level k looks up level
+ * k+1, and a level fills the line on its own miss (so level k+1 is simulated
+ * on exactly the accesses that missed level k).  An access that misses the
+ * last level is a memory request: those are Q1.  Replacement is exact LRU
+ * within a set (the victim is the way whose last access reaching this level
+ * is oldest).  Sets are indexed by line number modulo the number of sets (a
+ * mask when that is a power of two).  Counts are split by request class
+ * (GCS_ACCESS_READ / GCS_ACCESS_RW of profile.h); a class only labels the
+ * request -- an RW access hits and misses like a read.
+ *
+ * L ("average number of live cache lines", docs/model.md "Q1 and L"): the
+ * leading levels whose instance no other core shares are "private" (a thief
+ * on another core has none of their lines).  At access time t a line is live
+ * when it is resident in a private level and its next access hits a private
+ * level.  L is the time average of that count over the N accesses:
+ *
+ *     L = (1/N) * sum over accesses that hit a private level of (t - t_prev)
+ *
+ * with t_prev the time of the previous access to the same line (exact: a line
+ * that hits a private level has been resident in one since its previous
+ * access, because lines enter the caches only by being accessed).  It is
+ * computed on the fly from the last-access time kept with each resident line.
+ *
+ * The access function is inline: an access to the same line as the previous
+ * access (the common case when scanning an object) is counted without a set
+ * lookup.  No allocation after gcs_cachesim_new.  Not thread safe.
+ */
+#ifndef GCSCALE_CACHESIM_H
+#define GCSCALE_CACHESIM_H
+
+#include <stdint.h>
+
+#include "gcscale/common.h"
+#include "gcscale/profile.h"
+
+#define GCS_CACHESIM_MAX_LEVELS 8
+#define GCS_CACHESIM_MAX_WAYS 64      /* larger associativities are simulated as 64-way */
+#define GCS_CACHESIM_UNKNOWN_WAYS 16  /* ways 0 (unknown) on a cache of more than 64 lines */
+
+/* One level of the hierarchy. */
+typedef struct gcs_cachesim_level_geom {
+    int level;              /* 1, 2, 3, ... (informational) */
+    uint64_t size_bytes;
+    int line_bytes;         /* power of two */
+    int ways;               /* 0: fully associative up to 64 lines, else 16-way */
+    int ncpus;              /* CPUs sharing this instance (informational) */
+} gcs_cachesim_level_geom;
+
+typedef struct gcs_cachesim_geom {
+    int nlevels;
+    /* Leading levels a thief does not share (L counts their lines); 0..nlevels. */
+    int private_levels;
+    gcs_cachesim_level_geom level[GCS_CACHESIM_MAX_LEVELS];
+} gcs_cachesim_geom;
+
+/* The data/unified caches of the profile that contain `cpu` (-1: the first
+ * CPU of the profile's first node, or 0), one per level, sorted by level.
+ * Where no instance of a level lists the CPU, the level's first instance is
+ * used.  private_levels = the leading levels shared by no more CPUs than the
+ * first level.  -1 with "profile has no cache geometry" when the profile
+ * lists no data/unified cache, or with a message naming a bad entry. */
+int gcs_cachesim_geom_from_profile(const gcs_profile *prof, int cpu, gcs_cachesim_geom *geom,
+                                   gcs_err *err);
+
+/* Hit/miss counts of one level, by request class. */
+typedef struct gcs_cachesim_counts {
+    uint64_t hits[GCS_ACCESS_COUNT];
+    uint64_t misses[GCS_ACCESS_COUNT];
+} gcs_cachesim_counts;
+
+/* The simulator's state.  Public only so that the access function can be
+ * inline; read results with gcs_cachesim_result_get.  Each set is a row of
+ * `stride` 32-bit tags (one 64-byte host line for up to 16 ways) kept in
+ * recency order, most recent first; tags are line / nsets + 1 (0 = empty),
+ * so lines are told apart exactly below 2^32 * nsets lines (2^44 bytes with
+ * 64 sets of 64-byte lines). */
+typedef struct gcs_cachesim_lv {
+    uint32_t *tag;          /* [nsets * stride] */
+    uint64_t *time;         /* [nsets * stride]: the line's last access (private levels), else NULL */
+    uint64_t nsets;
+    uint64_t set_mask;      /* nsets - 1 when nsets is a power of two */
+    int pow2, set_bits;
+    int ways, stride;
+    int line_shift;
+    int is_private;
+    gcs_cachesim_counts counts;
+} gcs_cachesim_lv;
+
+typedef struct gcs_cachesim {
+    int nlevels;
+    int private_levels;
+    gcs_cachesim_lv lv[GCS_CACHESIM_MAX_LEVELS];
+    uint64_t t;             /* accesses so far; the current access has time t */
+    uint64_t live_sum;      /* sum of (t - t_prev) over private hits */
+    uint64_t mru_line;      /* level-0 line of the previous access + 1 (0: none) */
+    uint64_t *mru_time;     /* its level-0 time slot (a dummy when level 0 is shared) */
+    uint64_t dummy_time;
+    gcs_cachesim_geom geom;
+} gcs_cachesim;
+
+/* Allocates the tag arrays (zeroed pages, touched lazily).  NULL with err
+ * set on a bad geometry (line not a power of two, size smaller than a line,
+ * no level) or when out of memory. */
+gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err);
+void gcs_cachesim_free(gcs_cachesim *s);
+/* Empties every level and zeroes the counts. */
+void gcs_cachesim_reset(gcs_cachesim *s);
+
+/* The out-of-line part of an access; use gcs_cachesim_access. */
+int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls);
+
+/* Simulates one access to byte address addr.  Returns the index of the level
+ * that hit (0 = first level), or nlevels when it went to memory. */
+static inline __attribute__((always_inline)) int
+gcs_cachesim_access(gcs_cachesim *s, uint64_t addr, gcs_access cls)
+{
+    uint64_t line1 = (addr >> s->lv[0].line_shift) + 1;
+    if (__builtin_expect(line1 == s->mru_line, 1)) {
+        *s->mru_time = ++s->t;
+        s->lv[0].counts.hits[cls]++;
+        s->live_sum += (uint64_t)s->lv[0].is_private; /* t - t_prev = 1 */
+        return 0;
+    }
+    return gcs_cachesim_access_slow(s, addr, cls);
+}
+
+typedef struct gcs_cachesim_result {
+    int nlevels;
+    int private_levels;
+    gcs_cachesim_counts level[GCS_CACHESIM_MAX_LEVELS];
+    uint64_t accesses[GCS_ACCESS_COUNT];
+    uint64_t memory[GCS_ACCESS_COUNT];  /* last-level misses: Q1 by class */
+    double live_lines_avg;              /* L (0 when there were no accesses) */
+} gcs_cachesim_result;
+
+void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out);
+
+#endif

@@ -1,0 +1,92 @@
+/* inspect.h -- heap inspection: from a heap snapshot and a machine profile
+ * to the model's inputs (gcs_model_heap of model.h) (prefix gcs_inspect_).
+ *
+ *   objects, edges     the snapshot's objects and non-NULL pointer fields
+ *   live_bytes         header + payload bytes of the objects
+ *   live_lines         distinct cache lines the mark touches: the lines of
+ *                      every object's header and pointer fields, plus the
+ *                      lines of the mark table holding their marks
+ *   T1                 gc_cost.object * objects + gc_cost.pointer * edges
+ *   Tinf               weighted longest-first-arrival (model-notes 1.1) with
+ *                      w(v) = gc_cost.object + gc_cost.pointer * edges(v)
+ *   Q1 (read, RW), L   slow: the collector's serial mark order replayed
+ *                      through the cache simulator (cachesim.h); fast: no
+ *                      simulation, Q1 = live lines, L estimated
+ *   V_j                share of the memory requests that go to node j
+ *
+ * Definitions, the access stream and the estimates: docs/model.md,
+ * "Heap inspection, Q1 and L".  Calls common.h, profile.h, snapshot.h,
+ * cachesim.h and model.h (the struct only).  Never prints.
+ */
+#ifndef GCSCALE_INSPECT_H
+#define GCSCALE_INSPECT_H
+
+#include <stdint.h>
+
+#include "gcscale/cachesim.h"
+#include "gcscale/common.h"
+#include "gcscale/model.h"
+#include "gcscale/profile.h"
+#include "gcscale/snapshot.h"
+
+typedef enum gcs_inspect_predictor {
+    GCS_INSPECT_FAST = 0,   /* no simulation: sampled counts, Q1 = live lines, L estimated */
+    GCS_INSPECT_SLOW = 1,   /* replay of the serial mark through the cache simulator */
+} gcs_inspect_predictor;
+
+#define GCS_INSPECT_DEFAULT_SAMPLES 1024
+
+typedef struct gcs_inspect_opts {
+    gcs_inspect_predictor predictor;
+    int cpu;                /* CPU whose caches are simulated; -1: the first CPU of node 0 */
+    /* Tinf: < 0 (default) computes it from the graph (a full walk); >= 0 takes
+     * this value (e.g. the collector's own span of the previous collection)
+     * and skips the walk -- what the adaptive mode does. */
+    double tinf_ns;
+    /* Fast predictor: objects sampled for edges, bytes, lines and V_j
+     * (0: GCS_INSPECT_DEFAULT_SAMPLES).  Heaps of at most 4 * samples
+     * objects, and any heap when exact is set, get an exact pass instead. */
+    uint32_t samples;
+    int exact;
+} gcs_inspect_opts;
+
+typedef struct gcs_inspect_result {
+    gcs_model_heap heap;            /* the model's inputs */
+    gcs_inspect_predictor predictor;
+    int exact_counts;               /* 1: edges, bytes, lines, V_j from every object; 0: sampled */
+    uint32_t samples;               /* objects sampled (0 when exact) */
+    uint64_t read_lines;            /* live lines of headers and pointer fields */
+    uint64_t rw_lines;              /* live lines of the mark table */
+    /* Graph walk (Tinf); all 0 when Tinf was given. */
+    int span_walked;
+    const char *span_method;        /* "given", "bfs-levels", "tree", "dijkstra" */
+    uint64_t reachable;             /* objects reachable from the roots */
+    uint64_t depth;                 /* BFS levels (roots are level 1) */
+    /* Slow predictor: the simulated serial mark. */
+    uint64_t accesses[GCS_ACCESS_COUNT];
+    uint64_t marked;                /* objects the replay marked (= reachable) */
+    gcs_cachesim_geom geom;         /* simulated hierarchy (nlevels 0 for fast) */
+    gcs_cachesim_result sim;
+    double l_private_lines;         /* fast: lines of the private levels (the cap on L) */
+    /* Costs of the inspection itself (ns). */
+    double elapsed_ns;              /* everything */
+    double span_ns;                 /* the Tinf walk */
+    double misses_ns;               /* counts, Q1, L, V_j (the predictor proper) */
+} gcs_inspect_result;
+
+void gcs_inspect_opts_init(gcs_inspect_opts *opts);
+
+/* Inspects snapshot g for machine prof.  Errors (one line in err):
+ *   "profile has no gc_cost_ns: run gcscale calibrate on the machine"
+ *   "snapshot names memory node 3 but the profile has 2 nodes"
+ *   "profile has no cache geometry: use --fast"  (slow predictor)
+ *   out of memory, a snapshot with no objects or no roots. */
+int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_inspect_opts *opts,
+                     gcs_inspect_result *out, gcs_err *err);
+
+const char *gcs_inspect_predictor_name(gcs_inspect_predictor p); /* "fast", "slow" */
+
+/* The result as a JSON object (model inputs, method, counts, costs). */
+json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r);
+
+#endif

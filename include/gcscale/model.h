@@ -1,0 +1,101 @@
+/* model.h -- the Endo-Taura-Yonezawa model of parallel mark time
+ * (prefix gcs_model_).
+ *
+ * Given what a heap costs to mark (gcs_model_heap: work T1, span Tinf, serial
+ * misses Q1 by request class, live cache lines L, the share V_j of requests
+ * that go to each memory node) and a machine profile (miss latency M1 and
+ * occupancy S_O per memory node and class), predicts the mark time with P
+ * workers:
+ *
+ *     T_P^M = T1/P + Tinf + Q_P * M_P(T_P^M) / P,   Q_P = Q1 + N_S * L
+ *
+ * where M_P is the miss cost with contention at the memory nodes, solved as
+ * a fixed point (open queueing model, GSL Newton with a Brent fallback) or by
+ * exact MVA of a closed network of P workers.  Conventions and the reasons
+ * behind them: ../shared/model-notes.md section 1 and docs/model.md.
+ *
+ * Owns the formulas only; calls common.h, profile.h and GSL.  Building a
+ * gcs_model_heap from a heap snapshot is the job of heap inspection
+ * (inspect.h).
+ */
+#ifndef GCSCALE_MODEL_H
+#define GCSCALE_MODEL_H
+
+#include <stdint.h>
+
+#include "gcscale/common.h"
+#include "gcscale/profile.h"
+
+#define GCS_MODEL_MAX_NODES 256
+
+/* How contention at a memory node is priced. */
+typedef enum gcs_model_mva {
+    GCS_MODEL_MVA_OPEN = 0,   /* the paper's M1 + S_O*rho/(1-rho), as a fixed point in T */
+    GCS_MODEL_MVA_CLOSED = 1, /* exact MVA: P workers, think time = compute between misses */
+} gcs_model_mva;
+
+/* How the number of steals N_S is estimated. */
+typedef enum gcs_model_steals {
+    GCS_MODEL_STEALS_PAPER = 0,  /* N_S = P * ln(T1 in ns), and 0 at P = 1 */
+    GCS_MODEL_STEALS_FITTED = 1, /* N_S = a * (P - 1) * ln(T1 in ns) + b * (P - 1) */
+} gcs_model_steals;
+
+typedef struct gcs_model_heap {
+    uint64_t objects;         /* live objects */
+    uint64_t edges;           /* non-NULL pointer fields */
+    uint64_t live_bytes;
+    uint64_t live_lines;      /* distinct cache lines the mark touches */
+    double t1_ns;             /* T1: serial mark work without miss costs */
+    double tinf_ns;           /* Tinf: span, without miss costs */
+    double q1[GCS_ACCESS_COUNT];  /* serial misses, by request class */
+    double live_lines_avg;    /* L: time-average live cache lines (docs/model.md) */
+    int nnodes;
+    double v[GCS_MODEL_MAX_NODES]; /* V_j: share of miss requests to memory node j */
+} gcs_model_heap;
+
+typedef struct gcs_model_opts {
+    gcs_model_mva mva;
+    gcs_model_steals steals;
+    double steal_a, steal_b;  /* for GCS_MODEL_STEALS_FITTED */
+} gcs_model_opts;
+
+/* One prediction.  Times in ns; "speedup" is T_1^M / T_P^M with T_1^M the
+ * same model at P = 1 (= T1 + Tinf + Q1 * M1). */
+typedef struct gcs_model_result {
+    int threads;
+    double t_cilk_ns;         /* T_P = T1/P + Tinf */
+    double steals;            /* N_S */
+    double q_p;               /* Q_P, all classes */
+    double m1_ns;             /* mean miss cost without contention */
+    double m_p_ns;            /* mean miss cost with contention */
+    double time_ns;           /* T_P^M */
+    double speedup;
+    /* The ablations of the paper's Figure 3. */
+    double time_no_contention_ns, speedup_no_contention;       /* Pred(M_P = M1) */
+    double time_no_extra_misses_ns, speedup_no_extra_misses;   /* Pred(Q_P = Q1) */
+    /* The predicted speedup stack: speedup + the lost parts = P exactly. */
+    double lost_span, lost_extra_misses, lost_contention;
+    int nnodes;
+    double rho[GCS_MODEL_MAX_NODES];      /* utilisation of each memory node */
+    double wait_ns[GCS_MODEL_MAX_NODES];  /* queueing delay per request there */
+    int iterations;           /* solver iterations (0 when no solve was needed) */
+    const char *solver;       /* "newton", "brent", "closed-mva" or "none" */
+} gcs_model_result;
+
+void gcs_model_opts_init(gcs_model_opts *opts);
+
+/* Checks that heap and profile fit together (node counts, V sums to 1,
+ * finite non-negative inputs, gc costs present where the heap needs them). */
+int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err *err);
+
+/* Predicts the mark time with `threads` workers (>= 1). */
+int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
+                      const gcs_model_opts *opts, gcs_model_result *out, gcs_err *err);
+
+/* The smallest P among results[0..n) whose predicted time is within
+ * `tolerance` (0.05 = 5%) of the best predicted time. */
+int gcs_model_recommend(const gcs_model_result *results, int n, double tolerance);
+
+const char *gcs_model_mva_name(gcs_model_mva mva);
+
+#endif

@@ -1,0 +1,312 @@
+/* cachesim.c -- set-associative LRU multi-level cache simulator
+ * (include/gcscale/cachesim.h; definitions in docs/model.md "Q1 and L").
+ *
+ * Layout: per level a row of 32-bit tags per set, padded to whole 64-byte
+ * host lines (one line for up to 16 ways), in recency order (move to front on
+ * every hit or fill, the victim is the last way), and for level 0 and the
+ * private levels a parallel row of 64-bit times (the line's last access).
+ * A lookup touches one host line of tags; nothing is allocated per access.
+ *
+ * Keeping L exact: at level 0 every access reaches the level, so its time is
+ * the line's last access.  A deeper private level only sees the accesses that
+ * missed the levels above, so its time is stale while the line sits in a
+ * level above; when a level evicts a line, its last access time is handed to
+ * the next private level that still holds it (one extra set scan per
+ * eviction).  A hit at a private level therefore finds the line's true
+ * previous access time.  Shared levels keep no times.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcscale/cachesim.h"
+
+static int log2_exact(uint64_t v)
+{
+    if (v == 0 || (v & (v - 1)) != 0)
+        return -1;
+    return __builtin_ctzll(v);
+}
+
+int gcs_cachesim_geom_from_profile(const gcs_profile *prof, int cpu, gcs_cachesim_geom *geom,
+                                   gcs_err *err)
+{
+    memset(geom, 0, sizeof *geom);
+    if (cpu < 0) {
+        cpu = 0;
+        if (prof->nnodes > 0 && prof->nodes[0].ncpus > 0)
+            cpu = prof->nodes[0].cpus[0];
+    }
+    /* One instance per level: the one listing cpu, else the level's first. */
+    int chosen[GCS_CACHESIM_MAX_LEVELS + 1];
+    int levels[GCS_CACHESIM_MAX_LEVELS + 1];
+    int n = 0;
+    for (int i = 0; i < prof->ncaches; i++) {
+        const gcs_profile_cache *c = &prof->caches[i];
+        if (strcmp(c->type, "data") != 0 && strcmp(c->type, "unified") != 0)
+            continue;
+        int has_cpu = 0;
+        for (int k = 0; k < c->ncpus; k++)
+            if (c->cpus[k] == cpu)
+                has_cpu = 1;
+        int slot = -1;
+        for (int k = 0; k < n; k++)
+            if (levels[k] == c->level)
+                slot = k;
+        if (slot < 0) {
+            if (n == GCS_CACHESIM_MAX_LEVELS) {
+                gcs_err_set(err, "profile lists more than %d cache levels", GCS_CACHESIM_MAX_LEVELS);
+                return -1;
+            }
+            slot = n++;
+            levels[slot] = c->level;
+            chosen[slot] = i;
+        } else {
+            const gcs_profile_cache *old = &prof->caches[chosen[slot]];
+            int old_has = 0;
+            for (int k = 0; k < old->ncpus; k++)
+                if (old->cpus[k] == cpu)
+                    old_has = 1;
+            if (has_cpu && !old_has)
+                chosen[slot] = i;
+        }
+    }
+    if (n == 0) {
+        gcs_err_set(err, "profile has no cache geometry");
+        return -1;
+    }
+    /* sort by level (few entries: insertion sort) */
+    for (int i = 1; i < n; i++)
+        for (int k = i; k > 0 && levels[k - 1] > levels[k]; k--) {
+            int tl = levels[k], tc = chosen[k];
+            levels[k] = levels[k - 1];
+            chosen[k] = chosen[k - 1];
+            levels[k - 1] = tl;
+            chosen[k - 1] = tc;
+        }
+    geom->nlevels = n;
+    for (int i = 0; i < n; i++) {
+        const gcs_profile_cache *c = &prof->caches[chosen[i]];
+        if (log2_exact((uint64_t)(c->line_bytes > 0 ? c->line_bytes : 0)) < 0) {
+            gcs_err_set(err, "caches: level %d has line_bytes %d, not a power of two", c->level,
+                        c->line_bytes);
+            return -1;
+        }
+        if (c->size_bytes < (uint64_t)c->line_bytes) {
+            gcs_err_set(err, "caches: level %d is smaller than one line", c->level);
+            return -1;
+        }
+        geom->level[i].level = c->level;
+        geom->level[i].size_bytes = c->size_bytes;
+        geom->level[i].line_bytes = c->line_bytes;
+        geom->level[i].ways = c->ways;
+        geom->level[i].ncpus = c->ncpus;
+    }
+    int first = geom->level[0].ncpus;
+    geom->private_levels = 0;
+    while (geom->private_levels < n && geom->level[geom->private_levels].ncpus <= first)
+        geom->private_levels++;
+    return 0;
+}
+
+/* ---- state ------------------------------------------------------------------ */
+
+gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err)
+{
+    if (geom->nlevels < 1 || geom->nlevels > GCS_CACHESIM_MAX_LEVELS) {
+        gcs_err_set(err, "cache simulator: %d levels (1..%d)", geom->nlevels, GCS_CACHESIM_MAX_LEVELS);
+        return NULL;
+    }
+    if (geom->private_levels < 0 || geom->private_levels > geom->nlevels) {
+        gcs_err_set(err, "cache simulator: %d private levels of %d", geom->private_levels,
+                    geom->nlevels);
+        return NULL;
+    }
+    gcs_cachesim *s = calloc(1, sizeof *s);
+    if (!s) {
+        gcs_err_set(err, "cache simulator: out of memory");
+        return NULL;
+    }
+    s->geom = *geom;
+    s->nlevels = geom->nlevels;
+    s->private_levels = geom->private_levels;
+    for (int k = 0; k < geom->nlevels; k++) {
+        const gcs_cachesim_level_geom *g = &geom->level[k];
+        gcs_cachesim_lv *l = &s->lv[k];
+        int shift = g->line_bytes > 0 ? log2_exact((uint64_t)g->line_bytes) : -1;
+        if (shift < 0) {
+            gcs_err_set(err, "cache simulator: level %d line size %d is not a power of two", g->level,
+                        g->line_bytes);
+            goto fail;
+        }
+        uint64_t lines = g->size_bytes >> shift;
+        if (lines == 0) {
+            gcs_err_set(err, "cache simulator: level %d is smaller than one line", g->level);
+            goto fail;
+        }
+        uint64_t ways = g->ways > 0 ? (uint64_t)g->ways
+                                    : (lines <= GCS_CACHESIM_MAX_WAYS ? lines : GCS_CACHESIM_UNKNOWN_WAYS);
+        if (ways > GCS_CACHESIM_MAX_WAYS)
+            ways = GCS_CACHESIM_MAX_WAYS;
+        if (ways > lines)
+            ways = lines;
+        l->ways = (int)ways;
+        l->stride = (int)((ways + 15) & ~15ull); /* whole 64-byte rows of tags */
+        l->nsets = lines / ways;
+        l->set_bits = log2_exact(l->nsets);
+        l->pow2 = l->set_bits >= 0;
+        l->set_mask = l->pow2 ? l->nsets - 1 : 0;
+        l->line_shift = shift;
+        l->is_private = k < geom->private_levels;
+        size_t n = (size_t)(l->nsets * (uint64_t)l->stride);
+        l->tag = aligned_alloc(64, n * sizeof *l->tag);
+        if (l->tag)
+            memset(l->tag, 0, n * sizeof *l->tag);
+        if (k == 0 || l->is_private)
+            l->time = calloc(n, sizeof *l->time);
+        if (!l->tag || ((k == 0 || l->is_private) && !l->time)) {
+            gcs_err_set(err, "cache simulator: out of memory for level %d (%llu lines)", g->level,
+                        (unsigned long long)lines);
+            goto fail;
+        }
+    }
+    s->mru_time = &s->dummy_time;
+    return s;
+fail:
+    gcs_cachesim_free(s);
+    return NULL;
+}
+
+void gcs_cachesim_free(gcs_cachesim *s)
+{
+    if (!s)
+        return;
+    for (int k = 0; k < GCS_CACHESIM_MAX_LEVELS; k++) {
+        free(s->lv[k].tag);
+        free(s->lv[k].time);
+    }
+    free(s);
+}
+
+void gcs_cachesim_reset(gcs_cachesim *s)
+{
+    for (int k = 0; k < s->nlevels; k++) {
+        gcs_cachesim_lv *l = &s->lv[k];
+        size_t n = (size_t)(l->nsets * (uint64_t)l->stride);
+        memset(l->tag, 0, n * sizeof *l->tag);
+        if (l->time)
+            memset(l->time, 0, n * sizeof *l->time);
+        memset(&l->counts, 0, sizeof l->counts);
+    }
+    s->t = 0;
+    s->live_sum = 0;
+    s->mru_line = 0;
+    s->mru_time = &s->dummy_time;
+}
+
+/* ---- access ------------------------------------------------------------------ */
+
+/* Row offset and tag of a line at level l. */
+static inline uint64_t locate(const gcs_cachesim_lv *l, uint64_t line, uint32_t *tag)
+{
+    uint64_t set, q;
+    if (l->pow2) {
+        set = line & l->set_mask;
+        q = line >> l->set_bits;
+    } else {
+        q = line / l->nsets;
+        set = line - q * l->nsets;
+    }
+    *tag = (uint32_t)q + 1;
+    return set * (uint64_t)l->stride;
+}
+
+static inline uint64_t line_of(const gcs_cachesim_lv *l, uint64_t row, uint32_t tag)
+{
+    uint64_t set = row / (uint64_t)l->stride;
+    return (uint64_t)(tag - 1) * l->nsets + set;
+}
+
+static inline int find_way(const uint32_t *tg, int ways, uint32_t tag)
+{
+    for (int i = 0; i < ways; i++)
+        if (tg[i] == tag)
+            return i;
+    return -1;
+}
+
+/* A line with last access `when` left private level k-1: hand the time to
+ * the next private level that holds it (without touching its LRU order). */
+static void hand_down(gcs_cachesim *s, int k, uint64_t addr, uint64_t when)
+{
+    for (; k < s->private_levels; k++) {
+        gcs_cachesim_lv *l = &s->lv[k];
+        uint32_t tag;
+        uint64_t row = locate(l, addr >> l->line_shift, &tag);
+        int i = find_way(l->tag + row, l->ways, tag);
+        if (i >= 0) {
+            if (l->time[row + (uint64_t)i] < when)
+                l->time[row + (uint64_t)i] = when;
+            return;
+        }
+    }
+}
+
+int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls)
+{
+    uint64_t t = ++s->t;
+    for (int k = 0; k < s->nlevels; k++) {
+        gcs_cachesim_lv *l = &s->lv[k];
+        uint32_t tag;
+        uint64_t row = locate(l, addr >> l->line_shift, &tag);
+        uint32_t *tg = l->tag + row;
+        uint64_t *tm = l->time ? l->time + row : NULL;
+        int w = l->ways;
+        int i = find_way(tg, w, tag);
+        if (i >= 0) {
+            l->counts.hits[cls]++;
+            if (l->is_private)
+                s->live_sum += t - tm[i];
+            /* move to front */
+            memmove(tg + 1, tg, (size_t)i * sizeof *tg);
+            tg[0] = tag;
+            if (tm) {
+                memmove(tm + 1, tm, (size_t)i * sizeof *tm);
+                tm[0] = t;
+            }
+            if (k == 0) {
+                s->mru_line = (addr >> l->line_shift) + 1;
+                s->mru_time = tm;
+            }
+            return k;
+        }
+        l->counts.misses[cls]++;
+        uint32_t victim = tg[w - 1];
+        if (victim != 0 && l->is_private && k + 1 < s->private_levels)
+            hand_down(s, k + 1, line_of(l, row, victim) << l->line_shift, tm[w - 1]);
+        memmove(tg + 1, tg, (size_t)(w - 1) * sizeof *tg);
+        tg[0] = tag;
+        if (tm) {
+            memmove(tm + 1, tm, (size_t)(w - 1) * sizeof *tm);
+            tm[0] = t;
+        }
+        if (k == 0) {
+            s->mru_line = (addr >> l->line_shift) + 1;
+            s->mru_time = tm;
+        }
+    }
+    return s->nlevels;
+}
+
+void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->nlevels = s->nlevels;
+    out->private_levels = s->private_levels;
+    for (int k = 0; k < s->nlevels; k++)
+        out->level[k] = s->lv[k].counts;
+    for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
+        out->accesses[c] = s->lv[0].counts.hits[c] + s->lv[0].counts.misses[c];
+        out->memory[c] = s->lv[s->nlevels - 1].counts.misses[c];
+    }
+    out->live_lines_avg = s->t ? (double)s->live_sum / (double)s->t : 0.0;
+}

@@ -1,0 +1,789 @@
+/* inspect.c -- heap inspection: snapshot + profile -> gcs_model_heap
+ * (include/gcscale/inspect.h; definitions in docs/model.md, "Heap
+ * inspection, Q1 and L").
+ *
+ * Three independent parts, each timed:
+ *   counts   objects, edges, bytes, live lines and (fast) V_j: one pass over
+ *            the object arrays, or a stratified sample of them;
+ *   span     Tinf: a BFS from the roots; exact by itself when every object
+ *            weighs the same (levels x w) or when the reachable graph is a
+ *            forest (one discovery per object), else Dijkstra;
+ *   misses   slow: the collector's serial mark (gc/mark.c, P = 1) replayed
+ *            on object ids, its memory accesses fed to the cache simulator;
+ *            fast: Q1 = live lines and an estimate of L.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcscale/inspect.h"
+
+/* The mark table lives in its own mapping in gc/; the replay puts it here,
+ * above any heap offset (heaps up to 4 TiB; the simulator tells lines apart
+ * exactly below 16 TiB). */
+#define MARK_TABLE_BASE (1ull << 42)
+/* gc/mark.c: the prefetch FIFO and the pointer-array chunk. */
+#define MARK_FIFO 8
+#define CHUNK_FIELDS 128
+/* gcs_gc_mark_mode values (gc.h) as recorded in snapshots. */
+#define MARK_MODE_ATOMIC_BITS 2
+/* Fast L: lines assumed private when the profile has no cache geometry. */
+#define DEFAULT_PRIVATE_LINES 16384
+/* Fast L: lines live in the depth-first window of a mark that never revisits
+ * (the FIFO's headers, the current mark-table line and field line); fitted
+ * to the slow predictor on trees and lists (docs/model.md). */
+#define DFS_WINDOW_LINES 8.0
+/* Fast L: share of the private lines live per unit of revisit share (fitted,
+ * docs/model.md). */
+#define REVISIT_LIVE_FACTOR 0.4
+
+void gcs_inspect_opts_init(gcs_inspect_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->predictor = GCS_INSPECT_FAST;
+    opts->cpu = -1;
+    opts->tinf_ns = -1;
+}
+
+const char *gcs_inspect_predictor_name(gcs_inspect_predictor p)
+{
+    return p == GCS_INSPECT_SLOW ? "slow" : "fast";
+}
+
+/* ---- layout ------------------------------------------------------------------ */
+
+typedef struct layout {
+    uint64_t hdr;         /* header bytes in front of a payload */
+    int gshift;           /* log2 granule */
+    int bits;             /* mark bits (one 64-bit word per 64 granules) instead of bytes */
+    int lshift;           /* log2 line */
+} layout;
+
+static inline uint64_t mark_addr(const layout *ly, uint64_t payload)
+{
+    uint64_t g = (payload - ly->hdr) >> ly->gshift;
+    return MARK_TABLE_BASE + (ly->bits ? (g >> 6) << 3 : g);
+}
+
+static int ilog2(uint64_t v)
+{
+    return v && !(v & (v - 1)) ? __builtin_ctzll(v) : -1;
+}
+
+/* ---- counts -------------------------------------------------------------------- */
+
+typedef struct counts {
+    double edges, bytes, read_lines, rw_lines;
+    double *node_lines;   /* [nnodes + 1]: lines by node, last = unknown */
+} counts;
+
+static inline uint32_t node_slot(const gcs_snapshot *g, uint64_t i, int nnodes)
+{
+    uint16_t n = g->node[i];
+    return n < (unsigned)nnodes ? n : (uint32_t)nnodes;
+}
+
+/* Object i's contribution, given the previous object's last object line and
+ * mark line (UINT64_MAX: none). */
+static inline void count_object(const gcs_snapshot *g, const layout *ly, uint64_t i, uint64_t *last_line,
+                                uint64_t *last_mline, double *edges, double *rd, double *rw, double *bytes)
+{
+    uint64_t a = g->addr[i];
+    uint32_t np = g->nptrs[i];
+    uint64_t fl = (a - ly->hdr) >> ly->lshift;
+    uint64_t ll = (a + 8 * (uint64_t)np - 1) >> ly->lshift;
+    if (*last_line != UINT64_MAX && fl <= *last_line)
+        fl = *last_line + 1;
+    if (ll >= fl) {
+        *rd += (double)(ll - fl + 1);
+        *last_line = ll;
+    }
+    uint64_t ml = mark_addr(ly, a) >> ly->lshift;
+    if (ml != *last_mline) {
+        *rw += 1;
+        *last_mline = ml;
+    }
+    const uint32_t *e = g->edges + g->edge_start[i];
+    uint32_t k = 0;
+    for (uint32_t f = 0; f < np; f++)
+        k += e[f] != GCS_SNAPSHOT_NULL;
+    *edges += k;
+    *bytes += (double)(ly->hdr + 8 * (uint64_t)g->words[i]);
+}
+
+static void counts_exact(const gcs_snapshot *g, const layout *ly, int nnodes, counts *c)
+{
+    uint64_t last_line = UINT64_MAX, last_mline = UINT64_MAX;
+    double edges = 0, rd = 0, rw = 0, bytes = 0;
+    for (uint64_t i = 0; i < g->nobjects; i++) {
+        double r0 = rd, w0 = rw;
+        count_object(g, ly, i, &last_line, &last_mline, &edges, &rd, &rw, &bytes);
+        c->node_lines[node_slot(g, i, nnodes)] += (rd - r0) + (rw - w0);
+    }
+    c->edges = edges;
+    c->bytes = bytes;
+    c->read_lines = rd;
+    c->rw_lines = rw;
+}
+
+/* ---- sampled counts --------------------------------------------------------------
+ * Sampling objects would miss the rare huge ones (one array of a million
+ * pointers holds half the heap's fields), so the estimates sample what they
+ * measure, uniformly, with one jittered sample per stratum:
+ *   edges       nfields x the non-NULL share of s sampled fields;
+ *   read lines  the heap span's lines x the share of s sampled lines that
+ *               some object's header or pointer fields overlap;
+ *   mark lines  the span's mark-table lines x the share of s sampled ones
+ *               that hold some object's mark (an object starts in the heap
+ *               range the line describes);
+ *   bytes       the span x the share of s sampled addresses inside an object;
+ *   V_j         the sampled lines by the node of the object that makes them live.
+ * Locating an address is an interpolation search in addr[] (find_obj). */
+
+typedef struct sampler {
+    uint64_t s;  /* xorshift state */
+} sampler;
+
+static inline double jitter(sampler *sp)
+{
+    sp->s ^= sp->s << 13;
+    sp->s ^= sp->s >> 7;
+    sp->s ^= sp->s << 17;
+    return (double)(sp->s >> 11) * 0x1.0p-53;
+}
+
+/* Index of the last object whose header starts at or before x (-1: none),
+ * searching from hint. */
+static int64_t locate(const gcs_snapshot *g, uint64_t hdr, uint64_t x, int64_t hint)
+{
+    int64_t n = (int64_t)g->nobjects;
+    if (n == 0 || g->addr[0] - hdr > x)
+        return -1;
+    int64_t lo = hint < 0 ? 0 : (hint >= n ? n - 1 : hint);
+    if (g->addr[lo] - hdr > x)
+        lo = 0;
+    /* start(lo) <= x; gallop to an hi with start(hi) > x (hi = n: past the end) */
+    int64_t step = 1, hi = lo + 1;
+    while (hi < n && g->addr[hi] - hdr <= x) {
+        lo = hi;
+        step *= 2;
+        hi = lo + step;
+    }
+    if (hi > n)
+        hi = n;
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (g->addr[mid] - hdr <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Interpolation search for the last object starting at or before x (-1:
+ * none), falling back to a bisection step whenever an interpolation step
+ * fails to halve the bracket: a few probes on evenly laid out heaps, never
+ * more than about 2 log2(n). */
+static int64_t find_obj(const gcs_snapshot *g, uint64_t hdr, uint64_t x)
+{
+    int64_t n = (int64_t)g->nobjects;
+    if (n == 0 || g->addr[0] - hdr > x)
+        return -1;
+    int64_t lo = 0, hi = n - 1;
+    if (g->addr[hi] - hdr <= x)
+        return hi;
+    int bisect = 0;
+    while (hi - lo > 1) {
+        uint64_t alo = g->addr[lo] - hdr, ahi = g->addr[hi] - hdr;
+        int64_t mid;
+        if (bisect || ahi <= alo) {
+            mid = lo + (hi - lo) / 2;
+        } else {
+            double f = (double)(x - alo) / (double)(ahi - alo);
+            mid = lo + (int64_t)(f * (double)(hi - lo));
+            if (mid <= lo)
+                mid = lo + 1;
+            if (mid >= hi)
+                mid = hi - 1;
+        }
+        int64_t before = hi - lo;
+        if (g->addr[mid] - hdr <= x)
+            lo = mid;
+        else
+            hi = mid;
+        bisect = !bisect && 2 * (hi - lo) > before;
+    }
+    return lo;
+}
+
+static void counts_sampled(const gcs_snapshot *g, const layout *ly, int nnodes, uint32_t s, counts *c)
+{
+    uint64_t n = g->nobjects, hdr = ly->hdr;
+    sampler sp = {0x9E3779B97F4A7C15ull ^ n};
+    /* edges */
+    double nonnull = 0;
+    for (uint32_t j = 0; j < s && g->nfields > 0; j++) {
+        uint64_t f = (uint64_t)(((double)j + jitter(&sp)) * (double)g->nfields / s);
+        if (f >= g->nfields)
+            f = g->nfields - 1;
+        nonnull += g->edges[f] != GCS_SNAPSHOT_NULL;
+    }
+    c->edges = g->nfields ? nonnull * (double)g->nfields / s : 0;
+    if (n == 0)
+        return;
+    uint64_t lo = g->addr[0] - hdr;
+    uint64_t hi = g->addr[n - 1] + 8 * (uint64_t)g->words[n - 1]; /* exclusive */
+    /* heap lines and bytes */
+    uint64_t l0 = lo >> ly->lshift, l1 = (hi - 1) >> ly->lshift, nl = l1 - l0 + 1;
+    uint64_t lbytes = 1ull << ly->lshift;
+    double rd = 0, inside = 0;
+    int64_t at = 0;
+    for (uint32_t j = 0; j < s; j++) {
+        uint64_t line = l0 + (uint64_t)(((double)j + jitter(&sp)) * (double)nl / s);
+        if (line > l1)
+            line = l1;
+        uint64_t ls = line << ly->lshift, le = ls + lbytes;
+        int64_t i = find_obj(g, hdr, ls);
+        at = i < 0 ? 0 : i;
+        int64_t who = -1;
+        if (i >= 0 && g->addr[i] + 8 * (uint64_t)g->nptrs[i] > ls)
+            who = i; /* object i's header or fields reach into the line */
+        else if (i + 1 < (int64_t)n && g->addr[i + 1] - hdr < le)
+            who = i + 1; /* an object (its header) starts in the line */
+        if (who >= 0 && (hdr > 0 || g->nptrs[who] > 0)) {
+            rd += 1;
+            c->node_lines[node_slot(g, (uint64_t)who, nnodes)] += (double)nl / s;
+        }
+        /* one address inside the line: live bytes */
+        uint64_t x = ls + (uint64_t)(jitter(&sp) * (double)lbytes);
+        int64_t k = locate(g, hdr, x, at);
+        if (k >= 0 && x < g->addr[k] + 8 * (uint64_t)g->words[k])
+            inside += 1;
+    }
+    c->read_lines = rd * (double)nl / s;
+    c->bytes = inside * (double)(nl * lbytes) / s;
+    /* mark-table lines: line m holds the marks of the heap range [m R, (m+1) R) */
+    int rshift = ly->lshift + ly->gshift + (ly->bits ? 3 : 0);
+    uint64_t m0 = lo >> rshift, m1 = (hi - 1) >> rshift, nm = m1 - m0 + 1;
+    double rw = 0;
+    for (uint32_t j = 0; j < s; j++) {
+        uint64_t m = m0 + (uint64_t)(((double)j + jitter(&sp)) * (double)nm / s);
+        if (m > m1)
+            m = m1;
+        uint64_t rs = m << rshift, re = rs + (1ull << rshift);
+        int64_t i = find_obj(g, hdr, rs);
+        int64_t who = -1;
+        if (i >= 0 && g->addr[i] - hdr >= rs)
+            who = i;
+        else if (i + 1 < (int64_t)n && g->addr[i + 1] - hdr < re)
+            who = i + 1;
+        if (who >= 0) {
+            rw += 1;
+            c->node_lines[node_slot(g, (uint64_t)who, nnodes)] += (double)nm / s;
+        }
+    }
+    c->rw_lines = rw * (double)nm / s;
+}
+
+/* V_j from per-node weights; the unknown node's weight is spread evenly. */
+static void set_v(gcs_model_heap *h, const double *w, int nnodes)
+{
+    double total = 0;
+    for (int k = 0; k <= nnodes; k++)
+        total += w[k];
+    h->nnodes = nnodes;
+    for (int k = 0; k < nnodes; k++)
+        h->v[k] = total > 0 ? (w[k] + w[nnodes] / nnodes) / total : 1.0 / nnodes;
+}
+
+/* ---- span ------------------------------------------------------------------------ */
+
+static int span_compute(const gcs_snapshot *g, double cobj, double cptr, gcs_inspect_result *out,
+                        gcs_err *err)
+{
+    uint64_t n = g->nobjects;
+    int rc = -1;
+    uint32_t *queue = malloc((n ? n : 1) * sizeof *queue);
+    uint32_t *ne = malloc((n ? n : 1) * sizeof *ne);
+    double *d = malloc((n ? n : 1) * sizeof *d);
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    gcs_minheap hp = {0};
+    if (!queue || !ne || !d || !seen)
+        goto oom;
+    uint64_t head = 0, tail = 0, revisits = 0, depth = 0;
+    uint32_t emin = UINT32_MAX, emax = 0;
+    for (uint64_t r = 0; r < g->nroots; r++) {
+        uint32_t v = g->roots[r];
+        if (!seen[v]) {
+            seen[v] = 1;
+            d[v] = cobj;
+            queue[tail++] = v;
+        }
+    }
+    double longest = 0;
+    while (head < tail) {
+        uint64_t level_end = tail;
+        depth++;
+        for (; head < level_end; head++) {
+            uint32_t u = queue[head];
+            const uint32_t *e = g->edges + g->edge_start[u];
+            uint32_t np = g->nptrs[u], k = 0;
+            for (uint32_t f = 0; f < np; f++)
+                k += e[f] != GCS_SNAPSHOT_NULL;
+            ne[u] = k;
+            emin = k < emin ? k : emin;
+            emax = k > emax ? k : emax;
+            double du = d[u] += cptr * k;
+            if (du > longest)
+                longest = du;
+            for (uint32_t f = 0; f < np; f++) {
+                uint32_t v = e[f];
+                if (v == GCS_SNAPSHOT_NULL)
+                    continue;
+                if (seen[v]) {
+                    revisits++;
+                    continue;
+                }
+                seen[v] = 1;
+                d[v] = du + cobj;
+                queue[tail++] = v;
+            }
+        }
+    }
+    out->reachable = tail;
+    out->depth = depth;
+    out->span_walked = 1;
+    if (tail == 0) {
+        out->heap.tinf_ns = 0;
+        out->span_method = "bfs-levels";
+    } else if (emin == emax) {
+        out->heap.tinf_ns = (double)depth * (cobj + cptr * emin);
+        out->span_method = "bfs-levels";
+    } else if (revisits == 0) {
+        out->heap.tinf_ns = longest;
+        out->span_method = "tree";
+    } else {
+        /* Dijkstra over the reachable objects (queue[0..tail) lists them). */
+        for (uint64_t q = 0; q < tail; q++)
+            d[queue[q]] = INFINITY;
+        for (uint64_t r = 0; r < g->nroots; r++) {
+            uint32_t v = g->roots[r];
+            double dv = cobj + cptr * ne[v];
+            if (dv < d[v]) {
+                d[v] = dv;
+                if (gcs_minheap_push(&hp, dv, v) < 0)
+                    goto oom;
+            }
+        }
+        longest = 0;
+        while (hp.n > 0) {
+            gcs_minheap_entry it = gcs_minheap_pop(&hp);
+            uint32_t u = (uint32_t)it.item;
+            if (it.key > d[u])
+                continue; /* a stale entry */
+            if (it.key > longest)
+                longest = it.key;
+            const uint32_t *e = g->edges + g->edge_start[u];
+            uint32_t np = g->nptrs[u];
+            for (uint32_t f = 0; f < np; f++) {
+                uint32_t v = e[f];
+                if (v == GCS_SNAPSHOT_NULL)
+                    continue;
+                double dv = it.key + cobj + cptr * ne[v];
+                if (dv >= d[v])
+                    continue;
+                d[v] = dv;
+                if (gcs_minheap_push(&hp, dv, v) < 0)
+                    goto oom;
+            }
+        }
+        out->heap.tinf_ns = longest;
+        out->span_method = "dijkstra";
+    }
+    rc = 0;
+    goto done;
+oom:
+    gcs_err_set(err, "inspect: out of memory for the span of %llu objects", (unsigned long long)n);
+done:
+    free(queue);
+    free(ne);
+    free(d);
+    free(seen);
+    gcs_minheap_free(&hp);
+    return rc;
+}
+
+/* ---- slow: replay of the serial mark ----------------------------------------------- */
+
+typedef struct rentry {
+    uint32_t obj;         /* pointer entry: the object; chunk entry: the array */
+    uint32_t begin, end;  /* chunk entry: fields [begin, end); end == 0: pointer entry */
+} rentry;
+
+typedef struct replay {
+    const gcs_snapshot *g;
+    gcs_cachesim *sim;
+    layout ly;
+    uint8_t *marked;
+    rentry *stack;
+    size_t hi, cap;
+    int nlevels, nnodes;
+    double *node_miss;    /* [nnodes + 1] */
+    uint64_t nmarked;
+    int oom;
+} replay;
+
+static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
+{
+    if (gcs_cachesim_access(r->sim, addr, cls) == r->nlevels)
+        r->node_miss[node_slot(r->g, obj, r->nnodes)] += 1;
+}
+
+static inline void rpush(replay *r, uint32_t obj, uint32_t begin, uint32_t end)
+{
+    if (__builtin_expect(r->hi == r->cap, 0)) {
+        size_t ncap = r->cap * 2;
+        rentry *s = realloc(r->stack, ncap * sizeof *s);
+        if (!s) {
+            r->oom = 1;
+            return;
+        }
+        r->stack = s;
+        r->cap = ncap;
+    }
+    r->stack[r->hi++] = (rentry){obj, begin, end};
+}
+
+/* mark_set(): test (a read of the mark), then set (an RW) if unmarked; the
+ * newly marked object's header is read next. */
+static inline int rexamine(replay *r, uint32_t obj)
+{
+    uint64_t a = r->g->addr[obj];
+    if (r->marked[obj]) {
+        racc(r, mark_addr(&r->ly, a), GCS_ACCESS_READ, obj);
+        return 0;
+    }
+    r->marked[obj] = 1;
+    r->nmarked++;
+    racc(r, mark_addr(&r->ly, a), GCS_ACCESS_RW, obj);
+    racc(r, a - r->ly.hdr, GCS_ACCESS_READ, obj);
+    return 1;
+}
+
+/* push_fields(): fields [b, e) read last to first (one access per line),
+ * non-NULL ones pushed. */
+static inline void rpush_fields(replay *r, uint32_t obj, uint32_t b, uint32_t e)
+{
+    const uint32_t *ed = r->g->edges + r->g->edge_start[obj];
+    uint64_t a = r->g->addr[obj], prev = UINT64_MAX;
+    for (uint32_t k = e; k > b;) {
+        k--;
+        uint64_t fa = a + 8 * (uint64_t)k;
+        if ((fa >> r->ly.lshift) != prev) {
+            prev = fa >> r->ly.lshift;
+            racc(r, fa, GCS_ACCESS_READ, obj);
+        }
+        if (ed[k] != GCS_SNAPSHOT_NULL)
+            rpush(r, ed[k], 0, 0);
+    }
+}
+
+/* gc/mark.c mark_drain() for one worker, on ids. */
+static void replay_run(replay *r)
+{
+    const gcs_snapshot *g = r->g;
+    uint32_t fifo[MARK_FIFO];
+    unsigned fifo_head = 0, fifo_count = 0;
+    for (uint64_t k = 0; k < g->nroots; k++)
+        rpush(r, g->roots[k], 0, 0);
+    for (;;) {
+        uint32_t obj;
+        if (r->oom)
+            return;
+        if (r->hi > 0) {
+            rentry e = r->stack[--r->hi];
+            if (__builtin_expect(e.end != 0, 0)) {
+                /* a chunk of a large pointer array: the rest goes back first,
+                 * the elements are examined in place, in order */
+                uint32_t end = e.end;
+                if (end - e.begin > CHUNK_FIELDS) {
+                    rpush(r, e.obj, e.begin + CHUNK_FIELDS, end);
+                    end = e.begin + CHUNK_FIELDS;
+                }
+                const uint32_t *ed = g->edges + g->edge_start[e.obj];
+                uint64_t a = g->addr[e.obj], prev = UINT64_MAX;
+                for (uint32_t f = e.begin; f < end; f++) {
+                    uint64_t fa = a + 8 * (uint64_t)f;
+                    if ((fa >> r->ly.lshift) != prev) {
+                        prev = fa >> r->ly.lshift;
+                        racc(r, fa, GCS_ACCESS_READ, e.obj);
+                    }
+                    uint32_t c = ed[f];
+                    if (c == GCS_SNAPSHOT_NULL || !rexamine(r, c))
+                        continue;
+                    uint32_t np = g->nptrs[c], cend = np;
+                    if (np == 0)
+                        continue;
+                    if (np > CHUNK_FIELDS) {
+                        rpush(r, c, CHUNK_FIELDS, np);
+                        cend = CHUNK_FIELDS;
+                    }
+                    rpush_fields(r, c, 0, cend);
+                }
+                continue;
+            }
+            if (fifo_count < MARK_FIFO) {
+                fifo[(fifo_head + fifo_count++) % MARK_FIFO] = e.obj;
+                continue;
+            }
+            obj = fifo[fifo_head];
+            fifo[fifo_head] = e.obj;
+            fifo_head = (fifo_head + 1) % MARK_FIFO;
+        } else if (fifo_count > 0) {
+            obj = fifo[fifo_head];
+            fifo_head = (fifo_head + 1) % MARK_FIFO;
+            fifo_count--;
+        } else {
+            return;
+        }
+    examine:
+        if (!rexamine(r, obj))
+            continue;
+        uint32_t np = g->nptrs[obj], end = np;
+        if (np > CHUNK_FIELDS) {
+            rpush(r, obj, CHUNK_FIELDS, np);
+            end = CHUNK_FIELDS;
+        }
+        if (end == 1 && fifo_count == 0 && r->hi == 0) {
+            /* a chain: follow the pointer directly */
+            uint64_t fa = g->addr[obj];
+            racc(r, fa, GCS_ACCESS_READ, obj);
+            uint32_t c = g->edges[g->edge_start[obj]];
+            if (c != GCS_SNAPSHOT_NULL) {
+                obj = c;
+                goto examine;
+            }
+            continue;
+        }
+        rpush_fields(r, obj, 0, end);
+    }
+}
+
+/* ---- fast: L estimate ----------------------------------------------------------------- */
+
+static double private_lines(const gcs_cachesim_geom *geom)
+{
+    double lines = 0;
+    for (int k = 0; k < geom->private_levels; k++) {
+        double l = (double)(geom->level[k].size_bytes / (uint64_t)geom->level[k].line_bytes);
+        if (l > lines)
+            lines = l;
+    }
+    return lines;
+}
+
+/* ---- the whole inspection ------------------------------------------------------------------ */
+
+int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_inspect_opts *opts,
+                     gcs_inspect_result *out, gcs_err *err)
+{
+    gcs_inspect_opts defaults;
+    if (!opts) {
+        gcs_inspect_opts_init(&defaults);
+        opts = &defaults;
+    }
+    uint64_t t0 = gcs_now_ns();
+    memset(out, 0, sizeof *out);
+    out->predictor = opts->predictor;
+    out->span_method = "given";
+    if (!prof->has_gc_cost) {
+        gcs_err_set(err, "profile has no gc_cost_ns: run gcscale calibrate on the machine");
+        return -1;
+    }
+    if (prof->nnodes < 1 || prof->nnodes > GCS_MODEL_MAX_NODES) {
+        gcs_err_set(err, "profile has %d nodes (1..%d)", prof->nnodes, GCS_MODEL_MAX_NODES);
+        return -1;
+    }
+    int nnodes = prof->nnodes;
+    double cobj = prof->gc_cost_object_ns, cptr = prof->gc_cost_pointer_ns;
+    uint64_t n = g->nobjects;
+
+    /* Geometry (needed by slow; fast uses it for the line size and the cap on L). */
+    int have_geom = prof->ncaches > 0 &&
+                    gcs_cachesim_geom_from_profile(prof, opts->cpu, &out->geom, err) == 0;
+    if (opts->predictor == GCS_INSPECT_SLOW && !have_geom) {
+        if (prof->ncaches == 0 || strcmp(err->msg, "profile has no cache geometry") == 0)
+            gcs_err_set(err, "profile has no cache geometry: use --fast");
+        return -1;
+    }
+    if (!have_geom)
+        memset(&out->geom, 0, sizeof out->geom);
+
+    layout ly;
+    ly.hdr = g->params.header_bytes;
+    ly.gshift = ilog2(g->params.granule_bytes);
+    ly.bits = g->params.mark_mode == MARK_MODE_ATOMIC_BITS;
+    ly.lshift = have_geom ? ilog2((uint64_t)out->geom.level[0].line_bytes) : 6;
+    if (g->params.heap_limit > MARK_TABLE_BASE) {
+        gcs_err_set(err, "snapshot heap of %llu bytes is larger than the 4 TiB inspection supports",
+                    (unsigned long long)g->params.heap_limit);
+        return -1;
+    }
+    if (ly.gshift < 0) {
+        gcs_err_set(err, "snapshot granule of %u bytes is not a power of two", g->params.granule_bytes);
+        return -1;
+    }
+
+    /* Node ids: exact check unless the snapshot's node count already fits. */
+    int exact = opts->exact || opts->predictor == GCS_INSPECT_SLOW;
+    uint32_t samples = opts->samples ? opts->samples : GCS_INSPECT_DEFAULT_SAMPLES;
+    if (n <= 4 * (uint64_t)samples)
+        exact = 1;
+    if (exact || g->params.node_count > (uint32_t)nnodes) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint16_t nd = g->node[i];
+            if (nd != GCS_SNAPSHOT_NODE_UNKNOWN && nd >= nnodes) {
+                gcs_err_set(err, "snapshot names memory node %u but the profile has %d node%s", nd, nnodes,
+                            nnodes == 1 ? "" : "s");
+                return -1;
+            }
+        }
+    }
+
+    gcs_model_heap *h = &out->heap;
+    uint64_t tm0 = gcs_now_ns();
+    counts c = {0};
+    c.node_lines = calloc((size_t)nnodes + 1, sizeof *c.node_lines);
+    if (!c.node_lines) {
+        gcs_err_set(err, "inspect: out of memory");
+        return -1;
+    }
+    if (exact)
+        counts_exact(g, &ly, nnodes, &c);
+    else
+        counts_sampled(g, &ly, nnodes, samples, &c);
+    out->exact_counts = exact;
+    out->samples = exact ? 0 : samples;
+    h->objects = n;
+    h->edges = (uint64_t)llround(c.edges);
+    h->live_bytes = (uint64_t)llround(c.bytes);
+    out->read_lines = (uint64_t)llround(c.read_lines);
+    out->rw_lines = (uint64_t)llround(c.rw_lines);
+    h->live_lines = out->read_lines + out->rw_lines;
+    h->t1_ns = cobj * (double)n + cptr * c.edges;
+    uint64_t tm1 = gcs_now_ns();
+
+    /* Tinf */
+    if (opts->tinf_ns >= 0) {
+        h->tinf_ns = opts->tinf_ns;
+    } else {
+        uint64_t ts = gcs_now_ns();
+        if (span_compute(g, cobj, cptr, out, err) < 0) {
+            free(c.node_lines);
+            return -1;
+        }
+        out->span_ns = (double)(gcs_now_ns() - ts);
+    }
+
+    uint64_t tm2 = gcs_now_ns();
+    if (opts->predictor == GCS_INSPECT_FAST) {
+        set_v(h, c.node_lines, nnodes);
+        h->q1[GCS_ACCESS_READ] = c.read_lines;
+        h->q1[GCS_ACCESS_RW] = c.rw_lines;
+        double cap = have_geom ? private_lines(&out->geom) : DEFAULT_PRIVATE_LINES;
+        out->l_private_lines = cap;
+        /* share of examined pointers that find their object already marked */
+        double examined = c.edges + (double)g->nroots;
+        /* sampled edges: discount 3 standard errors of the estimate */
+        double noise = 0;
+        if (!exact && g->nfields > 0) {
+            double q = c.edges / (double)g->nfields;
+            noise = 3 * (double)g->nfields * sqrt(q * (1 - q) / samples);
+        }
+        double revisit = examined > 0 ? fmax(0.0, examined - (double)n - noise) / examined : 0.0;
+        double live = (double)h->live_lines;
+        double l = DFS_WINDOW_LINES + REVISIT_LIVE_FACTOR * revisit * fmin(cap, live);
+        h->live_lines_avg = fmin(l, fmin(cap, live));
+    } else {
+        replay r = {0};
+        r.g = g;
+        r.ly = ly;
+        r.nnodes = nnodes;
+        r.sim = gcs_cachesim_new(&out->geom, err);
+        r.marked = calloc(n ? n : 1, 1);
+        r.node_miss = calloc((size_t)nnodes + 1, sizeof *r.node_miss);
+        r.cap = 4096;
+        r.stack = malloc(r.cap * sizeof *r.stack);
+        int rc = 0;
+        if (!r.sim) {
+            rc = -1;
+        } else if (!r.marked || !r.node_miss || !r.stack) {
+            gcs_err_set(err, "inspect: out of memory for the mark replay");
+            rc = -1;
+        } else {
+            r.nlevels = r.sim->nlevels;
+            replay_run(&r);
+            if (r.oom) {
+                gcs_err_set(err, "inspect: out of memory for the mark replay's stack");
+                rc = -1;
+            }
+        }
+        if (rc == 0) {
+            gcs_cachesim_result_get(r.sim, &out->sim);
+            for (int k = 0; k < GCS_ACCESS_COUNT; k++) {
+                out->accesses[k] = out->sim.accesses[k];
+                h->q1[k] = (double)out->sim.memory[k];
+            }
+            h->live_lines_avg = out->sim.live_lines_avg;
+            out->marked = r.nmarked;
+            set_v(h, r.node_miss, nnodes);
+        }
+        gcs_cachesim_free(r.sim);
+        free(r.marked);
+        free(r.node_miss);
+        free(r.stack);
+        if (rc < 0) {
+            free(c.node_lines);
+            return -1;
+        }
+    }
+    free(c.node_lines);
+    uint64_t tend = gcs_now_ns();
+    out->misses_ns = (double)(tm1 - tm0) + (double)(tend - tm2);
+    out->elapsed_ns = (double)(tend - t0);
+    return 0;
+}
+
+json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
+{
+    const gcs_model_heap *h = &r->heap;
+    json_t *v = json_array();
+    for (int k = 0; k < h->nnodes; k++)
+        json_array_append_new(v, json_real(h->v[k]));
+    json_t *j = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:s, s:I, s:I, "
+                          "s:{s:f, s:f}, s:f, s:o, s:f, s:f, s:f}",
+                          "predictor", gcs_inspect_predictor_name(r->predictor),
+                          "exact_counts", r->exact_counts, "samples", (json_int_t)r->samples,
+                          "objects", (json_int_t)h->objects, "edges", (json_int_t)h->edges,
+                          "live_bytes", (json_int_t)h->live_bytes, "live_lines", (json_int_t)h->live_lines,
+                          "rw_lines", (json_int_t)r->rw_lines, "t1_ns", h->t1_ns, "tinf_ns", h->tinf_ns,
+                          "span_method", r->span_method, "reachable", (json_int_t)r->reachable,
+                          "depth", (json_int_t)r->depth, "q1", "read", h->q1[GCS_ACCESS_READ], "rw",
+                          h->q1[GCS_ACCESS_RW], "live_lines_avg", h->live_lines_avg, "v", v,
+                          "inspect_ns", r->elapsed_ns, "span_ns", r->span_ns, "predictor_ns", r->misses_ns);
+    if (j && r->predictor == GCS_INSPECT_SLOW) {
+        json_t *lv = json_array();
+        for (int k = 0; k < r->sim.nlevels; k++)
+            json_array_append_new(
+                lv, json_pack("{s:i, s:I, s:I, s:I, s:I, s:b}", "level", r->geom.level[k].level, "read_hits",
+                              (json_int_t)r->sim.level[k].hits[GCS_ACCESS_READ], "read_misses",
+                              (json_int_t)r->sim.level[k].misses[GCS_ACCESS_READ], "rw_hits",
+                              (json_int_t)r->sim.level[k].hits[GCS_ACCESS_RW], "rw_misses",
+                              (json_int_t)r->sim.level[k].misses[GCS_ACCESS_RW], "private",
+                              k < r->sim.private_levels));
+        json_object_set_new(j, "accesses", json_integer((json_int_t)(r->accesses[0] + r->accesses[1])));
+        json_object_set_new(j, "cache_levels", lv);
+    }
+    return j;
+}

@@ -1,0 +1,217 @@
+/* predict.c -- one prediction of the parallel mark time for P workers, with
+ * the paper's two ablations and the predicted speedup stack. */
+#include <math.h>
+#include <string.h>
+
+#include "contention.h"
+
+void gcs_model_opts_init(gcs_model_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->mva = GCS_MODEL_MVA_OPEN;
+    opts->steals = GCS_MODEL_STEALS_PAPER;
+    opts->steal_a = 1;
+    opts->steal_b = 0;
+}
+
+const char *gcs_model_mva_name(gcs_model_mva mva)
+{
+    return mva == GCS_MODEL_MVA_CLOSED ? "closed" : "open";
+}
+
+static int finite_nonneg(double x)
+{
+    return isfinite(x) && x >= 0;
+}
+
+int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err *err)
+{
+    if (prof->nnodes > GCS_MODEL_MAX_NODES) {
+        gcs_err_set(err, "profile has %d nodes; the model handles at most %d", prof->nnodes,
+                    GCS_MODEL_MAX_NODES);
+        return -1;
+    }
+    if (heap->nnodes < 1 || heap->nnodes > prof->nnodes) {
+        gcs_err_set(err, "heap uses %d memory nodes but the profile has %d", heap->nnodes,
+                    prof->nnodes);
+        return -1;
+    }
+    if (!(heap->t1_ns > 0) || !isfinite(heap->t1_ns) || !finite_nonneg(heap->tinf_ns) ||
+        !finite_nonneg(heap->q1[GCS_ACCESS_READ]) || !finite_nonneg(heap->q1[GCS_ACCESS_RW]) ||
+        !finite_nonneg(heap->live_lines_avg)) {
+        gcs_err_set(err, "heap: T1 must be positive and Tinf, Q1 and L finite and non-negative");
+        return -1;
+    }
+    double sum = 0;
+    for (int j = 0; j < heap->nnodes; j++) {
+        if (!finite_nonneg(heap->v[j])) {
+            gcs_err_set(err, "heap: V[%d] is not a share in [0, 1]", j);
+            return -1;
+        }
+        sum += heap->v[j];
+    }
+    if (fabs(sum - 1) > 1e-6) {
+        gcs_err_set(err, "heap: the shares V_j of memory nodes add up to %.6f, not 1", sum);
+        return -1;
+    }
+    return 0;
+}
+
+/* Steals with P workers.  The paper's rough estimate is P * log(T1); gcscale
+ * reads log as the natural logarithm of T1 in nanoseconds, and a single
+ * worker never steals. */
+static double steal_count(const gcs_model_heap *heap, int threads, const gcs_model_opts *opts)
+{
+    if (threads <= 1)
+        return 0;
+    double log_t1 = log(heap->t1_ns > 1 ? heap->t1_ns : 1);
+    if (opts->steals == GCS_MODEL_STEALS_FITTED) {
+        double n = (threads - 1) * (opts->steal_a * log_t1 + opts->steal_b);
+        return n > 0 ? n : 0;
+    }
+    return threads * log_t1;
+}
+
+/* How many of the P workers run on each CPU node: worker i on the i-th CPU
+ * in node order, wrapping around, as the collector pins them. */
+static void worker_nodes(const gcs_profile *prof, int threads, double *weight)
+{
+    int ncpus = 0;
+    for (int i = 0; i < prof->nnodes; i++)
+        ncpus += prof->nodes[i].ncpus;
+    for (int i = 0; i < prof->nnodes; i++)
+        weight[i] = 0;
+    if (ncpus == 0) {
+        weight[0] = 1;
+        return;
+    }
+    for (int w = 0; w < threads; w++) {
+        int k = w % ncpus;
+        for (int i = 0; i < prof->nnodes; i++) {
+            if (k < prof->nodes[i].ncpus) {
+                weight[i] += 1.0 / threads;
+                break;
+            }
+            k -= prof->nodes[i].ncpus;
+        }
+    }
+}
+
+/* Fills the fixed-point inputs for P workers and Q misses split like Q1. */
+static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double misses,
+                  gcs_contention *c)
+{
+    memset(c, 0, sizeof *c);
+    c->threads = threads;
+    c->nnodes = heap->nnodes;
+    c->compute_ns = heap->t1_ns / threads + heap->tinf_ns;
+    c->misses = misses;
+    c->share_others = (threads - 1.0) / threads;
+    double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
+    double class_share[GCS_ACCESS_COUNT] = {1, 0};
+    if (q1 > 0)
+        for (int a = 0; a < GCS_ACCESS_COUNT; a++)
+            class_share[a] = heap->q1[a] / q1;
+    double cpu_weight[GCS_MODEL_MAX_NODES];
+    worker_nodes(prof, threads, cpu_weight);
+    for (int j = 0; j < heap->nnodes; j++) {
+        double requests = heap->v[j] * misses;
+        c->visit[j] = heap->v[j];
+        c->requests[j] = requests;
+        double s = 0, m = 0;
+        for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+            double m1 = 0;
+            for (int i = 0; i < prof->nnodes; i++)
+                m1 += cpu_weight[i] * gcs_profile_latency(prof, (gcs_access)a, i, j);
+            s += class_share[a] * prof->occupancy_ns[a][j];
+            m += class_share[a] * m1;
+        }
+        c->service[j] = s;
+        c->latency[j] = m;
+        c->load[j] = requests * s;
+        c->miss_time_idle += requests * m;
+    }
+}
+
+int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
+                      const gcs_model_opts *opts, gcs_model_result *out, gcs_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (threads < 1) {
+        gcs_err_set(err, "model: thread count must be at least 1");
+        return -1;
+    }
+    if (gcs_model_check(prof, heap, err) < 0)
+        return -1;
+    double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
+    double steals = steal_count(heap, threads, opts);
+    double q_p = q1 + steals * heap->live_lines_avg;
+    gcs_contention c, serial;
+
+    /* T_1^M, the reference of every speedup: one worker, no contention. */
+    double t_serial;
+    setup(prof, heap, 1, q1, &serial);
+    if (gcs_contention_solve(&serial, opts->mva, &t_serial, err) < 0)
+        return -1;
+
+    /* The full prediction. */
+    double t;
+    setup(prof, heap, threads, q_p, &c);
+    if (gcs_contention_solve(&c, opts->mva, &t, err) < 0)
+        return -1;
+    out->threads = threads;
+    out->t_cilk_ns = c.compute_ns;
+    out->steals = steals;
+    out->q_p = q_p;
+    out->m1_ns = q_p > 0 ? c.miss_time_idle / q_p : 0;
+    out->m_p_ns = q_p > 0 ? (t - c.compute_ns) * threads / q_p : 0;
+    out->time_ns = t;
+    out->speedup = t_serial / t;
+    out->nnodes = c.nnodes;
+    memcpy(out->rho, c.rho, sizeof c.rho);
+    memcpy(out->wait_ns, c.wait, sizeof c.wait);
+    out->iterations = c.iterations;
+    out->solver = c.solver;
+
+    /* Pred(M_P = M1): no contention. */
+    out->time_no_contention_ns = c.compute_ns + c.miss_time_idle / threads;
+    out->speedup_no_contention = t_serial / out->time_no_contention_ns;
+
+    /* Pred(Q_P = Q1): contention, but no extra misses from stealing. */
+    gcs_contention no_extra;
+    double t_no_extra;
+    setup(prof, heap, threads, q1, &no_extra);
+    if (gcs_contention_solve(&no_extra, opts->mva, &t_no_extra, err) < 0)
+        return -1;
+    out->time_no_extra_misses_ns = t_no_extra;
+    out->speedup_no_extra_misses = t_serial / t_no_extra;
+
+    /* The speedup stack (model-notes 1.4).  From P*T = T1 + P*Tinf + Q_P*M_P
+     * and T_1^M = T1 + Tinf + Q1*M1 (M1 at P workers' placement):
+     *   P = speedup + (P-1) Tinf / T + N_S L M1 / T + Q_P (M_P - M1) / T
+     * up to the difference between the serial and the P-worker M1, which is
+     * zero on a machine where every CPU node sees the same latencies and is
+     * otherwise shown inside the span part so the parts still add to P. */
+    double extra = steals * heap->live_lines_avg * out->m1_ns;
+    double contention = q_p * (out->m_p_ns - out->m1_ns);
+    out->lost_extra_misses = extra / t;
+    out->lost_contention = contention / t;
+    out->lost_span = threads - out->speedup - out->lost_extra_misses - out->lost_contention;
+    return 0;
+}
+
+int gcs_model_recommend(const gcs_model_result *results, int n, double tolerance)
+{
+    if (n <= 0)
+        return 0;
+    double best = INFINITY;
+    for (int i = 0; i < n; i++)
+        if (results[i].time_ns < best)
+            best = results[i].time_ns;
+    int choice = 0;
+    for (int i = 0; i < n; i++)
+        if (results[i].time_ns <= best * (1 + tolerance) &&
+            (choice == 0 || results[i].threads < choice))
+            choice = results[i].threads;
+    return choice;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# test_gc_bench.sh -- gcscale gc-bench on small shapes: valid JSON with one
+# row per P and the speedup fields, CSV, a snapshot round trip, and one-line
+# usage errors for bad input.
+. "$(dirname "$0")/lib.sh"
+echo "1..26"
+
+expect_ok "gc-bench --help" "$GCSCALE" gc-bench --help
+expect_grep "help names the shapes" "tree, list, random or wide" "$TMP/out"
+
+expect_ok "tree depth 12, P = 1,2, json" \
+    "$GCSCALE" gc-bench --shape tree --depth 12 --threads 1,2 --reps 5 --quiet --json
+cp "$TMP/out" "$TMP/tree.json"
+expect_ok "the json parses" jq -e . "$TMP/tree.json"
+expect_ok "two rows, P = 1 and 2" jq -e '[.rows[].threads] == [1, 2]' "$TMP/tree.json"
+expect_ok "all 8191 objects live" jq -e '.objects == 8191' "$TMP/tree.json"
+expect_ok "speedups: 1 at P = 1, a number at P = 2" \
+    jq -e '.rows[0].speedup_mark == 1 and .rows[0].speedup_pause == 1 and (.rows[1].speedup_mark | type) == "number"' "$TMP/tree.json"
+expect_ok "each row: mark/pause/throughput/steals/T1, min <= median <= max" \
+    jq -e 'all(.rows[]; .mark_ms > 0 and .pause_ms >= .mark_ms and .mark_ms_min <= .mark_ms and .mark_ms <= .mark_ms_max
+                         and .mobjects_per_s > 0 and .mb_per_s > 0 and .steals >= 0 and .t1_ms > 0
+                         and (.mark_ms_all | length) == 5)' "$TMP/tree.json"
+expect_ok "one busy share per worker, in [0, 1.05]" \
+    jq -e 'all(.rows[]; (.busy_share | length) == .threads and all(.busy_share[]; . >= 0 and . <= 1.05))' "$TMP/tree.json"
+expect_ok "no counters here: cache_misses says why, llc null" \
+    jq -e '(.cache_misses | type) == "string" and (if (.cache_misses | startswith("unavailable")) then all(.rows[]; .llc_misses == null) else true end)' "$TMP/tree.json"
+
+expect_ok "list 20000, random 20000, wide 20000 (csv)" bash -c \
+    "'$GCSCALE' gc-bench --shape list --objects 20000 --threads 1-2 --reps 5 --quiet --csv &&
+     '$GCSCALE' gc-bench --shape random --objects 20000 --threads 1 --reps 5 --quiet --csv --mark-mode atomic-bits &&
+     '$GCSCALE' gc-bench --shape wide --objects 20000 --threads 2 --reps 5 --quiet --csv --mark-mode atomic-bytes"
+expect_grep "csv header" "^threads,mark_ms,mark_ms_min" "$TMP/out"
+
+expect_ok "--instr-cost and --span" \
+    "$GCSCALE" gc-bench --shape tree --depth 10 --threads 1 --reps 5 --quiet --json --instr-cost --span
+expect_ok "instr-cost fields and T-infinity 33 of a depth-10 tree" \
+    jq -e '(.rows[0].instr_overhead_pct | type) == "number" and .rows[0].mark_ms_uninstrumented > 0 and .span == 33' "$TMP/out"
+
+expect_ok "--snapshot-out" "$GCSCALE" gc-bench --shape random --objects 5000 --threads 1 --reps 5 --quiet \
+    --snapshot-out "$TMP/r.snap"
+expect_ok "--snapshot rebuilds it: 5001 live objects" bash -c \
+    "'$GCSCALE' gc-bench --snapshot '$TMP/r.snap' --threads 1-2 --reps 5 --quiet --json | jq -e '.objects == 5001 and (.rows | length) == 2'"
+
+expect_exit 2 "unknown shape" "$GCSCALE" gc-bench --shape cube
+expect_exit 2 "--threads 0" "$GCSCALE" gc-bench --shape tree --threads 0
+expect_exit 2 "--threads 5-2" "$GCSCALE" gc-bench --shape tree --threads 5-2
+expect_exit 2 "--threads 1-100000" "$GCSCALE" gc-bench --shape tree --threads 1-100000
+expect_exit 2 "--reps 2" "$GCSCALE" gc-bench --shape tree --reps 2
+expect_exit 2 "missing --shape" "$GCSCALE" gc-bench --reps 5
+expect_exit 2 "--depth with list" "$GCSCALE" gc-bench --shape list --depth 4
+expect_exit 2 "bad --mark-mode" "$GCSCALE" gc-bench --shape tree --mark-mode fast
+expect_exit 2 "missing snapshot file" "$GCSCALE" gc-bench --snapshot "$TMP/none.snap"
+expect_exit 2 "unknown option" "$GCSCALE" gc-bench --shape tree --bogus

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test_snapshot.sh -- gcscale snapshot info on a snapshot written by the
+# collector (GCSCALE_GC_SNAPSHOT set for gcscale gc-bench): text, --json and --csv;
+# corrupted, truncated and missing files give one line on stderr and exit 2.
+. "$(dirname "$0")/lib.sh"
+echo "1..20"
+
+# A real snapshot: the collector writes one per collection while gc-bench
+# times a depth-10 tree (2047 objects); the fixed path keeps the last one.
+SNAP="$TMP/tree.snap"
+expect_ok "gc-bench writes snapshots (GCSCALE_GC_SNAPSHOT)" \
+    env GCSCALE_GC_SNAPSHOT="$SNAP" "$GCSCALE" gc-bench --shape tree --depth 10 --threads 1 --reps 5
+
+
+expect_ok "snapshot --help" "$GCSCALE" snapshot --help
+expect_grep "help shows the usage" "gcscale snapshot info FILE" "$TMP/out"
+
+expect_ok "info (text)" "$GCSCALE" snapshot info "$SNAP"
+expect_grep "text: objects" "^objects +2047 *$" "$TMP/out"
+expect_grep "text: edges" "^edges +2046 *$" "$TMP/out"
+expect_grep "text: depth 11 levels" "^depth +11 *$" "$TMP/out"
+expect_grep "text: one GC thread" "^gc_threads +1 *$" "$TMP/out"
+expect_grep "text: bytes per node add up" "^ +0 +[0-9]+ +[0-9]+ +[0-9.]+$" "$TMP/out"
+
+expect_ok "info --json" "$GCSCALE" snapshot info --json "$SNAP"
+expect_grep "json: edges" '"edges": 2046,' "$TMP/out"
+expect_grep "json: payload bytes" '"bytes": 49128,' "$TMP/out"
+
+expect_ok "info --csv" "$GCSCALE" snapshot info "$SNAP" --csv
+expect_grep "csv: node section" "^# memory nodes$" "$TMP/out"
+
+# Damaged copies.
+cp "$SNAP" "$TMP/flip.snap"
+printf '\x07' | dd of="$TMP/flip.snap" bs=1 seek=200 conv=notrunc 2>/dev/null
+expect_exit 2 "flipped byte" "$GCSCALE" snapshot info "$TMP/flip.snap"
+expect_grep "flipped byte: checksum mismatch, one line naming the file" \
+    "^gcscale snapshot: .*flip.snap: checksum mismatch in section 'objects'" "$TMP/err"
+
+head -c 150 "$SNAP" >"$TMP/short.snap"
+expect_exit 2 "truncated file" "$GCSCALE" snapshot info "$TMP/short.snap"
+expect_grep "truncated: names the section" "short.snap: truncated in section 'params'" "$TMP/err"
+
+expect_exit 2 "missing file" "$GCSCALE" snapshot info "$TMP/no-such.snap"
+expect_exit 2 "not a snapshot" "$GCSCALE" snapshot info data/machines/o2k.json

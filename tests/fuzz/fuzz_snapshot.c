@@ -1,0 +1,71 @@
+/* fuzz_snapshot.c -- libFuzzer target over the heap snapshot reader
+ * (gcs_snapshot_read_mem), built and run by `make fuzz`.
+ *
+ * Each input is parsed twice: as it is, and with its CRCs recomputed (header
+ * and every section whose frame fits in the input).  Random mutations almost
+ * always break a checksum, so the second parse is what lets the fuzzer reach
+ * the count, id, address, node and params checks behind the checksums.  A
+ * snapshot the reader accepts must pass gcs_snapshot_validate and get its
+ * statistics computed (the BFS walks every edge). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "gcscale/snapshot.h"
+
+static void check(const uint8_t *data, size_t size)
+{
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_read_mem(data, size, "fuzz", &err);
+    if (!g) {
+        if (!err.msg[0] || strchr(err.msg, '\n'))
+            __builtin_trap(); /* every failure is one non-empty line */
+        return;
+    }
+    if (gcs_snapshot_validate(g, &err) != 0)
+        __builtin_trap();
+    gcs_snapshot_stats st;
+    if (gcs_snapshot_stats_compute(g, &st, &err) == 0) {
+        if (st.reachable > g->nobjects || st.edges > g->nfields || st.depth > g->nobjects)
+            __builtin_trap();
+        gcs_snapshot_stats_free(&st);
+    }
+    gcs_snapshot_free(g);
+}
+
+static uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+static void fix_crcs(uint8_t *b, size_t len)
+{
+    if (len < 72)
+        return;
+    st32(b + 68, (uint32_t)crc32(0, b, 68));
+    size_t off = 72;
+    for (int i = 0; i < 5; i++) {
+        if (len - off < 16)
+            return;
+        uint64_t payload = ld64(b + off + 8);
+        if (payload > len)
+            return;
+        size_t end = off + 16 + (size_t)((payload + 7) & ~7ull);
+        if (end > len || len - end < 8)
+            return;
+        st32(b + end, (uint32_t)crc32(0, b + off, (uInt)(end - off)));
+        off = end + 8;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    check(data, size);
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, data, size);
+    fix_crcs(copy, size);
+    check(copy, size);
+    free(copy);
+    return 0;
+}

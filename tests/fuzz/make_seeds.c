@@ -1,0 +1,116 @@
+/* make_seeds.c -- writes small valid heap snapshots into DIR, the seed
+ * corpus of `make fuzz`: empty, a cycle with NULL fields, a self loop, two
+ * memory nodes and an unknown one, a chain, a binary tree, random graphs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcscale/snapshot.h"
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void finish(gcs_snapshot *g, const char *dir, const char *name)
+{
+    uint64_t off = 8;
+    g->edge_start[0] = 0;
+    for (uint64_t i = 0; i < g->nobjects; i++) {
+        g->addr[i] = off;
+        off += 8 * (uint64_t)g->words[i] + 8 + (i % 3 == 0 ? 16 : 0);
+        g->edge_start[i + 1] = g->edge_start[i] + g->nptrs[i];
+    }
+    g->params.heap_limit = (off + 65535) & ~65535ull;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    gcs_err err;
+    if (gcs_snapshot_write(g, path, &err) != 0) {
+        fprintf(stderr, "make_seeds: %s\n", err.msg);
+        exit(1);
+    }
+    gcs_snapshot_free(g);
+}
+
+static gcs_snapshot *graph(uint64_t n, uint64_t m, uint64_t r)
+{
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_new(n, m, r, &err);
+    if (!g) {
+        fprintf(stderr, "make_seeds: %s\n", err.msg);
+        exit(1);
+    }
+    return g;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: make_seeds DIR\n");
+        return 2;
+    }
+    const char *dir = argv[1];
+    finish(graph(0, 0, 0), dir, "empty.snap");
+
+    gcs_snapshot *g = graph(5, 6, 2); /* 0->1->2->0, 3->3 + NULL, 4 data */
+    static const uint32_t np[] = {1, 1, 2, 2, 0}, w[] = {2, 1, 3, 2, 4};
+    static const uint32_t e[] = {1, 2, 0, GCS_SNAPSHOT_NULL, 3, GCS_SNAPSHOT_NULL};
+    static const uint16_t nd[] = {0, 0, 1, 1, GCS_SNAPSHOT_NODE_UNKNOWN};
+    memcpy(g->nptrs, np, sizeof np);
+    memcpy(g->words, w, sizeof w);
+    memcpy(g->edges, e, sizeof e);
+    memcpy(g->node, nd, sizeof nd);
+    g->roots[0] = 0;
+    g->roots[1] = 3;
+    g->params.node_count = 2;
+    g->params.numa_policy = 1;
+    g->params.gc_threads = 4;
+    finish(g, dir, "cycle.snap");
+
+    g = graph(20, 20, 1);
+    for (uint32_t i = 0; i < 20; i++) {
+        g->nptrs[i] = 1;
+        g->words[i] = 2;
+        g->edges[i] = i + 1 < 20 ? i + 1 : GCS_SNAPSHOT_NULL;
+    }
+    g->roots[0] = 0;
+    finish(g, dir, "chain.snap");
+
+    g = graph(31, 62, 1);
+    for (uint32_t i = 0; i < 31; i++) {
+        g->nptrs[i] = 2;
+        g->words[i] = 3;
+        g->edges[2 * i] = 2 * i + 1 < 31 ? 2 * i + 1 : GCS_SNAPSHOT_NULL;
+        g->edges[2 * i + 1] = 2 * i + 2 < 31 ? 2 * i + 2 : GCS_SNAPSHOT_NULL;
+        g->node[i] = (uint16_t)(i / 8);
+    }
+    g->params.node_count = 4;
+    g->roots[0] = 0;
+    finish(g, dir, "tree.snap");
+
+    for (int k = 0; k < 4; k++) {
+        uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1), n = 10 + rnd(&s) % 40, m = 0;
+        uint32_t nps[64];
+        for (uint64_t i = 0; i < n; i++)
+            m += nps[i] = (uint32_t)(rnd(&s) % 4);
+        g = graph(n, m, 3);
+        for (uint64_t i = 0; i < n; i++) {
+            g->nptrs[i] = nps[i];
+            g->words[i] = nps[i] + 1 + (uint32_t)(rnd(&s) % 3);
+            g->node[i] = (uint16_t)(rnd(&s) % 2);
+        }
+        for (uint64_t j = 0; j < m; j++)
+            g->edges[j] = rnd(&s) % 5 == 0 ? GCS_SNAPSHOT_NULL : (uint32_t)(rnd(&s) % n);
+        for (int r = 0; r < 3; r++)
+            g->roots[r] = (uint32_t)(rnd(&s) % n);
+        g->params.node_count = 2;
+        g->params.mark_mode = (uint32_t)k % 3;
+        char name[32];
+        snprintf(name, sizeof name, "random-%d.snap", k);
+        finish(g, dir, name);
+    }
+    return 0;
+}

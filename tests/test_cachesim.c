@@ -1,0 +1,259 @@
+/* test_cachesim.c -- the cache simulator on hand-computed sequences:
+ * direct-mapped and 2-way sets, LRU eviction order, two levels with the
+ * read/RW split, L (docs/model.md "Q1 and L") on tiny sequences, and the
+ * geometry taken from a profile. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcscale/cachesim.h"
+
+#define R GCS_ACCESS_READ
+#define W GCS_ACCESS_RW
+
+static gcs_cachesim *one_level(uint64_t size, int ways)
+{
+    gcs_cachesim_geom g = {.nlevels = 1, .private_levels = 1};
+    g.level[0] = (gcs_cachesim_level_geom){.level = 1, .size_bytes = size, .line_bytes = 64, .ways = ways, .ncpus = 1};
+    gcs_err err;
+    gcs_cachesim *s = gcs_cachesim_new(&g, &err);
+    assert_non_null(s);
+    return s;
+}
+
+static void run(gcs_cachesim *s, const uint64_t *lines, const int *expect_level, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int lv = gcs_cachesim_access(s, lines[i] * 64 + (uint64_t)(i % 7) * 8, R);
+        if (lv != expect_level[i])
+            fail_msg("access %d (line %llu): level %d, expected %d", i, (unsigned long long)lines[i], lv,
+                     expect_level[i]);
+    }
+}
+
+static void test_direct_mapped(void **state)
+{
+    (void)state;
+    gcs_cachesim *s = one_level(256, 1); /* 4 sets of 1 way: set = line % 4 */
+    uint64_t lines[] = {0, 4, 0, 1, 0, 1, 8, 0, 0};
+    int lv[] = {1, 1, 1, 1, 0, 0, 1, 1, 0};
+    run(s, lines, lv, 9);
+    gcs_cachesim_result r;
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.level[0].hits[R], 3);
+    assert_int_equal(r.level[0].misses[R], 6);
+    assert_int_equal(r.memory[R], 6);
+    assert_int_equal(r.accesses[R], 9);
+    gcs_cachesim_free(s);
+}
+
+static void test_two_way_lru(void **state)
+{
+    (void)state;
+    gcs_cachesim *s = one_level(256, 2); /* 2 sets of 2 ways: lines 0, 2, 4 share set 0 */
+    /* 0 m; 2 m; 0 h (LRU: 2); 4 m evicts 2; 2 m evicts 0; 0 m evicts 4; 2 h; 4 m evicts 0; 1 m (set 1) */
+    uint64_t lines[] = {0, 2, 0, 4, 2, 0, 2, 4, 1, 2};
+    int lv[] = {1, 1, 0, 1, 1, 1, 0, 1, 1, 0};
+    run(s, lines, lv, 10);
+    gcs_cachesim_result r;
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.level[0].hits[R], 3);
+    assert_int_equal(r.level[0].misses[R], 7);
+    /* after the sequence set 0 holds 2 (MRU) and 4: 0 was evicted */
+    assert_int_equal(gcs_cachesim_access(s, 4 * 64, R), 0);
+    assert_int_equal(gcs_cachesim_access(s, 2 * 64, R), 0);
+    assert_int_equal(gcs_cachesim_access(s, 0, R), 1);
+    gcs_cachesim_reset(s);
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.accesses[R], 0);
+    assert_int_equal(gcs_cachesim_access(s, 2 * 64, R), 1);
+    gcs_cachesim_free(s);
+}
+
+/* L1: 2 lines fully associative; L2: 4 lines fully associative. */
+static gcs_cachesim *two_levels(int private_levels)
+{
+    gcs_cachesim_geom g = {.nlevels = 2, .private_levels = private_levels};
+    g.level[0] = (gcs_cachesim_level_geom){.level = 1, .size_bytes = 128, .line_bytes = 64, .ways = 2, .ncpus = 1};
+    g.level[1] = (gcs_cachesim_level_geom){.level = 2, .size_bytes = 256, .line_bytes = 64, .ways = 4, .ncpus = 1};
+    gcs_err err;
+    gcs_cachesim *s = gcs_cachesim_new(&g, &err);
+    assert_non_null(s);
+    return s;
+}
+
+static void test_multilevel_rw_split(void **state)
+{
+    (void)state;
+    gcs_cachesim *s = two_levels(2);
+    enum { A, B, C, D, E };
+    /* t1 A: L1 m, L2 m | t2 B: m, m | t3 C: L1 m (evicts A), L2 m | t4 A (RW): L1 m, L2 h
+     * t5 D: m, m (L2 full: A B C D) | t6 B: L1 m, L2 h | t7 E (RW): L1 m, L2 m evicts C (last used at t3)
+     * t8 C: L1 m, L2 m evicts A (t4) */
+    struct { uint64_t line; gcs_access cls; int level; } seq[] = {
+        {A, R, 2}, {B, R, 2}, {C, R, 2}, {A, W, 1}, {D, R, 2}, {B, R, 1}, {E, W, 2}, {C, R, 2}};
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(gcs_cachesim_access(s, seq[i].line * 64, seq[i].cls), seq[i].level);
+    gcs_cachesim_result r;
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.accesses[R], 6);
+    assert_int_equal(r.accesses[W], 2);
+    assert_int_equal(r.level[0].hits[R] + r.level[0].hits[W], 0);
+    assert_int_equal(r.level[0].misses[R], 6);
+    assert_int_equal(r.level[0].misses[W], 2);
+    assert_int_equal(r.level[1].hits[R], 1);
+    assert_int_equal(r.level[1].hits[W], 1);
+    assert_int_equal(r.level[1].misses[R], 5);
+    assert_int_equal(r.level[1].misses[W], 1);
+    assert_int_equal(r.memory[R], 5);
+    assert_int_equal(r.memory[W], 1);
+    /* L: private hits A at t4 (previous access t1) and B at t6 (t2): (3 + 4) / 8 */
+    assert_true(fabs(r.live_lines_avg - 7.0 / 8.0) < 1e-12);
+    /* L2 now holds B D E C: A misses both levels (evicting D, the LRU), B hits L2 */
+    assert_int_equal(gcs_cachesim_access(s, A * 64, R), 2);
+    assert_int_equal(gcs_cachesim_access(s, B * 64, R), 1);
+    assert_int_equal(gcs_cachesim_access(s, D * 64, R), 2);
+    gcs_cachesim_free(s);
+}
+
+/* The line's last access time follows it from L1 down to L2. */
+static void test_live_lines_by_hand(void **state)
+{
+    (void)state;
+    enum { A, B, C };
+    /* t1 A m m | t2 A L1 hit (gap 1) | t3 B | t4 C (L1 evicts A, last access t2) | t5 A: L2 hit, gap 3 */
+    uint64_t seq[] = {A, A, B, C, A};
+    gcs_cachesim *s = two_levels(2);
+    for (int i = 0; i < 5; i++)
+        gcs_cachesim_access(s, seq[i] * 64 + 8, R);
+    gcs_cachesim_result r;
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.level[0].hits[R], 1);
+    assert_int_equal(r.level[1].hits[R], 1);
+    assert_true(fabs(r.live_lines_avg - 4.0 / 5.0) < 1e-12);
+    gcs_cachesim_free(s);
+
+    /* Only L1 private (L2 shared with the thief): only the L1 hit counts. */
+    s = two_levels(1);
+    for (int i = 0; i < 5; i++)
+        gcs_cachesim_access(s, seq[i] * 64, R);
+    gcs_cachesim_result_get(s, &r);
+    assert_true(fabs(r.live_lines_avg - 1.0 / 5.0) < 1e-12);
+    gcs_cachesim_free(s);
+
+    /* Lines 0, 1, 2 cycling in a 4-line cache: every access after the
+     * first three hits, 3 accesses after the previous one: L = 3 (n - 3) / n. */
+    s = one_level(256, 4);
+    int n = 300;
+    for (int i = 0; i < n; i++)
+        gcs_cachesim_access(s, (uint64_t)(i % 3) * 64, R);
+    gcs_cachesim_result_get(s, &r);
+    assert_true(fabs(r.live_lines_avg - 3.0 * (n - 3) / n) < 1e-12);
+    gcs_cachesim_free(s);
+}
+
+static void test_non_power_of_two_sets(void **state)
+{
+    (void)state;
+    gcs_cachesim *s = one_level(3 * 64, 1); /* 3 sets: set = line % 3 */
+    assert_int_equal(gcs_cachesim_access(s, 0, R), 1);
+    assert_int_equal(gcs_cachesim_access(s, 64, R), 1);
+    assert_int_equal(gcs_cachesim_access(s, 0, R), 0);
+    assert_int_equal(gcs_cachesim_access(s, 3 * 64, R), 1); /* evicts line 0 */
+    assert_int_equal(gcs_cachesim_access(s, 64, R), 0);
+    assert_int_equal(gcs_cachesim_access(s, 0, R), 1);
+    gcs_cachesim_free(s);
+}
+
+static void add_cache(gcs_profile *p, int level, const char *type, uint64_t size, int ways, int ncpus,
+                      const int *cpus)
+{
+    p->caches = realloc(p->caches, (size_t)(p->ncaches + 1) * sizeof *p->caches);
+    gcs_profile_cache *c = &p->caches[p->ncaches++];
+    memset(c, 0, sizeof *c);
+    c->level = level;
+    snprintf(c->type, sizeof c->type, "%s", type);
+    c->size_bytes = size;
+    c->line_bytes = 64;
+    c->ways = ways;
+    c->ncpus = ncpus;
+    c->cpus = malloc((size_t)ncpus * sizeof *c->cpus);
+    memcpy(c->cpus, cpus, (size_t)ncpus * sizeof *c->cpus);
+}
+
+static void test_geometry_from_profile(void **state)
+{
+    (void)state;
+    gcs_profile *p = gcs_profile_new(1);
+    assert_non_null(p);
+    gcs_err err;
+    gcs_cachesim_geom g;
+    assert_int_equal(gcs_cachesim_geom_from_profile(p, -1, &g, &err), -1);
+    assert_string_equal(err.msg, "profile has no cache geometry");
+
+    int c0[] = {0}, c1[] = {1}, c01[] = {0, 1};
+    add_cache(p, 3, "unified", 105u << 20, 15, 2, c01);
+    add_cache(p, 2, "unified", 2u << 20, 16, 1, c1);
+    add_cache(p, 2, "unified", 2u << 20, 16, 1, c0);
+    add_cache(p, 1, "instruction", 32768, 8, 1, c0);
+    add_cache(p, 1, "data", 49152, 12, 1, c1);
+    add_cache(p, 1, "data", 49152, 12, 1, c0);
+    assert_int_equal(gcs_cachesim_geom_from_profile(p, 0, &g, &err), 0);
+    assert_int_equal(g.nlevels, 3);
+    assert_int_equal(g.private_levels, 2);
+    assert_int_equal(g.level[0].level, 1);
+    assert_int_equal(g.level[0].size_bytes, 49152);
+    assert_int_equal(g.level[1].level, 2);
+    assert_int_equal(g.level[2].level, 3);
+    assert_int_equal(g.level[2].ncpus, 2);
+
+    gcs_cachesim *s = gcs_cachesim_new(&g, &err);
+    assert_non_null(s);
+    assert_int_equal(s->lv[0].nsets, 64);
+    assert_int_equal(s->lv[1].nsets, 2048);
+    assert_int_equal(s->lv[2].nsets, 114688); /* not a power of two: modulo */
+    assert_int_equal(s->lv[2].pow2, 0);
+    /* a stream of distinct lines all goes to memory; re-reading the first 100 hits L1 */
+    for (uint64_t i = 0; i < 1000; i++)
+        assert_int_equal(gcs_cachesim_access(s, i * 64, R), 3);
+    for (uint64_t i = 990; i < 1000; i++)
+        assert_int_equal(gcs_cachesim_access(s, i * 64, R), 0);
+    for (uint64_t i = 0; i < 10; i++)
+        assert_int_equal(gcs_cachesim_access(s, i * 64, R), 1); /* evicted from L1 (768 lines), in L2 */
+    gcs_cachesim_free(s);
+    gcs_profile_free(p);
+}
+
+static void test_bad_geometry(void **state)
+{
+    (void)state;
+    gcs_cachesim_geom g = {.nlevels = 1, .private_levels = 1};
+    g.level[0] = (gcs_cachesim_level_geom){.level = 1, .size_bytes = 4096, .line_bytes = 48, .ways = 4};
+    gcs_err err;
+    assert_null(gcs_cachesim_new(&g, &err));
+    assert_non_null(strstr(err.msg, "not a power of two"));
+    g.level[0].line_bytes = 64;
+    g.level[0].size_bytes = 32;
+    assert_null(gcs_cachesim_new(&g, &err));
+    g.nlevels = 0;
+    assert_null(gcs_cachesim_new(&g, &err));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_direct_mapped),
+        cmocka_unit_test(test_two_way_lru),
+        cmocka_unit_test(test_multilevel_rw_split),
+        cmocka_unit_test(test_live_lines_by_hand),
+        cmocka_unit_test(test_non_power_of_two_sets),
+        cmocka_unit_test(test_geometry_from_profile),
+        cmocka_unit_test(test_bad_geometry),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,258 @@
+/* test_model.c -- the contention fixed point, closed MVA, ablations, stack. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gcscale/model.h"
+
+#define assert_close(a, b, rel) \
+    assert_true(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)) + 1e-12)
+
+/* One node, one CPU node with `cpus` CPUs, read latency m1, occupancy s. */
+static gcs_profile *one_node_profile(int cpus, double m1, double s)
+{
+    gcs_profile *p = gcs_profile_new(1);
+    p->nodes[0].ncpus = cpus;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        p->latency_ns[a][0] = m1;
+        p->occupancy_ns[a][0] = s;
+    }
+    return p;
+}
+
+static gcs_profile *load_profile(const char *path)
+{
+    gcs_err err;
+    gcs_profile *p = gcs_profile_load(path, &err);
+    if (!p)
+        fail_msg("%s", err.msg);
+    return p;
+}
+
+static gcs_model_heap heap_of(double t1, double tinf, double q1, double live)
+{
+    gcs_model_heap h;
+    memset(&h, 0, sizeof h);
+    h.t1_ns = t1;
+    h.tinf_ns = tinf;
+    h.q1[GCS_ACCESS_READ] = q1;
+    h.live_lines_avg = live;
+    h.nnodes = 1;
+    h.v[0] = 1;
+    return h;
+}
+
+static void test_one_worker_reduces_to_serial_cost(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(4, 100, 40);
+    gcs_model_heap h = heap_of(1e6, 2e3, 5e3, 50);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    for (int mva = 0; mva < 2; mva++) {
+        o.mva = (gcs_model_mva)mva;
+        gcs_model_result r;
+        assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
+        assert_close(r.time_ns, 1e6 + 2e3 + 5e3 * 100, 1e-12);
+        assert_close(r.speedup, 1, 1e-12);
+        assert_true(r.steals == 0);
+    }
+    gcs_profile_free(p);
+}
+
+/* P = 2, Tc = 100, Q = 10, M1 = 10, S = 5 (hand-computed):
+ * open:   rho = 1/2 * 50 / T, T = 150 + 625 / (T - 25) -> T^2 - 175 T + 3125 = 0
+ * closed: Z = 20, delay 5; n=1: R=5, X=1/30, Q=1/6; n=2: R=35/6 -> M = 65/6,
+ *         T = 100 + 10 * 65/6 / 2 */
+static void test_hand_computed_two_workers(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(2, 10, 5);
+    gcs_model_heap h = heap_of(180, 10, 10, 0);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_close(r.time_ns, (175 + sqrt(175.0 * 175 - 4 * 3125)) / 2, 1e-9);
+    assert_string_equal(r.solver, "newton");
+    assert_true(r.iterations > 0 && r.iterations < 20);
+    assert_close(r.time_no_contention_ns, 100 + 10 * 10 / 2.0, 1e-12);
+
+    o.mva = GCS_MODEL_MVA_CLOSED;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_close(r.time_ns, 100 + 10 * (65.0 / 6) / 2, 1e-12);
+    gcs_profile_free(p);
+}
+
+static void test_zero_occupancy_needs_no_solver(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(8, 100, 0);
+    gcs_model_heap h = heap_of(1e6, 1e3, 1e4, 10);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &h, 8, &o, &r, &err), 0);
+    assert_string_equal(r.solver, "none");
+    assert_close(r.time_ns, r.time_no_contention_ns, 1e-12);
+    assert_close(r.time_ns, 1e6 / 8 + 1e3 + r.q_p * 100 / 8, 1e-12);
+    gcs_profile_free(p);
+}
+
+/* Near saturation the root sits just above the saturation bound and still
+ * satisfies the equation. */
+static void test_near_saturation(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(64, 300, 290);
+    gcs_model_heap h = heap_of(1e5, 0, 1e6, 0); /* memory bound: misses dominate */
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &h, 64, &o, &r, &err), 0);
+    double t_min = 63.0 / 64 * 290 * 1e6;
+    assert_true(r.time_ns > t_min);
+    assert_true(r.rho[0] < 1 && r.rho[0] > 0.9);
+    double rho = 63.0 / 64 * 290 * 1e6 / r.time_ns;
+    double rhs = 1e5 / 64 + 1e6 * (300 + 290 * rho / (1 - rho)) / 64;
+    assert_close(r.time_ns, rhs, 1e-8);
+    /* Saturated: more workers cannot beat the node's service rate. */
+    assert_true(r.speedup < (1e5 + 1e6 * 300) / (290 * 1e6) * 1.01);
+    gcs_profile_free(p);
+}
+
+static void test_stack_adds_up_to_p(void **state)
+{
+    (void)state;
+    gcs_profile *p = load_profile("data/machines/o2k.json");
+    gcs_model_heap h = heap_of(5e8, 2e6, 4e6, 300);
+    h.nnodes = 32;
+    for (int j = 0; j < 32; j++)
+        h.v[j] = 1.0 / 32;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    for (int P = 1; P <= 64; P *= 2) {
+        gcs_model_result r;
+        assert_int_equal(gcs_model_predict(p, &h, P, &o, &r, &err), 0);
+        double sum = r.speedup + r.lost_span + r.lost_extra_misses + r.lost_contention;
+        assert_close(sum, P, 1e-9);
+        assert_true(r.lost_extra_misses >= 0 && r.lost_contention >= 0);
+        /* The ablations can only be faster than the full prediction. */
+        assert_true(r.speedup_no_contention >= r.speedup * (1 - 1e-12));
+        assert_true(r.speedup_no_extra_misses >= r.speedup * (1 - 1e-12));
+    }
+    gcs_profile_free(p);
+}
+
+/* The paper's Figure 3 in shape: a heap on one node saturates on O2K, the
+ * same heap spread evenly scales much further; on E10K (crossbar, memory
+ * interleaved) it scales. */
+static void test_skewed_heap_saturates_on_o2k(void **state)
+{
+    (void)state;
+    gcs_profile *o2k = load_profile("data/machines/o2k.json");
+    gcs_model_heap skew = heap_of(4e8, 1e6, 3e6, 200), spread = skew;
+    skew.nnodes = spread.nnodes = 32;
+    memset(skew.v, 0, sizeof skew.v);
+    skew.v[0] = 1;
+    for (int j = 0; j < 32; j++)
+        spread.v[j] = 1.0 / 32;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result rs, rp;
+    assert_int_equal(gcs_model_predict(o2k, &skew, 48, &o, &rs, &err), 0);
+    assert_int_equal(gcs_model_predict(o2k, &spread, 48, &o, &rp, &err), 0);
+    assert_true(rs.speedup < 12);
+    assert_true(rp.speedup > 2 * rs.speedup);
+    assert_true(rs.rho[0] > 0.8);
+    /* Contention explains the gap: without it the skewed heap would scale
+     * (the paper's Pred(M_P = M1) for BH on O2K was off by +260%). */
+    assert_true(rs.speedup_no_contention > 2 * rs.speedup);
+    assert_true(rp.speedup_no_contention < 1.5 * rp.speedup);
+    gcs_profile_free(o2k);
+}
+
+static void test_node_without_requests(void **state)
+{
+    (void)state;
+    gcs_profile *e10k = load_profile("data/machines/e10k.json");
+    gcs_model_heap h = heap_of(1e8, 1e5, 1e6, 100);
+    h.nnodes = 16;
+    memset(h.v, 0, sizeof h.v);
+    h.v[3] = 0.5;
+    h.v[7] = 0.5;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(e10k, &h, 32, &o, &r, &err), 0);
+    assert_true(r.rho[0] == 0 && r.wait_ns[0] == 0);
+    assert_true(r.rho[3] > 0 && fabs(r.rho[3] - r.rho[7]) < 1e-12);
+    assert_true(isfinite(r.time_ns));
+    gcs_profile_free(e10k);
+}
+
+static void test_bad_inputs(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(2, 100, 10);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    gcs_model_heap h = heap_of(1e6, 0, 10, 0);
+    assert_int_equal(gcs_model_predict(p, &h, 0, &o, &r, &err), -1);
+    h.v[0] = 0.5;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "add up"));
+    h = heap_of(1e6, 0, 10, 0);
+    h.nnodes = 2;
+    h.v[0] = h.v[1] = 0.5;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "profile has 1"));
+    h = heap_of(NAN, 0, 10, 0);
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), -1);
+    gcs_profile_free(p);
+}
+
+static void test_recommend_smallest_within_tolerance(void **state)
+{
+    (void)state;
+    gcs_model_result r[4];
+    memset(r, 0, sizeof r);
+    double times[] = {100, 60, 50, 49};
+    for (int i = 0; i < 4; i++) {
+        r[i].threads = i + 1;
+        r[i].time_ns = times[i];
+    }
+    assert_int_equal(gcs_model_recommend(r, 4, 0.05), 3);
+    assert_int_equal(gcs_model_recommend(r, 4, 0.0), 4);
+    assert_int_equal(gcs_model_recommend(r, 4, 1.5), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_worker_reduces_to_serial_cost),
+        cmocka_unit_test(test_hand_computed_two_workers),
+        cmocka_unit_test(test_zero_occupancy_needs_no_solver),
+        cmocka_unit_test(test_near_saturation),
+        cmocka_unit_test(test_stack_adds_up_to_p),
+        cmocka_unit_test(test_skewed_heap_saturates_on_o2k),
+        cmocka_unit_test(test_node_without_requests),
+        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_recommend_smallest_within_tolerance),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

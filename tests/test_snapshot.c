@@ -1,0 +1,891 @@
+/* test_snapshot.c -- heap snapshots: the format (round trips of hand-built
+ * graphs), the collector's writer (exactly the reachable objects and edges
+ * of a graph the test builds and tracks itself), building a heap from a
+ * snapshot, and every validation rule of the reader (truncation at every
+ * offset, flipped bytes, forged counts and ids with recomputed checksums). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "gcscale/gc.h"
+#include "gcscale/snapshot.h"
+
+static char tmpdir[256];
+
+static void tmp_path(char *buf, size_t n, const char *name)
+{
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/gcs_snapshot_test.XXXXXX");
+        assert_non_null(mkdtemp(tmpdir));
+    }
+    snprintf(buf, n, "%s/%s", tmpdir, name);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *b = malloc((size_t)n + 1);
+    assert_int_equal(fread(b, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    *len = (size_t)n;
+    return b;
+}
+
+static void spit(const char *path, const uint8_t *b, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(b, 1, len, fp), len);
+    fclose(fp);
+}
+
+/* ---- byte access and checksum forging (layout: docs/snapshot-format.md) ---- */
+
+static uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void st16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+
+/* Offset of section i's 16-byte head (0 params, 1 objects, 2 nodes, 3 edges, 4 roots). */
+static size_t section_off(const uint8_t *b, int sec)
+{
+    size_t off = 72;
+    for (int i = 0; i < sec; i++)
+        off += 16 + ((ld64(b + off + 8) + 7) & ~7ull) + 8;
+    return off;
+}
+
+static void fix_crcs(uint8_t *b)
+{
+    st32(b + 68, (uint32_t)crc32(0, b, 68));
+    size_t off = 72;
+    for (int i = 0; i < 5; i++) {
+        size_t end = off + 16 + ((ld64(b + off + 8) + 7) & ~7ull);
+        st32(b + end, (uint32_t)crc32(0, b + off, (uInt)(end - off)));
+        off = end + 8;
+    }
+}
+
+/* ---- graphs ------------------------------------------------------------------ */
+
+static void assert_graphs_equal(const gcs_snapshot *a, const gcs_snapshot *b)
+{
+    assert_memory_equal(&a->params, &b->params, sizeof a->params);
+    assert_int_equal(a->nobjects, b->nobjects);
+    assert_int_equal(a->nfields, b->nfields);
+    assert_int_equal(a->nroots, b->nroots);
+    uint64_t n = a->nobjects;
+    if (n) {
+        assert_memory_equal(a->addr, b->addr, n * sizeof *a->addr);
+        assert_memory_equal(a->words, b->words, n * sizeof *a->words);
+        assert_memory_equal(a->nptrs, b->nptrs, n * sizeof *a->nptrs);
+        assert_memory_equal(a->node, b->node, n * sizeof *a->node);
+    }
+    assert_memory_equal(a->edge_start, b->edge_start, (n + 1) * sizeof *a->edge_start);
+    if (a->nfields)
+        assert_memory_equal(a->edges, b->edges, a->nfields * sizeof *a->edges);
+    if (a->nroots)
+        assert_memory_equal(a->roots, b->roots, a->nroots * sizeof *a->roots);
+}
+
+/* Lays objects out contiguously (header 8) from offset 8 and fills edge_start. */
+static void layout(gcs_snapshot *g)
+{
+    uint64_t off = 8;
+    g->edge_start[0] = 0;
+    for (uint64_t i = 0; i < g->nobjects; i++) {
+        g->addr[i] = off;
+        off += 8 * (uint64_t)g->words[i] + 8;
+        g->edge_start[i + 1] = g->edge_start[i] + g->nptrs[i];
+    }
+    g->params.heap_limit = (off + 65535) & ~65535ull;
+    if (g->params.heap_limit == 0)
+        g->params.heap_limit = 65536;
+}
+
+static gcs_snapshot *roundtrip(const gcs_snapshot *g, const char *name)
+{
+    char path[512];
+    tmp_path(path, sizeof path, name);
+    gcs_err err = {{0}};
+    assert_int_equal(gcs_snapshot_write(g, path, &err), 0);
+    gcs_snapshot *h = gcs_snapshot_read(path, &err);
+    if (!h)
+        fail_msg("read: %s", err.msg);
+    assert_graphs_equal(g, h);
+    /* from memory too */
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    gcs_snapshot *h2 = gcs_snapshot_read_mem(b, len, name, &err);
+    assert_non_null(h2);
+    assert_graphs_equal(g, h2);
+    gcs_snapshot_free(h2);
+    free(b);
+    return h;
+}
+
+static void test_roundtrip_empty(void **state)
+{
+    (void)state;
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_new(0, 0, 0, &err);
+    assert_non_null(g);
+    layout(g);
+    gcs_snapshot *h = roundtrip(g, "empty.snap");
+    gcs_snapshot_stats st;
+    assert_int_equal(gcs_snapshot_stats_compute(h, &st, &err), 0);
+    assert_int_equal(st.objects, 0);
+    assert_int_equal(st.depth, 0);
+    assert_int_equal(st.reachable, 0);
+    gcs_snapshot_stats_free(&st);
+    char path[512];
+    tmp_path(path, sizeof path, "empty.snap");
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, 272); /* header + five empty sections */
+    gcs_snapshot_free(g);
+    gcs_snapshot_free(h);
+}
+
+/* 0 -> 1 -> 2 -> 0 (cycle), 3 -> 3 (self loop) and a NULL field, 4 data only
+ * and unreachable, 5 -> 4 unreachable; nodes 0, 0, 1, 1, unknown, 1; roots
+ * 0, 3, 3 (a duplicate). */
+static gcs_snapshot *small_graph(void)
+{
+    gcs_err err;
+    static const uint32_t words[] = {2, 1, 3, 2, 5, 1};
+    static const uint32_t nptrs[] = {1, 1, 2, 2, 0, 1};
+    static const uint32_t edges[] = {1, 2, 0, GCS_SNAPSHOT_NULL, 3, GCS_SNAPSHOT_NULL, 4};
+    static const uint16_t node[] = {0, 0, 1, 1, GCS_SNAPSHOT_NODE_UNKNOWN, 1};
+    static const uint32_t roots[] = {0, 3, 3};
+    gcs_snapshot *g = gcs_snapshot_new(6, 7, 3, &err);
+    assert_non_null(g);
+    memcpy(g->words, words, sizeof words);
+    memcpy(g->nptrs, nptrs, sizeof nptrs);
+    memcpy(g->edges, edges, sizeof edges);
+    memcpy(g->node, node, sizeof node);
+    memcpy(g->roots, roots, sizeof roots);
+    g->params.node_count = 2;
+    g->params.gc_threads = 2;
+    g->params.mark_mode = 2;
+    g->params.collection = 7;
+    g->params.timestamp_ns = 1700000000123456789ull;
+    g->params.heap_base = 0x7f0000000000ull;
+    layout(g);
+    g->addr[5] += 64; /* a gap */
+    return g;
+}
+
+static void test_roundtrip_small(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = small_graph();
+    gcs_snapshot *h = roundtrip(g, "small.snap");
+    gcs_snapshot_stats st;
+    gcs_err err;
+    assert_int_equal(gcs_snapshot_stats_compute(h, &st, &err), 0);
+    assert_int_equal(st.objects, 6);
+    assert_int_equal(st.fields, 7);
+    assert_int_equal(st.edges, 5);
+    assert_int_equal(st.self_edges, 1);
+    assert_int_equal(st.roots, 3);
+    assert_int_equal(st.distinct_roots, 2);
+    assert_int_equal(st.reachable, 4);
+    assert_int_equal(st.depth, 3);
+    assert_int_equal(st.bytes, 8 * (2 + 1 + 3 + 2 + 5 + 1));
+    assert_int_equal(st.node_objects[0], 2);
+    assert_int_equal(st.node_objects[1], 3);
+    assert_int_equal(st.node_objects[2], 1); /* unknown */
+    assert_int_equal(st.node_bytes[1], 8 * (3 + 2 + 1));
+    gcs_snapshot_stats_free(&st);
+    gcs_snapshot_free(g);
+    gcs_snapshot_free(h);
+}
+
+static gcs_snapshot *random_graph(uint64_t n, uint64_t seed, uint32_t nodes)
+{
+    uint64_t s = seed | 1, m = 0;
+    uint32_t *np = malloc(n * sizeof *np), *w = malloc(n * sizeof *w);
+    for (uint64_t i = 0; i < n; i++) {
+        np[i] = (uint32_t)(rnd(&s) % 5);
+        if (rnd(&s) % 100 == 0)
+            np[i] = 300;
+        w[i] = np[i] + (uint32_t)(rnd(&s) % 4) + (np[i] == 0);
+        m += np[i];
+    }
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_new(n, m, 5, &err);
+    assert_non_null(g);
+    memcpy(g->words, w, n * sizeof *w);
+    memcpy(g->nptrs, np, n * sizeof *np);
+    for (uint64_t e = 0; e < m; e++)
+        g->edges[e] = rnd(&s) % 4 == 0 ? GCS_SNAPSHOT_NULL : (uint32_t)(rnd(&s) % n);
+    for (uint64_t i = 0; i < n; i++)
+        g->node[i] = (uint16_t)((i / 97) % nodes);
+    for (int k = 0; k < 5; k++)
+        g->roots[k] = (uint32_t)(rnd(&s) % n);
+    g->params.node_count = nodes;
+    layout(g);
+    free(np);
+    free(w);
+    return g;
+}
+
+static void test_roundtrip_random(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = random_graph(20000, 42, 4);
+    gcs_snapshot *h = roundtrip(g, "random.snap");
+    gcs_snapshot_stats st;
+    gcs_err err;
+    assert_int_equal(gcs_snapshot_stats_compute(h, &st, &err), 0);
+    uint64_t sum = 0;
+    for (int j = 0; j < 4; j++)
+        sum += st.node_objects[j];
+    assert_int_equal(sum, 20000);
+    assert_true(st.depth >= 2);
+    gcs_snapshot_stats_free(&st);
+    gcs_snapshot_free(g);
+    gcs_snapshot_free(h);
+}
+
+static void test_chain_depth(void **state)
+{
+    (void)state;
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_new(10, 10, 1, &err);
+    for (int i = 0; i < 10; i++) {
+        g->words[i] = 2;
+        g->nptrs[i] = 1;
+        g->edges[i] = i < 9 ? (uint32_t)i + 1 : GCS_SNAPSHOT_NULL;
+    }
+    g->roots[0] = 0;
+    layout(g);
+    gcs_snapshot_stats st;
+    assert_int_equal(gcs_snapshot_validate(g, &err), 0);
+    assert_int_equal(gcs_snapshot_stats_compute(g, &st, &err), 0);
+    assert_int_equal(st.depth, 10);
+    assert_int_equal(st.reachable, 10);
+    gcs_snapshot_stats_free(&st);
+    gcs_snapshot_free(g);
+}
+
+/* ---- validation ------------------------------------------------------------------ */
+
+static uint8_t *small_file(size_t *len)
+{
+    gcs_snapshot *g = small_graph();
+    char path[512];
+    tmp_path(path, sizeof path, "valid.snap");
+    gcs_err err;
+    assert_int_equal(gcs_snapshot_write(g, path, &err), 0);
+    gcs_snapshot_free(g);
+    return slurp(path, len);
+}
+
+static void expect_error(const uint8_t *b, size_t len, const char *needle)
+{
+    gcs_err err = {{0}};
+    gcs_snapshot *g = gcs_snapshot_read_mem(b, len, "x.snap", &err);
+    if (g) {
+        gcs_snapshot_free(g);
+        fail_msg("accepted a bad file (wanted \"%s\")", needle);
+    }
+    if (!strstr(err.msg, needle))
+        fail_msg("wanted \"%s\", got \"%s\"", needle, err.msg);
+    assert_null(strchr(err.msg, '\n'));
+    assert_true(strncmp(err.msg, "x.snap: ", 8) == 0);
+}
+
+static void test_truncation_every_offset(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = small_file(&len);
+    static const char *const names[] = {"'params'", "'objects'", "'nodes'", "'edges'", "'roots'"};
+    size_t sec[6];
+    for (int i = 0; i < 5; i++)
+        sec[i] = section_off(b, i);
+    sec[5] = len;
+    for (size_t k = 0; k < len; k++) {
+        uint8_t *c = malloc(k + 1);
+        memcpy(c, b, k);
+        if (k == 0)
+            expect_error(c, k, "empty file");
+        else if (k < 72)
+            expect_error(c, k, "truncated in the header");
+        else {
+            int s = 0;
+            while (k >= sec[s + 1])
+                s++;
+            char want[64];
+            snprintf(want, sizeof want, "truncated in section %s", names[s]);
+            expect_error(c, k, want);
+        }
+        free(c);
+    }
+    /* and through the file reader */
+    char path[512];
+    tmp_path(path, sizeof path, "trunc.snap");
+    spit(path, b, sec[3] + 5);
+    gcs_err err;
+    assert_null(gcs_snapshot_read(path, &err));
+    assert_non_null(strstr(err.msg, "truncated in section 'edges'"));
+    free(b);
+}
+
+static void test_flipped_bytes(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = small_file(&len);
+    for (size_t k = 0; k < len; k++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            b[k] ^= (uint8_t)(1u << bit);
+            if (k < 8)
+                expect_error(b, len, "bad magic");
+            else if (k < 12)
+                expect_error(b, len, "unsupported snapshot format version");
+            else
+                expect_error(b, len, "checksum mismatch");
+            b[k] ^= (uint8_t)(1u << bit);
+        }
+    }
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_read_mem(b, len, "x", &err);
+    assert_non_null(g); /* restored */
+    gcs_snapshot_free(g);
+    free(b);
+}
+
+typedef void (*forge_fn)(uint8_t *b, size_t *len);
+
+static void forge_and_expect(forge_fn f, const char *needle)
+{
+    size_t len;
+    uint8_t *b = small_file(&len);
+    b = realloc(b, len + 64);
+    f(b, &len);
+    fix_crcs(b);
+    expect_error(b, len, needle);
+    free(b);
+}
+
+static size_t obj_row(const uint8_t *b, int i) { return section_off(b, 1) + 16 + 16 * (size_t)i; }
+
+static void f_count(uint8_t *b, size_t *l) { (void)l; st64(b + 24, ld64(b + 24) + 1); }
+static void f_huge_count(uint8_t *b, size_t *l) { (void)l; st64(b + 32, 1ull << 62); }
+static void f_version(uint8_t *b, size_t *l) { (void)l; st32(b + 8, 2); }
+static void f_idwidth(uint8_t *b, size_t *l) { (void)l; st32(b + 16, 8); }
+static void f_dangling_edge(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 3) + 16, 6); }
+static void f_dangling_root(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 4) + 16, 99); }
+static void f_null_root(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 4) + 16, UINT32_MAX); }
+static void f_unsorted(uint8_t *b, size_t *l)
+{
+    (void)l;
+    uint64_t a0 = ld64(b + obj_row(b, 0)), a1 = ld64(b + obj_row(b, 1));
+    st64(b + obj_row(b, 0), a1);
+    st64(b + obj_row(b, 1), a0);
+}
+static void f_overlap(uint8_t *b, size_t *l) { (void)l; st64(b + obj_row(b, 1), ld64(b + obj_row(b, 0)) + 8); }
+static void f_absurd_size(uint8_t *b, size_t *l) { (void)l; st32(b + obj_row(b, 5) + 8, 0xFFFFFFFFu); }
+static void f_zero_size(uint8_t *b, size_t *l) { (void)l; st32(b + obj_row(b, 4) + 8, 0); }
+static void f_nptrs_gt_words(uint8_t *b, size_t *l)
+{
+    (void)l; /* keeps the total: object 0 gives its field to object 1 */
+    st32(b + obj_row(b, 0) + 12, 0);
+    st32(b + obj_row(b, 1) + 12, 2);
+}
+static void f_misaligned(uint8_t *b, size_t *l) { (void)l; st64(b + obj_row(b, 5), ld64(b + obj_row(b, 5)) + 4); }
+static void f_fields_sum(uint8_t *b, size_t *l)
+{
+    (void)l; /* object 4 claims a pointer field the edge section does not have */
+    st32(b + obj_row(b, 4) + 12, 1);
+}
+static void f_node(uint8_t *b, size_t *l) { (void)l; st16(b + section_off(b, 2) + 16 + 4, 2); }
+static void f_node_run(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 2) + 16, 1); }
+static void f_node_count(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 0) + 16 + 28, 0); }
+static void f_heap_limit(uint8_t *b, size_t *l) { (void)l; st64(b + section_off(b, 0) + 16 + 8, 64); }
+static void f_tag(uint8_t *b, size_t *l) { (void)l; memcpy(b + section_off(b, 1), "OBJX", 4); }
+static void f_trailing(uint8_t *b, size_t *l) { b[*l] = 0; (*l)++; }
+static void f_short(uint8_t *b, size_t *l)
+{
+    /* one more root in the header and file_bytes to match, but no bytes for it */
+    st64(b + 40, ld64(b + 40) + 2);
+    st64(b + 56, ld64(b + 56) + 8);
+    (void)l;
+}
+static void f_reserved(uint8_t *b, size_t *l) { (void)l; b[section_off(b, 0) + 16 + 70] = 1; }
+
+static void test_forged(void **state)
+{
+    (void)state;
+    forge_and_expect(f_count, "counts do not fit the file size");
+    forge_and_expect(f_huge_count, "counts do not fit the file size");
+    forge_and_expect(f_version, "unsupported snapshot format version 2");
+    forge_and_expect(f_idwidth, "unsupported id width");
+    forge_and_expect(f_dangling_edge, "object 0 field 0: dangling id 6");
+    forge_and_expect(f_dangling_root, "root 0: dangling id 99");
+    forge_and_expect(f_null_root, "root 0: dangling id");
+    forge_and_expect(f_unsorted, "not in address order");
+    forge_and_expect(f_overlap, "overlaps object 0");
+    forge_and_expect(f_absurd_size, "extends past the heap limit");
+    forge_and_expect(f_zero_size, "size 0");
+    forge_and_expect(f_nptrs_gt_words, "pointer fields in 1 words");
+    forge_and_expect(f_misaligned, "not 8-byte aligned");
+    forge_and_expect(f_fields_sum, "add up to 8, the header says 7");
+    forge_and_expect(f_node, "node 2, but the node count is 2");
+    forge_and_expect(f_node_run, "node run 0 starts at object 1");
+    forge_and_expect(f_node_count, "node count 0 out of range");
+    forge_and_expect(f_heap_limit, "extends past the heap limit 64");
+    forge_and_expect(f_tag, "section 2 is not 'OBJS'");
+    forge_and_expect(f_trailing, "unexpected bytes after the last section");
+    forge_and_expect(f_short, "truncated in section 'roots'");
+    forge_and_expect(f_reserved, "reserved bytes are not zero");
+}
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    gcs_err err;
+    char path[512];
+    tmp_path(path, sizeof path, "no-such.snap");
+    assert_null(gcs_snapshot_read(path, &err));
+    assert_non_null(strstr(err.msg, "cannot read: No such file"));
+    assert_null(gcs_snapshot_read("/", &err));
+    expect_error((const uint8_t *)"{\"format\": 1}\n", 14, "bad magic");
+    /* the writer refuses an invalid graph and leaves no file */
+    gcs_snapshot *g = small_graph();
+    g->edges[0] = 6;
+    tmp_path(path, sizeof path, "invalid.snap");
+    assert_int_equal(gcs_snapshot_write(g, path, &err), -1);
+    assert_non_null(strstr(err.msg, "dangling"));
+    assert_int_equal(access(path, F_OK), -1);
+    gcs_snapshot_free(g);
+}
+
+/* ---- the collector ------------------------------------------------------------------ */
+
+typedef struct model {
+    size_t n;
+    void **obj;
+    uint32_t *nptrs, *words;
+    int64_t *edge;      /* n * maxp, -1 NULL */
+    size_t maxp;
+    void **roots;
+    size_t nroots;
+    unsigned char *reach;
+} model;
+
+#define MAXP 200
+
+static void model_build(model *m, size_t n, uint64_t seed)
+{
+    memset(m, 0, sizeof *m);
+    m->n = n;
+    m->maxp = MAXP;
+    m->obj = calloc(n, sizeof *m->obj);
+    m->nptrs = calloc(n, sizeof *m->nptrs);
+    m->words = calloc(n, sizeof *m->words);
+    m->edge = malloc(n * MAXP * sizeof *m->edge);
+    m->reach = calloc(n, 1);
+    uint64_t s = seed | 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd(&s) % 100;
+        uint32_t np = r < 20 ? 0 : r < 98 ? 1 + (uint32_t)(rnd(&s) % 3) : MAXP;
+        uint32_t w = np + (uint32_t)(rnd(&s) % 3) + (np == 0);
+        if (i == 7)
+            w = 3000; /* a large object (> 8 KiB) */
+        m->nptrs[i] = np;
+        m->words[i] = w;
+        m->obj[i] = np ? gcs_gc_alloc(8 * w, np) : gcs_gc_alloc_data(8 * w);
+        assert_non_null(m->obj[i]);
+        for (uint32_t k = 0; k < np; k++) {
+            uint64_t q = rnd(&s) % 10;
+            int64_t t = q < 3 ? -1 : q == 3 ? (int64_t)i : (int64_t)(rnd(&s) % n);
+            m->edge[i * MAXP + k] = t;
+        }
+    }
+    /* Nothing collects while the objects are allocated (no budget, the heap
+     * is big enough), so they can be linked afterwards. */
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t k = 0; k < m->nptrs[i]; k++) {
+            int64_t t = m->edge[i * MAXP + k];
+            ((void **)m->obj[i])[k] = t < 0 ? NULL : m->obj[t];
+        }
+    m->nroots = 4;
+    m->roots = calloc(m->nroots, sizeof *m->roots);
+    for (size_t r = 0; r < m->nroots; r++) {
+        m->roots[r] = r == 3 ? NULL : m->obj[rnd(&s) % n];
+        assert_int_equal(gcs_gc_add_root(&m->roots[r]), 0);
+    }
+}
+
+static void model_free(model *m)
+{
+    for (size_t r = 0; r < m->nroots; r++)
+        gcs_gc_remove_root(&m->roots[r]);
+    free(m->obj);
+    free(m->nptrs);
+    free(m->words);
+    free(m->edge);
+    free(m->reach);
+    free(m->roots);
+}
+
+static size_t index_of(const model *m, const void *p)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->obj[i] == p)
+            return i;
+    return SIZE_MAX;
+}
+
+static uint64_t model_reach(model *m)
+{
+    memset(m->reach, 0, m->n);
+    size_t *stack = malloc(m->n * MAXP * sizeof *stack), top = 0;
+    uint64_t count = 0;
+    for (size_t r = 0; r < m->nroots; r++) {
+        size_t i = m->roots[r] ? index_of(m, m->roots[r]) : SIZE_MAX;
+        if (i != SIZE_MAX && !m->reach[i]) {
+            m->reach[i] = 1;
+            stack[top++] = i;
+        }
+    }
+    while (top) {
+        size_t i = stack[--top];
+        count++;
+        for (uint32_t k = 0; k < m->nptrs[i]; k++) {
+            int64_t t = m->edge[i * MAXP + k];
+            if (t >= 0 && !m->reach[t]) {
+                m->reach[t] = 1;
+                stack[top++] = (size_t)t;
+            }
+        }
+    }
+    free(stack);
+    return count;
+}
+
+static uint64_t id_of(const gcs_snapshot *g, const void *p)
+{
+    uint64_t off = (uint64_t)(uintptr_t)p - g->params.heap_base, lo = 0, hi = g->nobjects;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (g->addr[mid] < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < g->nobjects && g->addr[lo] == off ? lo : UINT64_MAX;
+}
+
+/* The snapshot holds exactly the model's reachable objects, with their sizes,
+ * pointer counts, fields and the roots. */
+static void check_against_model(model *m, const gcs_snapshot *g)
+{
+    uint64_t live = model_reach(m);
+    assert_int_equal(g->nobjects, live);
+    uint64_t fields = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (!m->reach[i])
+            continue;
+        uint64_t id = id_of(g, m->obj[i]);
+        assert_true(id != UINT64_MAX);
+        assert_int_equal(g->words[id], m->words[i]);
+        assert_int_equal(g->nptrs[id], m->nptrs[i]);
+        fields += m->nptrs[i];
+        for (uint32_t k = 0; k < m->nptrs[i]; k++) {
+            int64_t t = m->edge[i * MAXP + k];
+            uint32_t e = g->edges[g->edge_start[id] + k];
+            if (t < 0)
+                assert_int_equal(e, GCS_SNAPSHOT_NULL);
+            else
+                assert_int_equal(e, id_of(g, m->obj[t]));
+        }
+    }
+    assert_int_equal(g->nfields, fields);
+    size_t r2 = 0;
+    for (size_t r = 0; r < m->nroots; r++) {
+        if (!m->roots[r])
+            continue;
+        assert_true(r2 < g->nroots);
+        assert_int_equal(g->roots[r2], id_of(g, m->roots[r]));
+        r2++;
+    }
+    assert_int_equal(g->nroots, r2);
+}
+
+static void test_collector_snapshot(void **state)
+{
+    (void)state;
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.heap_limit = 64u << 20;
+    o.threads = 2;
+    char logp[512], path[512];
+    tmp_path(logp, sizeof logp, "gc.log");
+    o.log_path = logp;
+    gcs_err err = {{0}};
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    model m;
+    model_build(&m, 5000, 7);
+    for (int round = 0; round < 3; round++) {
+        /* drop some roots between rounds: more garbage */
+        if (round == 2)
+            m.roots[1] = NULL;
+        snprintf(path, sizeof path, "%s/collector-%d.snap", tmpdir, round);
+        if (gcs_gc_collect_snapshot(path, &err) != 0)
+            fail_msg("%s", err.msg);
+        gcs_gc_stats st;
+        assert_int_equal(gcs_gc_last_stats(&st), 0);
+        assert_int_equal(st.snapshot_status, 1);
+        assert_string_equal(st.snapshot_path, path);
+        assert_true(st.snapshot_ns > 0);
+        assert_int_equal(st.snapshot_objects, st.live_objects);
+        gcs_snapshot *g = gcs_snapshot_read(path, &err);
+        if (!g)
+            fail_msg("%s", err.msg);
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        assert_int_equal(st.snapshot_bytes, (uint64_t)sb.st_size);
+        assert_int_equal(g->params.collection, st.index);
+        assert_int_equal(g->params.gc_threads, 2);
+        assert_int_equal(g->params.page_bytes, GCS_GC_PAGE_BYTES);
+        assert_int_equal(g->params.heap_limit, 64u << 20);
+        check_against_model(&m, g);
+        for (uint64_t i = 0; i < g->nobjects; i++)
+            assert_true(g->node[i] == GCS_SNAPSHOT_NODE_UNKNOWN || g->node[i] < g->params.node_count);
+        gcs_snapshot_free(g);
+    }
+    /* the JSON log names the file */
+    size_t len;
+    char *log = (char *)slurp(logp, &len);
+    log[len] = 0;
+    assert_non_null(strstr(log, "\"snapshot_path\":\""));
+    assert_non_null(strstr(log, "collector-2.snap\""));
+    assert_non_null(strstr(log, "\"snapshot_ns\""));
+    free(log);
+    /* a failed write is recorded, not fatal */
+    assert_int_equal(gcs_gc_collect_snapshot("/nonexistent-dir/x.snap", &err), -1);
+    assert_non_null(strstr(err.msg, "/nonexistent-dir/x.snap: cannot write"));
+    gcs_gc_stats st;
+    assert_int_equal(gcs_gc_last_stats(&st), 0);
+    assert_int_equal(st.snapshot_status, -1);
+    assert_non_null(strstr(st.snapshot_error, "cannot write"));
+    assert_int_equal(st.live_objects, model_reach(&m));
+    gcs_gc_collect();
+    assert_int_equal(gcs_gc_last_stats(&st), 0);
+    assert_int_equal(st.snapshot_status, 0);
+    model_free(&m);
+    gcs_gc_shutdown();
+}
+
+static void test_collector_env_and_every(void **state)
+{
+    (void)state;
+    char pattern[512], path[512];
+    tmp_path(pattern, sizeof pattern, "env-%d.snap");
+    setenv("GCSCALE_GC_SNAPSHOT", pattern, 1);
+    setenv("GCSCALE_GC_SNAPSHOT_EVERY", "2", 1);
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.heap_limit = 16u << 20;
+    o.threads = 2;
+    gcs_err err;
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    void *list = NULL;
+    gcs_gc_add_root(&list);
+    for (int i = 0; i < 100; i++) {
+        void *x = gcs_gc_alloc(16, 1);
+        ((void **)x)[0] = list;
+        list = x;
+    }
+    for (int c = 1; c <= 4; c++) {
+        gcs_gc_collect();
+        gcs_gc_stats st;
+        gcs_gc_last_stats(&st);
+        snprintf(path, sizeof path, "%s/env-%d.snap", tmpdir, c);
+        assert_int_equal(st.snapshot_status, c % 2 == 0 ? 1 : 0);
+        assert_int_equal(access(path, F_OK) == 0, c % 2 == 0);
+    }
+    snprintf(path, sizeof path, "%s/env-4.snap", tmpdir);
+    gcs_snapshot *g = gcs_snapshot_read(path, &err);
+    assert_non_null(g);
+    assert_int_equal(g->nobjects, 100);
+    gcs_snapshot_stats st;
+    assert_int_equal(gcs_snapshot_stats_compute(g, &st, &err), 0);
+    assert_int_equal(st.depth, 100);
+    gcs_snapshot_stats_free(&st);
+    gcs_snapshot_free(g);
+    /* one-shot request beside the periodic one; a fixed path is overwritten */
+    tmp_path(path, sizeof path, "fixed.snap");
+    assert_int_equal(gcs_gc_set_snapshot(path, 1), 0);
+    gcs_gc_collect();
+    gcs_gc_collect();
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_equal(gcs_gc_set_snapshot(NULL, 0), 0);
+    tmp_path(path, sizeof path, "next.snap");
+    assert_int_equal(gcs_gc_snapshot_next(path), 0);
+    gcs_gc_collect();
+    assert_int_equal(access(path, F_OK), 0);
+    gcs_gc_remove_root(&list);
+    gcs_gc_shutdown();
+    setenv("GCSCALE_GC_SNAPSHOT_EVERY", "zero", 1);
+    assert_int_equal(gcs_gc_init(&o, &err), -1);
+    assert_non_null(strstr(err.msg, "GCSCALE_GC_SNAPSHOT_EVERY"));
+    unsetenv("GCSCALE_GC_SNAPSHOT_EVERY");
+    unsetenv("GCSCALE_GC_SNAPSHOT");
+}
+
+/* Canonical comparison of two rooted graphs: BFS in root and field order,
+ * numbering objects by discovery; sizes, pointer counts and fields (as
+ * discovery numbers) must agree. */
+static void assert_isomorphic(const gcs_snapshot *a, const gcs_snapshot *b)
+{
+    assert_int_equal(a->nroots, b->nroots);
+    uint64_t n = a->nobjects;
+    assert_int_equal(n, b->nobjects);
+    uint32_t *na = malloc((n + 1) * 4), *nb = malloc((n + 1) * 4), *qa = malloc((n + 1) * 4),
+             *qb = malloc((n + 1) * 4);
+    for (uint64_t i = 0; i < n; i++)
+        na[i] = nb[i] = UINT32_MAX;
+    uint64_t tail = 0, head = 0;
+#define VISIT(x, y)                                                         \
+    do {                                                                    \
+        uint32_t x_ = (x), y_ = (y);                                        \
+        assert_int_equal(na[x_] == UINT32_MAX, nb[y_] == UINT32_MAX);       \
+        if (na[x_] == UINT32_MAX) {                                         \
+            na[x_] = nb[y_] = (uint32_t)tail;                               \
+            qa[tail] = x_;                                                  \
+            qb[tail++] = y_;                                                \
+        } else {                                                            \
+            assert_int_equal(na[x_], nb[y_]);                               \
+        }                                                                   \
+    } while (0)
+    for (uint64_t k = 0; k < a->nroots; k++)
+        VISIT(a->roots[k], b->roots[k]);
+    while (head < tail) {
+        uint32_t x = qa[head], y = qb[head++];
+        assert_int_equal(a->words[x], b->words[y]);
+        assert_int_equal(a->nptrs[x], b->nptrs[y]);
+        for (uint32_t k = 0; k < a->nptrs[x]; k++) {
+            uint32_t ex = a->edges[a->edge_start[x] + k], ey = b->edges[b->edge_start[y] + k];
+            assert_int_equal(ex == GCS_SNAPSHOT_NULL, ey == GCS_SNAPSHOT_NULL);
+            if (ex != GCS_SNAPSHOT_NULL)
+                VISIT(ex, ey);
+        }
+    }
+#undef VISIT
+    assert_int_equal(tail, n);
+    free(na);
+    free(nb);
+    free(qa);
+    free(qb);
+}
+
+static void test_build_from_snapshot(void **state)
+{
+    (void)state;
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.heap_limit = 64u << 20;
+    o.threads = 2;
+    gcs_err err;
+    char p1[512], p2[512];
+    tmp_path(p1, sizeof p1, "orig.snap");
+    tmp_path(p2, sizeof p2, "rebuilt.snap");
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    model m;
+    model_build(&m, 3000, 99);
+    assert_int_equal(gcs_gc_collect_snapshot(p1, &err), 0);
+    model_free(&m);
+    gcs_gc_shutdown();
+
+    gcs_snapshot *a = gcs_snapshot_read(p1, &err);
+    assert_non_null(a);
+    o.alloc_budget = 256u << 10; /* collections while it is being built */
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    gcs_gc_snapshot_heap h;
+    if (gcs_gc_build_snapshot(a, &h, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_true(gcs_gc_collections() > 0);
+    assert_int_equal(h.objects, a->nobjects);
+    assert_int_equal(h.nroots, a->nroots);
+    assert_int_equal(gcs_gc_collect_snapshot(p2, &err), 0);
+    gcs_snapshot *b = gcs_snapshot_read(p2, &err);
+    assert_non_null(b);
+    assert_isomorphic(a, b);
+    gcs_gc_snapshot_heap_release(&h);
+    gcs_gc_collect();
+    gcs_gc_stats st;
+    gcs_gc_last_stats(&st);
+    assert_int_equal(st.live_objects, 0);
+    gcs_gc_shutdown();
+    /* a heap too small fails cleanly */
+    o.heap_limit = 1u << 20;
+    o.alloc_budget = 0;
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    gcs_snapshot *big = random_graph(100000, 5, 1);
+    big->nroots = 0;
+    assert_int_equal(gcs_gc_build_snapshot(big, &h, &err), -1);
+    assert_non_null(strstr(err.msg, "heap exhausted"));
+    gcs_gc_collect();
+    gcs_gc_last_stats(&st);
+    assert_int_equal(st.live_objects, 0);
+    gcs_gc_shutdown();
+    gcs_snapshot_free(big);
+    gcs_snapshot_free(a);
+    gcs_snapshot_free(b);
+}
+
+static int cleanup(void **state)
+{
+    (void)state;
+    if (tmpdir[0]) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip_empty),
+        cmocka_unit_test(test_roundtrip_small),
+        cmocka_unit_test(test_roundtrip_random),
+        cmocka_unit_test(test_chain_depth),
+        cmocka_unit_test(test_truncation_every_offset),
+        cmocka_unit_test(test_flipped_bytes),
+        cmocka_unit_test(test_forged),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_collector_snapshot),
+        cmocka_unit_test(test_collector_env_and_every),
+        cmocka_unit_test(test_build_from_snapshot),
+    };
+    return cmocka_run_group_tests(tests, NULL, cleanup);
+}
