@@ -42,6 +42,9 @@ static void print_help(FILE *fp)
             "  --mva open|closed    contention model: the paper's open queue (default) or\n"
             "                       exact MVA of a closed network of P workers\n"
             "  --steals paper|A,B   N_S = P ln(T1) (default) or (P-1)(A ln(T1) + B)\n"
+            "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
+            "                       the profile's gc_cost_ns: for hand-written profiles of\n"
+            "                       machines gcscale cannot run on (an assumption: say so)\n"
             "  --measured FILE      a 'gcscale gc-bench --json' result to plot beside\n"
             "  --plot FILE.svg      write the speedup plot (full model, both ablations,\n"
             "                       ideal, measured)\n"
@@ -78,7 +81,7 @@ static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path
 
 int cmd_predict(int argc, char **argv)
 {
-    enum { O_FAST = 256, O_SLOW, O_MVA, O_STEALS, O_MEASURED, O_PLOT, O_JSON, O_CSV };
+    enum { O_FAST = 256, O_SLOW, O_MVA, O_STEALS, O_COSTS, O_MEASURED, O_PLOT, O_JSON, O_CSV };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
@@ -86,6 +89,7 @@ int cmd_predict(int argc, char **argv)
         {"slow", no_argument, NULL, O_SLOW},
         {"mva", required_argument, NULL, O_MVA},
         {"steals", required_argument, NULL, O_STEALS},
+        {"costs", required_argument, NULL, O_COSTS},
         {"measured", required_argument, NULL, O_MEASURED},
         {"plot", required_argument, NULL, O_PLOT},
         {"json", no_argument, NULL, O_JSON},
@@ -94,6 +98,7 @@ int cmd_predict(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
+    double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
@@ -124,6 +129,14 @@ int cmd_predict(int argc, char **argv)
                 mopts.steals = GCS_MODEL_STEALS_FITTED;
             }
             break;
+        case O_COSTS: {
+            char *end;
+            cost_object = strtod(optarg, &end);
+            if (*end != ',' || !(cost_object > 0) || !isfinite(cost_object))
+                cli_usage_error(cmd, "--costs: expected OBJ,PTR in ns (positive), not '%s'", optarg);
+            cost_pointer = cli_parse_double(cmd, "--costs", end + 1, 0, 1e9);
+            break;
+        }
         case O_MEASURED: measured_path = optarg; break;
         case O_PLOT: plot_path = optarg; break;
         case O_JSON: fmt = GCS_FORMAT_JSON; break;
@@ -149,9 +162,14 @@ int cmd_predict(int argc, char **argv)
     gcs_profile *prof = gcs_profile_load(machine, &err);
     if (!prof)
         cli_fail(cmd, &err);
+    if (isfinite(cost_object)) {
+        prof->has_gc_cost = 1;
+        prof->gc_cost_object_ns = cost_object;
+        prof->gc_cost_pointer_ns = cost_pointer;
+    }
     if (!prof->has_gc_cost) {
         gcs_err_set(&err, "%s: profile has no gc_cost_ns: run gcscale calibrate on the machine "
-                          "(hand-written profiles need them added)", machine);
+                          "(or give assumed ones with --costs OBJ,PTR)", machine);
         cli_fail(cmd, &err);
     }
     if (!threads) {
@@ -218,6 +236,9 @@ int cmd_predict(int argc, char **argv)
         gcs_table_print(t, stdout, GCS_FORMAT_CSV);
     } else {
         print_inputs(&ir, snapshot_path, stdout);
+        if (isfinite(cost_object))
+            printf("marker costs assumed on the command line: %g ns per object, %g ns per edge\n\n",
+                   cost_object, cost_pointer);
         gcs_table_print(t, stdout, GCS_FORMAT_TEXT);
         printf("\nrecommended: P = %d (the smallest P within %.0f%% of the best predicted time, "
                "at P = %d)\n", recommended, 100 * GCS_PREDICT_TOLERANCE, best);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "gcscale/synth.h"
 
 static const char *const cmd = "snapshot";
 
@@ -18,6 +19,8 @@ static void print_help(FILE *fp)
 {
     fprintf(fp,
             "usage: gcscale snapshot info FILE [--json | --csv]\n"
+            "       gcscale snapshot synth bh|cube -o FILE [--size N] [--nodes N]\n"
+            "                              [--placement one|spread] [--seed S]\n"
             "\n"
             "Reads a heap snapshot (the live object graph at the start of a collection,\n"
             "written by the collector when GCSCALE_GC_SNAPSHOT=PATH is set), checks every\n"
@@ -26,7 +29,16 @@ static void print_help(FILE *fp)
             "roots), roots, the collector's parameters and the bytes on each memory node.\n"
             "A file that fails a check is reported in one line, with exit status 2.\n"
             "\n"
+            "synth writes a synthetic snapshot shaped like the paper's workloads, for\n"
+            "predicting on machines gcscale cannot run on (data/machines/o2k.json):\n"
+            "  bh    an irregular octree of cells over N bodies plus the body array;\n"
+            "        default --placement one (one thread builds it: all on node 0)\n"
+            "  cube  a breadth-first search tree of N state records with move records\n"
+            "        and a frontier array; default --placement spread (pages round robin)\n"
+            "  --size N (default 1000000), --nodes N (memory nodes, default 1), --seed S\n"
+            "\n"
             "options:\n"
+            "  -o FILE     synth: where to write (crash-safe)\n"
             "  --json      one JSON document\n"
             "  --csv       the tables as CSV, each after a '# title' line\n"
             "  -h, --help  this text\n"
@@ -208,20 +220,61 @@ static int info(const char *path, gcs_format fmt)
     return 0;
 }
 
+static int synth(const char *kind_name, const char *out, uint64_t size, long nodes,
+                 const char *placement, uint64_t seed)
+{
+    gcs_synth_opts o = {.size = size, .nnodes = (uint32_t)nodes, .seed = seed};
+    if (gcs_synth_parse_kind(kind_name, &o.kind) < 0)
+        cli_usage_error(cmd, "synth: unknown shape '%s' (bh or cube)", kind_name);
+    if (!out)
+        cli_usage_error(cmd, "synth: -o FILE is required");
+    if (!placement)
+        o.placement = o.kind == GCS_SYNTH_BH ? GCS_SYNTH_ONE_NODE : GCS_SYNTH_SPREAD;
+    else if (strcmp(placement, "one") == 0)
+        o.placement = GCS_SYNTH_ONE_NODE;
+    else if (strcmp(placement, "spread") == 0)
+        o.placement = GCS_SYNTH_SPREAD;
+    else
+        cli_usage_error(cmd, "--placement: '%s' is neither one nor spread", placement);
+    gcs_err err = {{0}};
+    gcs_snapshot *g = gcs_synth_build(&o, &err);
+    if (!g || gcs_snapshot_write(g, out, &err) < 0)
+        cli_fail(cmd, &err);
+    fprintf(stderr, "wrote %s: %s, %llu objects on %ld node%s (%s)\n", out, kind_name,
+            (unsigned long long)g->nobjects, nodes, nodes > 1 ? "s" : "",
+            o.placement == GCS_SYNTH_SPREAD ? "spread" : "all on node 0");
+    gcs_snapshot_free(g);
+    return 0;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
+    enum { O_SIZE = 256, O_NODES, O_PLACEMENT, O_SEED };
     static const struct option options[] = {
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
+        {"output", required_argument, NULL, 'o'},
+        {"size", required_argument, NULL, O_SIZE},
+        {"nodes", required_argument, NULL, O_NODES},
+        {"placement", required_argument, NULL, O_PLACEMENT},
+        {"seed", required_argument, NULL, O_SEED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *optstring = ":h";
+    const char *optstring = ":ho:";
+    const char *out = NULL, *placement = NULL;
+    uint64_t size = 1000000, seed = 1;
+    long nodes = 1;
     int json = 0, csv = 0, c;
     while ((c = getopt_long(argc, argv, optstring, options, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'c': csv = 1; break;
+        case 'o': out = optarg; break;
+        case O_SIZE: size = (uint64_t)cli_parse_long(cmd, "--size", optarg, 2, 100000000); break;
+        case O_NODES: nodes = cli_parse_long(cmd, "--nodes", optarg, 1, GCS_SNAPSHOT_MAX_NODES); break;
+        case O_PLACEMENT: placement = optarg; break;
+        case O_SEED: seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 0, 0x7fffffffffffffffL); break;
         case 'h':
             print_help(stdout);
             return 0;
@@ -233,10 +286,15 @@ int cmd_snapshot(int argc, char **argv)
         cli_usage_error(cmd, "--json and --csv exclude each other");
     int nargs = argc - optind;
     if (nargs < 1)
-        cli_usage_error(cmd, "missing action (info FILE)");
+        cli_usage_error(cmd, "missing action (info FILE, or synth bh|cube -o FILE)");
     const char *action = argv[optind];
+    if (strcmp(action, "synth") == 0) {
+        if (nargs != 2)
+            cli_usage_error(cmd, "synth: expected one shape, bh or cube");
+        return synth(argv[optind + 1], out, size, nodes, placement, seed);
+    }
     if (strcmp(action, "info") != 0)
-        cli_usage_error(cmd, "unknown action '%s' (expected: info FILE)", action);
+        cli_usage_error(cmd, "unknown action '%s' (expected: info FILE, or synth)", action);
     if (nargs < 2)
         cli_usage_error(cmd, "info: missing FILE");
     if (nargs > 2)

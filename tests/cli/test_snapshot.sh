@@ -42,3 +42,12 @@ expect_grep "truncated: names the section" "short.snap: truncated in section 'pa
 
 expect_exit 2 "missing file" "$GCSCALE" snapshot info "$TMP/no-such.snap"
 expect_exit 2 "not a snapshot" "$GCSCALE" snapshot info data/machines/o2k.json
+
+# synth: synthetic BH- and Cube-like heaps for the model
+expect_ok "synth bh writes a snapshot" "$GCSCALE" snapshot synth bh --size 2000 --nodes 4 -o "$TMP/bh.snap"
+expect_ok "the synthetic snapshot validates" "$GCSCALE" snapshot info "$TMP/bh.snap" --csv
+expect_grep "synth bh: node 0 holds every object (one builder thread)" '^0,[0-9]+,[0-9]+,100.0$' "$TMP/out"
+expect_ok "synth cube spread over 4 nodes" "$GCSCALE" snapshot synth cube --size 2000 --nodes 4 -o "$TMP/cube.snap"
+expect_exit 2 "synth of an unknown shape" "$GCSCALE" snapshot synth tree -o "$TMP/x.snap"
+expect_exit 2 "synth without -o" "$GCSCALE" snapshot synth bh
+expect_exit 2 "synth with --nodes 0" "$GCSCALE" snapshot synth bh --nodes 0 -o "$TMP/x.snap"
