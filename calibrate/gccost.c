@@ -50,17 +50,6 @@ static const char *shape_name(heap_shape s)
     return s == SHAPE_TREE ? "tree" : "list+backrefs";
 }
 
-/* xorshift64*: a fixed, fast generator so that heaps are the same every run. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t x = *state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
 /* Builds the heap under the root slot *root.  Objects are kept in `all` while
  * building; no collection can run meanwhile because the heap limit is far
  * above what we allocate and no allocation budget is set. */
@@ -88,7 +77,7 @@ static int build_heap(heap_shape shape, int fields, long n, void **root, void **
              * and the target is still in the L1 cache, so no miss is priced. */
             f[0] = i + 1 < n ? all[i + 1] : NULL;
             for (int j = 1; j < fields; j++) {
-                long back = 1 + (long)(next_random(&rng) % 8);
+                long back = 1 + (long)(gcs_random_next(&rng) % 8);
                 f[j] = all[i >= back ? i - back : 0];
             }
             *edges += (i + 1 < n) + (fields - 1);

@@ -23,16 +23,6 @@ typedef struct builder {
     int failed;
 } builder;
 
-static uint64_t next_random(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
 /* Appends an object with `words` payload words whose first `nptrs` are
  * pointer fields (NULL for now); returns its id. */
 static uint32_t add_object(builder *b, uint32_t words, uint32_t nptrs)
@@ -86,7 +76,7 @@ static uint32_t bh_cell(builder *b, const uint32_t *bodies, uint64_t first, uint
     cut[0] = 0;
     cut[8] = count;
     for (int k = 1; k < 8; k++)
-        cut[k] = next_random(&b->rng) % (count + 1);
+        cut[k] = gcs_random_next(&b->rng) % (count + 1);
     /* sort the 7 inner cuts */
     for (int i = 1; i < 8; i++)
         for (int j = i + 1; j < 8; j++)
@@ -169,7 +159,7 @@ static int build_cube(builder *b, uint64_t n, uint32_t *roots, uint64_t *nroots)
         uint64_t next_n = 0;
         for (uint64_t i = 0; i < level_n && made < n; i++)
             for (int m = 0; m < 12 && made < n; m++) {
-                if (next_random(&b->rng) % 3 == 0)
+                if (gcs_random_next(&b->rng) % 3 == 0)
                     continue; /* already visited */
                 uint64_t g0 = b->nfields;
                 uint32_t s = add_object(b, 6, 2);

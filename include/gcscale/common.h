@@ -35,6 +35,19 @@ void gcs_stats_sort(double *values, size_t n);
 double gcs_stats_percentile(double *values, size_t n, double p);
 double gcs_stats_median(double *values, size_t n);
 
+/* ---- random numbers ----------------------------------------------------------
+ * xorshift64*: fast and reproducible, for building test and benchmark heaps
+ * (not for anything that needs real randomness).  The state must not be 0. */
+static inline uint64_t gcs_random_next(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
 /* ---- parsing ---------------------------------------------------------------
  * Sizes accept a plain byte count or a K/M/G/T suffix (powers of 1024, an
  * optional trailing "iB" or "B").  Both return -1 with err set on bad input. */
