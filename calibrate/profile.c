@@ -91,6 +91,23 @@ void gcs_profile_free(gcs_profile *p)
     free(p);
 }
 
+int gcs_profile_add_cache(gcs_profile *p, const gcs_profile_cache *cache)
+{
+    gcs_profile_cache *grown = realloc(p->caches, (size_t)(p->ncaches + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    p->caches = grown;
+    int *cpus = calloc(cache->ncpus > 0 ? (size_t)cache->ncpus : 1, sizeof *cpus);
+    if (!cpus)
+        return -1;
+    if (cache->ncpus > 0)
+        memcpy(cpus, cache->cpus, (size_t)cache->ncpus * sizeof *cpus);
+    gcs_profile_cache *c = &p->caches[p->ncaches++];
+    *c = *cache;
+    c->cpus = cpus;
+    return 0;
+}
+
 double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node)
 {
     /* Out-of-range indexes are caller bugs; NaN makes them visible in any

@@ -515,14 +515,13 @@ int cmd_gc_bench(int argc, char **argv)
         json_object_set_new(doc, "format", json_string("gcscale-gc-bench"));
         json_object_set_new(doc, "version", json_integer(1));
         json_object_set_new(doc, "collector", json_string("gcscale"));
-        json_object_set_new(doc, "shape", json_string(snap_in ? "snapshot" : gcs_shape_name(sp.kind)));
-        if (snap_in)
+        if (snap_in) {
+            json_object_set_new(doc, "shape", json_string("snapshot"));
             json_object_set_new(doc, "snapshot", json_string(snap_in));
-        else if (sp.kind == GCS_SHAPE_TREE)
-            json_object_set_new(doc, "depth", json_integer(sp.depth));
-        else
-            json_object_set_new(doc, "size", json_integer((json_int_t)sp.objects));
-        json_object_set_new(doc, "seed", json_integer((json_int_t)sp.seed));
+            json_object_set_new(doc, "seed", json_integer((json_int_t)sp.seed));
+        } else {
+            gcs_shape_params_to_json(&sp, doc);
+        }
         json_object_set_new(doc, "objects", json_integer((json_int_t)info.objects));
         json_object_set_new(doc, "pointers", json_integer((json_int_t)info.pointers));
         json_object_set_new(doc, "bytes", json_integer((json_int_t)info.gcs_bytes));

@@ -7,6 +7,16 @@
 
 static const char *const names[] = {"tree", "list", "random", "wide"};
 
+void gcs_shape_params_to_json(const gcs_shape_params *p, json_t *doc)
+{
+    json_object_set_new(doc, "shape", json_string(gcs_shape_name(p->kind)));
+    if (p->kind == GCS_SHAPE_TREE)
+        json_object_set_new(doc, "depth", json_integer(p->depth));
+    else
+        json_object_set_new(doc, "size", json_integer((json_int_t)p->objects));
+    json_object_set_new(doc, "seed", json_integer((json_int_t)p->seed));
+}
+
 const char *gcs_shape_name(gcs_shape_kind kind)
 {
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";

@@ -435,34 +435,21 @@ int gcs_topo_fill_profile(const gcs_topo *t, gcs_profile *p, gcs_err *err)
         }
         memcpy(pn->cpus, tn->cpus, (size_t)tn->ncpus * sizeof *pn->cpus);
     }
-    gcs_profile_cache *caches = calloc(t->ncaches > 0 ? (size_t)t->ncaches : 1, sizeof *caches);
-    if (!caches) {
-        gcs_err_set(err, "profile: out of memory");
-        return -1;
-    }
-    for (int i = 0; i < t->ncaches; i++) {
-        const gcs_topo_cache *tc = &t->caches[i];
-        gcs_profile_cache *pc = &caches[i];
-        pc->level = tc->level;
-        snprintf(pc->type, sizeof pc->type, "%s", tc->type);
-        pc->size_bytes = tc->size_bytes;
-        pc->line_bytes = tc->line_bytes;
-        pc->ways = tc->ways;
-        pc->ncpus = tc->ncpus;
-        pc->cpus = calloc(tc->ncpus > 0 ? (size_t)tc->ncpus : 1, sizeof *pc->cpus);
-        if (!pc->cpus) {
-            for (int j = 0; j < i; j++)
-                free(caches[j].cpus);
-            free(caches);
-            gcs_err_set(err, "profile: out of memory");
-            return -1;
-        }
-        memcpy(pc->cpus, tc->cpus, (size_t)tc->ncpus * sizeof *pc->cpus);
-    }
     for (int i = 0; i < p->ncaches; i++)
         free(p->caches[i].cpus);
     free(p->caches);
-    p->caches = caches;
-    p->ncaches = t->ncaches;
+    p->caches = NULL;
+    p->ncaches = 0;
+    for (int i = 0; i < t->ncaches; i++) {
+        const gcs_topo_cache *tc = &t->caches[i];
+        gcs_profile_cache pc = {.level = tc->level, .size_bytes = tc->size_bytes,
+                                .line_bytes = tc->line_bytes, .ways = tc->ways,
+                                .ncpus = tc->ncpus, .cpus = tc->cpus};
+        snprintf(pc.type, sizeof pc.type, "%s", tc->type);
+        if (gcs_profile_add_cache(p, &pc) < 0) {
+            gcs_err_set(err, "profile: out of memory");
+            return -1;
+        }
+    }
     return 0;
 }

@@ -173,17 +173,10 @@ static void test_non_power_of_two_sets(void **state)
 static void add_cache(gcs_profile *p, int level, const char *type, uint64_t size, int ways, int ncpus,
                       const int *cpus)
 {
-    p->caches = realloc(p->caches, (size_t)(p->ncaches + 1) * sizeof *p->caches);
-    gcs_profile_cache *c = &p->caches[p->ncaches++];
-    memset(c, 0, sizeof *c);
-    c->level = level;
-    snprintf(c->type, sizeof c->type, "%s", type);
-    c->size_bytes = size;
-    c->line_bytes = 64;
-    c->ways = ways;
-    c->ncpus = ncpus;
-    c->cpus = malloc((size_t)ncpus * sizeof *c->cpus);
-    memcpy(c->cpus, cpus, (size_t)ncpus * sizeof *c->cpus);
+    gcs_profile_cache c = {.level = level, .size_bytes = size, .line_bytes = 64, .ways = ways,
+                           .ncpus = ncpus, .cpus = (int *)cpus};
+    snprintf(c.type, sizeof c.type, "%s", type);
+    assert_int_equal(gcs_profile_add_cache(p, &c), 0);
 }
 
 static void test_geometry_from_profile(void **state)

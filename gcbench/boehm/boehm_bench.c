@@ -289,12 +289,7 @@ int main(int argc, char **argv)
     char version[64];
     snprintf(version, sizeof version, "bdw-gc %d.%d.%d", GC_VERSION_MAJOR, GC_VERSION_MINOR, GC_VERSION_MICRO);
     json_object_set_new(doc, "collector", json_string(version));
-    json_object_set_new(doc, "shape", json_string(gcs_shape_name(sp.kind)));
-    if (sp.kind == GCS_SHAPE_TREE)
-        json_object_set_new(doc, "depth", json_integer(sp.depth));
-    else
-        json_object_set_new(doc, "size", json_integer((json_int_t)sp.objects));
-    json_object_set_new(doc, "seed", json_integer((json_int_t)sp.seed));
+    gcs_shape_params_to_json(&sp, doc);
     json_object_set_new(doc, "objects", json_integer((json_int_t)info.objects));
     json_object_set_new(doc, "payload_bytes", json_integer((json_int_t)info.payload_bytes));
     json_object_set_new(doc, "reps", json_integer(reps));

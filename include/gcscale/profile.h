@@ -72,6 +72,10 @@ typedef struct gcs_profile {
 gcs_profile *gcs_profile_new(int nnodes);
 void gcs_profile_free(gcs_profile *p);
 
+/* Appends a copy of *cache (its cpus array copied too).  0, or -1 when out
+ * of memory (the profile is unchanged). */
+int gcs_profile_add_cache(gcs_profile *p, const gcs_profile_cache *cache);
+
 double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node);
 
 /* Parse and validate.  Errors name the offending key, e.g.

@@ -65,6 +65,9 @@ typedef struct gcs_shape_info {
 typedef void *(*gcs_shape_alloc_fn)(void *ctx, size_t nptrs, size_t data_words);
 
 const char *gcs_shape_name(gcs_shape_kind kind);
+/* Adds "shape", "depth" (tree) or "size" (the others) and "seed" to a JSON
+ * result, the same way in every benchmark program. */
+void gcs_shape_params_to_json(const gcs_shape_params *p, json_t *doc);
 int gcs_shape_parse(const char *name, gcs_shape_kind *kind); /* 0, or -1 unknown */
 /* Fills in defaults and checks ranges (depth 1..30, objects 1..2^32). */
 int gcs_shape_params_check(gcs_shape_params *p, gcs_err *err);

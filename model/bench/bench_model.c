@@ -36,18 +36,12 @@ static void die(const char *what, const gcs_err *err)
 
 static void add_cache(gcs_profile *p, int level, const char *type, uint64_t size, int ways, int ncpus)
 {
-    p->caches = realloc(p->caches, (size_t)(p->ncaches + 1) * sizeof *p->caches);
-    gcs_profile_cache *c = &p->caches[p->ncaches++];
-    memset(c, 0, sizeof *c);
-    c->level = level;
-    snprintf(c->type, sizeof c->type, "%s", type);
-    c->size_bytes = size;
-    c->line_bytes = 64;
-    c->ways = ways;
-    c->ncpus = ncpus;
-    c->cpus = malloc((size_t)ncpus * sizeof *c->cpus);
-    for (int k = 0; k < ncpus; k++)
-        c->cpus[k] = k;
+    int cpus[2] = {0, 1};
+    gcs_profile_cache c = {.level = level, .size_bytes = size, .line_bytes = 64, .ways = ways,
+                           .ncpus = ncpus, .cpus = cpus};
+    snprintf(c.type, sizeof c.type, "%s", type);
+    if (gcs_profile_add_cache(p, &c) < 0)
+        abort();
 }
 
 static gcs_profile *default_profile(void)
