@@ -29,12 +29,13 @@
 #include <unistd.h>
 
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
 #include <gsl/gsl_multifit.h>
 
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
 
-typedef enum heap_shape { SHAPE_LIST_BACKREFS, SHAPE_TREE } heap_shape;
+typedef enum heap_shape { SHAPE_LIST_BACKREFS, SHAPE_TREE, SHAPE_TREE_CROSS } heap_shape;
 
 typedef struct cost_point {
     heap_shape shape;
@@ -47,7 +48,7 @@ typedef struct cost_point {
 
 static const char *shape_name(heap_shape s)
 {
-    return s == SHAPE_TREE ? "tree" : "list+backrefs";
+    return s == SHAPE_TREE ? "tree" : s == SHAPE_TREE_CROSS ? "tree+cross" : "list+backrefs";
 }
 
 /* Builds the heap under the root slot *root.  Objects are kept in `all` while
@@ -64,7 +65,16 @@ static int build_heap(heap_shape shape, int fields, long n, void **root, void **
     }
     for (long i = 0; i < n; i++) {
         void **f = all[i];
-        if (shape == SHAPE_TREE) {
+        if (shape == SHAPE_TREE_CROSS) {
+            /* A binary tree (fields 0, 1) whose other fields point to
+             * uniformly random objects: a bushy graph with shared objects,
+             * closer to a program's heap than a pure tree. */
+            for (int j = 0; j < fields; j++) {
+                long child = j < 2 ? 2 * i + 1 + j : (long)(gcs_random_next(&rng) % (uint64_t)n);
+                f[j] = child < n ? all[child] : NULL;
+                *edges += child < n;
+            }
+        } else if (shape == SHAPE_TREE) {
             /* k-ary tree in breadth-first numbering: children of i are k*i+1..k*i+k. */
             for (int j = 0; j < fields; j++) {
                 long child = (long)fields * i + 1 + j;
@@ -166,6 +176,76 @@ done:
     return rc;
 }
 
+/* The steal count N_S, fitted to what the collector does (model-notes 1,
+ * "better: fitted to steal counts measured by the GC").  The paper's
+ * estimate is P ln T1; we keep its form but fit its coefficients,
+ *     N_S = (P - 1) (a ln T1 + b),
+ * with T1 in ns from the fitted costs, over trees with random cross edges of
+ * three sizes marked by P = 2..max_threads workers (median steals of `reps`
+ * collections), by ordinary least squares on y = N_S / (P - 1), x = ln T1
+ * (GSL).  With P - 1 the form is 0 at P = 1, as a single worker never
+ * steals.  The heaps are larger than the cost heaps, up to 16 MiB, because
+ * steals need work worth stealing; their misses do not matter here. */
+static int fit_steals(int quick, int max_threads, const double coef[3], void **root, gcs_profile *p,
+                      json_t **out, gcs_err *err)
+{
+    static const long sizes[] = {16384, 131072, 524288};
+    const int reps = quick ? 5 : 9;
+    void **all = malloc(sizeof(void *) * (size_t)sizes[2]);
+    json_t *jpoints = json_array();
+    double x[3 * 8], y[3 * 8];
+    int n = 0, rc = -1;
+    if (!all || !jpoints) {
+        gcs_err_set(err, "gc costs: out of memory");
+        goto done;
+    }
+    for (int z = 0; z < 3; z++) {
+        long edges;
+        if (build_heap(SHAPE_TREE_CROSS, 3, sizes[z], root, all, &edges) < 0) {
+            gcs_err_set(err, "gc costs: heap exhausted building the steal-fit heap");
+            goto done;
+        }
+        double t1_model = coef[1] * (double)sizes[z] + coef[2] * (double)edges;
+        for (int threads = 2; threads <= max_threads && n < 3 * 8; threads++) {
+            double st[16];
+            gcs_gc_stats stats;
+            gcs_gc_set_threads(threads);
+            gcs_gc_collect();
+            for (int r = 0; r < reps; r++) {
+                gcs_gc_collect();
+                gcs_gc_last_stats(&stats);
+                st[r] = (double)stats.steals;
+            }
+            double steals = gcs_stats_median(st, (size_t)reps);
+            x[n] = log(t1_model);
+            y[n] = steals / (threads - 1);
+            json_array_append_new(jpoints, json_pack("{s:i, s:i, s:f, s:f}", "objects", (int)sizes[z],
+                                                     "threads", threads, "t1_model_ns", t1_model,
+                                                     "steals_median", steals));
+            n++;
+        }
+        *root = NULL;
+        gcs_gc_collect();
+    }
+    double a = 0, b = 0, c00, c01, c11, sumsq = 0;
+    if (n >= 2 && gsl_fit_linear(x, 1, y, 1, (size_t)n, &b, &a, &c00, &c01, &c11, &sumsq) != GSL_SUCCESS) {
+        gcs_err_set(err, "gc costs: the steal fit failed");
+        goto done;
+    }
+    p->has_gc_steals = 1;
+    p->gc_steal_a = a;
+    p->gc_steal_b = b;
+    *out = json_pack("{s:s, s:f, s:f, s:f, s:i, s:o}", "model", "steals = (P - 1) * (a * ln(T1 ns) + b)",
+                     "a", a, "b", b, "rms_residual", n ? sqrt(sumsq / n) : 0.0, "reps", reps,
+                     "points", jpoints);
+    jpoints = NULL;
+    rc = 0;
+done:
+    json_decref(jpoints);
+    free(all);
+    return rc;
+}
+
 int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err)
 {
     *details = NULL;
@@ -179,7 +259,7 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     gcs_gc_options_default(&opts);
     opts.heap_limit = 256u << 20;
     opts.threads = 1;
-    opts.max_threads = two_workers ? 2 : 1;
+    opts.max_threads = two_workers ? (int)(online < 8 ? online : 8) : 1;
     opts.pin_workers = 1;
     opts.alloc_budget = 0;
     opts.log_path = "";   /* never log these private collections */
@@ -257,17 +337,21 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
                          "the machine was probably busy, try again", coef[1], coef[2]);
         goto done;
     }
+    json_t *steal_fit = NULL;
+    if (two_workers && fit_steals(quick, opts.max_threads, coef, &root, p, &steal_fit, err) < 0)
+        goto done;
+    root = NULL;
     p->has_gc_cost = 1;
     p->gc_cost_object_ns = coef[1];
     p->gc_cost_pointer_ns = coef[2];
     p->gc_cost_steal_ns = steal_ns;
-    *details = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:f, s:f, s:i, s:o}",
+    *details = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:f, s:f, s:i, s:o, s:o*}",
                          "model", "t1_ns = fixed + object * objects + pointer * pointers",
                          "object_ns", coef[1], "pointer_ns", coef[2], "fixed_ns", coef[0],
                          "rms_rel_residual", rms_rel, "steal_ns", steal_ns, "steal_note", steal_note,
                          "steal_t1_one_ns", isfinite(t1_one) ? t1_one : 0.0,
                          "steal_t1_two_ns", isfinite(t1_two) ? t1_two : 0.0, "steals", steals,
-                         "reps", reps, "points", jpoints);
+                         "reps", reps, "points", jpoints, "steal_fit", steal_fit);
     jpoints = NULL;
     rc = 0;
 done:

@@ -29,7 +29,7 @@
 
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
-    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "counters",
+    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "counters",
 };
 
 static const char *const access_keys[GCS_ACCESS_COUNT] = {"read", "rw"};
@@ -446,6 +446,22 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
                          p->gc_cost_steal_ns != 0;
     }
 
+    json_t *steals = json_object_get(doc, "gc_steals");
+    if (steals && !json_is_null(steals)) {
+        if (!json_is_object(steals)) {
+            gcs_err_set(err, "gc_steals: expected an object with \"a\" and \"b\", found %s",
+                        json_type_name(steals));
+            return -1;
+        }
+        json_t *a = require(steals, "a", "gc_steals.a", err);
+        if (!a || number_value(a, "gc_steals.a", &p->gc_steal_a, err) < 0)
+            return -1;
+        json_t *b = require(steals, "b", "gc_steals.b", err);
+        if (!b || number_value(b, "gc_steals.b", &p->gc_steal_b, err) < 0)
+            return -1;
+        p->has_gc_steals = 1;
+    }
+
     json_t *counters = json_object_get(doc, "counters");
     if (counters && !json_is_null(counters)) {
         if (!json_is_object(counters)) {
@@ -753,6 +769,10 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
         check_value(p->gc_cost_pointer_ns, "gc_cost_ns.pointer", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
         check_value(p->gc_cost_steal_ns, "gc_cost_ns.steal", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
+    if (p->has_gc_steals && (!isfinite(p->gc_steal_a) || !isfinite(p->gc_steal_b))) {
+        gcs_err_set(err, "gc_steals: a and b must be finite numbers");
+        return -1;
+    }
     if (strcmp(p->counters_source, "papi") != 0 && strcmp(p->counters_source, "none") != 0) {
         gcs_err_set(err, "counters.source: expected \"papi\" or \"none\", found \"%s\"",
                     p->counters_source);
@@ -840,6 +860,9 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
         json_object_set_new(gc, "steal", json_real(p->gc_cost_steal_ns));
         json_object_set_new(doc, "gc_cost_ns", gc);
     }
+    if (p->has_gc_steals)
+        json_object_set_new(doc, "gc_steals", json_pack("{s:f, s:f}", "a", p->gc_steal_a, "b",
+                                                        p->gc_steal_b));
     json_t *counters = json_object();
     json_object_set_new(counters, "source", json_string(p->counters_source[0] ? p->counters_source
                                                                                : "none"));
@@ -1062,6 +1085,10 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
     gcs_table_add_num(t, p->gc_cost_pointer_ns, 2);
     gcs_table_add_num(t, p->gc_cost_steal_ns, 2);
     emit_table(t, title, fp, fmt);
+    if (p->has_gc_steals)
+        fprintf(fp, fmt == GCS_FORMAT_CSV ? "# steals = (P - 1) * (%.4g * ln(T1 ns) + %.4g)\n\n"
+                                          : "fitted steals: (P - 1) * (%.4g * ln(T1 ns) + %.4g)\n\n",
+                p->gc_steal_a, p->gc_steal_b);
 }
 
 static void print_counters(const gcs_profile *p, FILE *fp, gcs_format fmt)

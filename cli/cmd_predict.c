@@ -41,7 +41,11 @@ static void print_help(FILE *fp)
             "                       profile's caches (default otherwise)\n"
             "  --mva open|closed    contention model: the paper's open queue (default) or\n"
             "                       exact MVA of a closed network of P workers\n"
-            "  --steals paper|A,B   N_S = P ln(T1) (default) or (P-1)(A ln(T1) + B)\n"
+            "  --span paper|critical  T1/P + Tinf with every miss shared among P (the\n"
+            "                       paper, default), or Brent's (T1-Tinf)/P + Tinf with the\n"
+            "                       critical path's misses paid by one worker\n"
+            "  --steals paper|A,B   N_S = P ln(T1) or (P-1)(A ln(T1) + B); default: the\n"
+            "                       profile's fitted gc_steals when it has them, else paper\n"
             "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
             "                       the profile's gc_cost_ns: for hand-written profiles of\n"
             "                       machines gcscale cannot run on (an assumption: say so)\n"
@@ -81,13 +85,14 @@ static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path
 
 int cmd_predict(int argc, char **argv)
 {
-    enum { O_FAST = 256, O_SLOW, O_MVA, O_STEALS, O_COSTS, O_MEASURED, O_PLOT, O_JSON, O_CSV };
+    enum { O_FAST = 256, O_SLOW, O_MVA, O_SPAN, O_STEALS, O_COSTS, O_MEASURED, O_PLOT, O_JSON, O_CSV };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
         {"fast", no_argument, NULL, O_FAST},
         {"slow", no_argument, NULL, O_SLOW},
         {"mva", required_argument, NULL, O_MVA},
+        {"span", required_argument, NULL, O_SPAN},
         {"steals", required_argument, NULL, O_STEALS},
         {"costs", required_argument, NULL, O_COSTS},
         {"measured", required_argument, NULL, O_MEASURED},
@@ -99,7 +104,7 @@ int cmd_predict(int argc, char **argv)
     };
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
-    int predictor = -1, c;
+    int predictor = -1, c, steals_given = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -117,7 +122,16 @@ int cmd_predict(int argc, char **argv)
             else
                 cli_usage_error(cmd, "--mva: '%s' is neither open nor closed", optarg);
             break;
+        case O_SPAN:
+            if (strcmp(optarg, "paper") == 0)
+                mopts.span = GCS_MODEL_SPAN_PAPER;
+            else if (strcmp(optarg, "critical") == 0)
+                mopts.span = GCS_MODEL_SPAN_CRITICAL;
+            else
+                cli_usage_error(cmd, "--span: '%s' is neither paper nor critical", optarg);
+            break;
         case O_STEALS:
+            steals_given = 1;
             if (strcmp(optarg, "paper") == 0) {
                 mopts.steals = GCS_MODEL_STEALS_PAPER;
             } else {
@@ -172,6 +186,8 @@ int cmd_predict(int argc, char **argv)
                           "(or give assumed ones with --costs OBJ,PTR)", machine);
         cli_fail(cmd, &err);
     }
+    if (!steals_given)
+        gcs_model_opts_use_profile(&mopts, prof);
     if (!threads) {
         char range[32];
         snprintf(range, sizeof range, "1-%d", profile_cpus(prof));
@@ -213,20 +229,22 @@ int cmd_predict(int argc, char **argv)
         char title[256], subtitle[512];
         snprintf(title, sizeof title, "Predicted mark speedup: %s on %s", snapshot_path, machine);
         snprintf(subtitle, sizeof subtitle,
-                 "%llu objects, T1 %.4g ms, Tinf %.4g ms; %s predictor, %s MVA; recommended P = %d",
+                 "%llu objects, T1 %.4g ms, Tinf %.4g ms; %s predictor, %s MVA, %s span; recommended P = %d",
                  (unsigned long long)ir.heap.objects, ir.heap.t1_ns / 1e6, ir.heap.tinf_ns / 1e6,
-                 gcs_inspect_predictor_name(ir.predictor), gcs_model_mva_name(mopts.mva), recommended);
+                 gcs_inspect_predictor_name(ir.predictor), gcs_model_mva_name(mopts.mva),
+                 gcs_model_span_name(mopts.span), recommended);
         if (gcs_predict_plot(results, nthreads, measured, title, subtitle, plot_path, &err) < 0)
             cli_fail(cmd, &err);
     }
 
     gcs_table *t = gcs_predict_table(results, nthreads);
     if (fmt == GCS_FORMAT_JSON) {
-        json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:i, s:f}",
+        json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:i, s:f}",
                                 "format", "gcscale-prediction", "version", 1, "snapshot",
                                 snapshot_path, "machine", machine, "predictor",
                                 gcs_inspect_predictor_name(ir.predictor), "mva",
-                                gcs_model_mva_name(mopts.mva), "inputs",
+                                gcs_model_mva_name(mopts.mva), "span",
+                                gcs_model_span_name(mopts.span), "inputs",
                                 gcs_inspect_result_to_json(&ir), "rows", gcs_table_to_json(t),
                                 "recommended_threads", recommended, "best_threads", best,
                                 "tolerance", GCS_PREDICT_TOLERANCE);

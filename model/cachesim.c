@@ -15,10 +15,14 @@
  * eviction).  A hit at a private level therefore finds the line's true
  * previous access time.  Shared levels keep no times.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gcscale/cachesim.h"
+
+#define SAMPLE_TAG_BYTES (256u << 10)
+#define SAMPLE_MIN_SETS 2048
 
 static int log2_exact(uint64_t v)
 {
@@ -105,6 +109,20 @@ int gcs_cachesim_geom_from_profile(const gcs_profile *prof, int cpu, gcs_cachesi
     geom->private_levels = 0;
     while (geom->private_levels < n && geom->level[geom->private_levels].ncpus <= first)
         geom->private_levels++;
+    /* Sample a shared last level down to about SAMPLE_TAG_BYTES of tags, but
+     * keep at least SAMPLE_MIN_SETS sets so the estimate stays smooth. */
+    geom->sample_shift = 0;
+    if (geom->private_levels < n) {
+        const gcs_cachesim_level_geom *g = &geom->level[n - 1];
+        uint64_t lines = g->size_bytes / (uint64_t)g->line_bytes;
+        uint64_t ways = g->ways > 0 ? (uint64_t)g->ways : GCS_CACHESIM_UNKNOWN_WAYS;
+        if (ways > GCS_CACHESIM_MAX_WAYS)
+            ways = GCS_CACHESIM_MAX_WAYS;
+        uint64_t sets = lines / (ways ? ways : 1), row_bytes = ((ways + 15) & ~15ull) * 4;
+        while ((sets >> geom->sample_shift) * row_bytes > SAMPLE_TAG_BYTES &&
+               (sets >> (geom->sample_shift + 1)) >= SAMPLE_MIN_SETS)
+            geom->sample_shift++;
+    }
     return 0;
 }
 
@@ -157,7 +175,14 @@ gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err)
         l->set_mask = l->pow2 ? l->nsets - 1 : 0;
         l->line_shift = shift;
         l->is_private = k < geom->private_levels;
-        size_t n = (size_t)(l->nsets * (uint64_t)l->stride);
+        uint64_t rows = l->nsets;
+        if (k == geom->nlevels - 1 && !l->is_private && geom->sample_shift > 0 &&
+            geom->sample_shift < 32 && (l->nsets >> geom->sample_shift) >= 1) {
+            l->sample_shift = geom->sample_shift;
+            l->sample_mask = (1ull << geom->sample_shift) - 1;
+            rows = (l->nsets + l->sample_mask) >> l->sample_shift;
+        }
+        size_t n = (size_t)(rows * (uint64_t)l->stride);
         l->tag = aligned_alloc(64, n * sizeof *l->tag);
         if (l->tag)
             memset(l->tag, 0, n * sizeof *l->tag);
@@ -191,11 +216,13 @@ void gcs_cachesim_reset(gcs_cachesim *s)
 {
     for (int k = 0; k < s->nlevels; k++) {
         gcs_cachesim_lv *l = &s->lv[k];
-        size_t n = (size_t)(l->nsets * (uint64_t)l->stride);
+        uint64_t rows = (l->nsets + l->sample_mask) >> l->sample_shift;
+        size_t n = (size_t)(rows * (uint64_t)l->stride);
         memset(l->tag, 0, n * sizeof *l->tag);
         if (l->time)
             memset(l->time, 0, n * sizeof *l->time);
         memset(&l->counts, 0, sizeof l->counts);
+        memset(l->unsampled, 0, sizeof l->unsampled);
     }
     s->t = 0;
     s->live_sum = 0;
@@ -217,6 +244,11 @@ static inline uint64_t locate(const gcs_cachesim_lv *l, uint64_t line, uint32_t 
         set = line - q * l->nsets;
     }
     *tag = (uint32_t)q + 1;
+    if (l->sample_mask) {
+        if (set & l->sample_mask)
+            return UINT64_MAX; /* a set the sample leaves out */
+        set >>= l->sample_shift;
+    }
     return set * (uint64_t)l->stride;
 }
 
@@ -258,6 +290,10 @@ int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls)
         gcs_cachesim_lv *l = &s->lv[k];
         uint32_t tag;
         uint64_t row = locate(l, addr >> l->line_shift, &tag);
+        if (__builtin_expect(row == UINT64_MAX, 0)) {
+            l->unsampled[cls]++;
+            return s->nlevels + 1;
+        }
         uint32_t *tg = l->tag + row;
         uint64_t *tm = l->time ? l->time + row : NULL;
         int w = l->ways;
@@ -304,9 +340,19 @@ void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)
     out->private_levels = s->private_levels;
     for (int k = 0; k < s->nlevels; k++)
         out->level[k] = s->lv[k].counts;
+    const gcs_cachesim_lv *last = &s->lv[s->nlevels - 1];
+    uint64_t sampled = 0, unsampled = 0;
+    for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
+        sampled += last->counts.hits[c] + last->counts.misses[c];
+        unsampled += last->unsampled[c];
+    }
+    out->sampled_share = sampled + unsampled ? (double)sampled / (double)(sampled + unsampled) : 1.0;
     for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
         out->accesses[c] = s->lv[0].counts.hits[c] + s->lv[0].counts.misses[c];
-        out->memory[c] = s->lv[s->nlevels - 1].counts.misses[c];
+        /* per class: that class's sampled misses scaled by its own sampling rate */
+        uint64_t reach = last->counts.hits[c] + last->counts.misses[c];
+        double scale = reach ? (double)(reach + last->unsampled[c]) / (double)reach : 1.0;
+        out->memory[c] = (uint64_t)llround((double)last->counts.misses[c] * scale);
     }
     out->live_lines_avg = s->t ? (double)s->live_sum / (double)s->t : 0.0;
 }

@@ -8,9 +8,10 @@
  *   arrival rate at j     lambda_j = sum_c V_j Q_c / T
  *   utilisation           rho_j    = (P-1)/P * sum_c lambda_j,c S_c,j
  *   queueing delay        W_j      = S_j * rho_j / (1 - rho_j)
- *   predicted time        T        = Tc + sum_c sum_j V_j Q_c (M1_c,j + W_j) / P
+ *   predicted time        T        = Tc + sum_c sum_j V_j Q_c (M1_c,j + W_j) * share
  *
- * with Tc = T1/P + Tinf the time without misses, S_j the request-weighted
+ * with Tc = T1/P + Tinf the time without misses, share = 1/P the part of
+ * the misses each worker meets (more with GCS_MODEL_SPAN_CRITICAL, model.h), S_j the request-weighted
  * mean service time at j, and M1_c,j the idle latency averaged over the CPU
  * nodes the P workers run on (stealing is oblivious to locality).
  *
@@ -23,7 +24,7 @@
  *    so its own stream cannot delay itself (the arrival theorem of closed
  *    networks says the same).
  *
- * f(T) = T - Tc - miss(T)/P is increasing on T > T_min, where T_min is the
+ * f(T) = T - Tc - miss(T) * share is increasing on T > T_min, where T_min is the
  * time at which the busiest node saturates; f -> -inf at T_min and +inf at
  * infinity, so the root exists and is unique.  Newton (GSL) converges in a
  * few steps from the contention-free estimate; when a step leaves the
@@ -68,7 +69,7 @@ static double open_miss_time(const gcs_contention *c, double t)
 static double open_f(double t, void *arg)
 {
     const gcs_contention *c = arg;
-    return t - c->compute_ns - open_miss_time(c, t) / c->threads;
+    return t - c->compute_ns - open_miss_time(c, t) * c->miss_share;
 }
 
 static double open_df(double t, void *arg)
@@ -83,7 +84,7 @@ static double open_df(double t, void *arg)
         /* dW/dT = -S rho / (T (1 - rho)^2) */
         d += c->requests[j] * c->service[j] * rho / (t * (1 - rho) * (1 - rho));
     }
-    return 1 + d / c->threads;
+    return 1 + d * c->miss_share;
 }
 
 static void open_fdf(double t, void *arg, double *f, double *df)
@@ -147,7 +148,7 @@ static int open_solve(gcs_contention *c, double *t_out, gcs_err *err)
         if (t > t_min)
             t_min = t;
     }
-    double start = c->compute_ns + c->miss_time_idle / c->threads;
+    double start = c->compute_ns + c->miss_time_idle * c->miss_share;
     if (t_min == 0) {
         /* No queueing anywhere (one worker, or zero occupancy): closed form. */
         *t_out = start;
@@ -201,7 +202,7 @@ static int closed_solve(gcs_contention *c, double *t_out, gcs_err *err)
         *t_out = c->compute_ns;
         return 0;
     }
-    double per_worker = c->misses / c->threads;
+    double per_worker = c->misses * c->miss_share;
     double think = c->compute_ns / per_worker;
     double delay = 0;
     for (int j = 0; j < c->nnodes; j++)
@@ -228,7 +229,7 @@ static int closed_solve(gcs_contention *c, double *t_out, gcs_err *err)
         c->wait[j] = resid[j] - c->service[j];
         c->rho[j] = 0;
     }
-    *t_out = c->compute_ns + c->misses * miss_cost / c->threads;
+    *t_out = c->compute_ns + c->misses * miss_cost * c->miss_share;
     /* Utilisation as throughput x service, for the report. */
     for (int j = 0; j < c->nnodes; j++)
         c->rho[j] = c->misses * c->visit[j] * c->service[j] / *t_out;

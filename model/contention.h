@@ -7,7 +7,9 @@
 
 typedef struct gcs_contention {
     int threads, nnodes;
-    double compute_ns;      /* Tc = T1/P + Tinf: the time without misses */
+    double compute_ns;      /* Tc = T1/P + Tinf (or Brent's bound): the time without misses */
+    double miss_share;      /* the share of all misses on one worker's path: 1/P, or
+                               more when the critical path's misses are not shared */
     double misses;          /* Q, all classes */
     double miss_time_idle;  /* sum over classes and nodes of V_j Q_c M1_c,j */
     double share_others;    /* (P-1)/P: the part of the traffic a request queues behind */

@@ -299,6 +299,24 @@ static void set_v(gcs_model_heap *h, const double *w, int nnodes)
 
 /* ---- span ------------------------------------------------------------------------ */
 
+/* What scanning an object with k non-NULL pointer fields (np in all) adds to
+ * the critical path.  An ordinary object is scanned by one worker, so its
+ * children arrive after w = c_obj + c_ptr * k.  A pointer array of more than
+ * CHUNK_FIELDS fields is not: gc/mark.c takes it a chunk at a time and, when
+ * a worker is idle, publishes half of the rest, so with unlimited workers the
+ * array unfolds as a balanced binary tree of chunks.  Its last child then
+ * arrives after ceil(log2(chunks)) splits, each an entry pushed and popped
+ * (priced as one object), plus one chunk of fields.  T1 is unchanged: the
+ * work is the same, only its order differs. */
+static double span_weight(double cobj, double cptr, uint32_t k, uint32_t np)
+{
+    if (np <= CHUNK_FIELDS)
+        return cobj + cptr * k;
+    double chunks = ceil((double)np / CHUNK_FIELDS);
+    double per_chunk = k < CHUNK_FIELDS ? k : CHUNK_FIELDS;
+    return cobj * (1 + ceil(log2(chunks))) + cptr * per_chunk;
+}
+
 static int span_compute(const gcs_snapshot *g, double cobj, double cptr, gcs_inspect_result *out,
                         gcs_err *err)
 {
@@ -311,13 +329,13 @@ static int span_compute(const gcs_snapshot *g, double cobj, double cptr, gcs_ins
     gcs_minheap hp = {0};
     if (!queue || !ne || !d || !seen)
         goto oom;
-    uint64_t head = 0, tail = 0, revisits = 0, depth = 0;
+    uint64_t head = 0, tail = 0, revisits = 0, depth = 0, chunked_arrays = 0;
     uint32_t emin = UINT32_MAX, emax = 0;
     for (uint64_t r = 0; r < g->nroots; r++) {
         uint32_t v = g->roots[r];
         if (!seen[v]) {
             seen[v] = 1;
-            d[v] = cobj;
+            d[v] = 0;
             queue[tail++] = v;
         }
     }
@@ -334,7 +352,8 @@ static int span_compute(const gcs_snapshot *g, double cobj, double cptr, gcs_ins
             ne[u] = k;
             emin = k < emin ? k : emin;
             emax = k > emax ? k : emax;
-            double du = d[u] += cptr * k;
+            chunked_arrays += np > CHUNK_FIELDS;
+            double du = d[u] += span_weight(cobj, cptr, k, np);
             if (du > longest)
                 longest = du;
             for (uint32_t f = 0; f < np; f++) {
@@ -346,7 +365,7 @@ static int span_compute(const gcs_snapshot *g, double cobj, double cptr, gcs_ins
                     continue;
                 }
                 seen[v] = 1;
-                d[v] = du + cobj;
+                d[v] = du;
                 queue[tail++] = v;
             }
         }
@@ -357,7 +376,8 @@ static int span_compute(const gcs_snapshot *g, double cobj, double cptr, gcs_ins
     if (tail == 0) {
         out->heap.tinf_ns = 0;
         out->span_method = "bfs-levels";
-    } else if (emin == emax) {
+    } else if (emin == emax && chunked_arrays == 0) {
+        /* every object weighs the same: the BFS depth is exact */
         out->heap.tinf_ns = (double)depth * (cobj + cptr * emin);
         out->span_method = "bfs-levels";
     } else if (revisits == 0) {
@@ -369,7 +389,7 @@ static int span_compute(const gcs_snapshot *g, double cobj, double cptr, gcs_ins
             d[queue[q]] = INFINITY;
         for (uint64_t r = 0; r < g->nroots; r++) {
             uint32_t v = g->roots[r];
-            double dv = cobj + cptr * ne[v];
+            double dv = span_weight(cobj, cptr, ne[v], g->nptrs[v]);
             if (dv < d[v]) {
                 d[v] = dv;
                 if (gcs_minheap_push(&hp, dv, v) < 0)
@@ -390,7 +410,7 @@ static int span_compute(const gcs_snapshot *g, double cobj, double cptr, gcs_ins
                 uint32_t v = e[f];
                 if (v == GCS_SNAPSHOT_NULL)
                     continue;
-                double dv = it.key + cobj + cptr * ne[v];
+                double dv = it.key + span_weight(cobj, cptr, ne[v], g->nptrs[v]);
                 if (dv >= d[v])
                     continue;
                 d[v] = dv;

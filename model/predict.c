@@ -12,6 +12,21 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->steals = GCS_MODEL_STEALS_PAPER;
     opts->steal_a = 1;
     opts->steal_b = 0;
+    opts->span = GCS_MODEL_SPAN_PAPER;
+}
+
+void gcs_model_opts_use_profile(gcs_model_opts *opts, const gcs_profile *prof)
+{
+    if (prof->has_gc_steals) {
+        opts->steals = GCS_MODEL_STEALS_FITTED;
+        opts->steal_a = prof->gc_steal_a;
+        opts->steal_b = prof->gc_steal_b;
+    }
+}
+
+const char *gcs_model_span_name(gcs_model_span span)
+{
+    return span == GCS_MODEL_SPAN_CRITICAL ? "critical" : "paper";
 }
 
 const char *gcs_model_mva_name(gcs_model_mva mva)
@@ -99,13 +114,27 @@ static void worker_nodes(const gcs_profile *prof, int threads, double *weight)
 
 /* Fills the fixed-point inputs for P workers and Q misses split like Q1. */
 static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double misses,
-                  gcs_contention *c)
+                  gcs_model_span span, gcs_contention *c)
 {
     memset(c, 0, sizeof *c);
     c->threads = threads;
     c->nnodes = heap->nnodes;
-    c->compute_ns = heap->t1_ns / threads + heap->tinf_ns;
     c->misses = misses;
+    if (span == GCS_MODEL_SPAN_CRITICAL) {
+        /* Brent's bound, and the serial misses met along the critical path
+         * (taken in proportion to the work on it) paid by one worker. */
+        double tinf = heap->tinf_ns < heap->t1_ns ? heap->tinf_ns : heap->t1_ns;
+        double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
+        double q_span = q1 * tinf / heap->t1_ns;
+        double sigma = misses > 0 ? q_span / misses : 0;
+        if (sigma > 1)
+            sigma = 1;
+        c->compute_ns = (heap->t1_ns - tinf) / threads + tinf;
+        c->miss_share = (1 - sigma) / threads + sigma;
+    } else {
+        c->compute_ns = heap->t1_ns / threads + heap->tinf_ns;
+        c->miss_share = 1.0 / threads;
+    }
     c->share_others = (threads - 1.0) / threads;
     double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
     double class_share[GCS_ACCESS_COUNT] = {1, 0};
@@ -150,13 +179,13 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
 
     /* T_1^M, the reference of every speedup: one worker, no contention. */
     double t_serial;
-    setup(prof, heap, 1, q1, &serial);
+    setup(prof, heap, 1, q1, opts->span, &serial);
     if (gcs_contention_solve(&serial, opts->mva, &t_serial, err) < 0)
         return -1;
 
     /* The full prediction. */
     double t;
-    setup(prof, heap, threads, q_p, &c);
+    setup(prof, heap, threads, q_p, opts->span, &c);
     if (gcs_contention_solve(&c, opts->mva, &t, err) < 0)
         return -1;
     out->threads = threads;
@@ -164,7 +193,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->steals = steals;
     out->q_p = q_p;
     out->m1_ns = q_p > 0 ? c.miss_time_idle / q_p : 0;
-    out->m_p_ns = q_p > 0 ? (t - c.compute_ns) * threads / q_p : 0;
+    out->m_p_ns = q_p > 0 ? (t - c.compute_ns) / (c.miss_share * q_p) : 0;
     out->time_ns = t;
     out->speedup = t_serial / t;
     out->nnodes = c.nnodes;
@@ -174,13 +203,13 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->solver = c.solver;
 
     /* Pred(M_P = M1): no contention. */
-    out->time_no_contention_ns = c.compute_ns + c.miss_time_idle / threads;
+    out->time_no_contention_ns = c.compute_ns + c.miss_time_idle * c.miss_share;
     out->speedup_no_contention = t_serial / out->time_no_contention_ns;
 
     /* Pred(Q_P = Q1): contention, but no extra misses from stealing. */
     gcs_contention no_extra;
     double t_no_extra;
-    setup(prof, heap, threads, q1, &no_extra);
+    setup(prof, heap, threads, q1, opts->span, &no_extra);
     if (gcs_contention_solve(&no_extra, opts->mva, &t_no_extra, err) < 0)
         return -1;
     out->time_no_extra_misses_ns = t_no_extra;
@@ -192,10 +221,13 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * up to the difference between the serial and the P-worker M1, which is
      * zero on a machine where every CPU node sees the same latencies and is
      * otherwise shown inside the span part so the parts still add to P. */
-    double extra = steals * heap->live_lines_avg * out->m1_ns;
-    double contention = q_p * (out->m_p_ns - out->m1_ns);
+    double path = threads * c.miss_share; /* 1 unless the span's misses are unshared */
+    double extra = path * steals * heap->live_lines_avg * out->m1_ns;
+    double contention = path * q_p * (out->m_p_ns - out->m1_ns);
     out->lost_extra_misses = extra / t;
     out->lost_contention = contention / t;
+    if (out->lost_contention < 0 && out->lost_contention > -1e-9 * threads)
+        out->lost_contention = 0; /* rounding in the solver, not a gain */
     out->lost_span = threads - out->speedup - out->lost_extra_misses - out->lost_contention;
     return 0;
 }

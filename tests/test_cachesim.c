@@ -211,15 +211,64 @@ static void test_geometry_from_profile(void **state)
     assert_int_equal(s->lv[1].nsets, 2048);
     assert_int_equal(s->lv[2].nsets, 114688); /* not a power of two: modulo */
     assert_int_equal(s->lv[2].pow2, 0);
-    /* a stream of distinct lines all goes to memory; re-reading the first 100 hits L1 */
+    /* the shared L3 is sampled: 1 set in 32 keeps 3584 sets, 224 KiB of tags */
+    assert_int_equal(g.sample_shift, 5);
+    /* a stream of distinct lines all goes to memory (or to a set the sample
+     * leaves out: 4); re-reading the last 10 hits L1 */
     for (uint64_t i = 0; i < 1000; i++)
-        assert_int_equal(gcs_cachesim_access(s, i * 64, R), 3);
+        assert_int_equal(gcs_cachesim_access(s, i * 64, R), (i % 114688) % 32 == 0 ? 3 : 4);
+    gcs_cachesim_result res;
+    gcs_cachesim_result_get(s, &res);
+    assert_int_equal(res.memory[R], 1000); /* 32 sampled misses x 1000/32 */
     for (uint64_t i = 990; i < 1000; i++)
         assert_int_equal(gcs_cachesim_access(s, i * 64, R), 0);
     for (uint64_t i = 0; i < 10; i++)
         assert_int_equal(gcs_cachesim_access(s, i * 64, R), 1); /* evicted from L1 (768 lines), in L2 */
     gcs_cachesim_free(s);
     gcs_profile_free(p);
+}
+
+/* Set sampling against the exact simulation: random accesses over 4x the
+ * last level's size, with reuse, give the same memory requests within 5%. */
+static void test_sampling_estimate(void **state)
+{
+    (void)state;
+    gcs_cachesim_geom g;
+    memset(&g, 0, sizeof g);
+    g.nlevels = 2;
+    g.private_levels = 1;
+    g.level[0] = (gcs_cachesim_level_geom){1, 32768, 64, 8, 1};
+    g.level[1] = (gcs_cachesim_level_geom){2, 4u << 20, 64, 16, 2};
+    gcs_err err;
+    gcs_cachesim *exact = gcs_cachesim_new(&g, &err);
+    g.sample_shift = 4;
+    gcs_cachesim *sampled = gcs_cachesim_new(&g, &err);
+    assert_non_null(exact);
+    assert_non_null(sampled);
+    uint64_t x = 12345;
+    for (int i = 0; i < 2000000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        /* 3/4 of the accesses to a hot 2 MiB region, the rest over 16 MiB */
+        uint64_t span = (x >> 60) < 12 ? (2u << 20) : (16u << 20);
+        uint64_t addr = (x >> 8) % span;
+        gcs_access cls = (x >> 59) & 1 ? GCS_ACCESS_RW : GCS_ACCESS_READ;
+        gcs_cachesim_access(exact, addr, cls);
+        gcs_cachesim_access(sampled, addr, cls);
+    }
+    gcs_cachesim_result a, b;
+    gcs_cachesim_result_get(exact, &a);
+    gcs_cachesim_result_get(sampled, &b);
+    assert_true(a.sampled_share == 1.0);
+    assert_true(b.sampled_share > 0.04 && b.sampled_share < 0.09);
+    for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
+        double rel = fabs((double)b.memory[c] - (double)a.memory[c]) / (double)a.memory[c];
+        print_message("# class %d: exact %llu sampled %llu (%.2f%%)\n", c,
+                      (unsigned long long)a.memory[c], (unsigned long long)b.memory[c], 100 * rel);
+        assert_true(a.memory[c] > 100000);
+        assert_true(rel < 0.05);
+    }
+    gcs_cachesim_free(exact);
+    gcs_cachesim_free(sampled);
 }
 
 static void test_bad_geometry(void **state)
@@ -246,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_live_lines_by_hand),
         cmocka_unit_test(test_non_power_of_two_sets),
         cmocka_unit_test(test_geometry_from_profile),
+        cmocka_unit_test(test_sampling_estimate),
         cmocka_unit_test(test_bad_geometry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

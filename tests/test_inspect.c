@@ -319,6 +319,38 @@ static void test_equal_weights_bfs(void **state)
     gcs_profile_free(p);
 }
 
+/* A pointer array of 1000 fields is marked as 8 chunks of at most 128
+ * (gc/mark.c): with unlimited workers its last element arrives after
+ * ceil(log2 8) = 3 splits and one chunk, not after 1000 fields.  A list
+ * hanging off element 999 then sets Tinf. */
+static void test_chunked_array_span(void **state)
+{
+    (void)state;
+    gb b;
+    gb_init(&b, 1003, 1002);
+    gb_obj(&b, 0, 1000, 1000);
+    for (uint64_t i = 1; i <= 1000; i++)
+        gb_obj(&b, i, i == 1000 ? 1 : 0, 1);
+    gb_obj(&b, 1001, 1, 1);
+    gb_obj(&b, 1002, 0, 1);
+    for (uint32_t f = 0; f < 1000; f++)
+        EDGE(&b, 0, f) = f + 1;
+    EDGE(&b, 1000, 0) = 1001;
+    EDGE(&b, 1001, 0) = 1002;
+    b.roots[b.nr++] = 0;
+    gcs_snapshot *g = gb_snapshot(&b, 1);
+    gcs_profile *p = make_profile(1, 0);
+    gcs_inspect_result r;
+    inspect_ok(g, p, GCS_INSPECT_FAST, &r);
+    assert_string_equal(r.span_method, "tree");
+    double array = COBJ * (1 + 3) + CPTR * 128;
+    assert_true(close_rel(r.heap.tinf_ns, array + 2 * (COBJ + CPTR) + COBJ, 1e-12));
+    /* the work is still every field */
+    assert_true(close_rel(r.heap.t1_ns, 1003 * COBJ + 1002 * CPTR, 1e-12));
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
 static void test_two_nodes(void **state)
 {
     (void)state;
@@ -491,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_tree_span),
         cmocka_unit_test(test_dag_span),
         cmocka_unit_test(test_equal_weights_bfs),
+        cmocka_unit_test(test_chunked_array_span),
         cmocka_unit_test(test_two_nodes),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_replay_marks_reachable),

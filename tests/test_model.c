@@ -154,6 +154,51 @@ static void test_stack_adds_up_to_p(void **state)
     gcs_profile_free(p);
 }
 
+/* GCS_MODEL_SPAN_CRITICAL: Brent's bound plus the span's own misses.  P = 1
+ * costs T1 + Q1 M1 (no Tinf on top); a heap that is all span (a list) gets
+ * no speedup at any P; a heap with no span gets the paper's compute part;
+ * the stack still adds up to P. */
+static void test_critical_span(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(8, 100, 0);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    o.span = GCS_MODEL_SPAN_CRITICAL;
+    gcs_err err;
+    gcs_model_result r;
+    gcs_model_heap list = heap_of(1e6, 1e6, 1e4, 10);
+    assert_int_equal(gcs_model_predict(p, &list, 1, &o, &r, &err), 0);
+    assert_close(r.time_ns, 1e6 + 1e4 * 100, 1e-12);
+    for (int P = 2; P <= 8; P *= 2) {
+        /* no extra misses so that only the span matters */
+        list.live_lines_avg = 0;
+        assert_int_equal(gcs_model_predict(p, &list, P, &o, &r, &err), 0);
+        assert_close(r.speedup, 1, 1e-9);
+        assert_close(r.speedup + r.lost_span + r.lost_extra_misses + r.lost_contention, P, 1e-9);
+    }
+    gcs_model_heap bushy = heap_of(1e6, 0, 1e4, 0);
+    assert_int_equal(gcs_model_predict(p, &bushy, 4, &o, &r, &err), 0);
+    assert_close(r.time_ns, 1e6 / 4 + 1e4 * 100 / 4, 1e-12);
+    /* half the work on the span: T = T1/2/P + T1/2 + (Q1/2/P + Q1/2) M1 */
+    gcs_model_heap half = heap_of(1e6, 5e5, 1e4, 0);
+    assert_int_equal(gcs_model_predict(p, &half, 4, &o, &r, &err), 0);
+    assert_close(r.time_ns, 5e5 / 4 + 5e5 + (5e3 / 4 + 5e3) * 100, 1e-12);
+    /* with contention and extra misses the parts still add to P */
+    gcs_profile *o2k = load_profile("data/machines/o2k.json");
+    gcs_model_heap h = heap_of(5e8, 5e7, 4e6, 300);
+    h.nnodes = 32;
+    for (int j = 0; j < 32; j++)
+        h.v[j] = 1.0 / 32;
+    for (int P = 1; P <= 64; P *= 2) {
+        assert_int_equal(gcs_model_predict(o2k, &h, P, &o, &r, &err), 0);
+        assert_close(r.speedup + r.lost_span + r.lost_extra_misses + r.lost_contention, P, 1e-9);
+        assert_true(r.lost_contention >= 0 && r.lost_extra_misses >= 0);
+    }
+    gcs_profile_free(o2k);
+    gcs_profile_free(p);
+}
+
 /* The paper's Figure 3 in shape: a heap on one node saturates on O2K, the
  * same heap spread evenly scales much further; on E10K (crossbar, memory
  * interleaved) it scales. */
@@ -249,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_zero_occupancy_needs_no_solver),
         cmocka_unit_test(test_near_saturation),
         cmocka_unit_test(test_stack_adds_up_to_p),
+        cmocka_unit_test(test_critical_span),
         cmocka_unit_test(test_skewed_heap_saturates_on_o2k),
         cmocka_unit_test(test_node_without_requests),
         cmocka_unit_test(test_bad_inputs),

@@ -55,6 +55,15 @@ typedef struct gcs_cachesim_geom {
     int nlevels;
     /* Leading levels a thief does not share (L counts their lines); 0..nlevels. */
     int private_levels;
+    /* Set sampling of the last level when it is shared (not private): only
+     * the sets whose index is a multiple of 2^sample_shift are simulated, and
+     * the memory requests are estimated as that sample's misses times
+     * (accesses reaching the level / accesses reaching sampled sets).  The
+     * miss ratio of an LRU cache is estimated well from a sample of its sets
+     * (each set is an independent LRU stack) unless the program strides by a
+     * multiple of 2^sample_shift lines.  It keeps the tags of a 100 MiB L3
+     * in the host's caches.  0: exact. */
+    int sample_shift;
     gcs_cachesim_level_geom level[GCS_CACHESIM_MAX_LEVELS];
 } gcs_cachesim_geom;
 
@@ -88,7 +97,10 @@ typedef struct gcs_cachesim_lv {
     int ways, stride;
     int line_shift;
     int is_private;
+    uint64_t sample_mask;   /* set & sample_mask != 0: not simulated (0: every set) */
+    int sample_shift;
     gcs_cachesim_counts counts;
+    uint64_t unsampled[GCS_ACCESS_COUNT]; /* accesses that fell in sets not simulated */
 } gcs_cachesim_lv;
 
 typedef struct gcs_cachesim {
@@ -115,7 +127,8 @@ void gcs_cachesim_reset(gcs_cachesim *s);
 int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls);
 
 /* Simulates one access to byte address addr.  Returns the index of the level
- * that hit (0 = first level), or nlevels when it went to memory. */
+ * that hit (0 = first level), nlevels when it went to memory, or nlevels + 1
+ * when it reached a sampled last level in a set that is not simulated. */
 static inline __attribute__((always_inline)) int
 gcs_cachesim_access(gcs_cachesim *s, uint64_t addr, gcs_access cls)
 {
@@ -134,7 +147,9 @@ typedef struct gcs_cachesim_result {
     int private_levels;
     gcs_cachesim_counts level[GCS_CACHESIM_MAX_LEVELS];
     uint64_t accesses[GCS_ACCESS_COUNT];
-    uint64_t memory[GCS_ACCESS_COUNT];  /* last-level misses: Q1 by class */
+    uint64_t memory[GCS_ACCESS_COUNT];  /* last-level misses: Q1 by class (estimated
+                                           from the sample when the level is sampled) */
+    double sampled_share;               /* share of the last level's accesses simulated (1: exact) */
     double live_lines_avg;              /* L (0 when there were no accesses) */
 } gcs_cachesim_result;
 

@@ -40,6 +40,20 @@ typedef enum gcs_model_steals {
     GCS_MODEL_STEALS_FITTED = 1, /* N_S = a * (P - 1) * ln(T1 in ns) + b * (P - 1) */
 } gcs_model_steals;
 
+/* How the span enters the mark time. */
+typedef enum gcs_model_span {
+    /* model-notes 1.2: T = T1/P + Tinf + Q_P M_P / P.  At P = 1 this is
+     * T1 + Tinf + Q1 M1, so even a linked list shows a speedup of 4/3 at
+     * P = 2 (2 T1 against 1.5 T1). */
+    GCS_MODEL_SPAN_PAPER = 0,
+    /* Beyond the paper: Brent's bound for the compute part, (T1 - Tinf)/P +
+     * Tinf, and the misses met on the critical path, Q1 * Tinf / T1, are not
+     * shared among the workers: T = (T1 - Tinf)/P + Tinf
+     * + ((Q_P - Q_span)/P + Q_span) M_P.  P = 1 gives T1 + Q1 M1, and a
+     * list gets no speedup, as measured. */
+    GCS_MODEL_SPAN_CRITICAL = 1,
+} gcs_model_span;
+
 typedef struct gcs_model_heap {
     uint64_t objects;         /* live objects */
     uint64_t edges;           /* non-NULL pointer fields */
@@ -57,6 +71,7 @@ typedef struct gcs_model_opts {
     gcs_model_mva mva;
     gcs_model_steals steals;
     double steal_a, steal_b;  /* for GCS_MODEL_STEALS_FITTED */
+    gcs_model_span span;      /* default GCS_MODEL_SPAN_PAPER */
 } gcs_model_opts;
 
 /* One prediction.  Times in ns; "speedup" is T_1^M / T_P^M with T_1^M the
@@ -83,6 +98,9 @@ typedef struct gcs_model_result {
 } gcs_model_result;
 
 void gcs_model_opts_init(gcs_model_opts *opts);
+/* Uses what the profile knows about the collector: its fitted steal count
+ * (gc_steals) when calibrate measured one. */
+void gcs_model_opts_use_profile(gcs_model_opts *opts, const gcs_profile *prof);
 
 /* Checks that heap and profile fit together (node counts, V sums to 1,
  * finite non-negative inputs, gc costs present where the heap needs them). */
@@ -97,5 +115,6 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
 int gcs_model_recommend(const gcs_model_result *results, int n, double tolerance);
 
 const char *gcs_model_mva_name(gcs_model_mva mva);
+const char *gcs_model_span_name(gcs_model_span span);   /* "paper", "critical" */
 
 #endif

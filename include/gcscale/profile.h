@@ -59,6 +59,10 @@ typedef struct gcs_profile {
     /* Marker costs, filled by calibrate once the collector exists. */
     int has_gc_cost;
     double gc_cost_object_ns, gc_cost_pointer_ns, gc_cost_steal_ns;
+    /* The collector's steal count fitted by calibrate ("gc_steals": {"a", "b"}):
+     * N_S = (P - 1) (a ln(T1 / 1 ns) + b).  Absent: the paper's P ln T1. */
+    int has_gc_steals;
+    double gc_steal_a, gc_steal_b;
 
     char counters_source[16];   /* "papi" or "none" */
     char counters_reason[256];

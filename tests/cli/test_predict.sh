@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# test_predict.sh -- gcscale predict end to end: a real snapshot and gc-bench
+# measurement on this machine, every output form and the plot, and the bad
+# input the issue names (thread lists, a profile without gc_cost_ns, a
+# snapshot naming nodes the profile lacks, damaged files): one stderr line,
+# exit 2, and no half-written output.
+. "$(dirname "$0")/lib.sh"
+echo "1..31"
+
+DEV=data/machines/dev-2core-kvm.json
+SNAP="$TMP/tree.snap"
+expect_ok "gc-bench writes a snapshot and its measurement" \
+    sh -c "'$GCSCALE' gc-bench --shape tree --depth 12 --threads 1-2 --reps 5 --json --snapshot-out '$SNAP' > '$TMP/tree.json'"
+
+expect_ok "predict --help" "$GCSCALE" predict --help
+expect_grep "help names --span" "--span paper\|critical" "$TMP/out"
+
+expect_ok "predict, text" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-4
+expect_grep "text: a row for P = 4" "^4 +[0-9.]+ " "$TMP/out"
+expect_grep "text: the recommendation" "^recommended: P = [1-4] " "$TMP/out"
+
+expect_ok "predict --json" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1,2 --json
+expect_ok "the JSON parses, with 2 rows and P=1 speedup 1" \
+    jq -e '(.rows | length) == 2 and .rows[0].speedup == 1 and .span == "paper"' "$TMP/out"
+
+expect_ok "predict --csv --fast --mva closed --span critical" \
+    "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --csv --fast --mva closed --span critical
+expect_grep "csv: header" "^P,t_cilk_ms," "$TMP/out"
+
+expect_ok "predict --slow --measured --plot" \
+    "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --slow --measured "$TMP/tree.json" --plot "$TMP/p.svg"
+expect_grep "the plot is an SVG with the measured curve" "measured" "$TMP/p.svg"
+expect_ok "the plot is well-formed XML" python3 -c "import sys,xml.dom.minidom as m; m.parse(sys.argv[1])" "$TMP/p.svg"
+
+# The paper's profiles: a hand-written profile needs --costs (no gc_cost_ns).
+expect_exit 2 "a profile without gc_cost_ns" "$GCSCALE" predict --machine data/machines/o2k.json "$SNAP"
+expect_grep "says what is missing" "gc_cost_ns" "$TMP/err"
+expect_ok "--costs supplies the marker costs" \
+    "$GCSCALE" predict --machine data/machines/o2k.json "$SNAP" --costs 108,100 --threads 1-64 --fast
+
+# Thread lists.
+for t in 0 5-2 1-100000 abc 2,,3 -1; do
+    expect_exit 2 "--threads $t" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads "$t"
+done
+
+# A snapshot whose objects sit on node 3, against the one-node profile.
+expect_ok "synth a 4-node cube heap (pages round robin)" "$GCSCALE" snapshot synth cube --size 20000 --nodes 4 -o "$TMP/cube4.snap"
+expect_exit 2 "snapshot names nodes the profile lacks" "$GCSCALE" predict --machine "$DEV" "$TMP/cube4.snap"
+expect_grep "names the node" "node [0-9]+ .*profile has 1 node" "$TMP/err"
+
+# Damaged inputs, and the plot is not left behind.
+head -c 100 "$SNAP" > "$TMP/short.snap"
+expect_exit 2 "truncated snapshot" "$GCSCALE" predict --machine "$DEV" "$TMP/short.snap" --plot "$TMP/no.svg"
+expect_ok "no plot left by the failed run" test ! -e "$TMP/no.svg"
+echo '{"version": 1, "nodes": [' > "$TMP/bad.json"
+expect_exit 2 "malformed profile" "$GCSCALE" predict --machine "$TMP/bad.json" "$SNAP"
+expect_exit 2 "--mva junk" "$GCSCALE" predict --machine "$DEV" "$SNAP" --mva half
+expect_exit 2 "no snapshot given" "$GCSCALE" predict --machine "$DEV"
