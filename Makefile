@@ -142,6 +142,14 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/make_seeds
 	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
 
+# make model-validation: the model against the collector on this machine --
+# predicted versus measured speedup of the gc-bench heaps (scripts/model-validation;
+# PROFILE: the machine profile, default data/machines/$(hostname).json).
+.PHONY: model-validation
+MV_PROFILE ?= data/machines/$(shell hostname).json
+model-validation: all
+	scripts/model-validation $(BUILD) $(MV_PROFILE)
+
 # make bench-model: the cache simulator's accesses per second and what the
 # fast and slow heap inspection cost against the serial mark time of the
 # gc-bench shapes (model/bench/bench_model.c).  BENCH_MODEL_ARGS: its options

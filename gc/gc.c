@@ -895,6 +895,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
         const gcs_gc_worker_stats *w = &s->workers[i];
         json_t *o = json_object();
 #define W(k, v) json_object_set_new(o, k, json_integer((json_int_t)(v)))
+        W("wake_ns", w->wake_ns);
         W("mark_ns", w->mark_ns);
         W("busy_ns", w->busy_ns);
         W("search_ns", w->search_ns);
@@ -1100,6 +1101,8 @@ int gcs_gc_init(const gcs_gc_options *opts_in, gcs_err *err)
         snprintf(gc->log_path, sizeof gc->log_path, "%s", log);
     gc->threads = opts.threads;
     gc->pool_size = opts.max_threads;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    gc->online_cpus = online > 0 ? (int)online : 1;
     atomic_init(&gc->mark_mode, (int)opts.mark_mode);
     atomic_init(&gc->instrument, 1);
     gc->generation = ++generations;

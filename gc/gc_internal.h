@@ -124,10 +124,12 @@ typedef struct gcs_collector {
     pthread_mutex_t pool_lock;
     pthread_cond_t job_cond, done_cond;
     uint64_t job_epoch;
+    uint64_t job_start_ns;        /* gcs_now_ns() when the current job was handed out */
     int job, job_threads, jobs_done;
     _Atomic int mark_idle;        /* workers with no work (termination, hunger) */
     _Atomic uint64_t sweep_next;  /* next page to claim in sweep */
     int hwloc_ok;
+    int online_cpus;              /* CPUs online at init: more workers than this share CPUs */
     void *topology;               /* hwloc_topology_t */
 
     gcs_gc_stats last;

@@ -29,6 +29,7 @@
  * stale size hint fails its steal and increments again, so the counter
  * reaches P and every waiting worker reads it.
  */
+#define SEARCH_SPIN_ROUNDS 1024 /* pause instructions (~10-140 cycles each) before yielding */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <hwloc.h>
@@ -364,9 +365,15 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
             }
             atomic_fetch_add_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
         }
-        /* Spin briefly, then yield: with more workers than cores (tests run
-         * P = 8 on 2 cores) a spinning thief would starve the busy worker. */
-        if (round < 32)
+        /* Spin, then yield.  sched_yield() hands the CPU to any other
+         * runnable thread for a time slice, and a thief that is away misses
+         * the work the busy worker publishes; but a thief that spins on a
+         * CPU it shares with the busy worker (more workers than CPUs, as in
+         * the tests' P = 8 on 2 cores, or other processes holding a CPU)
+         * takes that worker's time.  So spin long (SEARCH_SPIN_ROUNDS, tens
+         * of microseconds) with at most one worker per CPU, short with more,
+         * and yield after that. */
+        if (round < (nthreads <= gc->online_cpus ? SEARCH_SPIN_ROUNDS : 32))
             cpu_relax();
         else
             sched_yield();
@@ -388,6 +395,8 @@ static void mark_worker(gcs_worker *w, int nthreads)
     int instr = atomic_load_explicit(&w->gc->instrument, memory_order_relaxed);
     gcs_llc_worker_start(w);
     uint64_t t0 = gcs_now_ns();
+    /* job_start_ns was written under pool_lock before the broadcast that woke us */
+    w->st.wake_ns = t0 > w->gc->job_start_ns ? t0 - w->gc->job_start_ns : 0;
     if (instr) {
         if (mode == GCS_GC_MARK_ATOMIC_BITS)
             mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BITS, 1);
@@ -464,6 +473,7 @@ void gcs_pool_run(gcs_collector *gc, int job, int threads)
     gc->job = job;
     gc->job_threads = threads;
     gc->jobs_done = 0;
+    gc->job_start_ns = gcs_now_ns();
     gc->job_epoch++;
     pthread_cond_broadcast(&gc->job_cond);
     if (job != GCS_JOB_EXIT)

@@ -101,7 +101,10 @@ typedef struct gcs_gc_options {
  * worker's own plain variables; clocks are read only around phases and around
  * each search for work, never per object. */
 typedef struct gcs_gc_worker_stats {
-    uint64_t mark_ns;           /* from the mark phase's start signal to this worker's exit */
+    uint64_t wake_ns;           /* from the mark phase's start signal until this worker ran
+                                   (waking a sleeping thread: microseconds on bare metal,
+                                   up to milliseconds for an idle vCPU in a VM) */
+    uint64_t mark_ns;           /* from this worker's start of marking to its exit */
     uint64_t busy_ns;           /* marking: mark_ns minus search_ns */
     uint64_t search_ns;         /* looking for work (stealing, waiting for termination) */
     uint64_t steal_attempts;    /* deque steal operations tried */
