@@ -39,6 +39,8 @@ static void print_help(FILE *fp)
             "                       the profile has no cache geometry)\n"
             "  --slow               replay the serial mark through a simulation of the\n"
             "                       profile's caches (default otherwise)\n"
+            "  --no-prefetch        slow predictor: price every miss at M1, also those the\n"
+            "                       modelled hardware stream prefetcher covers (at S_O)\n"
             "  --mva open|closed    contention model: the paper's open queue (default) or\n"
             "                       exact MVA of a closed network of P workers\n"
             "  --span paper|critical  T1/P + Tinf with every miss shared among P (the\n"
@@ -77,6 +79,10 @@ static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path
             h->t1_ns / 1e6, h->tinf_ns / 1e6, ir->span_method ? ir->span_method : "?",
             h->q1[GCS_ACCESS_READ], h->q1[GCS_ACCESS_RW], h->live_lines_avg,
             gcs_inspect_predictor_name(ir->predictor), ir->elapsed_ns / 1e6);
+    double pf = h->q1_prefetched[GCS_ACCESS_READ] + h->q1_prefetched[GCS_ACCESS_RW];
+    if (pf > 0)
+        fprintf(fp, "of Q1, %.0f misses (%.1f%%) covered by the hardware stream prefetcher\n", pf,
+                100 * pf / (h->q1[GCS_ACCESS_READ] + h->q1[GCS_ACCESS_RW]));
     fprintf(fp, "memory nodes (V_j):");
     for (int j = 0; j < h->nnodes && j < 16; j++)
         fprintf(fp, " %d:%.3f", j, h->v[j]);
@@ -85,12 +91,13 @@ static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path
 
 int cmd_predict(int argc, char **argv)
 {
-    enum { O_FAST = 256, O_SLOW, O_MVA, O_SPAN, O_STEALS, O_COSTS, O_MEASURED, O_PLOT, O_JSON, O_CSV };
+    enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_MVA, O_SPAN, O_STEALS, O_COSTS, O_MEASURED, O_PLOT, O_JSON, O_CSV };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
         {"fast", no_argument, NULL, O_FAST},
         {"slow", no_argument, NULL, O_SLOW},
+        {"no-prefetch", no_argument, NULL, O_NO_PREFETCH},
         {"mva", required_argument, NULL, O_MVA},
         {"span", required_argument, NULL, O_SPAN},
         {"steals", required_argument, NULL, O_STEALS},
@@ -104,7 +111,7 @@ int cmd_predict(int argc, char **argv)
     };
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
-    int predictor = -1, c, steals_given = 0;
+    int predictor = -1, c, steals_given = 0, no_prefetch = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -114,6 +121,7 @@ int cmd_predict(int argc, char **argv)
         case 't': threads_text = optarg; break;
         case O_FAST: predictor = GCS_INSPECT_FAST; break;
         case O_SLOW: predictor = GCS_INSPECT_SLOW; break;
+        case O_NO_PREFETCH: no_prefetch = 1; break;
         case O_MVA:
             if (strcmp(optarg, "open") == 0)
                 mopts.mva = GCS_MODEL_MVA_OPEN;
@@ -206,6 +214,7 @@ int cmd_predict(int argc, char **argv)
 
     gcs_inspect_opts iopts;
     gcs_inspect_opts_init(&iopts);
+    iopts.stream_prefetch = !no_prefetch;
     iopts.predictor = predictor >= 0 ? (gcs_inspect_predictor)predictor
                       : prof->ncaches > 0 ? GCS_INSPECT_SLOW : GCS_INSPECT_FAST;
     gcs_inspect_result ir;

@@ -226,6 +226,9 @@ void gcs_cachesim_reset(gcs_cachesim *s)
     }
     s->t = 0;
     s->live_sum = 0;
+    memset(s->stream, 0, sizeof s->stream);
+    s->stream_next = 0;
+    memset(s->prefetched_mem, 0, sizeof s->prefetched_mem);
     s->mru_line = 0;
     s->mru_time = &s->dummy_time;
 }
@@ -283,9 +286,36 @@ static void hand_down(gcs_cachesim *s, int k, uint64_t addr, uint64_t when)
     }
 }
 
+/* Does a stream cover this line, which just missed the private levels?
+ * Like an L2 streamer, we track the last GCS_CACHESIM_STREAMS 4 KiB pages
+ * that missed; once a page has missed twice (its direction is known), a miss
+ * within STREAM_REACH lines of the page's last miss is one the prefetcher has
+ * already fetched.  The first two misses of every page are exposed, as are
+ * misses in pages the table has forgotten. */
+#define STREAM_REACH 16
+static int stream_covers(gcs_cachesim *s, uint64_t line, int line_shift)
+{
+    int page_shift = 12 - line_shift > 0 ? 12 - line_shift : 0;
+    uint64_t page = (line >> page_shift) + 1;
+    for (int i = 0; i < GCS_CACHESIM_STREAMS; i++) {
+        gcs_cachesim_stream *st = &s->stream[i];
+        if (st->page != page)
+            continue;
+        uint64_t d = line > st->last ? line - st->last : st->last - line;
+        int covered = st->misses >= 2 && d <= STREAM_REACH;
+        st->last = line;
+        st->misses++;
+        return covered;
+    }
+    s->stream[s->stream_next] = (gcs_cachesim_stream){page, line, 1};
+    s->stream_next = (s->stream_next + 1) % GCS_CACHESIM_STREAMS;
+    return 0;
+}
+
 int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls)
 {
     uint64_t t = ++s->t;
+    int covered = 0;
     for (int k = 0; k < s->nlevels; k++) {
         gcs_cachesim_lv *l = &s->lv[k];
         uint32_t tag;
@@ -316,6 +346,13 @@ int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls)
             return k;
         }
         l->counts.misses[cls]++;
+        if (s->geom.stream_prefetch) {
+            int last_private = s->private_levels > 0 ? s->private_levels - 1 : 0;
+            if (k == last_private)
+                covered = stream_covers(s, addr >> l->line_shift, l->line_shift);
+            if (k == s->nlevels - 1)
+                s->prefetched_mem[cls] += (uint64_t)covered;
+        }
         uint32_t victim = tg[w - 1];
         if (victim != 0 && l->is_private && k + 1 < s->private_levels)
             hand_down(s, k + 1, line_of(l, row, victim) << l->line_shift, tm[w - 1]);
@@ -353,6 +390,7 @@ void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)
         uint64_t reach = last->counts.hits[c] + last->counts.misses[c];
         double scale = reach ? (double)(reach + last->unsampled[c]) / (double)reach : 1.0;
         out->memory[c] = (uint64_t)llround((double)last->counts.misses[c] * scale);
+        out->memory_prefetched[c] = (uint64_t)llround((double)s->prefetched_mem[c] * scale);
     }
     out->live_lines_avg = s->t ? (double)s->live_sum / (double)s->t : 0.0;
 }

@@ -43,6 +43,7 @@ void gcs_inspect_opts_init(gcs_inspect_opts *opts)
     opts->predictor = GCS_INSPECT_FAST;
     opts->cpu = -1;
     opts->tinf_ns = -1;
+    opts->stream_prefetch = 1;
 }
 
 const char *gcs_inspect_predictor_name(gcs_inspect_predictor p)
@@ -730,6 +731,7 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         r.g = g;
         r.ly = ly;
         r.nnodes = nnodes;
+        out->geom.stream_prefetch = opts->stream_prefetch;
         r.sim = gcs_cachesim_new(&out->geom, err);
         r.marked = calloc(n ? n : 1, 1);
         r.node_miss = calloc((size_t)nnodes + 1, sizeof *r.node_miss);
@@ -754,6 +756,7 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
             for (int k = 0; k < GCS_ACCESS_COUNT; k++) {
                 out->accesses[k] = out->sim.accesses[k];
                 h->q1[k] = (double)out->sim.memory[k];
+                h->q1_prefetched[k] = (double)out->sim.memory_prefetched[k];
             }
             h->live_lines_avg = out->sim.live_lines_avg;
             out->marked = r.nmarked;
@@ -792,6 +795,10 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
                           "depth", (json_int_t)r->depth, "q1", "read", h->q1[GCS_ACCESS_READ], "rw",
                           h->q1[GCS_ACCESS_RW], "live_lines_avg", h->live_lines_avg, "v", v,
                           "inspect_ns", r->elapsed_ns, "span_ns", r->span_ns, "predictor_ns", r->misses_ns);
+    if (j)
+        json_object_set_new(j, "q1_prefetched", json_pack("{s:f, s:f}", "read",
+                                                          h->q1_prefetched[GCS_ACCESS_READ], "rw",
+                                                          h->q1_prefetched[GCS_ACCESS_RW]));
     if (j && r->predictor == GCS_INSPECT_SLOW) {
         json_t *lv = json_array();
         for (int k = 0; k < r->sim.nlevels; k++)

@@ -57,6 +57,11 @@ int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err
         gcs_err_set(err, "heap: T1 must be positive and Tinf, Q1 and L finite and non-negative");
         return -1;
     }
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++)
+        if (!finite_nonneg(heap->q1_prefetched[a]) || heap->q1_prefetched[a] > heap->q1[a]) {
+            gcs_err_set(err, "heap: prefetched misses must be between 0 and Q1");
+            return -1;
+        }
     double sum = 0;
     for (int j = 0; j < heap->nnodes; j++) {
         if (!finite_nonneg(heap->v[j])) {
@@ -138,6 +143,12 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
     c->share_others = (threads - 1.0) / threads;
     double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
     double class_share[GCS_ACCESS_COUNT] = {1, 0};
+    /* The prefetched share of these misses (the serial ones only: a thief's
+     * extra misses on stolen lines are not streams) costs S_O, not M1. */
+    double prefetched[GCS_ACCESS_COUNT] = {0, 0};
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++)
+        if (misses > 0)
+            prefetched[a] = fmin(heap->q1_prefetched[a], heap->q1[a]) / misses;
     if (q1 > 0)
         for (int a = 0; a < GCS_ACCESS_COUNT; a++)
             class_share[a] = heap->q1[a] / q1;
@@ -152,8 +163,9 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
             double m1 = 0;
             for (int i = 0; i < prof->nnodes; i++)
                 m1 += cpu_weight[i] * gcs_profile_latency(prof, (gcs_access)a, i, j);
-            s += class_share[a] * prof->occupancy_ns[a][j];
-            m += class_share[a] * m1;
+            double so = prof->occupancy_ns[a][j];
+            s += class_share[a] * so;
+            m += (class_share[a] - prefetched[a]) * m1 + prefetched[a] * fmin(so, m1);
         }
         c->service[j] = s;
         c->latency[j] = m;

@@ -271,6 +271,49 @@ static void test_sampling_estimate(void **state)
     gcs_cachesim_free(sampled);
 }
 
+/* The stream prefetcher model: an ascending sweep over 4 MiB (all misses)
+ * is covered except the first two misses of each 4 KiB page; uniformly
+ * random lines over 64 MiB are almost never covered; off, nothing is. */
+static void test_stream_prefetch(void **state)
+{
+    (void)state;
+    gcs_cachesim_geom g;
+    memset(&g, 0, sizeof g);
+    g.nlevels = 2;
+    g.private_levels = 1;
+    g.level[0] = (gcs_cachesim_level_geom){1, 32768, 64, 8, 1};
+    g.level[1] = (gcs_cachesim_level_geom){2, 1u << 20, 64, 16, 2};
+    g.stream_prefetch = 1;
+    gcs_err err;
+    gcs_cachesim *s = gcs_cachesim_new(&g, &err);
+    assert_non_null(s);
+    for (uint64_t a = 0; a < (4u << 20); a += 64)
+        gcs_cachesim_access(s, a, R);
+    gcs_cachesim_result r;
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.memory[R], 65536);
+    assert_int_equal(r.memory_prefetched[R], 65536 - 2 * 1024); /* 1024 pages */
+
+    gcs_cachesim_reset(s);
+    uint64_t x = 99;
+    for (int i = 0; i < 200000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        gcs_cachesim_access(s, ((x >> 20) % (64u << 20)) & ~63ull, R);
+    }
+    gcs_cachesim_result_get(s, &r);
+    assert_true(r.memory[R] > 150000);
+    assert_true(r.memory_prefetched[R] < r.memory[R] / 100);
+    gcs_cachesim_free(s);
+
+    g.stream_prefetch = 0;
+    s = gcs_cachesim_new(&g, &err);
+    for (uint64_t a = 0; a < (1u << 20); a += 64)
+        gcs_cachesim_access(s, a, R);
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.memory_prefetched[R], 0);
+    gcs_cachesim_free(s);
+}
+
 static void test_bad_geometry(void **state)
 {
     (void)state;
@@ -296,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_non_power_of_two_sets),
         cmocka_unit_test(test_geometry_from_profile),
         cmocka_unit_test(test_sampling_estimate),
+        cmocka_unit_test(test_stream_prefetch),
         cmocka_unit_test(test_bad_geometry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -199,6 +199,24 @@ static void test_critical_span(void **state)
     gcs_profile_free(p);
 }
 
+/* Prefetched misses cost S_O instead of M1: one worker, no queueing. */
+static void test_prefetched_misses(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(4, 100, 10);
+    gcs_model_heap h = heap_of(1e6, 0, 1e4, 0);
+    h.q1_prefetched[GCS_ACCESS_READ] = 6e3;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
+    assert_close(r.time_ns, 1e6 + 4e3 * 100 + 6e3 * 10, 1e-12);
+    h.q1_prefetched[GCS_ACCESS_READ] = 2e4; /* more than Q1: refused */
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), -1);
+    gcs_profile_free(p);
+}
+
 /* The paper's Figure 3 in shape: a heap on one node saturates on O2K, the
  * same heap spread evenly scales much further; on E10K (crossbar, memory
  * interleaved) it scales. */
@@ -295,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_near_saturation),
         cmocka_unit_test(test_stack_adds_up_to_p),
         cmocka_unit_test(test_critical_span),
+        cmocka_unit_test(test_prefetched_misses),
         cmocka_unit_test(test_skewed_heap_saturates_on_o2k),
         cmocka_unit_test(test_node_without_requests),
         cmocka_unit_test(test_bad_inputs),

@@ -64,8 +64,17 @@ typedef struct gcs_cachesim_geom {
      * multiple of 2^sample_shift lines.  It keeps the tags of a 100 MiB L3
      * in the host's caches.  0: exact. */
     int sample_shift;
+    /* Model a hardware stream prefetcher: a line that misses the private
+     * levels is "prefetched" when its 4 KiB page is one of the last
+     * GCS_CACHESIM_STREAMS pages that missed, has missed at least twice, and
+     * last missed within 16 lines of it (what an L2 streamer follows); if it
+     * then misses the last level too, it still counts as a memory request
+     * (memory[]) and also in memory_prefetched[].  0: off. */
+    int stream_prefetch;
     gcs_cachesim_level_geom level[GCS_CACHESIM_MAX_LEVELS];
 } gcs_cachesim_geom;
+
+#define GCS_CACHESIM_STREAMS 16
 
 /* The data/unified caches of the profile that contain `cpu` (-1: the first
  * CPU of the profile's first node, or 0), one per level, sorted by level.
@@ -103,12 +112,21 @@ typedef struct gcs_cachesim_lv {
     uint64_t unsampled[GCS_ACCESS_COUNT]; /* accesses that fell in sets not simulated */
 } gcs_cachesim_lv;
 
+typedef struct gcs_cachesim_stream {
+    uint64_t page;          /* 4 KiB page + 1 (0: unused) */
+    uint64_t last;          /* its last missing line */
+    uint64_t misses;        /* misses seen in it */
+} gcs_cachesim_stream;
+
 typedef struct gcs_cachesim {
     int nlevels;
     int private_levels;
     gcs_cachesim_lv lv[GCS_CACHESIM_MAX_LEVELS];
     uint64_t t;             /* accesses so far; the current access has time t */
     uint64_t live_sum;      /* sum of (t - t_prev) over private hits */
+    gcs_cachesim_stream stream[GCS_CACHESIM_STREAMS]; /* pages with recent misses */
+    unsigned stream_next;   /* round-robin slot for a new stream */
+    uint64_t prefetched_mem[GCS_ACCESS_COUNT]; /* memory requests a stream covered (sampled) */
     uint64_t mru_line;      /* level-0 line of the previous access + 1 (0: none) */
     uint64_t *mru_time;     /* its level-0 time slot (a dummy when level 0 is shared) */
     uint64_t dummy_time;
@@ -150,6 +168,8 @@ typedef struct gcs_cachesim_result {
     uint64_t memory[GCS_ACCESS_COUNT];  /* last-level misses: Q1 by class (estimated
                                            from the sample when the level is sampled) */
     double sampled_share;               /* share of the last level's accesses simulated (1: exact) */
+    uint64_t memory_prefetched[GCS_ACCESS_COUNT]; /* of memory[], covered by a stream (0 when
+                                           geom.stream_prefetch is off) */
     double live_lines_avg;              /* L (0 when there were no accesses) */
 } gcs_cachesim_result;
 

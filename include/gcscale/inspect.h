@@ -48,6 +48,9 @@ typedef struct gcs_inspect_opts {
      * objects, and any heap when exact is set, get an exact pass instead. */
     uint32_t samples;
     int exact;
+    /* Slow predictor: model the hardware stream prefetcher (cachesim.h), so
+     * that misses it covers go to heap.q1_prefetched.  Default 1. */
+    int stream_prefetch;
 } gcs_inspect_opts;
 
 typedef struct gcs_inspect_result {

@@ -62,6 +62,11 @@ typedef struct gcs_model_heap {
     double t1_ns;             /* T1: serial mark work without miss costs */
     double tinf_ns;           /* Tinf: span, without miss costs */
     double q1[GCS_ACCESS_COUNT];  /* serial misses, by request class */
+    /* Of q1, the misses a hardware stream prefetcher fetches ahead of use
+     * (slow predictor with the prefetcher modelled; else 0).  They still
+     * occupy their memory node (S_O, and contention), but the worker does not
+     * wait M1 for them: each costs S_O plus its queueing delay. */
+    double q1_prefetched[GCS_ACCESS_COUNT];
     double live_lines_avg;    /* L: time-average live cache lines (docs/model.md) */
     int nnodes;
     double v[GCS_MODEL_MAX_NODES]; /* V_j: share of miss requests to memory node j */
