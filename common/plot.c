@@ -164,3 +164,138 @@ int gcs_plot_write_svg(const gcs_plot *p, const char *path, gcs_err *err)
 #undef PY
     return gcs_outfile_commit(&out, err);
 }
+
+/* ---- stacked bars ------------------------------------------------------------ */
+
+#define BAR_WIDTH 34
+#define BAR_GAP 8
+#define GROUP_GAP 36
+#define LEGEND_WIDTH 190
+
+static double seg_value(const gcs_plot_bar *b, int k)
+{
+    return isfinite(b->values[k]) ? b->values[k] : 0;
+}
+
+int gcs_plot_write_bars_svg(const gcs_plot_bars *p, const char *path, gcs_err *err)
+{
+    if (p->nsegments < 1 || p->nsegments > GCS_PLOT_MAX_SEGMENTS || p->ngroups < 1) {
+        gcs_err_set(err, "plot: a bar chart needs 1..%d segments and at least one group",
+                    GCS_PLOT_MAX_SEGMENTS);
+        return -1;
+    }
+    /* Vertical range: positive segments stack up from 0, negative ones down. */
+    double y0 = 0, y1 = 0;
+    int nbars = 0;
+    for (int g = 0; g < p->ngroups; g++)
+        for (int b = 0; b < p->groups[g].nbars; b++, nbars++) {
+            double up = 0, down = 0;
+            for (int k = 0; k < p->nsegments; k++) {
+                double v = seg_value(&p->groups[g].bars[b], k);
+                if (v >= 0)
+                    up += v;
+                else
+                    down += v;
+            }
+            y1 = fmax(y1, up), y0 = fmin(y0, down);
+        }
+    if (isfinite(p->y_max))
+        y1 = p->y_max;
+    if (y1 <= y0)
+        y1 = y0 + 1;
+    double ystep = nice_step(y1 - y0, 6);
+    y1 = ceil(y1 / ystep - 1e-9) * ystep;
+    y0 = floor(y0 / ystep + 1e-9) * ystep;
+    double pw = p->ngroups * GROUP_GAP + nbars * (BAR_WIDTH + BAR_GAP);
+    int width = (int)(LEFT + pw + RIGHT + LEGEND_WIDTH);
+    if (width < WIDTH)
+        width = WIDTH, pw = WIDTH - LEFT - RIGHT - LEGEND_WIDTH;
+    const double ph = HEIGHT - TOP - BOTTOM - 20;
+#define BY(y) (TOP + ph - ((y) - y0) / (y1 - y0) * ph)
+
+    gcs_outfile out;
+    if (gcs_outfile_open(&out, path, err) < 0)
+        return -1;
+    FILE *fp = out.fp;
+    fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
+            width, HEIGHT, width, HEIGHT);
+    fprintf(fp, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(fp, "<text x=\"%d\" y=\"26\" font-size=\"18\" text-anchor=\"middle\">", width / 2);
+    xml_text(fp, p->title);
+    fprintf(fp, "</text>\n");
+    if (p->subtitle) {
+        fprintf(fp, "<text x=\"%d\" y=\"46\" font-size=\"12\" fill=\"#555\" text-anchor=\"middle\">",
+                width / 2);
+        xml_text(fp, p->subtitle);
+        fprintf(fp, "</text>\n");
+    }
+    for (double y = y0; y <= y1 + 1e-9 * ystep; y += ystep) {
+        fprintf(fp, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", LEFT,
+                BY(y), LEFT + pw, BY(y), fabs(y) < 1e-12 ? "#333" : "#ddd");
+        fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">%g</text>\n",
+                LEFT - 8.0, BY(y) + 4, fabs(y) < 1e-12 ? 0 : y);
+    }
+    fprintf(fp, "<text x=\"20\" y=\"%.1f\" font-size=\"14\" text-anchor=\"middle\" "
+                "transform=\"rotate(-90 20 %.1f)\">", TOP + ph / 2, TOP + ph / 2);
+    xml_text(fp, p->y_label);
+    fprintf(fp, "</text>\n");
+
+    double x = LEFT + GROUP_GAP / 2.0;
+    for (int g = 0; g < p->ngroups; g++) {
+        const gcs_plot_bar_group *gr = &p->groups[g];
+        double gx0 = x;
+        for (int b = 0; b < gr->nbars; b++, x += BAR_WIDTH + BAR_GAP) {
+            const gcs_plot_bar *bar = &gr->bars[b];
+            double up = 0, down = 0;
+            for (int k = 0; k < p->nsegments; k++) {
+                double v = seg_value(bar, k);
+                if (v == 0)
+                    continue;
+                double lo = v > 0 ? up : down + v, hi = v > 0 ? up + v : down;
+                if (v > 0)
+                    up += v;
+                else
+                    down += v;
+                const char *color = p->segment_colors[k] ? p->segment_colors[k] : palette[k % 8];
+                fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\" "
+                            "stroke=\"white\" stroke-width=\"0.5\"%s><title>",
+                        x, BY(hi), BAR_WIDTH, BY(lo) - BY(hi), color,
+                        v < 0 ? " fill-opacity=\"0.55\"" : "");
+                xml_text(fp, p->segment_labels[k]);
+                fprintf(fp, ": %.3g</title></rect>\n", v);
+                if (p->label_values && BY(lo) - BY(hi) >= 13)
+                    fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"white\" "
+                                "text-anchor=\"middle\">%.2f</text>\n",
+                            x + BAR_WIDTH / 2.0, (BY(lo) + BY(hi)) / 2 + 3.5, v);
+            }
+            if (bar->label) {
+                fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" "
+                            "transform=\"rotate(-40 %.1f %.1f)\">",
+                        x + BAR_WIDTH / 2.0 + 4, TOP + ph + 14, x + BAR_WIDTH / 2.0 + 4, TOP + ph + 14);
+                xml_text(fp, bar->label);
+                fprintf(fp, "</text>\n");
+            }
+        }
+        double gx1 = x - BAR_GAP;
+        fprintf(fp, "<text x=\"%.1f\" y=\"%d\" font-size=\"13\" font-weight=\"bold\" "
+                    "text-anchor=\"middle\">",
+                (gx0 + gx1) / 2, HEIGHT - 12);
+        xml_text(fp, gr->label);
+        fprintf(fp, "</text>\n");
+        x += GROUP_GAP;
+    }
+    /* Legend, top segment first, as on the bars. */
+    double lx = LEFT + pw + 20, ly = TOP + 10;
+    for (int k = p->nsegments - 1; k >= 0; k--, ly += 22) {
+        const char *color = p->segment_colors[k] ? p->segment_colors[k] : palette[k % 8];
+        fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\"/>\n", lx,
+                ly - 11, color);
+        fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\">", lx + 20, ly);
+        xml_text(fp, p->segment_labels[k]);
+        fprintf(fp, "</text>\n");
+    }
+    fprintf(fp, "</svg>\n");
+#undef BY
+    return gcs_outfile_commit(&out, err);
+}

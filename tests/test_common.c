@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gcscale/common.h"
+#include "gcscale/plot.h"
 
 static void test_parse_size(void **state)
 {
@@ -157,6 +158,40 @@ static void test_minheap_orders_and_grows(void **state)
     gcs_minheap_free(&h);
 }
 
+/* A stacked bar chart: one rect per non-zero segment, a negative one drawn
+ * (below zero), labels escaped, and bad shapes refused. */
+static void test_bar_chart(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-bars-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    gcs_plot_bar bars[2] = {{"measured", {1.5, 0.3, 0.2}}, {"predicted <P>", {1.8, 0.0, -0.1}}};
+    gcs_plot_bar_group groups[1] = {{"P = 2", 2, bars}};
+    gcs_plot_bars p = {.title = "stack", .y_label = "speedup", .nsegments = 3,
+                       .segment_labels = {"speedup", "lost & found", "other"},
+                       .ngroups = 1, .groups = groups, .y_max = NAN, .label_values = 1};
+    gcs_err err;
+    assert_int_equal(gcs_plot_write_bars_svg(&p, path, &err), 0);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    int rects = 0;
+    for (const char *q = buf; (q = strstr(q, "<rect x=")) != NULL; q++)
+        rects++;
+    assert_int_equal(rects, 5 + 3); /* 5 non-zero segments + 3 legend keys */
+    assert_non_null(strstr(buf, "predicted &lt;P&gt;"));
+    assert_non_null(strstr(buf, "lost &amp; found"));
+    assert_non_null(strstr(buf, "other: -0.1"));
+    p.nsegments = 0;
+    assert_int_equal(gcs_plot_write_bars_svg(&p, path, &err), -1);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_outfile_commit_and_abort),
         cmocka_unit_test(test_table_formats),
         cmocka_unit_test(test_minheap_orders_and_grows),
+        cmocka_unit_test(test_bar_chart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* plot.h -- line charts as standalone SVG files (prefix gcs_plot_).
  *
- * Small on purpose: enough for speedup curves and error plots that a person
+ * Small on purpose: enough for speedup curves, error plots and stacked bars
+ * (speedup stacks) that a person
  * can read in a browser as they are (axes with ticks, axis labels, a title,
  * a legend, a grid).  Calls only common.h.
  */
@@ -34,5 +35,38 @@ typedef struct gcs_plot {
 
 /* Writes the chart to path crash-safely. */
 int gcs_plot_write_svg(const gcs_plot *plot, const char *path, gcs_err *err);
+
+/* Stacked bar charts: speedup stacks and other breakdowns.  Bars stand in
+ * groups side by side (e.g. one group per thread count, a measured and a
+ * predicted bar in each); every bar is a stack of the same segments, the
+ * first at the bottom.  A negative segment (an "other" that is a gain) is
+ * drawn below zero, never hidden.  The legend lists the segments top first,
+ * as they appear on the bars. */
+#define GCS_PLOT_MAX_SEGMENTS 12
+typedef struct gcs_plot_bar {
+    const char *label;         /* under the bar ("measured"); may be NULL */
+    double values[GCS_PLOT_MAX_SEGMENTS]; /* one per segment; NaN counts as 0 */
+} gcs_plot_bar;
+
+typedef struct gcs_plot_bar_group {
+    const char *label;         /* under the group ("P = 2") */
+    int nbars;
+    const gcs_plot_bar *bars;
+} gcs_plot_bar_group;
+
+typedef struct gcs_plot_bars {
+    const char *title;
+    const char *subtitle;      /* may be NULL */
+    const char *y_label;
+    int nsegments;             /* 1..GCS_PLOT_MAX_SEGMENTS */
+    const char *segment_labels[GCS_PLOT_MAX_SEGMENTS];
+    const char *segment_colors[GCS_PLOT_MAX_SEGMENTS]; /* NULL entries: the palette */
+    int ngroups;
+    const gcs_plot_bar_group *groups;
+    double y_max;              /* NaN: from the data */
+    int label_values;          /* 1: print each segment's value inside it when it fits */
+} gcs_plot_bars;
+
+int gcs_plot_write_bars_svg(const gcs_plot_bars *plot, const char *path, gcs_err *err);
 
 #endif
