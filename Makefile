@@ -73,9 +73,12 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests -o $@ $< $(BUILD)/libgcscale.a $(TEST_LIBS) $(LIBS) $(ALL_LDFLAGS)
 
-# The main job on this machine: calibrate it and show the profile.
+# The main job on this machine: calibrate it (data/machines/HOSTNAME.json),
+# then check the model and the adaptive mode against the collector on the
+# paper's workloads (gcscale validate --quick; report in validation-HOSTNAME/).
 demo: all
 	$(BUILD)/gcscale calibrate
+	$(BUILD)/gcscale validate --quick
 
 tests: all $(TEST_BINS)
 

@@ -16,11 +16,16 @@
 #define CLI_EXIT_USAGE 2
 
 int cmd_bench(int argc, char **argv);
+int cmd_bottle(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_gc_bench(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_stack(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 
 /* Prints "gcscale CMD: MESSAGE (see 'gcscale CMD --help')" and exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -4,6 +4,7 @@
  *   gcscale gc-bench --shape tree|list|random|wide [--depth D] [--objects N]
  *       [--seed S] [--threads SPEC] [--reps N] [--mark-mode M] [--numa POLICY]
  *       [--pin] [--span] [--instr-cost] [--heap SIZE] [--quiet] [--json|--csv]
+ *       [--gc-threads N|adaptive[:MAX] [--machine FILE]]
  *
  * The heap is built once (include/gcscale/shapes.h), collected twice to warm
  * up, then collected reps times at every P, the P values taking turns within
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gcscale/adaptive.h"
 #include "gcscale/gc.h"
 #include "gcscale/shapes.h"
 #include "gcscale/snapshot.h"
@@ -73,6 +75,12 @@ static void print_help(FILE *fp)
             "  --snapshot-out FILE  write a snapshot of the built heap (first warm-up\n"
             "                       collection)\n"
             "  --heap SIZE          heap limit (default: from the shape's size)\n"
+            "  --gc-threads SPEC    N (same as --threads N) or adaptive[:MAX]: in each\n"
+            "                       round, after the fixed-P collections (default\n"
+            "                       P = 1..MAX), one with the adaptive policy choosing P\n"
+            "                       (docs/adaptive.md)\n"
+            "  --machine FILE       machine profile for adaptive (default $GCSCALE_MACHINE,\n"
+            "                       else data/machines/HOSTNAME.json)\n"
             "  --quiet              no progress on stderr\n"
             "  --json, --csv        machine-readable output\n"
             "  -h, --help           this text\n"
@@ -80,6 +88,16 @@ static void print_help(FILE *fp)
             "See docs/gc-bench.md; 'make bench' compares all shapes with Boehm GC.\n",
             GCS_GC_MAX_THREADS);
 }
+
+/* ---- the adaptive policy's collections (--gc-threads adaptive) -------------- */
+
+typedef struct adaptive_sample {
+    int p, npred;
+    double predicted_ms, mark_ms, decision_us, decision_pct;
+    double pred_ms[GCS_GC_MAX_THREADS];
+} adaptive_sample;
+
+static void adaptive_collect(uint64_t expect_live, gcs_gc_stats *st, adaptive_sample *a);
 
 /* ---- option parsing ------------------------------------------------------- */
 
@@ -198,10 +216,70 @@ static double min_of(const sample *s, int n, size_t offset, int want_max)
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
+/* One collection with the policy choosing P; keeps its decision. */
+static void adaptive_collect(uint64_t expect_live, gcs_gc_stats *st, adaptive_sample *a)
+{
+    collect(expect_live, st);
+    const gcs_gc_decision *d = &st->decision;
+    if (!d->used)
+        gc_fail("gc: the adaptive policy made no decision (collector bug)");
+    a->p = d->threads;
+    a->npred = d->npredicted;
+    for (int k = 0; k < d->npredicted; k++)
+        a->pred_ms[k] = d->predicted_mark_ns[k] / 1e6;
+    a->predicted_ms = d->npredicted >= d->threads ? a->pred_ms[d->threads - 1] : NAN;
+    a->mark_ms = ms(st->mark_ns);
+    a->decision_us = (double)d->decision_ns / 1e3;
+    a->decision_pct = st->mark_ns ? 100.0 * (double)d->decision_ns / (double)st->mark_ns : NAN;
+}
+
+/* The adaptive collections as a table, and a summary against the fixed rows. */
+static gcs_table *adaptive_table(const adaptive_sample *a, int reps, const row *rows, int np, json_t **summary,
+                                 char *line, size_t linesz)
+{
+    static const char *const cols[] = {"collection", "threads", "predicted_mark_ms", "mark_ms", "decision_us",
+                                       "decision_pct_of_mark", "predicted_ms_by_p"};
+    gcs_table *t = gcs_table_new("gc-bench: adaptive policy, one row per collection", 7, cols);
+    double mark[MAX_REPS], pct[MAX_REPS], p[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
+        gcs_table_add_int(t, r + 1);
+        gcs_table_add_int(t, a[r].p);
+        gcs_table_add_num(t, a[r].predicted_ms, 3);
+        gcs_table_add_num(t, a[r].mark_ms, 3);
+        gcs_table_add_num(t, a[r].decision_us, 2);
+        gcs_table_add_num(t, a[r].decision_pct, 3);
+        char pred[GCS_GC_MAX_THREADS * 12 + 8] = "";
+        for (int k = 0; k < a[r].npred; k++) {
+            size_t l = strlen(pred);
+            snprintf(pred + l, sizeof pred - l, "%s%.3f", k ? " " : "", a[r].pred_ms[k]);
+        }
+        gcs_table_add_str(t, pred);
+        mark[r] = a[r].mark_ms;
+        pct[r] = a[r].decision_pct;
+        p[r] = a[r].p;
+    }
+    double amark = gcs_stats_median(mark, (size_t)reps), apct = gcs_stats_median(pct, (size_t)reps);
+    double ap = gcs_stats_median(p, (size_t)reps);
+    int best = 0;
+    for (int i = 1; i < np; i++)
+        if (rows[i].mark < rows[best].mark)
+            best = i;
+    *summary = json_pack("{s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:f}", "mark_ms_median", amark, "threads_median", ap,
+                         "decision_pct_median", apct, "best_fixed_threads", rows[best].p, "best_fixed_mark_ms",
+                         rows[best].mark, "ratio_to_best", amark / rows[best].mark, "first_fixed_mark_ms",
+                         rows[0].mark, "last_fixed_mark_ms", rows[np - 1].mark);
+    snprintf(line, linesz,
+             "adaptive: median mark %.3f ms at median P %.1f; best fixed P = %d: %.3f ms (ratio %.3f); "
+             "P = %d: %.3f ms, P = %d: %.3f ms; decision %.3f%% of mark (median)",
+             amark, ap, rows[best].p, rows[best].mark, amark / rows[best].mark, rows[0].p, rows[0].mark,
+             rows[np - 1].p, rows[np - 1].mark, apct);
+    return t;
+}
+
 int cmd_gc_bench(int argc, char **argv)
 {
     enum { O_SHAPE = 256, O_DEPTH, O_OBJECTS, O_SEED, O_THREADS, O_REPS, O_MODE, O_NUMA, O_PIN,
-           O_SPAN, O_INSTR, O_HEAP, O_QUIET, O_JSON, O_CSV, O_SNAP, O_SNAP_OUT };
+           O_SPAN, O_INSTR, O_HEAP, O_QUIET, O_JSON, O_CSV, O_SNAP, O_SNAP_OUT, O_GC_THREADS, O_MACHINE };
     static const struct option options[] = {
         {"shape", required_argument, NULL, O_SHAPE},
         {"depth", required_argument, NULL, O_DEPTH},
@@ -217,6 +295,8 @@ int cmd_gc_bench(int argc, char **argv)
         {"heap", required_argument, NULL, O_HEAP},
         {"snapshot", required_argument, NULL, O_SNAP},
         {"snapshot-out", required_argument, NULL, O_SNAP_OUT},
+        {"gc-threads", required_argument, NULL, O_GC_THREADS},
+        {"machine", required_argument, NULL, O_MACHINE},
         {"quiet", no_argument, NULL, O_QUIET},
         {"json", no_argument, NULL, O_JSON},
         {"csv", no_argument, NULL, O_CSV},
@@ -232,6 +312,8 @@ int cmd_gc_bench(int argc, char **argv)
     gcs_gc_options go;
     gcs_gc_options_default(&go);
     const char *numa_text = "local", *snap_in = NULL, *snap_out = NULL;
+    const char *gc_threads = NULL, *machine = NULL;
+    gcs_adaptive_spec aspec = {0};
     int c;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
@@ -265,6 +347,14 @@ int cmd_gc_bench(int argc, char **argv)
         case O_QUIET: quiet = 1; break;
         case O_SNAP: snap_in = optarg; break;
         case O_SNAP_OUT: snap_out = optarg; break;
+        case O_GC_THREADS: {
+            gcs_err e;
+            if (gcs_adaptive_parse_spec(optarg, &aspec, &e) < 0)
+                cli_usage_error(cmd, "--gc-threads: %s", e.msg);
+            gc_threads = optarg;
+            break;
+        }
+        case O_MACHINE: machine = optarg; break;
         case O_JSON: json = 1; break;
         case O_CSV: csv = 1; break;
         case 'h':
@@ -291,6 +381,25 @@ int cmd_gc_bench(int argc, char **argv)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu < 1)
         ncpu = 1;
+    if (machine && !aspec.adaptive)
+        cli_usage_error(cmd, "--machine is for --gc-threads adaptive");
+    if (gc_threads && !aspec.adaptive) {
+        if (np)
+            cli_usage_error(cmd, "--threads and --gc-threads N exclude each other");
+        np = 1;
+        plist[0] = aspec.threads;
+    }
+    int amax = 0; /* adaptive: the pool, and the P it chooses from */
+    if (aspec.adaptive) {
+        amax = aspec.max_threads ? aspec.max_threads : ncpu > GCS_GC_MAX_THREADS ? GCS_GC_MAX_THREADS : (int)ncpu;
+        if (np && plist[np - 1] > amax)
+            cli_usage_error(cmd, "--threads: %d is above the adaptive pool of %d", plist[np - 1], amax);
+        if (np == 0) {
+            np = amax;
+            for (int i = 0; i < np; i++)
+                plist[i] = i + 1;
+        }
+    }
     if (np == 0) {
         np = ncpu > GCS_GC_MAX_THREADS ? GCS_GC_MAX_THREADS : (int)ncpu;
         for (int i = 0; i < np; i++)
@@ -339,13 +448,23 @@ int cmd_gc_bench(int argc, char **argv)
     go.threads = pmax;
     go.max_threads = pmax;
     go.alloc_budget = 0;
+    if (aspec.adaptive) {
+        if (gcs_adaptive_configure(&go, gc_threads, machine, &err) < 0)
+            cli_fail(cmd, &err);
+        go.threads = pmax;
+    } else {
+        go.ignore_threads_env = 1; /* gc-bench times the P values its options name */
+    }
     if (gcs_gc_init(&go, &err) < 0)
         cli_fail(cmd, &err);
+    if (aspec.adaptive)
+        gcs_gc_set_thread_policy_active(0); /* fixed-P rows first */
     if (gcs_gc_add_root(&bench_root) < 0)
         gc_fail("gc: out of memory for a root");
 
     gcs_progress pr;
-    double total = (double)WARMUP + (double)reps * np * (instr_cost ? 2 : 1) + (span ? 1 : 0);
+    double total = (double)WARMUP + (double)reps * np * (instr_cost ? 2 : 1) + (span ? 1 : 0) +
+                   (aspec.adaptive ? reps : 0);
     gcs_progress_init(&pr, total + 1, quiet);
     char step[160];
     snprintf(step, sizeof step, "building %s (%llu objects)", snap ? snap_in : gcs_shape_name(sp.kind),
@@ -384,9 +503,14 @@ int cmd_gc_bench(int argc, char **argv)
         info.gcs_bytes = st->live_bytes; /* slot bytes of the live objects */
     gcs_progress_done(&pr, WARMUP);
 
+    /* --gc-threads adaptive: one collection per round with the policy
+     * choosing P, after the fixed-P ones (drifts hit both alike). */
+    adaptive_sample *asamp = NULL;
+    if (aspec.adaptive && !(asamp = calloc((size_t)reps, sizeof *asamp)))
+        gc_fail("out of memory");
     for (int r = 0; r < reps; r++) {
         snprintf(step, sizeof step, "round %d of %d (P = %d..%d)", r + 1, reps, plist[0], pmax);
-        gcs_progress_step(&pr, step, (double)np * (instr_cost ? 2 : 1));
+        gcs_progress_step(&pr, step, (double)np * (instr_cost ? 2 : 1) + (asamp ? 1 : 0));
         for (int i = 0; i < np; i++) {
             sample *s = &rows[i].s[r];
             gcs_gc_set_threads(rows[i].p);
@@ -414,7 +538,13 @@ int cmd_gc_bench(int argc, char **argv)
                 }
             }
         }
-        gcs_progress_done(&pr, (double)np * (instr_cost ? 2 : 1));
+        if (asamp) {
+            gcs_gc_set_instrumentation(1); /* the policy reads the counters */
+            gcs_gc_set_thread_policy_active(1);
+            adaptive_collect(info.objects, st, &asamp[r]);
+            gcs_gc_set_thread_policy_active(0);
+        }
+        gcs_progress_done(&pr, (double)np * (instr_cost ? 2 : 1) + (asamp ? 1 : 0));
     }
     gcs_gc_set_instrumentation(1);
 
@@ -510,6 +640,12 @@ int cmd_gc_bench(int argc, char **argv)
         }
     }
 
+    gcs_table *at = NULL;
+    json_t *asum = NULL;
+    char aline[512] = "";
+    if (asamp)
+        at = adaptive_table(asamp, reps, rows, np, &asum, aline, sizeof aline);
+
     if (json) {
         json_t *doc = json_object();
         json_object_set_new(doc, "format", json_string("gcscale-gc-bench"));
@@ -559,6 +695,13 @@ int cmd_gc_bench(int argc, char **argv)
             json_object_set_new(o, "mark_ms_all", m);
         }
         json_object_set_new(doc, "rows", jrows);
+        if (at) {
+            json_object_set_new(asum, "spec", json_string(gc_threads));
+            json_object_set_new(asum, "machine", machine ? json_string(machine) : json_null());
+            json_object_set_new(asum, "collections", gcs_table_to_json(at));
+            json_object_set_new(doc, "adaptive", asum);
+            asum = NULL;
+        }
         gcs_json_print(doc, stdout);
         json_decref(doc);
     } else {
@@ -570,8 +713,18 @@ int cmd_gc_bench(int argc, char **argv)
                 printf("T-infinity %.0f (objects + pointers), parallelism %.1f, computed in %.0f ms\n",
                        span_value, ((double)info.objects + (double)info.pointers) / span_value, span_ms);
         }
+        if (at) {
+            printf("\n");
+            gcs_table_print(at, stdout, csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
+            if (!csv)
+                printf("%s\n", aline);
+        }
     }
     gcs_table_free(t);
+    if (at)
+        gcs_table_free(at);
+    json_decref(asum);
+    free(asamp);
     for (int i = 0; i < np; i++)
         free(rows[i].s);
     free(rows);

@@ -22,6 +22,11 @@ static const command commands[] = {
     {"gc-bench",  cmd_gc_bench,  "time full collections of a canonical heap at P = 1..ncpus"},
     {"predict",   cmd_predict,   "predict mark time and speedup of a snapshot's heap for every P"},
     {"snapshot",  cmd_snapshot,  "inspect and validate a heap snapshot: snapshot info FILE"},
+    {"trace",     cmd_trace,     "trace an unmodified program's threads through scheduler tracepoints"},
+    {"run",       cmd_run,       "run a paper workload (bh, cube, cky) on the collector; one log line per GC"},
+    {"bottle",    cmd_bottle,    "bottle graph of a thread-state trace: share and parallelism per thread"},
+    {"stack",     cmd_stack,     "speedup stacks from traces of a 1-thread and N-thread run"},
+    {"validate",  cmd_validate,  "the model and adaptive GC threads against the collector: a report"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

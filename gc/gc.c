@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "gc_internal.h"
+#include "gcscale/trace.h"
 
 gcs_collector *gcs_gc_global;
 int gcs_gc_stop_requested_;
@@ -27,6 +28,7 @@ int gcs_gc_stop_requested_;
 static __thread gcs_mutator *tls_mutator;
 static __thread uint64_t tls_generation;
 static __thread char tls_last_error[256];
+static __thread int tls_in_collection; /* this thread runs a collection (its on_collection callback) */
 
 /* Slot sizes in bytes including the 8-byte header: 16-byte steps to 256, then
  * four steps per doubling up to GCS_GC_SMALL_MAX (at most 25% waste). */
@@ -408,9 +410,12 @@ static void park_locked(gcs_collector *gc, gcs_mutator *m)
     uint64_t seen = gc->collections;
     if (m)
         gc->running--;
+    gcs_trace_state prev = gcs_trace_current_state(); /* trace.h: one load unless recording */
+    gcs_trace_set_state(GCS_TRACE_GC_STOPPED);
     pthread_cond_broadcast(&gc->stopped_cond);
     while (gc->collecting && gc->collections == seen)
         pthread_cond_wait(&gc->resume_cond, &gc->gc_lock);
+    gcs_trace_set_state(prev);
     if (m)
         gc->running++;
 }
@@ -427,13 +432,33 @@ void gcs_gc_safepoint_slow(void)
     pthread_mutex_unlock(&gc->gc_lock);
 }
 
+/* gc_lock for attach and detach: held by a collection for its whole pause,
+ * so waiting for it while a stop is requested is waiting for the GC, and the
+ * trace says so. */
+static void lock_gc_traced(gcs_collector *gc)
+{
+    if (pthread_mutex_trylock(&gc->gc_lock) == 0)
+        return;
+    if (!__atomic_load_n(&gcs_gc_stop_requested_, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&gc->gc_lock);
+        return;
+    }
+    gcs_trace_state prev = gcs_trace_current_state();
+    gcs_trace_set_state(GCS_TRACE_GC_STOPPED);
+    pthread_mutex_lock(&gc->gc_lock);
+    gcs_trace_set_state(prev);
+}
+
 static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_start, uint64_t t_stopped);
 
 static int collect_from(gcs_collector *gc, gcs_gc_reason reason)
 {
     uint64_t t0 = gcs_now_ns();
+    gcs_trace_state trace_prev = gcs_trace_current_state();
     gcs_mutator *m = current_mutator(gc);
     pthread_mutex_lock(&gc->gc_lock);
+    while (gc->collecting && gc->remarking)
+        park_locked(gc, m); /* a re-mark is no collection: wait for it, then collect */
     if (gc->collecting) {
         /* Someone else is collecting: park; their collection serves us too. */
         park_locked(gc, m);
@@ -441,17 +466,21 @@ static int collect_from(gcs_collector *gc, gcs_gc_reason reason)
         return 0;
     }
     gc->collecting = 1;
+    gcs_trace_set_state(GCS_TRACE_GC_STOPPED); /* the collecting thread waits, then coordinates */
     __atomic_store_n(&gcs_gc_stop_requested_, 1, __ATOMIC_RELAXED);
     int self = m ? 1 : 0;
     while (gc->running > self)
         pthread_cond_wait(&gc->stopped_cond, &gc->gc_lock);
     uint64_t t1 = gcs_now_ns();
+    tls_in_collection = 1;
     collect_locked(gc, reason, t0, t1);
+    tls_in_collection = 0;
     gc->collections++;
     gc->collecting = 0;
     __atomic_store_n(&gcs_gc_stop_requested_, 0, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&gc->resume_cond);
     pthread_mutex_unlock(&gc->gc_lock);
+    gcs_trace_set_state(trace_prev);
     return 0;
 }
 
@@ -479,7 +508,7 @@ int gcs_gc_attach(gcs_err *err)
         gcs_err_set(err, "gc: out of memory attaching a thread");
         return -1;
     }
-    pthread_mutex_lock(&gc->gc_lock);
+    lock_gc_traced(gc);
     m->next = gc->mutators;
     if (gc->mutators)
         gc->mutators->prev = m;
@@ -507,7 +536,7 @@ void gcs_gc_detach(void)
     gcs_mutator *m = current_mutator(gc);
     if (!m)
         return;
-    pthread_mutex_lock(&gc->gc_lock);
+    lock_gc_traced(gc);
     /* A collection may be waiting for this thread: let it finish first, so
      * our allocation buffers are not reset under a running collection. */
     if (gc->collecting)
@@ -588,6 +617,13 @@ static void page_free(gcs_collector *gc, release_run *r, size_t i)
     }
 }
 
+/* Index into node_live_bytes: the page's node, or GCS_GC_MAX_NODES (the
+ * last slot) when it is unknown or beyond what the statistics hold. */
+static inline int node_slot(const gcs_collector *gc, const gcs_page *pg)
+{
+    return pg->node >= 0 && pg->node < gc->nnodes && pg->node < GCS_GC_MAX_NODES ? pg->node : GCS_GC_MAX_NODES;
+}
+
 void gcs_sweep_worker(gcs_worker *w)
 {
     gcs_collector *gc = w->gc;
@@ -596,6 +632,7 @@ void gcs_sweep_worker(gcs_worker *w)
     for (int c = 0; c < GCS_NCLASSES; c++)
         w->partial_head[c] = w->partial_tail[c] = -1;
     w->live_objects = w->live_bytes = w->freed_objects = w->pages_in_use = w->pages_freed = 0;
+    memset(w->node_live_bytes, 0, sizeof w->node_live_bytes);
     release_run run = {0, 0};
     size_t limit = gc->high_water;
     for (;;) {
@@ -618,6 +655,7 @@ void gcs_sweep_worker(gcs_worker *w)
                     page_mark_clear(gc, i, mode);
                     w->live_objects++;
                     w->live_bytes += n << GCS_PAGE_SHIFT;
+                    w->node_live_bytes[node_slot(gc, pg)] += n << GCS_PAGE_SHIFT;
                     w->pages_in_use += n;
                 } else {
                     w->freed_objects++;
@@ -653,6 +691,7 @@ void gcs_sweep_worker(gcs_worker *w)
             page_mark_clear(gc, i, mode);
             w->live_objects += live;
             w->live_bytes += (uint64_t)live * slot;
+            w->node_live_bytes[node_slot(gc, pg)] += (uint64_t)live * slot;
             w->pages_in_use++;
             pg->free_slots = nslots - live;
             pg->free_list = free_head;
@@ -715,23 +754,45 @@ static void log_stats(gcs_collector *gc, const gcs_gc_stats *st)
     free(line);
 }
 
-static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_start, uint64_t t_stopped)
+/* The thread policy, if any, picks this collection's P from the previous
+ * collection's statistics (gc->last, still intact here); timed. */
+static int choose_threads(gcs_collector *gc, gcs_gc_decision *d)
 {
-    int threads = gc->threads;
-    gcs_gc_stats *st = &gc->last;
+    memset(d, 0, sizeof *d);
+    const gcs_gc_thread_policy *p = &gc->opts.thread_policy;
+    if (!p->name || !p->choose || gc->policy_paused)
+        return gc->threads;
+    uint64_t t0 = gcs_now_ns();
+    int want = p->choose(p->state, gc->have_last ? &gc->last : NULL, gc->pool_size, d);
+    d->decision_ns = gcs_now_ns() - t0;
+    int threads = want <= 0 ? gc->threads : want > gc->pool_size ? gc->pool_size : want;
+    gc->threads = threads;
+    d->used = 1;
+    snprintf(d->policy, sizeof d->policy, "%s", p->name);
+    d->threads = threads;
+    d->max_threads = gc->pool_size;
+    if (d->npredicted < 0 || d->npredicted > GCS_GC_MAX_THREADS)
+        d->npredicted = 0;
+    if (d->ninputs < 0 || d->ninputs > 8)
+        d->ninputs = 0;
+    return threads;
+}
+
+/* What a collection and a re-mark set up alike: the statistics' fixed
+ * fields and every worker's counters and empty mark stack. */
+static void mark_begin(gcs_collector *gc, gcs_gc_stats *st, uint64_t index, int threads, uint64_t t_start)
+{
     memset(st, 0, sizeof *st);
-    st->index = gc->collections + 1;
-    st->reason = reason;
+    st->index = index;
     st->threads = threads;
     st->mark_mode = atomic_load_explicit(&gc->mark_mode, memory_order_relaxed);
     st->start_ns = t_start;
-    st->stop_ns = t_stopped - t_start;
     st->heap_limit = gc->npages << GCS_PAGE_SHIFT;
-    st->compute_span = gc->opts.compute_span;
     st->span = NAN;
     st->span_cost_object = gc->opts.span_cost_object;
     st->span_cost_pointer = gc->opts.span_cost_pointer;
     st->cache_misses_available = gc->counters_ok;
+    st->nnodes = gc->nnodes < GCS_GC_MAX_NODES ? gc->nnodes : GCS_GC_MAX_NODES;
     for (int i = 0; i < gc->pool_size; i++) {
         gcs_worker *w = &gc->workers[i];
         memset(&w->st, 0, sizeof w->st);
@@ -739,6 +800,18 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
         w->oom = 0;
         w->lo = w->hi = 0;
     }
+}
+
+static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_start, uint64_t t_stopped)
+{
+    gcs_gc_decision decision;
+    int threads = choose_threads(gc, &decision);
+    gcs_gc_stats *st = &gc->last;
+    mark_begin(gc, st, gc->collections + 1, threads, t_start);
+    st->decision = decision;
+    st->reason = reason;
+    st->stop_ns = t_stopped - t_start;
+    st->compute_span = gc->opts.compute_span;
 
     pthread_mutex_lock(&gc->heap_lock);
     /* Allocation buffers die: the sweep rebuilds every free list from marks. */
@@ -748,6 +821,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
         gc->partial_head[c] = -1;
 
     /* Roots: mark them and deal them out round-robin. */
+    gcs_trace_set_state(GCS_TRACE_GC_MARK); /* the collecting thread marks the roots */
     uint64_t t0 = gcs_now_ns();
     int next_worker = 0;
     void **root_list = NULL;
@@ -763,6 +837,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
             st->roots += push_root_obj(gc, *m->shadow[i], &next_worker, threads, want_list, &nroot_list, &root_cap);
     uint64_t t1 = gcs_now_ns();
     st->roots_ns = t1 - t0;
+    gcs_trace_set_state(GCS_TRACE_GC_STOPPED);
 
     gcs_mark_run(gc, threads);
     uint64_t t2 = gcs_now_ns();
@@ -791,6 +866,9 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
         }
         st->live_objects += w->live_objects;
         st->live_bytes += w->live_bytes;
+        for (int k = 0; k < GCS_GC_MAX_NODES; k++)
+            st->node_live_bytes[k] += w->node_live_bytes[k];
+        st->unknown_node_live_bytes += w->node_live_bytes[GCS_GC_MAX_NODES];
         st->freed_objects += w->freed_objects;
         st->pages_in_use += w->pages_in_use;
         st->pages_freed += w->pages_freed;
@@ -810,6 +888,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
         st->t1_ns += ws->busy_ns;
         st->objects_marked += ws->objects_scanned;
         st->pointers_scanned += ws->pointers_scanned;
+        st->edges_examined += ws->edges_examined;
         st->steal_attempts += ws->steal_attempts;
         st->steals += ws->steals;
     }
@@ -818,6 +897,112 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     log_stats(gc, st);
     if (gc->opts.on_collection)
         gc->opts.on_collection(st, gc->opts.on_collection_arg);
+}
+
+/* ---- re-mark (world stopped, gc_lock held) ------------------------------------------
+ * The mark table is clear between collections (the sweep clears every live
+ * page's marks).  A re-mark marks from the roots as a collection does, counts
+ * the marked objects page by page, and clears those pages' marks again. */
+
+static void remark_locked(gcs_collector *gc, int threads, gcs_gc_stats *st, uint64_t index)
+{
+    uint64_t t_start = gcs_now_ns();
+    mark_begin(gc, st, index, threads, t_start);
+    st->remark = 1;
+    st->reason = GCS_GC_REASON_REQUEST;
+    int mode = st->mark_mode;
+    pthread_mutex_lock(&gc->heap_lock);
+    uint64_t t0 = gcs_now_ns();
+    int next_worker = 0;
+    pthread_mutex_lock(&gc->roots_lock);
+    for (size_t i = 0; i < gc->nroots; i++)
+        st->roots += push_root_obj(gc, *gc->roots[i], &next_worker, threads, NULL, NULL, NULL);
+    pthread_mutex_unlock(&gc->roots_lock);
+    for (gcs_mutator *m = gc->mutators; m; m = m->next)
+        for (size_t i = 0; i < m->shadow_top; i++)
+            st->roots += push_root_obj(gc, *m->shadow[i], &next_worker, threads, NULL, NULL, NULL);
+    uint64_t t1 = gcs_now_ns();
+    st->roots_ns = t1 - t0;
+    gcs_mark_run(gc, threads);
+    uint64_t t2 = gcs_now_ns();
+    st->mark_ns = t2 - t1;
+
+    /* Count what is marked (exact in every mode), then clear. */
+    for (size_t i = 0; i < gc->high_water; i++) {
+        gcs_page *pg = &gc->pages[i];
+        size_t g0 = i * GCS_GRANULES_PER_PAGE;
+        uint64_t live = 0, bytes = 0;
+        if (pg->kind == GCS_PAGE_LARGE_HEAD) {
+            if (mark_test_clear(gc, g0, mode)) {
+                live = 1;
+                bytes = (uint64_t)pg->span_pages << GCS_PAGE_SHIFT;
+            }
+        } else if (pg->kind == GCS_PAGE_SMALL) {
+            size_t gstep = pg->slot_bytes >> GCS_GRANULE_SHIFT;
+            for (uint32_t sl = 0; sl < pg->nslots; sl++)
+                live += mark_test_clear(gc, g0 + sl * gstep, mode) != 0;
+            bytes = live * pg->slot_bytes;
+        }
+        if (!live)
+            continue;
+        page_mark_clear(gc, i, mode);
+        st->live_objects += live;
+        st->live_bytes += bytes;
+        int k = node_slot(gc, pg);
+        if (k < GCS_GC_MAX_NODES)
+            st->node_live_bytes[k] += bytes;
+        else
+            st->unknown_node_live_bytes += bytes;
+    }
+    pthread_mutex_unlock(&gc->heap_lock);
+
+    for (int i = 0; i < threads; i++) {
+        gcs_gc_worker_stats *ws = &gc->workers[i].st;
+        ws->cpu = gc->workers[i].pinned_cpu;
+        st->workers[i] = *ws;
+        st->t1_ns += ws->busy_ns;
+        st->objects_marked += ws->objects_scanned;
+        st->pointers_scanned += ws->pointers_scanned;
+        st->edges_examined += ws->edges_examined;
+        st->steal_attempts += ws->steal_attempts;
+        st->steals += ws->steals;
+    }
+    st->pause_ns = gcs_now_ns() - t_start;
+}
+
+int gcs_gc_remark(int threads, gcs_gc_stats *out)
+{
+    gcs_collector *gc = gcs_gc_global;
+    if (!gc || !out || threads < 1 || threads > gc->pool_size)
+        return -1;
+    if (tls_in_collection) {
+        /* From an on_collection callback: the world is stopped and we hold
+         * gc_lock; collections is counted up only after the callback. */
+        remark_locked(gc, threads, out, gc->collections + 1);
+        return 0;
+    }
+    uint64_t t0 = gcs_now_ns();
+    gcs_mutator *m = current_mutator(gc);
+    pthread_mutex_lock(&gc->gc_lock);
+    while (gc->collecting)
+        park_locked(gc, m); /* let a collection or another re-mark finish */
+    gc->collecting = 1;
+    gc->remarking = 1;
+    __atomic_store_n(&gcs_gc_stop_requested_, 1, __ATOMIC_RELAXED);
+    int self = m ? 1 : 0;
+    while (gc->running > self)
+        pthread_cond_wait(&gc->stopped_cond, &gc->gc_lock);
+    uint64_t t1 = gcs_now_ns();
+    remark_locked(gc, threads, out, gc->collections);
+    out->stop_ns = t1 - t0;
+    out->start_ns = t0;
+    out->pause_ns += t1 - t0;
+    gc->remarking = 0;
+    gc->collecting = 0;
+    __atomic_store_n(&gcs_gc_stop_requested_, 0, __ATOMIC_RELAXED);
+    pthread_cond_broadcast(&gc->resume_cond);
+    pthread_mutex_unlock(&gc->gc_lock);
+    return 0;
 }
 
 /* ---- statistics ------------------------------------------------------------------- */
@@ -872,6 +1057,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
     U("roots", s->roots);
     U("objects_marked", s->objects_marked);
     U("pointers_scanned", s->pointers_scanned);
+    U("edges_examined", s->edges_examined);
     U("steal_attempts", s->steal_attempts);
     U("steals", s->steals);
     U("live_objects", s->live_objects);
@@ -890,6 +1076,29 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
     U("snapshot_bytes", s->snapshot_bytes);
     U("snapshot_objects", s->snapshot_objects);
     json_object_set_new(j, "snapshot_error", s->snapshot_status < 0 ? json_string(s->snapshot_error) : json_null());
+    json_t *nodes = json_array();
+    for (int k = 0; k < s->nnodes && k < GCS_GC_MAX_NODES; k++)
+        json_array_append_new(nodes, json_integer((json_int_t)s->node_live_bytes[k]));
+    json_object_set_new(j, "node_live_bytes", nodes);
+    U("unknown_node_live_bytes", s->unknown_node_live_bytes);
+    if (s->remark)
+        json_object_set_new(j, "remark", json_true());
+    if (s->decision.used) {
+        const gcs_gc_decision *d = &s->decision;
+        json_t *pred = json_array();
+        for (int i = 0; i < d->npredicted; i++)
+            json_array_append_new(pred, isfinite(d->predicted_mark_ns[i]) ? json_real(d->predicted_mark_ns[i])
+                                                                             : json_null());
+        json_t *in = json_object();
+        for (int i = 0; i < d->ninputs && i < 8; i++)
+            if (d->inputs[i].name)
+                json_object_set_new(in, d->inputs[i].name, isfinite(d->inputs[i].value)
+                                                               ? json_real(d->inputs[i].value) : json_null());
+        json_object_set_new(j, "policy",
+                            json_pack("{s:s, s:i, s:i, s:o, s:I, s:s?, s:o}", "name", d->policy, "threads",
+                                      d->threads, "max_threads", d->max_threads, "predicted_mark_ns", pred,
+                                      "decision_ns", (json_int_t)d->decision_ns, "note", d->note, "inputs", in));
+    }
     json_t *ws = json_array();
     for (int i = 0; i < s->threads && i < GCS_GC_MAX_THREADS; i++) {
         const gcs_gc_worker_stats *w = &s->workers[i];
@@ -903,6 +1112,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
         W("steals", w->steals);
         W("objects_scanned", w->objects_scanned);
         W("pointers_scanned", w->pointers_scanned);
+        W("edges_examined", w->edges_examined);
         W("bytes_marked", w->bytes_marked);
         W("chunks_scanned", w->chunks_scanned);
         W("spills", w->spills);
@@ -957,6 +1167,17 @@ int gcs_gc_set_threads(int threads)
         return -1;
     pthread_mutex_lock(&gc->gc_lock);
     gc->threads = threads;
+    pthread_mutex_unlock(&gc->gc_lock);
+    return 0;
+}
+
+int gcs_gc_set_thread_policy_active(int on)
+{
+    gcs_collector *gc = gcs_gc_global;
+    if (!gc || !gc->opts.thread_policy.name)
+        return -1;
+    pthread_mutex_lock(&gc->gc_lock);
+    gc->policy_paused = !on;
     pthread_mutex_unlock(&gc->gc_lock);
     return 0;
 }
@@ -1032,7 +1253,7 @@ static void collector_free(gcs_collector *gc)
     free(gc);
 }
 
-int gcs_gc_init(const gcs_gc_options *opts_in, gcs_err *err)
+static int init_collector(const gcs_gc_options *opts_in, gcs_err *err)
 {
     static uint64_t generations;
     if (gcs_gc_global) {
@@ -1052,7 +1273,16 @@ int gcs_gc_init(const gcs_gc_options *opts_in, gcs_err *err)
         gcs_err_set(err, "gc: span_cost_object must be > 0");
         return -1;
     }
-    const char *env = getenv("GCSCALE_GC_THREADS");
+    const char *env = opts.ignore_threads_env ? NULL : getenv("GCSCALE_GC_THREADS");
+    if (env && *env && opts.thread_policy.name) {
+        env = NULL; /* a policy chooses P: whoever installed it read the variable */
+    } else if (env && strncmp(env, "adaptive", 8) == 0) {
+        /* gc/ does not know the model: the adaptive policy is built by
+         * adaptive/ (gcs_adaptive_configure), never behind the caller's back. */
+        gcs_err_set(err, "gc: GCSCALE_GC_THREADS=%s needs the adaptive policy: call gcs_adaptive_configure() "
+                         "(gcscale/adaptive.h) before gcs_gc_init()", env);
+        return -1;
+    }
     if (env && *env) {
         long v;
         if (gcs_parse_long(env, 1, GCS_GC_MAX_THREADS, &v, err) < 0) {
@@ -1170,6 +1400,16 @@ int gcs_gc_init(const gcs_gc_options *opts_in, gcs_err *err)
     return 0;
 }
 
+/* The thread policy's state belongs to the collector from here on: destroyed
+ * if initialization fails, else by gcs_gc_shutdown. */
+int gcs_gc_init(const gcs_gc_options *opts, gcs_err *err)
+{
+    int rc = init_collector(opts, err);
+    if (rc < 0 && opts && opts->thread_policy.destroy)
+        opts->thread_policy.destroy(opts->thread_policy.state);
+    return rc;
+}
+
 void gcs_gc_shutdown(void)
 {
     gcs_collector *gc = gcs_gc_global;
@@ -1177,6 +1417,9 @@ void gcs_gc_shutdown(void)
         return;
     gcs_gc_detach();
     gcs_gc_global = NULL;
+    gcs_gc_thread_policy policy = gc->opts.thread_policy;
     collector_free(gc);
+    if (policy.destroy)
+        policy.destroy(policy.state);
     __atomic_store_n(&gcs_gc_stop_requested_, 0, __ATOMIC_RELAXED);
 }

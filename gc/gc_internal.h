@@ -71,6 +71,7 @@ typedef struct gcs_worker {
     /* sweep results */
     int64_t partial_head[GCS_NCLASSES], partial_tail[GCS_NCLASSES];
     uint64_t live_objects, live_bytes, freed_objects, pages_in_use, pages_freed;
+    uint64_t node_live_bytes[GCS_GC_MAX_NODES + 1];  /* by page node; last: unknown */
 } gcs_worker;
 
 enum { GCS_JOB_NONE = 0, GCS_JOB_MARK, GCS_JOB_SWEEP, GCS_JOB_EXIT };
@@ -134,6 +135,8 @@ typedef struct gcs_collector {
 
     gcs_gc_stats last;
     int have_last;
+    int remarking;                /* gcs_gc_remark has stopped the world (not a collection) */
+    int policy_paused;            /* gcs_gc_set_thread_policy_active(0); guarded by gc_lock */
 
     /* heap snapshots (snapshot_gc.c); guarded by gc_lock */
     char snap_pattern[4096];      /* periodic: path pattern, "" off */

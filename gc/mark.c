@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 
 #include "gc_internal.h"
+#include "gcscale/trace.h"
 
 static inline void cpu_relax(void)
 {
@@ -173,17 +174,26 @@ push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
  * objects) and at the end: the low half
  * is the pointer fields, the high half the payload words.  Objects with more
  * than GCS_GC_CHUNK_FIELDS pointer fields are counted apart, so the low half
- * grows by at most 128 per object and never carries; the high half is exact
- * unless one worker scans over 32 GiB within 4096 consecutive objects.
+ * grows by at most 128 per object and never carries.  Objects followed along
+ * a chain have exactly one pointer field, so their headers go to a sum of
+ * their own (chain_hsum) whose low half counts them, without the countdown;
+ * the next countdown or the end flushes it.  Both sums are exact unless one
+ * worker scans over 32 GiB between two flushes (4096 objects, or one chain,
+ * that large).
  * (Counting bytes and pointers separately per object cost ~15% of the tree's
  * mark time; this costs about 1%, see docs/gc-bench.md.) */
 #define GCS_HSUM_FLUSH 4096u
 
-static inline void hdr_flush(uint64_t *hsum, uint32_t *budget, uint64_t *objects, uint64_t *bytes,
-                             uint64_t *pointers)
+static inline void hdr_flush(uint64_t *hsum, uint32_t *budget, uint64_t *chain_hsum,
+                             uint64_t *objects, uint64_t *bytes, uint64_t *pointers)
 {
     *objects += GCS_HSUM_FLUSH - *budget; /* objects counted down from GCS_HSUM_FLUSH */
     *budget = GCS_HSUM_FLUSH;
+    /* objects followed along chains: one pointer field each */
+    *objects += (uint32_t)*chain_hsum;
+    *pointers += (uint32_t)*chain_hsum;
+    *bytes += 8 * (*chain_hsum >> 32);
+    *chain_hsum = 0;
     *bytes += 8 * (*hsum >> 32);
     *pointers += (uint32_t)*hsum;
     *hsum = 0;
@@ -196,7 +206,12 @@ static inline __attribute__((always_inline)) void
 mark_drain(gcs_worker *w, const int mode, const int instr)
 {
     gcs_collector *gc = w->gc;
-    uint64_t objects = 0, pointers = 0, bytes = 0, chunks = 0, hsum = 0;
+    uint64_t objects = 0, pointers = 0, bytes = 0, chunks = 0, hsum = 0, chain_hsum = 0;
+    /* Pointers that found their object marked already.  Mark tests (the
+     * model's edges + roots, edges_examined) = objects scanned + revisits;
+     * counting the revisits, on the branch that skips the object, keeps the
+     * first-visit path untouched (a counter there cost ~10% on the tree). */
+    uint64_t revisits = 0;
     uint32_t budget = GCS_HSUM_FLUSH;
     uintptr_t fifo[GCS_MARK_FIFO];
     unsigned fifo_head = 0, fifo_count = 0;
@@ -246,14 +261,19 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                         }
                     }
                     uintptr_t c = *p;
-                    if (!c || !mark_set(gc, c, mode))
+                    if (!c)
                         continue;
+                    if (!mark_set(gc, c, mode)) {
+                        if (instr)
+                            revisits++;
+                        continue;
+                    }
                     uint64_t hdr = ((const uint64_t *)c)[-1];
                     const uintptr_t *cf = (const uintptr_t *)c, *cend = cf + GCS_HDR_NPTRS(hdr);
                     if (instr) {
                         hsum += hdr;
                         if (__builtin_expect(--budget == 0, 0))
-                            hdr_flush(&hsum, &budget, &objects, &bytes, &pointers);
+                            hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
                     }
                     if (cend == cf)
                         continue;
@@ -291,16 +311,34 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
             continue;
         }
     examine:
-        if (!mark_set(gc, obj, mode))
+        if (!mark_set(gc, obj, mode)) {
+            if (instr)
+                revisits++;
             continue;
+        }
         uint64_t hdr = ((const uint64_t *)obj)[-1];
         const uintptr_t *f = (const uintptr_t *)obj, *end = f + GCS_HDR_NPTRS(hdr);
+        if (end - f == 1 && fifo_count == 0 && w->hi == w->lo) {
+            /* A chain (linked list): nothing else is pending, so the FIFO
+             * cannot hide this miss; follow the pointer directly instead of
+             * a round trip through stack and FIFO.  This loop does little
+             * else, so its counting is the cheapest we have: one add, no
+             * countdown (see hdr_flush). */
+            if (instr)
+                chain_hsum += hdr; /* nptrs is 1: the low half counts them */
+            obj = *f;
+            if (obj) {
+                __builtin_prefetch((const void *)(obj - 8));
+                goto examine;
+            }
+            continue;
+        }
         if (instr) {
             /* One add per object: the header is words << 32 | nptrs, so the
              * sum of headers sums both (see hdr_flush). */
             hsum += hdr;
             if (__builtin_expect(--budget == 0, 0))
-                hdr_flush(&hsum, &budget, &objects, &bytes, &pointers);
+                hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
         }
         if (end - f > GCS_GC_CHUNK_FIELDS) {
             if (instr) { /* keep the low half small: count big arrays apart */
@@ -310,27 +348,17 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
             stack_push(w, (uintptr_t)(f + GCS_GC_CHUNK_FIELDS), (uintptr_t)end);
             end = f + GCS_GC_CHUNK_FIELDS;
         }
-        if (end - f == 1 && fifo_count == 0 && w->hi == w->lo) {
-            /* A chain (linked list): nothing else is pending, so the FIFO
-             * cannot hide this miss; follow the pointer directly instead of
-             * a round trip through stack and FIFO. */
-            obj = *f;
-            if (obj) {
-                __builtin_prefetch((const void *)(obj - 8));
-                goto examine;
-            }
-            continue;
-        }
         push_fields(w, f, end);
     }
     if (!instr)
         return;
-    hdr_flush(&hsum, &budget, &objects, &bytes, &pointers);
+    hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
     bytes += 8 * objects; /* the headers */
     w->st.objects_scanned += objects;
     w->st.pointers_scanned += pointers;
     w->st.bytes_marked += bytes;
     w->st.chunks_scanned += chunks;
+    w->st.edges_examined += objects + revisits;
 }
 
 /* Idle: look for an entry to steal.  Returns 1 with the entry pushed on the
@@ -340,11 +368,13 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
 {
     gcs_collector *gc = w->gc;
     uint64_t t0 = instr ? gcs_now_ns() : 0;
+    gcs_trace_set_state(GCS_TRACE_GC_SEARCH); /* trace.h: per search, not per object */
     atomic_fetch_add_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
     for (unsigned round = 0;; round++) {
         if (atomic_load_explicit(&gc->mark_idle, memory_order_acquire) == nthreads) {
             if (instr)
                 w->st.search_ns += gcs_now_ns() - t0;
+            gcs_trace_set_state(GCS_TRACE_GC_IDLE);
             return 0;
         }
         w->rng = w->rng * 1103515245u + 12345u;
@@ -361,6 +391,7 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
                 stack_push(w, e.begin, e.end);
                 if (instr)
                     w->st.search_ns += gcs_now_ns() - t0;
+                gcs_trace_set_state(GCS_TRACE_GC_MARK);
                 return 1;
             }
             atomic_fetch_add_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
@@ -442,6 +473,10 @@ static void *worker_main(void *arg)
         }
     }
     gcs_llc_worker_open(w);
+    char trace_name[32];
+    snprintf(trace_name, sizeof trace_name, "gc-worker-%d", w->index);
+    gcs_trace_thread_begin(trace_name, "gc");
+    gcs_trace_set_state(GCS_TRACE_GC_IDLE); /* until the first job */
     uint64_t seen = 0;
     pthread_mutex_lock(&gc->pool_lock);
     w->pinned_cpu = cpu; /* read by the coordinator after a job, under pool_lock */
@@ -453,13 +488,16 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&gc->pool_lock);
         if (job == GCS_JOB_EXIT) {
             gcs_llc_worker_close(w);
+            gcs_trace_thread_end();
             return NULL;
         }
         if (w->index < nthreads) {
+            gcs_trace_set_state(job == GCS_JOB_MARK ? GCS_TRACE_GC_MARK : GCS_TRACE_GC_SWEEP);
             if (job == GCS_JOB_MARK)
                 mark_worker(w, nthreads);
             else if (job == GCS_JOB_SWEEP)
                 gcs_sweep_worker(w);
+            gcs_trace_set_state(GCS_TRACE_GC_IDLE);
         }
         pthread_mutex_lock(&gc->pool_lock);
         if (w->index < nthreads && ++gc->jobs_done == nthreads)

@@ -604,6 +604,28 @@ static double private_lines(const gcs_cachesim_geom *geom)
     return lines;
 }
 
+void gcs_inspect_fast_cache(const gcs_profile *prof, int *line_bytes, double *cap)
+{
+    *line_bytes = 64;
+    *cap = DEFAULT_PRIVATE_LINES;
+    gcs_cachesim_geom geom;
+    gcs_err err;
+    if (prof->ncaches > 0 && gcs_cachesim_geom_from_profile(prof, -1, &geom, &err) == 0 &&
+        geom.nlevels > 0) {
+        if (geom.level[0].line_bytes > 0)
+            *line_bytes = geom.level[0].line_bytes;
+        double lines = private_lines(&geom);
+        if (lines > 0)
+            *cap = lines;
+    }
+}
+
+double gcs_inspect_fast_l(double revisit, double live, double cap)
+{
+    double l = DFS_WINDOW_LINES + REVISIT_LIVE_FACTOR * revisit * fmin(cap, live);
+    return fmin(l, fmin(cap, live));
+}
+
 /* ---- the whole inspection ------------------------------------------------------------------ */
 
 int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_inspect_opts *opts,
@@ -723,9 +745,7 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
             noise = 3 * (double)g->nfields * sqrt(q * (1 - q) / samples);
         }
         double revisit = examined > 0 ? fmax(0.0, examined - (double)n - noise) / examined : 0.0;
-        double live = (double)h->live_lines;
-        double l = DFS_WINDOW_LINES + REVISIT_LIVE_FACTOR * revisit * fmin(cap, live);
-        h->live_lines_avg = fmin(l, fmin(cap, live));
+        h->live_lines_avg = gcs_inspect_fast_l(revisit, (double)h->live_lines, cap);
     } else {
         replay r = {0};
         r.g = g;

@@ -68,6 +68,44 @@ typedef enum gcs_gc_mark_mode {
 
 typedef struct gcs_gc_stats gcs_gc_stats;
 
+#define GCS_GC_MAX_NODES 64        /* memory nodes counted in gcs_gc_stats.node_live_bytes */
+
+/* Thread policy: chooses P for each collection (docs/collector.md, "Thread
+ * policies"; the adaptive one is include/gcscale/adaptive.h).  The collector
+ * calls choose() once per collection, after the world is stopped and before
+ * the roots are scanned, with the statistics of the previous collection
+ * (NULL for the first) and the size of the worker pool.  choose() returns P
+ * (clamped by the collector to 1..max_threads; <= 0 means "keep the current
+ * count") and may fill the decision's predictions and note.  The collector
+ * times the call (decision_ns) and stores the decision in the collection's
+ * statistics and log line.  choose() runs on the collecting thread with the
+ * world stopped: it must not allocate GC objects or call back into the
+ * collector.  destroy(state) is called once, by gcs_gc_shutdown() or by a
+ * failing gcs_gc_init(): from gcs_gc_init() on, the collector owns state. */
+typedef struct gcs_gc_decision {
+    int used;                   /* 1: a policy chose this collection's P */
+    char policy[32];            /* the policy's name */
+    int threads;                /* the P chosen (after clamping) */
+    int max_threads;            /* the candidates were 1..max_threads */
+    int npredicted;             /* predicted_mark_ns[0..npredicted) is for P = 1..npredicted; 0: none */
+    double predicted_mark_ns[GCS_GC_MAX_THREADS];
+    uint64_t decision_ns;       /* the choose() call itself, measured by the collector */
+    /* Why, in the policy's words: a string literal (e.g. "first collection:
+     * no prediction") -- stats outlive the policy, and choose() need not
+     * format text in the pause; NULL: none. */
+    const char *note;
+    /* The inputs the policy decided from, by name (static strings). */
+    int ninputs;
+    struct { const char *name; double value; } inputs[8];
+} gcs_gc_decision;
+
+typedef struct gcs_gc_thread_policy {
+    const char *name;           /* static string; NULL: no policy */
+    int (*choose)(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out);
+    void (*destroy)(void *state);
+    void *state;
+} gcs_gc_thread_policy;
+
 typedef struct gcs_gc_options {
     size_t heap_limit;        /* bytes of heap pages (rounded up to pages); 0: 256 MiB */
     int threads;              /* GC workers P; 0: one per CPU.  GCSCALE_GC_THREADS overrides */
@@ -88,6 +126,14 @@ typedef struct gcs_gc_options {
      * world still stopped (it may read, not allocate). */
     void (*on_collection)(const gcs_gc_stats *stats, void *arg);
     void *on_collection_arg;
+    /* Chooses P per collection (see gcs_gc_thread_policy); name NULL: none,
+     * every collection uses `threads` (or gcs_gc_set_threads). */
+    gcs_gc_thread_policy thread_policy;
+    /* 1: GCSCALE_GC_THREADS is not read by gcs_gc_init (gcs_adaptive_configure
+     * sets it: it has read the variable already).  0 (default): a number there
+     * overrides `threads`, and "adaptive[:MAX]" there is an error unless a
+     * thread policy is installed (only gcs_adaptive_configure can build it). */
+    int ignore_threads_env;
     /* Heap snapshots (docs/snapshot-format.md), written after the mark and
      * before the sweep of every snapshot_every-th collection (index % N == 0).
      * Every "%d" in the path is replaced by the collection index; without one
@@ -111,6 +157,7 @@ typedef struct gcs_gc_worker_stats {
     uint64_t steals;            /* of which took an entry */
     uint64_t objects_scanned;   /* objects (or chunks' objects, once) scanned */
     uint64_t pointers_scanned;  /* pointer fields read */
+    uint64_t edges_examined;    /* non-NULL pointers and roots whose mark was tested */
     uint64_t bytes_marked;      /* header + payload bytes of scanned objects */
     uint64_t chunks_scanned;    /* extra entries for large pointer arrays */
     uint64_t spills;            /* times this worker published work for idle workers */
@@ -162,6 +209,13 @@ struct gcs_gc_stats {
     uint64_t snapshot_objects;  /* objects in the snapshot (= the marked set) */
     char snapshot_path[4096];   /* the file (pattern expanded) */
     char snapshot_error[512];   /* why it failed; "" otherwise */
+    /* Model inputs the thread policy reads (also filled by gcs_gc_remark). */
+    uint64_t edges_examined;    /* sum of the workers' (0 with instrumentation off) */
+    int nnodes;                 /* memory nodes the collector knows (>= 1) */
+    uint64_t node_live_bytes[GCS_GC_MAX_NODES]; /* live_bytes by node of their page */
+    uint64_t unknown_node_live_bytes;           /* ... on pages of unknown node */
+    gcs_gc_decision decision;   /* the thread policy's choice (decision.used 0: none) */
+    int remark;                 /* 1: filled by gcs_gc_remark, not a collection */
     gcs_gc_worker_stats workers[GCS_GC_MAX_THREADS];
 };
 
@@ -211,6 +265,10 @@ static inline void gcs_gc_safepoint(void)
 /* GC threads P for the next collections (1..max_threads); the count is chosen
  * per collection, so an adaptive policy can change it between collections. */
 int gcs_gc_set_threads(int threads);
+/* Pauses (0) or resumes (1) the thread policy installed at init: while it is
+ * paused, collections use the gcs_gc_set_threads count and carry no decision
+ * (gc-bench times fixed P and the policy on one heap).  -1 if no policy. */
+int gcs_gc_set_thread_policy_active(int on);
 int gcs_gc_threads(void);
 int gcs_gc_max_threads(void);
 void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode);
@@ -256,6 +314,25 @@ typedef struct gcs_gc_snapshot_heap {
 int gcs_gc_build_snapshot(const struct gcs_snapshot *g, gcs_gc_snapshot_heap *out, gcs_err *err);
 /* Unregisters and frees the root slots (the objects become garbage). */
 void gcs_gc_snapshot_heap_release(gcs_gc_snapshot_heap *heap);
+
+/* Re-mark ------------------------------------------------------------------ */
+/* Marks the current heap again from the current roots with `threads` workers
+ * (1..max_threads) and fills *out with the mark's statistics (mark_ns, t1_ns,
+ * roots, objects_marked, steals, edges_examined, per-worker busy/search) and
+ * with live_objects / live_bytes / node_live_bytes counted from the marks;
+ * sweep, span, snapshot and decision fields stay 0, and out->remark is 1.
+ * Nothing is swept or freed, no snapshot is written, no log line is written,
+ * and the collection count is unchanged: afterwards the mark table is clear
+ * again, as after every collection, so the next collection is unaffected.
+ * out->index is the collection whose live set was re-marked.
+ *
+ * Callable from an on_collection callback (the world is stopped already:
+ * this re-marks exactly the live set that collection kept; the main use is
+ * timing one heap at P = 1..ncores) or from an attached thread (it then stops
+ * the world itself, like a collection, and resumes it).  Objects allocated
+ * since the last collection are marked if reachable.  -1 if no collector or
+ * threads is out of range. */
+int gcs_gc_remark(int threads, gcs_gc_stats *out);
 
 /* Statistics --------------------------------------------------------------- */
 int gcs_gc_last_stats(gcs_gc_stats *out);   /* -1 before the first collection */

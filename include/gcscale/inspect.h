@@ -89,6 +89,19 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
 
 const char *gcs_inspect_predictor_name(gcs_inspect_predictor p); /* "fast", "slow" */
 
+/* The fast predictor's pieces, shared with the adaptive mode, which builds
+ * the same estimates from a collection's statistics instead of a snapshot.
+ *
+ * Line size and the cap on L for a profile: the lines of the largest
+ * private cache level of the profile's first CPU (docs/model.md), or 64 and
+ * 16384 when the profile lists no caches. */
+void gcs_inspect_fast_cache(const gcs_profile *prof, int *line_bytes, double *private_lines);
+/* L from the share of examined pointers that found their object marked
+ * already (revisit_share), the live lines and the cap: the lines of the
+ * mark's depth-first window plus a fitted share of the cap per unit of
+ * revisit share, never above min(cap, live). */
+double gcs_inspect_fast_l(double revisit_share, double live_lines, double private_lines);
+
 /* The result as a JSON object (model inputs, method, counts, costs). */
 json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r);
 

@@ -1,0 +1,129 @@
+/* configure.c -- thread specs ("N", "adaptive", "adaptive:MAX") and
+ * gcs_adaptive_configure: from a spec (or GCSCALE_GC_THREADS) and a machine
+ * profile to collector options with the adaptive policy installed.
+ *
+ * Why the collector does not build the policy itself from the environment:
+ * gc/ must not depend on the model (docs/architecture.md), so gcs_gc_init
+ * only knows the generic thread-policy hook.  It refuses
+ * GCSCALE_GC_THREADS=adaptive with an error naming gcs_adaptive_configure
+ * rather than silently running with a fixed P (docs/adaptive.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gcscale/adaptive.h"
+
+#define SPEC_FORMS "expected N (1-64), 'adaptive' or 'adaptive:MAX' (MAX 1-64)"
+
+int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gcs_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!spec || !*spec) {
+        gcs_err_set(err, "empty GC thread spec: " SPEC_FORMS);
+        return -1;
+    }
+    gcs_err perr;
+    long v;
+    if (strncmp(spec, "adaptive", 8) == 0) {
+        const char *rest = spec + 8;
+        out->adaptive = 1;
+        if (*rest == '\0')
+            return 0;
+        if (*rest != ':' || gcs_parse_long(rest + 1, 1, GCS_GC_MAX_THREADS, &v, &perr) < 0) {
+            gcs_err_set(err, "bad GC thread spec '%s': " SPEC_FORMS, spec);
+            return -1;
+        }
+        out->max_threads = (int)v;
+        return 0;
+    }
+    if (gcs_parse_long(spec, 1, GCS_GC_MAX_THREADS, &v, &perr) < 0) {
+        gcs_err_set(err, "bad GC thread spec '%s': " SPEC_FORMS, spec);
+        return -1;
+    }
+    out->threads = (int)v;
+    return 0;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+void gcs_adaptive_release(gcs_gc_options *opts)
+{
+    if (opts->thread_policy.destroy)
+        opts->thread_policy.destroy(opts->thread_policy.state);
+    memset(&opts->thread_policy, 0, sizeof opts->thread_policy);
+}
+
+int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const char *machine_path,
+                           gcs_err *err)
+{
+    const char *spec = threads_spec;
+    int from_env = 0;
+    if (!spec) {
+        spec = getenv("GCSCALE_GC_THREADS");
+        from_env = 1;
+        if (!spec || !*spec)
+            return 0;
+    }
+    gcs_adaptive_spec sp;
+    gcs_err perr;
+    if (gcs_adaptive_parse_spec(spec, &sp, &perr) < 0) {
+        gcs_err_set(err, "%s%s", from_env ? "GCSCALE_GC_THREADS: " : "", perr.msg);
+        return -1;
+    }
+    if (!sp.adaptive) {
+        gcs_adaptive_release(opts);
+        opts->threads = sp.threads;
+        if (opts->max_threads && opts->max_threads < sp.threads)
+            opts->max_threads = sp.threads;
+        opts->ignore_threads_env = 1;
+        return 0;
+    }
+
+    int max = sp.max_threads;
+    if (max == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        max = n < 1 ? 1 : n > GCS_GC_MAX_THREADS ? GCS_GC_MAX_THREADS : (int)n;
+    }
+
+    /* The machine profile: explicit, $GCSCALE_MACHINE, or this host's. */
+    char path[4096];
+    const char *env_machine = getenv("GCSCALE_MACHINE");
+    if (machine_path) {
+        snprintf(path, sizeof path, "%s", machine_path);
+    } else if (env_machine && *env_machine) {
+        snprintf(path, sizeof path, "%s", env_machine);
+    } else {
+        char host[256] = "";
+        if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+            snprintf(host, sizeof host, "localhost");
+        snprintf(path, sizeof path, "data/machines/%s.json", host);
+        if (!file_exists(path)) {
+            gcs_err_set(err, "adaptive GC threads need a machine profile: %s not found (run `gcscale calibrate` "
+                             "on this machine, or give one with --machine / GCSCALE_MACHINE)", path);
+            return -1;
+        }
+    }
+    gcs_err lerr;
+    gcs_profile *prof = gcs_profile_load(path, &lerr);
+    if (!prof) {
+        gcs_err_set(err, "adaptive GC threads: machine profile %s: %s", path, lerr.msg);
+        return -1;
+    }
+    gcs_gc_thread_policy pol;
+    if (gcs_adaptive_policy_new(prof, NULL, &pol, &lerr) < 0) {
+        gcs_err_set(err, "adaptive GC threads: machine profile %s: %s", path, lerr.msg);
+        return -1;
+    }
+    gcs_adaptive_release(opts);
+    opts->thread_policy = pol;
+    opts->max_threads = max;
+    opts->threads = max; /* the first collection's P; the policy chooses from then on */
+    opts->ignore_threads_env = 1;
+    return 0;
+}

@@ -1,0 +1,142 @@
+/* validate.h -- the validation report: the model and the adaptive mode
+ * against the collector, on the paper's workloads (prefix gcs_validate_).
+ *
+ * For each workload (workload.h) the report:
+ *  1. runs it with every fixed GC thread count of interest and once with the
+ *     adaptive policy (adaptive.h), and compares their total mark times (the
+ *     paper's Table 4: GC speedup with all threads and with adaptive, and the
+ *     threads adaptive used);
+ *  2. runs it once more writing heap snapshots of a few collections; right
+ *     after each of those collections, with the world still stopped, it
+ *     re-marks the same live heap at P = 1..max (gcs_gc_remark, median of
+ *     `reps`), which gives the measured speedup and, from the workers' busy,
+ *     search, wake-up and idle times, the measured GC speedup stack;
+ *  3. predicts every snapshot with the fast and the slow predictor (model.h,
+ *     inspect.h) for the same P, and tabulates measured against predicted
+ *     (the paper's Table 2: Pred, Pred(M_P=M1), Pred(Q_P=Q1), error).
+ *
+ * gcs_validate_write() writes CSV, JSON, SVG plots and a Markdown summary
+ * that links them (docs/validate.md).  Nothing here prints; progress goes
+ * through a gcs_progress that the caller may silence.
+ *
+ * Calls workload.h, gc.h, adaptive.h, snapshot.h, inspect.h, model.h,
+ * predict.h, plot.h, profile.h and common.h.
+ */
+#ifndef GCSCALE_VALIDATE_H
+#define GCSCALE_VALIDATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gcscale/common.h"
+#include "gcscale/gc.h"
+
+#define GCS_VALIDATE_MAX_WORKLOADS 8
+#define GCS_VALIDATE_MAX_SNAPSHOTS 8
+#define GCS_VALIDATE_MAX_RUNS 16
+#define GCS_VALIDATE_ERROR_TARGET 10.0   /* mean absolute prediction error, % */
+#define GCS_VALIDATE_ADAPTIVE_TARGET 10.0 /* adaptive mark time over the best fixed P, % */
+
+typedef struct gcs_validate_opts {
+    int quick;                  /* smaller runs, fewer snapshots and repetitions */
+    const char *machine_path;   /* machine profile (required) */
+    const char *workloads;      /* comma-separated names; NULL: every workload */
+    int max_threads;            /* P = 1..max_threads; 0: CPUs online */
+    int reps;                   /* re-marks per P and snapshot; 0: 5 (quick) or 7 */
+    int snapshots;              /* snapshots per workload; 0: 2 (quick) or 4 */
+    int mutators;               /* workload threads; 0: CPUs online */
+    double steps_scale;         /* workload steps x this; 0: 0.5 (quick) or 1 */
+    const char *snapshot_dir;   /* where the snapshots go (required) */
+    int quiet;                  /* no progress on stderr */
+} gcs_validate_opts;
+
+void gcs_validate_opts_init(gcs_validate_opts *opts);
+
+/* The measured GC speedup stack of one parallel mark, in threads: the parts
+ * add up to P.  speedup = T(1)/T(P); extra_work = (sum of the workers' busy
+ * time - the busy time at P = 1)/T(P) (misses from stealing, contention);
+ * search = time looking for work (stealing, termination); wake = time from
+ * the start signal until a worker ran; tail = time a worker had finished
+ * while the mark went on; other = the rest (timer granularity, the
+ * difference between T(1) and its busy time). */
+typedef struct gcs_validate_stack {
+    double speedup, extra_work, search, wake, tail, other;
+} gcs_validate_stack;
+
+void gcs_validate_measured_stack(const gcs_gc_stats *at_p, double t1_ns, double busy1_ns,
+                                 gcs_validate_stack *out);
+
+/* One thread count of one workload, averaged over its snapshots. */
+typedef struct gcs_validate_point {
+    int threads;
+    double mark_ms;             /* median re-mark time */
+    double speedup;             /* measured: median T(1) / median T(P) */
+    double pred;                /* slow predictor, full model */
+    double pred_no_contention;  /* Pred(M_P = M1) */
+    double pred_no_extra;       /* Pred(Q_P = Q1) */
+    double pred_critical;       /* slow predictor, --span critical */
+    double pred_fast;           /* fast predictor, full model */
+    double error_pct, error_critical_pct, error_fast_pct; /* predicted / measured - 1 */
+    gcs_validate_stack measured_stack;
+    double pred_stack[4];       /* speedup, lost to span, to extra misses, to contention */
+} gcs_validate_point;
+
+/* One whole run of a workload. */
+typedef struct gcs_validate_run {
+    int threads;                /* fixed P, or the pool for adaptive */
+    int adaptive;
+    int verified;               /* the workload's own check passed */
+    uint64_t collections;
+    double wall_ms, mark_ms, pause_ms; /* totals over the run's collections */
+    double avg_threads;         /* mean P over the collections */
+    double decision_pct;        /* adaptive: decision time / mark time, % */
+} gcs_validate_whole_run;
+
+typedef struct gcs_validate_workload {
+    char name[16];
+    int nsnapshots;
+    char snapshot[GCS_VALIDATE_MAX_SNAPSHOTS][4096];
+    uint64_t snapshot_collection[GCS_VALIDATE_MAX_SNAPSHOTS];
+    uint64_t snapshot_objects[GCS_VALIDATE_MAX_SNAPSHOTS];
+    double snapshot_live_mb[GCS_VALIDATE_MAX_SNAPSHOTS];
+    int npoints;                /* P = 1..npoints */
+    gcs_validate_point points[GCS_GC_MAX_THREADS];
+    int nruns;                  /* fixed P runs, then the adaptive run last */
+    gcs_validate_whole_run runs[GCS_VALIDATE_MAX_RUNS];
+    int best_fixed;             /* index in runs of the fastest fixed P */
+    double adaptive_over_best_pct; /* adaptive mark time / best fixed - 1, % */
+    int adaptive_ok;            /* within the target and not slower than both P = 1 and P = max */
+    double speedup_full, speedup_adaptive; /* mark time at P = 1 over P = max, over adaptive */
+    char slow_note[600];        /* why the slow predictor did not run, "" if it did */
+} gcs_validate_workload;
+
+typedef struct gcs_validate_report {
+    char host[64];
+    char machine[512];          /* the profile's path */
+    char created[32];           /* ISO-8601 UTC */
+    int cpus, max_threads, mutators, reps, quick;
+    int nworkloads;
+    gcs_validate_workload w[GCS_VALIDATE_MAX_WORKLOADS];
+    /* Mean absolute error over the workloads at each P >= 2 (index P). */
+    double mae_pct[GCS_GC_MAX_THREADS + 1], mae_fast_pct[GCS_GC_MAX_THREADS + 1],
+        mae_critical_pct[GCS_GC_MAX_THREADS + 1];
+    int error_ok;               /* every P within GCS_VALIDATE_ERROR_TARGET (full slow model) */
+    int adaptive_ok;            /* every workload's adaptive_ok */
+    double seconds;             /* the whole validation */
+} gcs_validate_report;
+
+/* Runs the validation.  -1 with err set when it cannot run (no profile, a
+ * profile without gc_cost_ns, an unknown workload, a workload that failed
+ * its own check or ran out of heap). */
+int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *report, gcs_err *err);
+
+/* Writes the report into dir (created if missing): summary.md, errors.csv,
+ * adaptive.csv, stacks.csv, report.json and per workload WORKLOAD-speedup.svg
+ * and WORKLOAD-stack.svg.  Every file is written crash-safely. */
+int gcs_validate_write(const gcs_validate_report *report, const char *dir, gcs_err *err);
+
+/* The short summary `gcscale validate` prints: the error table, the
+ * adaptive table and the verdict on both targets. */
+void gcs_validate_print_summary(const gcs_validate_report *report, FILE *fp);
+
+#endif

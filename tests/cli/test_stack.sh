@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# test_stack.sh -- gcscale stack: hand-made 1- and 2-thread runs with every
+# term known, the components adding up to N, SVG, real runs of bh where the
+# GC component's time agrees with the collector's own pause times (5%), and
+# one-line errors with exit 2.
+. "$(dirname "$0")/lib.sh"
+echo "1..24"
+
+cat >"$TMP/st.trace" <<'T'
+gcscale-trace 1
+source builtin
+clock monotonic
+thread 1 0 main main
+thread 2 10 mutator m0
+thread 3 0 gc w0
+e 0 3 gc-idle
+e 10 1 blocked-barrier
+e 50 2 gc-stopped
+e 50 3 gc-mark
+e 60 3 gc-idle
+e 60 2 running
+e 100 2 exited
+e 100 1 running
+end 120
+T
+cat >"$TMP/mt.trace" <<'T'
+gcscale-trace 1
+source builtin
+clock monotonic
+thread 1 0 main main
+thread 2 10 mutator m0
+thread 3 10 mutator m1
+thread 4 0 gc w0
+e 0 4 gc-idle
+e 10 1 blocked-barrier
+e 20 2 blocked-lock
+e 25 2 running
+e 30 3 gc-stopped
+e 31 4 gc-mark
+e 32 2 gc-stopped
+e 34 4 gc-search
+e 35 4 gc-idle
+e 35 2 running
+e 36 3 running
+e 50 2 blocked-lock
+e 52 3 gc-stopped
+e 52 4 gc-mark
+e 53 2 gc-stopped
+e 54 4 gc-idle
+e 54 2 running
+e 54 3 running
+e 56 2 exited
+e 60 3 exited
+e 60 1 running
+end 80
+T
+
+expect_ok "stack --help" "$GCSCALE" stack --help
+expect_grep "help gives the formula" "N T_GC,N - T_GC,1" "$TMP/out"
+expect_ok "hand-made runs, json" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/mt.trace" --json
+cp "$TMP/out" "$TMP/s.json"
+expect_ok "S 1.5, GC 0.05, init 0.375, sync 0.0875, imbalance 0.05, other -0.0625, sum 2" jq -e '
+  def near(a; b): ((a - b) | fabs) < 1e-9;
+  .stacks[0] as $s | $s.n == 2 and near($s.sum; 2) and
+  near($s.components.speedup; 1.5) and near($s.components.gc; 0.05) and near($s.components.initialization; 0.375) and
+  near($s.components.synchronization; 0.0875) and near($s.components.imbalance; 0.05) and near($s.components.other; -0.0625) and
+  near($s.multi.gc_lag_ms * 1e6; 1)' "$TMP/s.json"
+expect_ok "text table" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/mt.trace"
+expect_grep "row adds up to 2" "mt\.trace +2 .* -0\.06[23] +2\.000" "$TMP/out"
+expect_ok "two multi traces (one after --multi), svg" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/mt.trace" \
+    "$TMP/st.trace" --svg "$TMP/s.svg" --csv
+expect_grep "csv: a row per multi trace" "st\.trace,1,0\.000,1\.000,0\.000,0\.000,0\.000,0\.000,0\.000,1\.000" "$TMP/out"
+expect_grep "svg legend" "synchronization" "$TMP/s.svg"
+
+sed 's/^end 120$/end 240/' "$TMP/st.trace" >"$TMP/st2.trace"
+expect_ok "two baselines: each --multi against the --single before it" "$GCSCALE" stack --single "$TMP/st.trace" \
+    --multi "$TMP/mt.trace" --single "$TMP/st2.trace" --multi "$TMP/mt.trace" --json
+expect_ok "speedups 1.5 (T_1 120) and 3 (T_1 240), both adding up to 2" jq -e '
+  (.stacks | map(.components.speedup)) == [1.5, 3] and all(.stacks[]; ((.sum - 2) | fabs) < 1e-9)
+  and (.stacks[1].single_trace | endswith("st2.trace"))' "$TMP/out"
+expect_exit 2 "--labels count must match" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/mt.trace" \
+    --svg "$TMP/x.svg" --labels a,b
+
+# Real runs: the GC component against the collector's pause times.
+expect_ok "bh with 1 and 2 mutators, traced" bash -c "
+  '$GCSCALE' run bh --mutators 1 --gc-threads 2 --size 8000 --steps 3 --heap 4M --quiet --json --trace '$TMP/b1.trace' >'$TMP/b1.json' &&
+  '$GCSCALE' run bh --mutators 2 --gc-threads 2 --size 8000 --steps 3 --heap 4M --quiet --json --trace '$TMP/b2.trace' >'$TMP/b2.json'"
+expect_ok "stack of the real runs" "$GCSCALE" stack --single "$TMP/b1.trace" --multi "$TMP/b2.trace" --json
+cp "$TMP/out" "$TMP/b.json"
+expect_ok "adds up to 2" jq -e '((.stacks[0].sum - 2) | fabs) < 1e-9' "$TMP/b.json"
+expect_ok "T_GC within 5% of the collector's summed pauses, both runs" bash -c "
+  jq -e --slurpfile r1 '$TMP/b1.json' --slurpfile r2 '$TMP/b2.json' '
+    def close(a; b): b > 0 and (((a - b) | fabs) <= 0.05 * b);
+    close(.stacks[0].single.gc_ms; \$r1[0].gc_pause_ms) and close(.stacks[0].multi.gc_ms; \$r2[0].gc_pause_ms)' '$TMP/b.json'"
+
+# Errors
+expect_exit 2 "--multi without files" "$GCSCALE" stack --single "$TMP/st.trace"
+expect_exit 2 "no --single" "$GCSCALE" stack --multi "$TMP/mt.trace"
+expect_exit 2 "single run with 2 mutators" "$GCSCALE" stack --single "$TMP/mt.trace" --multi "$TMP/mt.trace"
+expect_grep "says why" "needs exactly 1" "$TMP/err"
+expect_exit 2 "trace argument without --multi" "$GCSCALE" stack --single "$TMP/st.trace" "$TMP/mt.trace"
+expect_exit 2 "--app-class worker: no such threads here" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/mt.trace" \
+    --app-class worker
+expect_grep "names the class" 'has 0 application \(class "worker"\) threads' "$TMP/err"
+printf 'gcscale-trace 1\nsource builtin\nclock monotonic\nthread 1 0 main m\nthread 1 0 main m\nend 9\n' >"$TMP/bad.trace"
+expect_exit 2 "malformed multi trace" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/bad.trace"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# test_validate.sh -- gcscale validate end to end on one small workload (cky,
+# one snapshot, three re-marks): every report file is written, the JSON
+# parses, every speedup stack adds up to P, the snapshots are removed unless
+# kept; and bad input gets one stderr line and exit 2.
+. "$(dirname "$0")/lib.sh"
+echo "1..19"
+
+DEV=data/machines/dev-2core-kvm.json
+OUT="$TMP/report"
+expect_ok "validate --help" "$GCSCALE" validate --help
+expect_grep "help names the tables" "Table 2" "$TMP/out"
+
+expect_ok "a small validation (cky, 1 snapshot, 3 re-marks, P = 1..2)" \
+    "$GCSCALE" validate --machine "$DEV" --workloads cky --snapshots 1 --reps 3 --threads 2 \
+    --quick --quiet -o "$OUT"
+expect_grep "the summary names both targets" "prediction target .* (met|NOT met)" "$TMP/out"
+expect_grep "... and the adaptive one" "adaptive target" "$TMP/out"
+for f in summary.md errors.csv adaptive.csv stacks.csv report.json cky-speedup.svg cky-stack.svg; do
+    expect_ok "wrote $f" test -s "$OUT/$f"
+done
+expect_ok "report.json parses, with one error row per P >= 2" \
+    jq -e '.format == "gcscale-validation" and (.errors | length) == 1' "$OUT/report.json"
+expect_ok "every speedup stack adds up to P" \
+    jq -e '[.stacks[] | select(.kind == "measured") | ((.speedup + .extra_work + .search + .wake + .tail + .other) - .P) | fabs < 0.001] | all' "$OUT/report.json"
+expect_ok "the runs include adaptive:2" jq -e '[.runs[] | select(.run == "adaptive:2")] | length == 1' "$OUT/report.json"
+expect_ok "the snapshots were removed" test ! -e "$OUT/snapshots"
+
+expect_exit 2 "unknown workload" "$GCSCALE" validate --machine "$DEV" --workloads tree -o "$TMP/x"
+expect_exit 2 "--threads 0" "$GCSCALE" validate --machine "$DEV" --threads 0 -o "$TMP/x"
+expect_exit 2 "a missing profile" "$GCSCALE" validate --machine "$TMP/none.json" -o "$TMP/x"
+expect_exit 2 "a profile without gc_cost_ns" "$GCSCALE" validate --machine data/machines/o2k.json --workloads cky -o "$TMP/x"

@@ -1,0 +1,578 @@
+/* validate.c -- running the validation (include/gcscale/validate.h).
+ *
+ * Per workload, three kinds of runs, all with the same seed:
+ *  - fixed P for every candidate P (1..max, or powers of two and max when
+ *    max > 8), then the adaptive policy with a pool of max workers: whole
+ *    runs, compared by the sum of their mark times;
+ *  - one run at P = max that writes a heap snapshot every `every`
+ *    collections; the first `snapshots` of them are re-marked right away
+ *    from the on_collection callback (the world is still stopped, so the
+ *    heap is exactly the snapshot's) at P = 1..max, `reps` times each,
+ *    taking turns so that drift in the machine hits every P alike;
+ *  - no run for the predictions: each snapshot is read back and inspected.
+ * `every` comes from the collection count of the fixed P = max run, so that
+ * the snapshots spread over the run.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gcscale/adaptive.h"
+#include "gcscale/inspect.h"
+#include "gcscale/model.h"
+#include "gcscale/predict.h"
+#include "gcscale/profile.h"
+#include "gcscale/snapshot.h"
+#include "gcscale/validate.h"
+#include "gcscale/workload.h"
+
+#define MAX_REPS 15
+
+void gcs_validate_opts_init(gcs_validate_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+}
+
+void gcs_validate_measured_stack(const gcs_gc_stats *s, double t1_ns, double busy1_ns,
+                                 gcs_validate_stack *out)
+{
+    memset(out, 0, sizeof *out);
+    double tp = (double)s->mark_ns;
+    int p = s->threads;
+    if (!(tp > 0) || p < 1)
+        return;
+    double busy = 0, search = 0, wake = 0, tail = 0;
+    for (int i = 0; i < p && i < GCS_GC_MAX_THREADS; i++) {
+        const gcs_gc_worker_stats *w = &s->workers[i];
+        busy += (double)w->busy_ns;
+        search += (double)w->search_ns;
+        wake += (double)w->wake_ns;
+        double rest = tp - (double)w->wake_ns - (double)w->mark_ns;
+        tail += rest > 0 ? rest : 0;
+    }
+    out->speedup = t1_ns / tp;
+    out->extra_work = (busy - busy1_ns) / tp;
+    out->search = search / tp;
+    out->wake = wake / tp;
+    out->tail = tail / tp;
+    out->other = p - out->speedup - out->extra_work - out->search - out->wake - out->tail;
+}
+
+/* ---- one whole run of a workload ------------------------------------------------- */
+
+typedef struct remark_ctx {
+    int max_threads, reps, want;
+    int taken;
+    /* [snapshot][P-1][rep] */
+    double mark_ns[GCS_VALIDATE_MAX_SNAPSHOTS][GCS_GC_MAX_THREADS][MAX_REPS];
+    gcs_gc_stats *median_stats; /* [snapshot * max_threads + P-1]: the median rep's stats */
+    char path[GCS_VALIDATE_MAX_SNAPSHOTS][4096];
+    uint64_t collection[GCS_VALIDATE_MAX_SNAPSHOTS];
+    uint64_t live_bytes[GCS_VALIDATE_MAX_SNAPSHOTS];
+    int failed;
+} remark_ctx;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* on_collection: re-marks the heap of a collection that wrote a snapshot. */
+static void remark_collection(const gcs_gc_stats *stats, void *arg)
+{
+    remark_ctx *c = arg;
+    if (stats->snapshot_status != 1 || c->taken >= c->want || c->failed)
+        return;
+    int k = c->taken++;
+    snprintf(c->path[k], sizeof c->path[k], "%s", stats->snapshot_path);
+    c->collection[k] = stats->index;
+    c->live_bytes[k] = stats->live_bytes;
+    /* Rounds over P, so that a slow moment of the machine hits every P. */
+    gcs_gc_stats *keep = calloc((size_t)c->max_threads * MAX_REPS, sizeof *keep);
+    if (!keep) {
+        c->failed = 1;
+        return;
+    }
+    for (int r = 0; r < c->reps; r++)
+        for (int p = 1; p <= c->max_threads; p++) {
+            gcs_gc_stats *st = &keep[(size_t)(p - 1) * MAX_REPS + (size_t)r];
+            if (gcs_gc_remark(p, st) < 0) {
+                c->failed = 1;
+                free(keep);
+                return;
+            }
+            c->mark_ns[k][p - 1][r] = (double)st->mark_ns;
+        }
+    for (int p = 1; p <= c->max_threads; p++) {
+        /* the repetition with the median mark time */
+        double sorted[MAX_REPS];
+        memcpy(sorted, c->mark_ns[k][p - 1], sizeof(double) * (size_t)c->reps);
+        qsort(sorted, (size_t)c->reps, sizeof(double), cmp_double);
+        double med = sorted[c->reps / 2];
+        for (int r = 0; r < c->reps; r++)
+            if (c->mark_ns[k][p - 1][r] == med) {
+                c->median_stats[(size_t)k * (size_t)c->max_threads + (size_t)(p - 1)] =
+                    keep[(size_t)(p - 1) * MAX_REPS + (size_t)r];
+                break;
+            }
+    }
+    free(keep);
+}
+
+typedef struct run_spec {
+    const gcs_validate_opts *o;
+    const gcs_workload_info *info;
+    int threads;                /* fixed P, or the pool for adaptive */
+    int adaptive;
+    remark_ctx *remark;         /* snapshot run */
+    uint64_t every;
+    const char *snapshot_pattern;
+} run_spec;
+
+static int run_workload(const run_spec *rs, gcs_validate_whole_run *out, gcs_err *err)
+{
+    const gcs_validate_opts *o = rs->o;
+    memset(out, 0, sizeof *out);
+    gcs_gc_options go;
+    gcs_gc_options_default(&go);
+    go.heap_limit = rs->info->default_heap;
+    go.log_path = "";
+    char spec[32];
+    if (rs->adaptive)
+        snprintf(spec, sizeof spec, "adaptive:%d", rs->threads);
+    else
+        snprintf(spec, sizeof spec, "%d", rs->threads);
+    if (gcs_adaptive_configure(&go, spec, o->machine_path, err) < 0)
+        return -1;
+    go.max_threads = rs->threads;
+    if (rs->remark) {
+        go.snapshot_path = rs->snapshot_pattern;
+        go.snapshot_every = rs->every;
+        go.on_collection = remark_collection;
+        go.on_collection_arg = rs->remark;
+    } else {
+        go.snapshot_path = ""; /* never $GCSCALE_GC_SNAPSHOT here */
+    }
+    gcs_workload_gclog log;
+    gcs_workload_gclog_install(&go, &log);
+    if (gcs_gc_init(&go, err) < 0) {
+        gcs_workload_gclog_free(&log);
+        return -1;
+    }
+    gcs_workload_options wo;
+    gcs_workload_options_init(&wo);
+    wo.name = rs->info->name;
+    wo.mutators = o->mutators;
+    wo.steps = (uint64_t)fmax(1, round((double)rs->info->default_steps * o->steps_scale));
+    wo.seed = 1;
+    wo.gclog = &log;
+    gcs_workload_result res;
+    int rc = gcs_workload_run(&wo, &res, err);
+    gcs_gc_shutdown();
+    if (rc == 0) {
+        out->threads = rs->threads;
+        out->adaptive = rs->adaptive;
+        out->verified = res.verified;
+        out->collections = res.gc_count;
+        out->wall_ms = (double)res.wall_ns / 1e6;
+        double threads = 0, decision = 0;
+        for (size_t i = res.gc_first; i < res.gc_first + res.gc_count; i++) {
+            const gcs_workload_gc_row *row = &log.rows[i];
+            out->mark_ms += (double)row->mark_ns / 1e6;
+            out->pause_ms += (double)row->pause_ns / 1e6;
+            threads += row->threads;
+            decision += (double)row->decision_ns / 1e6;
+        }
+        out->avg_threads = res.gc_count ? threads / (double)res.gc_count : 0;
+        out->decision_pct = out->mark_ms > 0 ? 100 * decision / out->mark_ms : 0;
+        if (!res.verified) {
+            gcs_err_set(err, "%s failed its own check at %s threads: %s", rs->info->name, spec,
+                        res.verify_msg);
+            rc = -1;
+        } else if (res.gc_count == 0) {
+            gcs_err_set(err, "%s ran without a collection (heap limit too large?)", rs->info->name);
+            rc = -1;
+        }
+    }
+    gcs_workload_gclog_free(&log);
+    return rc;
+}
+
+/* ---- predictions --------------------------------------------------------------- */
+
+static int predict_snapshot(const char *path, const gcs_profile *prof, int max_threads,
+                            gcs_validate_workload *w, int first, char *slow_note, size_t note_n,
+                            gcs_err *err)
+{
+    gcs_snapshot *g = gcs_snapshot_read(path, err);
+    if (!g)
+        return -1;
+    int rc = -1;
+    int *threads = malloc(sizeof(int) * (size_t)max_threads);
+    gcs_model_result *fast = calloc((size_t)max_threads, sizeof *fast);
+    gcs_model_result *slow = calloc((size_t)max_threads, sizeof *slow);
+    gcs_model_result *crit = calloc((size_t)max_threads, sizeof *crit);
+    if (!threads || !fast || !slow || !crit) {
+        gcs_err_set(err, "validate: out of memory");
+        goto done;
+    }
+    for (int p = 1; p <= max_threads; p++)
+        threads[p - 1] = p;
+    gcs_model_opts mo;
+    gcs_model_opts_init(&mo);
+    gcs_model_opts_use_profile(&mo, prof);
+    gcs_inspect_opts io;
+    gcs_inspect_opts_init(&io);
+    io.predictor = GCS_INSPECT_FAST;
+    gcs_inspect_result ir;
+    if (gcs_inspect_heap(g, prof, &io, &ir, err) < 0 ||
+        gcs_predict_curve(prof, &ir.heap, threads, max_threads, &mo, fast, err) < 0)
+        goto done;
+    w->snapshot_objects[w->nsnapshots - 1] = ir.heap.objects;
+    int have_slow = 0;
+    if (prof->ncaches > 0) {
+        io.predictor = GCS_INSPECT_SLOW;
+        io.tinf_ns = ir.heap.tinf_ns; /* the same span: walked once */
+        gcs_err serr;
+        if (gcs_inspect_heap(g, prof, &io, &ir, &serr) < 0) {
+            snprintf(slow_note, note_n, "slow predictor failed: %s", serr.msg);
+        } else {
+            if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &mo, slow, err) < 0)
+                goto done;
+            gcs_model_opts mc = mo;
+            mc.span = GCS_MODEL_SPAN_CRITICAL;
+            if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &mc, crit, err) < 0)
+                goto done;
+            have_slow = 1;
+        }
+    } else {
+        snprintf(slow_note, note_n, "the profile has no cache geometry: Pred columns use the fast predictor");
+    }
+    if (!have_slow) {
+        memcpy(slow, fast, sizeof *slow * (size_t)max_threads);
+        gcs_model_opts mc = mo;
+        mc.span = GCS_MODEL_SPAN_CRITICAL;
+        io.predictor = GCS_INSPECT_FAST;
+        if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &mc, crit, err) < 0)
+            goto done;
+    }
+    /* Running sums over snapshots; divided by the count at the end. */
+    for (int p = 1; p <= max_threads; p++) {
+        gcs_validate_point *pt = &w->points[p - 1];
+        const gcs_model_result *s = &slow[p - 1];
+        if (first)
+            memset(pt->pred_stack, 0, sizeof pt->pred_stack);
+        pt->pred += s->speedup;
+        pt->pred_no_contention += s->speedup_no_contention;
+        pt->pred_no_extra += s->speedup_no_extra_misses;
+        pt->pred_critical += crit[p - 1].speedup;
+        pt->pred_fast += fast[p - 1].speedup;
+        pt->pred_stack[0] += s->speedup;
+        pt->pred_stack[1] += s->lost_span;
+        pt->pred_stack[2] += s->lost_extra_misses;
+        pt->pred_stack[3] += s->lost_contention;
+    }
+    rc = 0;
+done:
+    free(threads);
+    free(fast);
+    free(slow);
+    free(crit);
+    gcs_snapshot_free(g);
+    return rc;
+}
+
+/* ---- the driver --------------------------------------------------------------- */
+
+static int select_workloads(const char *list, const gcs_workload_info **out, int *n, gcs_err *err)
+{
+    *n = 0;
+    if (!list || !*list) {
+        for (size_t i = 0; i < gcs_workload_count() && *n < GCS_VALIDATE_MAX_WORKLOADS; i++)
+            out[(*n)++] = gcs_workload_info_at(i);
+        return 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        const gcs_workload_info *info = gcs_workload_find(tok);
+        if (!info) {
+            gcs_err_set(err, "unknown workload '%s' (bh, cube or cky)", tok);
+            return -1;
+        }
+        if (*n == GCS_VALIDATE_MAX_WORKLOADS) {
+            gcs_err_set(err, "at most %d workloads", GCS_VALIDATE_MAX_WORKLOADS);
+            return -1;
+        }
+        out[(*n)++] = info;
+    }
+    return 0;
+}
+
+/* Fixed P runs: every P up to 8, then powers of two and max. */
+static int candidate_threads(int max, int *out)
+{
+    int n = 0;
+    for (int p = 1; p <= max; p++)
+        if (p <= 8 || (p & (p - 1)) == 0 || p == max)
+            out[n++] = p;
+    return n;
+}
+
+static int make_dir(const char *dir, gcs_err *err)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+                goto fail;
+            *p = '/';
+        }
+    if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+        goto fail;
+    return 0;
+fail:
+    gcs_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
+    return -1;
+}
+
+static void finish_workload(gcs_validate_workload *w, int nsnap)
+{
+    for (int p = 1; p <= w->npoints; p++) {
+        gcs_validate_point *pt = &w->points[p - 1];
+        pt->pred /= nsnap;
+        pt->pred_no_contention /= nsnap;
+        pt->pred_no_extra /= nsnap;
+        pt->pred_critical /= nsnap;
+        pt->pred_fast /= nsnap;
+        for (int k = 0; k < 4; k++)
+            pt->pred_stack[k] /= nsnap;
+        pt->error_pct = 100 * (pt->pred / pt->speedup - 1);
+        pt->error_critical_pct = 100 * (pt->pred_critical / pt->speedup - 1);
+        pt->error_fast_pct = 100 * (pt->pred_fast / pt->speedup - 1);
+    }
+    /* adaptive against the fixed runs */
+    int nfixed = w->nruns - 1, best = 0;
+    for (int i = 1; i < nfixed; i++)
+        if (w->runs[i].mark_ms < w->runs[best].mark_ms)
+            best = i;
+    w->best_fixed = best;
+    const gcs_validate_whole_run *ad = &w->runs[w->nruns - 1], *one = &w->runs[0], *all = &w->runs[nfixed - 1];
+    w->adaptive_over_best_pct = 100 * (ad->mark_ms / w->runs[best].mark_ms - 1);
+    w->adaptive_ok = w->adaptive_over_best_pct <= GCS_VALIDATE_ADAPTIVE_TARGET &&
+                     !(ad->mark_ms > one->mark_ms && ad->mark_ms > all->mark_ms);
+    w->speedup_full = all->mark_ms > 0 ? one->mark_ms / all->mark_ms : 0;
+    w->speedup_adaptive = ad->mark_ms > 0 ? one->mark_ms / ad->mark_ms : 0;
+}
+
+int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_err *err)
+{
+    gcs_validate_opts o = *opts;
+    memset(r, 0, sizeof *r);
+    uint64_t t0 = gcs_now_ns();
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    r->cpus = online > 0 ? (int)online : 1;
+    if (!o.machine_path || !o.snapshot_dir) {
+        gcs_err_set(err, "validate: a machine profile and a snapshot directory are required");
+        return -1;
+    }
+    if (o.max_threads <= 0)
+        o.max_threads = r->cpus;
+    if (o.max_threads > GCS_GC_MAX_THREADS) {
+        gcs_err_set(err, "validate: at most %d threads", GCS_GC_MAX_THREADS);
+        return -1;
+    }
+    if (o.reps <= 0)
+        o.reps = o.quick ? 5 : 7;
+    if (o.reps > MAX_REPS) {
+        gcs_err_set(err, "validate: at most %d repetitions", MAX_REPS);
+        return -1;
+    }
+    if (o.snapshots <= 0)
+        o.snapshots = o.quick ? 2 : 4;
+    if (o.snapshots > GCS_VALIDATE_MAX_SNAPSHOTS) {
+        gcs_err_set(err, "validate: at most %d snapshots per workload", GCS_VALIDATE_MAX_SNAPSHOTS);
+        return -1;
+    }
+    if (o.mutators <= 0)
+        o.mutators = r->cpus;
+    if (!(o.steps_scale > 0))
+        o.steps_scale = o.quick ? 0.5 : 1;
+    const gcs_workload_info *infos[GCS_VALIDATE_MAX_WORKLOADS];
+    int nw;
+    if (select_workloads(o.workloads, infos, &nw, err) < 0)
+        return -1;
+    gcs_profile *prof = gcs_profile_load(o.machine_path, err);
+    if (!prof)
+        return -1;
+    if (!prof->has_gc_cost) {
+        gcs_err_set(err, "%s: profile has no gc_cost_ns: run gcscale calibrate on the machine",
+                    o.machine_path);
+        gcs_profile_free(prof);
+        return -1;
+    }
+    if (make_dir(o.snapshot_dir, err) < 0) {
+        gcs_profile_free(prof);
+        return -1;
+    }
+    gethostname(r->host, sizeof r->host - 1);
+    snprintf(r->machine, sizeof r->machine, "%s", o.machine_path);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(r->created, sizeof r->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    r->max_threads = o.max_threads;
+    r->mutators = o.mutators;
+    r->reps = o.reps;
+    r->quick = o.quick;
+
+    int cand[GCS_VALIDATE_MAX_RUNS];
+    int ncand = candidate_threads(o.max_threads, cand);
+    if (ncand + 1 > GCS_VALIDATE_MAX_RUNS)
+        ncand = GCS_VALIDATE_MAX_RUNS - 1;
+    gcs_progress pr;
+    /* work units: one per whole run, two per snapshot run, one per prediction */
+    gcs_progress_init(&pr, (double)nw * (ncand + 1 + 2 + o.snapshots), o.quiet);
+    remark_ctx *rc_ctx = calloc(1, sizeof *rc_ctx);
+    gcs_gc_stats *median = calloc((size_t)o.snapshots * (size_t)o.max_threads, sizeof *median);
+    int rc = -1;
+    if (!rc_ctx || !median) {
+        gcs_err_set(err, "validate: out of memory");
+        goto done;
+    }
+    for (int wi = 0; wi < nw; wi++) {
+        const gcs_workload_info *info = infos[wi];
+        gcs_validate_workload *w = &r->w[r->nworkloads++];
+        snprintf(w->name, sizeof w->name, "%s", info->name);
+        char step[128];
+        /* Whole runs: fixed P (the largest first: it sets the snapshot spacing), then adaptive. */
+        for (int i = ncand - 1; i >= 0; i--) {
+            snprintf(step, sizeof step, "%s: whole run, %d GC thread%s", info->name, cand[i],
+                     cand[i] > 1 ? "s" : "");
+            gcs_progress_step(&pr, step, 1);
+            run_spec rs = {.o = &o, .info = info, .threads = cand[i]};
+            if (run_workload(&rs, &w->runs[i], err) < 0)
+                goto done;
+            gcs_progress_done(&pr, 1);
+        }
+        snprintf(step, sizeof step, "%s: whole run, adaptive:%d", info->name, o.max_threads);
+        gcs_progress_step(&pr, step, 1);
+        run_spec ra = {.o = &o, .info = info, .threads = o.max_threads, .adaptive = 1};
+        if (run_workload(&ra, &w->runs[ncand], err) < 0)
+            goto done;
+        gcs_progress_done(&pr, 1);
+        w->nruns = ncand + 1;
+
+        /* The snapshot run, with re-marks. */
+        uint64_t ncoll = w->runs[ncand - 1].collections;
+        uint64_t every = ncoll / (uint64_t)(o.snapshots + 1);
+        if (every < 1)
+            every = 1;
+        char pattern[600];
+        snprintf(pattern, sizeof pattern, "%s/%s-%%d.snap", o.snapshot_dir, info->name);
+        memset(rc_ctx, 0, sizeof *rc_ctx);
+        rc_ctx->max_threads = o.max_threads;
+        rc_ctx->reps = o.reps;
+        rc_ctx->want = o.snapshots;
+        rc_ctx->median_stats = median;
+        snprintf(step, sizeof step, "%s: snapshots every %llu collections, re-marked at P = 1..%d",
+                 info->name, (unsigned long long)every, o.max_threads);
+        gcs_progress_step(&pr, step, 2);
+        gcs_validate_whole_run snaprun;
+        run_spec rsn = {.o = &o, .info = info, .threads = o.max_threads, .remark = rc_ctx,
+                        .every = every, .snapshot_pattern = pattern};
+        if (run_workload(&rsn, &snaprun, err) < 0)
+            goto done;
+        gcs_progress_done(&pr, 2);
+        if (rc_ctx->failed) {
+            gcs_err_set(err, "%s: re-marking a collection's heap failed", info->name);
+            goto done;
+        }
+        if (rc_ctx->taken == 0) {
+            gcs_err_set(err, "%s: no snapshot was written (%llu collections)", info->name,
+                        (unsigned long long)snaprun.collections);
+            goto done;
+        }
+        /* Drop the snapshots the run wrote beyond the ones re-marked. */
+        for (uint64_t c = 1; c <= snaprun.collections + 1; c++) {
+            char path[700];
+            snprintf(path, sizeof path, "%s/%s-%llu.snap", o.snapshot_dir, info->name,
+                     (unsigned long long)c);
+            int kept = 0;
+            for (int k = 0; k < rc_ctx->taken; k++)
+                kept |= strcmp(path, rc_ctx->path[k]) == 0;
+            if (!kept)
+                unlink(path);
+        }
+        w->npoints = o.max_threads;
+        for (int k = 0; k < rc_ctx->taken; k++) {
+            snprintf(w->snapshot[k], sizeof w->snapshot[k], "%s", rc_ctx->path[k]);
+            w->snapshot_collection[k] = rc_ctx->collection[k];
+            w->snapshot_live_mb[k] = (double)rc_ctx->live_bytes[k] / 1e6;
+            double med[GCS_GC_MAX_THREADS];
+            for (int p = 1; p <= o.max_threads; p++)
+                med[p - 1] = (double)median[(size_t)k * (size_t)o.max_threads + (size_t)(p - 1)].mark_ns;
+            const gcs_gc_stats *one = &median[(size_t)k * (size_t)o.max_threads];
+            double busy1 = 0;
+            for (int i = 0; i < one->threads; i++)
+                busy1 += (double)one->workers[i].busy_ns;
+            for (int p = 1; p <= o.max_threads; p++) {
+                gcs_validate_point *pt = &w->points[p - 1];
+                gcs_validate_stack st;
+                gcs_validate_measured_stack(&median[(size_t)k * (size_t)o.max_threads + (size_t)(p - 1)],
+                                            med[0], busy1, &st);
+                pt->threads = p;
+                pt->mark_ms += med[p - 1] / 1e6 / rc_ctx->taken;
+                pt->speedup += med[0] / med[p - 1] / rc_ctx->taken;
+                double *dst = &pt->measured_stack.speedup;
+                const double *src = &st.speedup;
+                for (int c = 0; c < 6; c++)
+                    dst[c] += src[c] / rc_ctx->taken;
+            }
+        }
+        w->nsnapshots = 0;
+        for (int k = 0; k < rc_ctx->taken; k++) {
+            snprintf(step, sizeof step, "%s: predicting snapshot %d of %d", info->name, k + 1, rc_ctx->taken);
+            gcs_progress_step(&pr, step, 1);
+            w->nsnapshots++;
+            if (predict_snapshot(rc_ctx->path[k], prof, o.max_threads, w, k == 0, w->slow_note,
+                                 sizeof w->slow_note, err) < 0)
+                goto done;
+            gcs_progress_done(&pr, 1);
+        }
+        finish_workload(w, w->nsnapshots);
+    }
+    /* The mean absolute errors and the verdicts. */
+    r->error_ok = 1;
+    r->adaptive_ok = 1;
+    for (int p = 2; p <= o.max_threads; p++) {
+        double s = 0, sf = 0, sc = 0;
+        for (int i = 0; i < r->nworkloads; i++) {
+            s += fabs(r->w[i].points[p - 1].error_pct);
+            sf += fabs(r->w[i].points[p - 1].error_fast_pct);
+            sc += fabs(r->w[i].points[p - 1].error_critical_pct);
+        }
+        r->mae_pct[p] = s / r->nworkloads;
+        r->mae_fast_pct[p] = sf / r->nworkloads;
+        r->mae_critical_pct[p] = sc / r->nworkloads;
+        if (r->mae_pct[p] > GCS_VALIDATE_ERROR_TARGET)
+            r->error_ok = 0;
+    }
+    for (int i = 0; i < r->nworkloads; i++)
+        r->adaptive_ok &= r->w[i].adaptive_ok;
+    gcs_progress_finish(&pr);
+    r->seconds = (double)(gcs_now_ns() - t0) / 1e9;
+    rc = 0;
+done:
+    free(rc_ctx);
+    free(median);
+    gcs_profile_free(prof);
+    return rc;
+}
