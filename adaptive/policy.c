@@ -74,7 +74,7 @@ void gcs_adaptive_opts_init(gcs_adaptive_opts *opts)
     opts->tolerance = GCS_ADAPTIVE_DEFAULT_TOLERANCE;
     opts->first_threads = 0;
     opts->initial_span_fraction = 0;
-    opts->reprobe_after = 32;
+    opts->reprobe_after = 4;
     opts->cost_budget = 0.01;
     opts->use_model_opts = 0;
     gcs_model_opts_init(&opts->model);
@@ -144,7 +144,6 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
         s->mopts = s->opts.model;
     } else {
         gcs_model_opts_init(&s->mopts);
-        gcs_model_opts_use_profile(&s->mopts, prof);
         /* Brent's bound and the span's own misses: a list gets no speedup,
          * as measured; the paper's form would give it 4/3 at P = 2 and so
          * always choose more threads for a chain (model.h). */

@@ -46,8 +46,8 @@ static void print_help(FILE *fp)
             "  --span paper|critical  T1/P + Tinf with every miss shared among P (the\n"
             "                       paper, default), or Brent's (T1-Tinf)/P + Tinf with the\n"
             "                       critical path's misses paid by one worker\n"
-            "  --steals paper|A,B   N_S = P ln(T1) or (P-1)(A ln(T1) + B); default: the\n"
-            "                       profile's fitted gc_steals when it has them, else paper\n"
+            "  --steals paper|fitted|A,B  N_S = P ln(T1) (default), the profile's\n"
+            "                       gc_steals fit (gcscale calibrate), or (P-1)(A ln(T1) + B)\n"
             "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
             "                       the profile's gc_cost_ns: for hand-written profiles of\n"
             "                       machines gcscale cannot run on (an assumption: say so)\n"
@@ -111,7 +111,7 @@ int cmd_predict(int argc, char **argv)
     };
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
-    int predictor = -1, c, steals_given = 0, no_prefetch = 0;
+    int predictor = -1, c, steals_fitted = 0, no_prefetch = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -139,14 +139,16 @@ int cmd_predict(int argc, char **argv)
                 cli_usage_error(cmd, "--span: '%s' is neither paper nor critical", optarg);
             break;
         case O_STEALS:
-            steals_given = 1;
+            steals_fitted = 0;
             if (strcmp(optarg, "paper") == 0) {
                 mopts.steals = GCS_MODEL_STEALS_PAPER;
+            } else if (strcmp(optarg, "fitted") == 0) {
+                steals_fitted = 1;
             } else {
                 char *end;
                 mopts.steal_a = strtod(optarg, &end);
                 if (*end != ',' || !isfinite(mopts.steal_a))
-                    cli_usage_error(cmd, "--steals: expected 'paper' or A,B, not '%s'", optarg);
+                    cli_usage_error(cmd, "--steals: expected paper, fitted or A,B, not '%s'", optarg);
                 mopts.steal_b = cli_parse_double(cmd, "--steals", end + 1, -1e9, 1e9);
                 mopts.steals = GCS_MODEL_STEALS_FITTED;
             }
@@ -194,8 +196,12 @@ int cmd_predict(int argc, char **argv)
                           "(or give assumed ones with --costs OBJ,PTR)", machine);
         cli_fail(cmd, &err);
     }
-    if (!steals_given)
-        gcs_model_opts_use_profile(&mopts, prof);
+    if (steals_fitted && gcs_model_opts_fitted_steals(&mopts, prof, &err) < 0) {
+        char msg[sizeof err.msg];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        gcs_err_set(&err, "%s: %s", machine, msg);
+        cli_fail(cmd, &err);
+    }
     if (!threads) {
         char range[32];
         snprintf(range, sizeof range, "1-%d", profile_cpus(prof));

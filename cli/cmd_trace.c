@@ -22,7 +22,7 @@
 
 static const char *const cmd = "trace";
 
-#define DEFAULT_OUTPUT "trace.gcst"
+#define DEFAULT_OUTPUT "gcscale.trace"
 #define MAX_CLASSES 64
 
 static void print_help(FILE *fp)
@@ -31,13 +31,13 @@ static void print_help(FILE *fp)
             "usage: gcscale trace [options] [--] PROGRAM [ARGS...]\n"
             "       gcscale trace [options] --pid PID\n"
             "\n"
-            "Traces the threads of an unmodified program through the Linux scheduler's\n"
-            "tracepoints (sched_switch, sched_wakeup, fork, exit, futex system calls) and\n"
-            "writes a thread-state trace (docs/trace-format.md) for 'gcscale bottle' and\n"
-            "'gcscale stack'.  Each thread is running (on a CPU), blocked-lock (asleep in a\n"
-            "futex wait: mutexes, condition variables, barriers, joins), blocked-other\n"
-            "(preempted, or asleep for any other reason) or exited.  Processes started by\n"
-            "the traced one are traced too.  Needs root (or CAP_PERFMON with access to\n"
+            "Traces the threads of an unmodified program through perf's context-switch\n"
+            "records and the Linux scheduler's tracepoints (wakeups, fork, exit, futex\n"
+            "system calls) and writes a thread-state trace (docs/trace-format.md) for\n"
+            "'gcscale bottle' and 'gcscale stack'.  Each thread is running (on a CPU),\n"
+            "blocked-lock (asleep in a futex wait: mutexes, condition variables,\n"
+            "barriers, joins), blocked-other (preempted, or asleep for any other reason)\n"
+            "or exited.  Processes started by the traced one are traced too.  Needs root (or CAP_PERFMON with access to\n"
             "tracefs); mounts tracefs at /sys/kernel/tracing when it is not mounted.\n"
             "\n"
             "PROGRAM is started once tracing is on and traced until it exits; the exit\n"
@@ -56,7 +56,7 @@ static void print_help(FILE *fp)
             "  -q, --quiet              no report line on stderr\n"
             "  -h, --help               this text\n"
             "\n"
-            "example: gcscale trace -o xz.gcst --class worker='xz*' -- xz -T2 -k big.tar\n");
+            "example: gcscale trace -o xz.trace --class worker='xz*' -- xz -T2 -k big.tar\n");
 }
 
 /* Signals.  --pid: SIGINT/SIGTERM/SIGHUP stop the trace and write the file.
@@ -198,6 +198,21 @@ int cmd_trace(int argc, char **argv)
         cli_usage_error(cmd, "give either --pid or a PROGRAM, not both");
     if (!pid && nprog == 0)
         cli_usage_error(cmd, "no PROGRAM to run (gcscale trace -- PROGRAM [ARGS...]) and no --pid");
+    {
+        /* The file is written at the end: make sure it can be before running
+         * anything, rather than losing a long trace. */
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", out);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == dir)
+            dir[1] = '\0';
+        else
+            *slash = '\0';
+        if (access(dir, W_OK | X_OK) < 0)
+            cli_usage_error(cmd, "-o %s: cannot write in %s: %s", out, dir, strerror(errno));
+    }
     if (pid) {
         /* Checked before anything is opened, so that a typo is a usage error. */
         if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)

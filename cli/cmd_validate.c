@@ -38,8 +38,9 @@ static void print_help(FILE *fp)
             "SVG plots per workload, and prints the summary.\n"
             "\n"
             "options:\n"
-            "  --quick              half the workload steps, 2 snapshots, 5 re-marks per P\n"
-            "                       (about 2 minutes on a 2-CPU machine)\n"
+            "  --quick              half the workload steps, 2 snapshots, 5 re-marks per P,\n"
+            "                       3 whole runs per configuration (under a minute on a\n"
+            "                       2-CPU machine)\n"
             "  --machine FILE       machine profile (default $GCSCALE_MACHINE, else\n"
             "                       data/machines/HOSTNAME.json; gcscale calibrate writes it)\n"
             "  -o, --output DIR     report directory (default validation-HOSTNAME)\n"
@@ -47,6 +48,8 @@ static void print_help(FILE *fp)
             "  --threads MAX        GC threads P = 1..MAX (default: CPUs online)\n"
             "  --mutators M         workload threads (default: CPUs online)\n"
             "  --reps N             re-marks per P and snapshot (default 5 quick, 7 full)\n"
+            "  --runs N             whole runs per configuration, the median counts\n"
+            "                       (default 3 quick, 5 full)\n"
             "  --snapshots N        snapshots per workload (default 2 quick, 4 full)\n"
             "  --keep-snapshots     keep the heap snapshots in DIR/snapshots (large)\n"
             "  --quiet              no progress on stderr\n"
@@ -78,7 +81,7 @@ static void remove_snapshots(const char *dir)
 
 int cmd_validate(int argc, char **argv)
 {
-    enum { O_QUICK = 256, O_MACHINE, O_WORKLOADS, O_THREADS, O_REPS, O_SNAPSHOTS, O_MUTATORS, O_KEEP,
+    enum { O_QUICK = 256, O_MACHINE, O_WORKLOADS, O_THREADS, O_REPS, O_RUNS, O_SNAPSHOTS, O_MUTATORS, O_KEEP,
            O_QUIET, O_JSON };
     static const struct option options[] = {
         {"quick", no_argument, NULL, O_QUICK},
@@ -87,6 +90,7 @@ int cmd_validate(int argc, char **argv)
         {"workloads", required_argument, NULL, O_WORKLOADS},
         {"threads", required_argument, NULL, O_THREADS},
         {"reps", required_argument, NULL, O_REPS},
+        {"runs", required_argument, NULL, O_RUNS},
         {"snapshots", required_argument, NULL, O_SNAPSHOTS},
         {"mutators", required_argument, NULL, O_MUTATORS},
         {"keep-snapshots", no_argument, NULL, O_KEEP},
@@ -107,6 +111,7 @@ int cmd_validate(int argc, char **argv)
         case O_WORKLOADS: o.workloads = optarg; break;
         case O_THREADS: o.max_threads = (int)cli_parse_long(cmd, "--threads", optarg, 1, GCS_GC_MAX_THREADS); break;
         case O_REPS: o.reps = (int)cli_parse_long(cmd, "--reps", optarg, 3, 15); break;
+        case O_RUNS: o.run_reps = (int)cli_parse_long(cmd, "--runs", optarg, 1, 9); break;
         case O_SNAPSHOTS:
             o.snapshots = (int)cli_parse_long(cmd, "--snapshots", optarg, 1, GCS_VALIDATE_MAX_SNAPSHOTS);
             break;

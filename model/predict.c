@@ -15,13 +15,16 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->span = GCS_MODEL_SPAN_PAPER;
 }
 
-void gcs_model_opts_use_profile(gcs_model_opts *opts, const gcs_profile *prof)
+int gcs_model_opts_fitted_steals(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err)
 {
-    if (prof->has_gc_steals) {
-        opts->steals = GCS_MODEL_STEALS_FITTED;
-        opts->steal_a = prof->gc_steal_a;
-        opts->steal_b = prof->gc_steal_b;
+    if (!prof->has_gc_steals) {
+        gcs_err_set(err, "profile has no gc_steals: run gcscale calibrate on the machine");
+        return -1;
     }
+    opts->steals = GCS_MODEL_STEALS_FITTED;
+    opts->steal_a = prof->gc_steal_a;
+    opts->steal_b = prof->gc_steal_b;
+    return 0;
 }
 
 const char *gcs_model_span_name(gcs_model_span span)

@@ -25,7 +25,7 @@ one() { # plain|traced -> "wall cpu"
     if [ "$1" = plain ]; then
         t=$( { time "${@:2}" >/dev/null 2>"$out/err"; } 2>&1 )
     else
-        t=$( { time "$gcscale" trace -q -o "$out/t.gcst" -- "${@:2}" >/dev/null 2>"$out/err"; } 2>&1 )
+        t=$( { time "$gcscale" trace -q -o "$out/t.trace" -- "${@:2}" >/dev/null 2>"$out/err"; } 2>&1 )
     fi
     if [ -s "$out/err" ]; then
         echo "measure-overhead.sh: $1 run printed: $(head -1 "$out/err")" >&2
@@ -42,8 +42,8 @@ for i in $(seq 1 "$runs"); do
         echo "$k $r" >>"$out/all"
     done
 done
-ls -l "$out/t.gcst" | awk '{ printf "# last trace: %d bytes, ", $5 }'
-grep -c '^e ' "$out/t.gcst" | awk '{ printf "%d events\n", $1 }'
+ls -l "$out/t.trace" | awk '{ printf "# last trace: %d bytes, ", $5 }'
+grep -c '^e ' "$out/t.trace" | awk '{ printf "%d events\n", $1 }'
 awk 'function median(a, n,   i, j, t) {
          for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
          return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }

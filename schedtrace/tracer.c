@@ -7,6 +7,17 @@
  * system-wide stream happens in user space, because the set of threads
  * changes while tracing and a kernel filter cannot follow it without races.
  *
+ * Context switches come from perf's own context-switch records
+ * (attr.context_switch on a dummy event per CPU), written in the context of
+ * the task switching in or out, rather than from the sched_switch
+ * tracepoint, which fires in the context of the previous task: on some
+ * kernels no tracepoint fires at all in a CPU's idle task (seen on this
+ * project's 6.18 KVM guest for CPU 1, with perf and with ftrace), so every
+ * switch from idle to a thread, and every wakeup done from idle, would be
+ * lost.  The tracepoint is the fallback for kernels without the records
+ * (before 4.3).  Wakeups come from sched_waking (the waker's context) where
+ * the kernel has it.
+ *
  * Ordering.  Each CPU's buffer is in time order, but the buffers are not
  * ordered among themselves, and the state machine needs one order (a thread
  * created on CPU 0 may run on CPU 1 before CPU 0's buffer is read).  Every
@@ -33,7 +44,7 @@
 /* The tracepoints, by role.  A kind of -1 marks the raw_syscalls fallback,
  * decoded by role. */
 enum role {
-    R_SWITCH, R_WAKEUP, R_WAKEUP_NEW, R_FORK, R_EXIT, R_RENAME,
+    R_SWITCH, R_WAKEUP, R_WAKING, R_WAKEUP_NEW, R_FORK, R_EXIT, R_RENAME,
     R_FUTEX_ENTER, R_FUTEX_EXIT, R_FWAIT_ENTER, R_FWAIT_EXIT, R_FWAITV_ENTER, R_FWAITV_EXIT,
     R_RAW_ENTER, R_RAW_EXIT, R_COUNT
 };
@@ -44,6 +55,7 @@ static const struct {
 } tp_spec[R_COUNT] = {
     [R_SWITCH] = {"sched", "sched_switch", 1},
     [R_WAKEUP] = {"sched", "sched_wakeup", 1},
+    [R_WAKING] = {"sched", "sched_waking", 0},
     [R_WAKEUP_NEW] = {"sched", "sched_wakeup_new", 1},
     [R_FORK] = {"sched", "sched_process_fork", 1},
     [R_EXIT] = {"sched", "sched_process_exit", 1},
@@ -156,6 +168,7 @@ static int bind_fields(tracepoint *tp, int role)
     switch (role) {
     case R_SWITCH: names[0] = "prev_pid"; names[1] = "prev_state"; names[2] = "next_pid"; break;
     case R_WAKEUP:
+    case R_WAKING:
     case R_WAKEUP_NEW: names[0] = "pid"; break;
     case R_FORK: names[0] = "parent_pid"; names[1] = "child_pid"; names[2] = "child_comm"; break;
     case R_EXIT: names[0] = "pid"; names[1] = "comm"; break;
@@ -230,6 +243,10 @@ static int load_tracepoints(gcs_schedtrace *t, gcs_err *err)
     if (t->tp[R_FWAITV_ENTER].used != t->tp[R_FWAITV_EXIT].used)
         t->tp[R_FWAITV_ENTER].used = t->tp[R_FWAITV_EXIT].used = 0;
     t->info.have_rename = t->tp[R_RENAME].used;
+    /* sched_waking fires in the waker's context; sched_wakeup may fire on
+     * the wakee's CPU, in its idle task (see the top of this file). */
+    if (t->tp[R_WAKING].used)
+        t->tp[R_WAKEUP].used = 0;
     return 0;
 }
 
@@ -239,6 +256,23 @@ static size_t round_pages(size_t bytes, size_t page)
     while (pages * page < bytes)
         pages *= 2;
     return pages;
+}
+
+/* The CPU's ring buffer, on its first event; the others write into it. */
+static int map_buffer(cpu_buf *cb, int fd, size_t data_pages, size_t page, gcs_err *err)
+{
+    cb->leader_fd = fd;
+    cb->data_bytes = data_pages * page;
+    cb->map_bytes = (data_pages + 1) * page;
+    cb->base = mmap(NULL, cb->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (cb->base == MAP_FAILED) {
+        int e = errno;
+        cb->base = NULL;
+        gcs_err_set(err, "mmap of the %zu KiB ring buffer of CPU %d: %s%s", cb->map_bytes / 1024, cb->cpu, strerror(e),
+                    e == EPERM ? " (over kernel.perf_event_mlock_kb: run as root or use a smaller --buffer-size)" : "");
+        return -1;
+    }
+    return 0;
 }
 
 static int open_all(gcs_schedtrace *t, gcs_err *err)
@@ -253,7 +287,7 @@ static int open_all(gcs_schedtrace *t, gcs_err *err)
     for (int r = 0; r < R_COUNT; r++)
         nused += t->tp[r].used;
     t->cpus = calloc((size_t)ncpus, sizeof *t->cpus);
-    t->fds = malloc((size_t)ncpus * (size_t)nused * sizeof *t->fds);
+    t->fds = malloc((size_t)ncpus * (size_t)(nused + 1) * sizeof *t->fds);
     t->scratch_bytes = 65536 + 16; /* a record is at most 64 KiB (u16 size) */
     t->scratch = malloc(t->scratch_bytes);
     if (!t->cpus || !t->fds || !t->scratch) {
@@ -265,9 +299,54 @@ static int open_all(gcs_schedtrace *t, gcs_err *err)
     for (int i = 0; i < ncpus; i++)
         t->cpus[i].leader_fd = -1;
     char perm[256];
+    /* Context-switch records where the kernel has them (4.3+); else the
+     * sched_switch tracepoint. */
+    t->tp[R_SWITCH].used = 0;
+    t->info.switch_source = "perf context-switch records";
     for (int i = 0; i < ncpus; i++) {
         cpu_buf *cb = &t->cpus[i];
         cb->cpu = cpus[i];
+        if (!t->tp[R_SWITCH].used) {
+            struct perf_event_attr attr;
+            memset(&attr, 0, sizeof attr);
+            attr.size = sizeof attr;
+            attr.type = PERF_TYPE_SOFTWARE;
+            attr.config = PERF_COUNT_SW_DUMMY;
+            attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+            attr.sample_id_all = 1;
+            attr.context_switch = 1;
+            attr.disabled = 1;
+            attr.use_clockid = 1;
+            attr.clockid = CLOCK_MONOTONIC;
+            attr.watermark = 1;
+            attr.wakeup_watermark = (uint32_t)(data_pages * page / 4);
+            long fd = perf_event_open(&attr, -1, cb->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+            if (fd < 0 && i == 0 && (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOENT)) {
+                if (!t->tp[R_SWITCH].fmt.id) {
+                    gcs_err_set(err, "the kernel has neither context-switch records nor sched:sched_switch");
+                    free(cpus);
+                    return -1;
+                }
+                t->tp[R_SWITCH].used = 1;
+                t->info.switch_source = "sched:sched_switch";
+            } else if (fd < 0) {
+                int e = errno;
+                if (e == EACCES || e == EPERM) {
+                    gcs_schedtrace_permission_hint(perm, sizeof perm);
+                    gcs_err_set(err, "perf_event_open of context-switch records: %s (%s)", strerror(e), perm);
+                } else {
+                    gcs_err_set(err, "perf_event_open of context-switch records (CPU %d): %s", cb->cpu, strerror(e));
+                }
+                free(cpus);
+                return -1;
+            } else {
+                t->fds[t->nfds++] = (int)fd;
+                if (map_buffer(cb, (int)fd, data_pages, page, err) < 0) {
+                    free(cpus);
+                    return -1;
+                }
+            }
+        }
         for (int r = 0; r < R_COUNT; r++) {
             if (!t->tp[r].used)
                 continue;
@@ -309,18 +388,7 @@ static int open_all(gcs_schedtrace *t, gcs_err *err)
                 (void)ioctl((int)fd, PERF_EVENT_IOC_SET_FILTER, filter); /* else filtered below */
             }
             if (cb->leader_fd < 0) {
-                cb->leader_fd = (int)fd;
-                cb->data_bytes = data_pages * page;
-                cb->map_bytes = (data_pages + 1) * page;
-                cb->base = mmap(NULL, cb->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-                if (cb->base == MAP_FAILED) {
-                    int e = errno;
-                    cb->base = NULL;
-                    gcs_err_set(err, "mmap of the %zu KiB ring buffer of CPU %d: %s%s", cb->map_bytes / 1024, cb->cpu,
-                                strerror(e),
-                                e == EPERM ? " (over kernel.perf_event_mlock_kb: run as root or use a smaller "
-                                             "--buffer-size)"
-                                           : "");
+                if (map_buffer(cb, (int)fd, data_pages, page, err) < 0) {
                     free(cpus);
                     return -1;
                 }
@@ -437,6 +505,7 @@ static int decode(gcs_schedtrace *t, uint64_t time, uint32_t cpu, const unsigned
         ev->tid2 = (int32_t)get(tp, 2, raw, n);
         return 1;
     case R_WAKEUP:
+    case R_WAKING:
     case R_WAKEUP_NEW:
         ev->kind = GCS_SCHEDTRACE_WAKEUP;
         ev->tid = (int32_t)get(tp, 0, raw, n);
@@ -513,6 +582,28 @@ static int handle_record(gcs_schedtrace *t, const unsigned char *rec, size_t siz
         return 0;
     }
 #endif
+    if (h.type == PERF_RECORD_SWITCH_CPU_WIDE && size >= sizeof h + 8 + 24) {
+        /* next_prev_pid, next_prev_tid, then sample_id: pid, tid, time, cpu */
+        uint32_t tid, cpu;
+        uint64_t time;
+        memcpy(&tid, rec + sizeof h + 12, 4);
+        memcpy(&time, rec + sizeof h + 16, 8);
+        memcpy(&cpu, rec + sizeof h + 24, 4);
+        gcs_schedtrace_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.t_ns = time;
+        ev.cpu = cpu;
+        ev.kind = GCS_SCHEDTRACE_SWITCH;
+        if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+            ev.tid = (int32_t)tid;
+            /* As sched_switch's prev_state: 0 runnable (preempted), 1 asleep. */
+            ev.arg = (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? 0 : 1;
+        } else {
+            ev.tid2 = (int32_t)tid;
+        }
+        t->info.samples++;
+        return push_event(t, &ev);
+    }
     if (h.type != PERF_RECORD_SAMPLE)
         return 0;
     /* PERF_SAMPLE_TID | TIME | CPU | RAW, in that order. */

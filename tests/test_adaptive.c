@@ -340,7 +340,6 @@ static void test_recommend(void **state)
             assert_int_equal(gcs_adaptive_estimate_heap(st, prof, -1, &est, &err), 0);
             gcs_model_opts mo;
             gcs_model_opts_init(&mo);
-            gcs_model_opts_use_profile(&mo, prof);
             mo.span = GCS_MODEL_SPAN_CRITICAL;
             gcs_model_result *all = calloc(64, sizeof *all);
             for (int p = 1; p <= 64; p++)

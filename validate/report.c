@@ -248,10 +248,11 @@ static int stack_plot(const gcs_validate_report *r, const gcs_validate_workload 
 
 static json_t *report_json(const gcs_validate_report *r)
 {
-    json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:f, s:b, s:b}",
+    json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:f, s:b, s:b}",
                             "format", "gcscale-validation", "version", 1, "host", r->host, "machine",
                             r->machine, "created", r->created, "cpus", r->cpus, "max_threads",
-                            r->max_threads, "mutators", r->mutators, "reps", r->reps, "quick", r->quick,
+                            r->max_threads, "mutators", r->mutators, "reps", r->reps, "run_reps",
+                            r->run_reps, "quick", r->quick,
                             "seconds", r->seconds, "error_ok", r->error_ok, "adaptive_ok", r->adaptive_ok);
     gcs_table *t;
     json_object_set_new(doc, "errors", gcs_table_to_json(t = error_table(r)));
@@ -361,10 +362,10 @@ int gcs_validate_write(const gcs_validate_report *r, const char *dir, gcs_err *e
     FILE *fp = out.fp;
     fprintf(fp, "# gcscale validation: %s\n\n", r->host);
     fprintf(fp, "%s, %d CPUs, GC threads P = 1..%d, %d mutator threads, %s run (%d re-marks per P and "
-                "snapshot), %.0f s. Machine profile: `%s`. Written by `gcscale validate`; "
-                "docs/validate.md explains every column.\n\n",
+                "snapshot, median of %d whole runs per configuration), %.0f s. Machine profile: `%s`. "
+                "Written by `gcscale validate`; docs/validate.md explains every column.\n\n",
             r->created, r->cpus, r->max_threads, r->mutators, r->quick ? "quick" : "full", r->reps,
-            r->seconds, r->machine);
+            r->run_reps, r->seconds, r->machine);
     summary_text(r, fp, 1);
     fprintf(fp, "\n## Files\n\n");
     fprintf(fp, "- [errors.csv](errors.csv): measured and predicted speedup per workload and P\n");

@@ -31,6 +31,7 @@
 #include "gcscale/workload.h"
 
 #define MAX_REPS 15
+#define MAX_RUN_REPS 9
 
 void gcs_validate_opts_init(gcs_validate_opts *opts)
 {
@@ -225,7 +226,6 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
         threads[p - 1] = p;
     gcs_model_opts mo;
     gcs_model_opts_init(&mo);
-    gcs_model_opts_use_profile(&mo, prof);
     gcs_inspect_opts io;
     gcs_inspect_opts_init(&io);
     io.predictor = GCS_INSPECT_FAST;
@@ -401,6 +401,12 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
         gcs_err_set(err, "validate: at most %d snapshots per workload", GCS_VALIDATE_MAX_SNAPSHOTS);
         return -1;
     }
+    if (o.run_reps <= 0)
+        o.run_reps = o.quick ? 3 : 5;
+    if (o.run_reps > MAX_RUN_REPS) {
+        gcs_err_set(err, "validate: at most %d whole runs per configuration", MAX_RUN_REPS);
+        return -1;
+    }
     if (o.mutators <= 0)
         o.mutators = r->cpus;
     if (!(o.steps_scale > 0))
@@ -431,6 +437,7 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
     r->max_threads = o.max_threads;
     r->mutators = o.mutators;
     r->reps = o.reps;
+    r->run_reps = o.run_reps;
     r->quick = o.quick;
 
     int cand[GCS_VALIDATE_MAX_RUNS];
@@ -439,7 +446,7 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
         ncand = GCS_VALIDATE_MAX_RUNS - 1;
     gcs_progress pr;
     /* work units: one per whole run, two per snapshot run, one per prediction */
-    gcs_progress_init(&pr, (double)nw * (ncand + 1 + 2 + o.snapshots), o.quiet);
+    gcs_progress_init(&pr, (double)nw * ((ncand + 1) * o.run_reps + 2 + o.snapshots), o.quiet);
     remark_ctx *rc_ctx = calloc(1, sizeof *rc_ctx);
     gcs_gc_stats *median = calloc((size_t)o.snapshots * (size_t)o.max_threads, sizeof *median);
     int rc = -1;
@@ -452,22 +459,38 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
         gcs_validate_workload *w = &r->w[r->nworkloads++];
         snprintf(w->name, sizeof w->name, "%s", info->name);
         char step[128];
-        /* Whole runs: fixed P (the largest first: it sets the snapshot spacing), then adaptive. */
-        for (int i = ncand - 1; i >= 0; i--) {
-            snprintf(step, sizeof step, "%s: whole run, %d GC thread%s", info->name, cand[i],
-                     cand[i] > 1 ? "s" : "");
-            gcs_progress_step(&pr, step, 1);
-            run_spec rs = {.o = &o, .info = info, .threads = cand[i]};
-            if (run_workload(&rs, &w->runs[i], err) < 0)
-                goto done;
-            gcs_progress_done(&pr, 1);
+        /* Whole runs: fixed P (the largest first: it sets the snapshot
+         * spacing), then adaptive, `run_reps` rounds taking turns; each
+         * configuration keeps its run with the median total mark time (runs
+         * of one configuration differ by 30% on a shared machine). */
+        static gcs_validate_whole_run all[GCS_VALIDATE_MAX_RUNS][MAX_RUN_REPS];
+        for (int rep = 0; rep < o.run_reps; rep++)
+            for (int i = ncand; i >= 0; i--) {
+                int adaptive = i == ncand;
+                if (adaptive)
+                    snprintf(step, sizeof step, "%s: whole run %d of %d, adaptive:%d", info->name, rep + 1,
+                             o.run_reps, o.max_threads);
+                else
+                    snprintf(step, sizeof step, "%s: whole run %d of %d, %d GC thread%s", info->name,
+                             rep + 1, o.run_reps, cand[i], cand[i] > 1 ? "s" : "");
+                gcs_progress_step(&pr, step, 1);
+                run_spec rs = {.o = &o, .info = info, .threads = adaptive ? o.max_threads : cand[i],
+                               .adaptive = adaptive};
+                if (run_workload(&rs, &all[i][rep], err) < 0)
+                    goto done;
+                gcs_progress_done(&pr, 1);
+            }
+        for (int i = 0; i <= ncand; i++) {
+            double ms[MAX_RUN_REPS];
+            for (int rep = 0; rep < o.run_reps; rep++)
+                ms[rep] = all[i][rep].mark_ms;
+            qsort(ms, (size_t)o.run_reps, sizeof(double), cmp_double);
+            for (int rep = 0; rep < o.run_reps; rep++)
+                if (all[i][rep].mark_ms == ms[o.run_reps / 2]) {
+                    w->runs[i] = all[i][rep];
+                    break;
+                }
         }
-        snprintf(step, sizeof step, "%s: whole run, adaptive:%d", info->name, o.max_threads);
-        gcs_progress_step(&pr, step, 1);
-        run_spec ra = {.o = &o, .info = info, .threads = o.max_threads, .adaptive = 1};
-        if (run_workload(&ra, &w->runs[ncand], err) < 0)
-            goto done;
-        gcs_progress_done(&pr, 1);
         w->nruns = ncand + 1;
 
         /* The snapshot run, with re-marks. */

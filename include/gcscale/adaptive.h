@@ -68,7 +68,8 @@ typedef struct gcs_adaptive_opts {
     /* After this many consecutive collections at P = 1 decided on a span
      * measured that long ago, run one collection at max_threads to measure
      * it again (a P = 1 collection cannot measure the span); 0: never.
-     * Default 32. */
+     * Default 4: one noisy measurement (a worker the host descheduled looks
+     * like a span) must not lock a short run into P = 1. */
     int reprobe_after;
     /* Share of the mark time decisions may cost, on average (default 0.01):
      * each collection earns cost_budget * its mark time; a collection whose

@@ -103,9 +103,13 @@ typedef struct gcs_model_result {
 } gcs_model_result;
 
 void gcs_model_opts_init(gcs_model_opts *opts);
-/* Uses what the profile knows about the collector: its fitted steal count
- * (gc_steals) when calibrate measured one. */
-void gcs_model_opts_use_profile(gcs_model_opts *opts, const gcs_profile *prof);
+/* Uses the steal count calibrate fitted to the collector (the profile's
+ * gc_steals) instead of the paper's P ln T1.  Not the default: each steal is
+ * priced at L extra misses, which the paper's small count absorbs; with the
+ * collector's real count (ten times as many steals, most of small subtrees)
+ * it predicts far too many misses (docs/model.md).  -1 if the profile has
+ * no fit. */
+int gcs_model_opts_fitted_steals(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err);
 
 /* Checks that heap and profile fit together (node counts, V sums to 1,
  * finite non-negative inputs, gc costs present where the heap needs them). */

@@ -5,8 +5,10 @@
  * through the kernel's tracepoints, opened with perf_event_open on every
  * online CPU (system wide; the traced threads are picked out in user space):
  *
- *   sched:sched_switch                 a thread leaves / takes a CPU
- *   sched:sched_wakeup, _wakeup_new    a sleeping / new thread becomes runnable
+ *   context-switch records             a thread leaves / takes a CPU (perf's
+ *                                      PERF_RECORD_SWITCH_CPU_WIDE; sched:sched_switch
+ *                                      on kernels before 4.3)
+ *   sched:sched_waking, _wakeup_new    a sleeping / new thread becomes runnable
  *   sched:sched_process_fork           a thread or process is created
  *   sched:sched_process_exit           a thread ends
  *   syscalls:sys_enter_futex, _exit    futex waits (FUTEX_WAIT*, LOCK_PI*),
@@ -223,6 +225,7 @@ typedef struct gcs_schedtrace_info {
     char tracefs[256];           /* where tracefs was found or mounted */
     int mounted_tracefs;         /* 1: gcs_schedtrace_open mounted it */
     int ncpus;                   /* CPUs traced */
+    const char *switch_source;   /* "perf context-switch records" or "sched:sched_switch" */
     const char *futex_source;    /* "syscalls:sys_enter_futex" or "raw_syscalls:sys_enter" */
     int have_rename;             /* task:task_rename is available */
     uint64_t samples;            /* records read, all threads of the system */

@@ -2,8 +2,9 @@
  * against the collector, on the paper's workloads (prefix gcs_validate_).
  *
  * For each workload (workload.h) the report:
- *  1. runs it with every fixed GC thread count of interest and once with the
- *     adaptive policy (adaptive.h), and compares their total mark times (the
+ *  1. runs it with every fixed GC thread count of interest and with the
+ *     adaptive policy (adaptive.h), a few times each in turn, and compares
+ *     their median total mark times (the
  *     paper's Table 4: GC speedup with all threads and with adaptive, and the
  *     threads adaptive used);
  *  2. runs it once more writing heap snapshots of a few collections; right
@@ -43,6 +44,8 @@ typedef struct gcs_validate_opts {
     const char *workloads;      /* comma-separated names; NULL: every workload */
     int max_threads;            /* P = 1..max_threads; 0: CPUs online */
     int reps;                   /* re-marks per P and snapshot; 0: 5 (quick) or 7 */
+    int run_reps;               /* whole runs per configuration (the median counts);
+                                   0: 3 (quick) or 5 */
     int snapshots;              /* snapshots per workload; 0: 2 (quick) or 4 */
     int mutators;               /* workload threads; 0: CPUs online */
     double steps_scale;         /* workload steps x this; 0: 0.5 (quick) or 1 */
@@ -114,7 +117,7 @@ typedef struct gcs_validate_report {
     char host[64];
     char machine[512];          /* the profile's path */
     char created[32];           /* ISO-8601 UTC */
-    int cpus, max_threads, mutators, reps, quick;
+    int cpus, max_threads, mutators, reps, run_reps, quick;
     int nworkloads;
     gcs_validate_workload w[GCS_VALIDATE_MAX_WORKLOADS];
     /* Mean absolute error over the workloads at each P >= 2 (index P). */

@@ -12,7 +12,7 @@ expect_ok "validate --help" "$GCSCALE" validate --help
 expect_grep "help names the tables" "Table 2" "$TMP/out"
 
 expect_ok "a small validation (cky, 1 snapshot, 3 re-marks, P = 1..2)" \
-    "$GCSCALE" validate --machine "$DEV" --workloads cky --snapshots 1 --reps 3 --threads 2 \
+    "$GCSCALE" validate --machine "$DEV" --workloads cky --snapshots 1 --reps 3 --runs 1 --threads 2 \
     --quick --quiet -o "$OUT"
 expect_grep "the summary names both targets" "prediction target .* (met|NOT met)" "$TMP/out"
 expect_grep "... and the adaptive one" "adaptive target" "$TMP/out"
