@@ -552,8 +552,18 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
                 gcs_validate_measured_stack(&median[(size_t)k * (size_t)o.max_threads + (size_t)(p - 1)],
                                             med[0], busy1, &st);
                 pt->threads = p;
-                pt->mark_ms += med[p - 1] / 1e6 / rc_ctx->taken;
-                pt->speedup += med[0] / med[p - 1] / rc_ctx->taken;
+                /* The speedup from the fastest re-mark at each P: on a shared
+                 * machine other work only ever adds time, and a slow phase of
+                 * the host lasts longer than one re-mark (calibrate takes the
+                 * fastest for the same reason).  The median's is kept too. */
+                double best1 = rc_ctx->mark_ns[k][0][0], bestp = rc_ctx->mark_ns[k][p - 1][0];
+                for (int r = 1; r < o.reps; r++) {
+                    best1 = fmin(best1, rc_ctx->mark_ns[k][0][r]);
+                    bestp = fmin(bestp, rc_ctx->mark_ns[k][p - 1][r]);
+                }
+                pt->mark_ms += bestp / 1e6 / rc_ctx->taken;
+                pt->speedup += best1 / bestp / rc_ctx->taken;
+                pt->speedup_median += med[0] / med[p - 1] / rc_ctx->taken;
                 double *dst = &pt->measured_stack.speedup;
                 const double *src = &st.speedup;
                 for (int c = 0; c < 6; c++)

@@ -72,8 +72,9 @@ void gcs_validate_measured_stack(const gcs_gc_stats *at_p, double t1_ns, double 
 /* One thread count of one workload, averaged over its snapshots. */
 typedef struct gcs_validate_point {
     int threads;
-    double mark_ms;             /* median re-mark time */
-    double speedup;             /* measured: median T(1) / median T(P) */
+    double mark_ms;             /* fastest re-mark time */
+    double speedup;             /* measured: fastest T(1) / fastest T(P) */
+    double speedup_median;      /* the same from the median re-marks */
     double pred;                /* slow predictor, full model */
     double pred_no_contention;  /* Pred(M_P = M1) */
     double pred_no_extra;       /* Pred(Q_P = Q1) */
