@@ -43,6 +43,24 @@ static void xml_text(FILE *fp, const char *s)
     }
 }
 
+/* The document's start: canvas, white background, title, subtitle. */
+static void svg_begin(FILE *fp, int width, const char *title, const char *subtitle)
+{
+    fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
+            width, HEIGHT, width, HEIGHT);
+    fprintf(fp, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(fp, "<text x=\"%d\" y=\"26\" font-size=\"18\" text-anchor=\"middle\">", width / 2);
+    xml_text(fp, title);
+    fprintf(fp, "</text>\n");
+    if (subtitle) {
+        fprintf(fp, "<text x=\"%d\" y=\"46\" font-size=\"12\" fill=\"#555\" text-anchor=\"middle\">",
+                width / 2);
+        xml_text(fp, subtitle);
+        fprintf(fp, "</text>\n");
+    }
+}
+
 static void data_range(const gcs_plot *p, double *x0, double *x1, double *y0, double *y1)
 {
     *x0 = INFINITY, *x1 = -INFINITY, *y0 = 0, *y1 = -INFINITY;
@@ -84,19 +102,7 @@ int gcs_plot_write_svg(const gcs_plot *p, const char *path, gcs_err *err)
     if (gcs_outfile_open(&out, path, err) < 0)
         return -1;
     FILE *fp = out.fp;
-    fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
-            WIDTH, HEIGHT, WIDTH, HEIGHT);
-    fprintf(fp, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    fprintf(fp, "<text x=\"%d\" y=\"26\" font-size=\"18\" text-anchor=\"middle\">", WIDTH / 2);
-    xml_text(fp, p->title);
-    fprintf(fp, "</text>\n");
-    if (p->subtitle) {
-        fprintf(fp, "<text x=\"%d\" y=\"46\" font-size=\"12\" fill=\"#555\" text-anchor=\"middle\">",
-                WIDTH / 2);
-        xml_text(fp, p->subtitle);
-        fprintf(fp, "</text>\n");
-    }
+    svg_begin(fp, WIDTH, p->title, p->subtitle);
     /* Grid and ticks. */
     for (double y = ceil(y0 / ystep) * ystep; y <= y1 + 1e-9 * ystep; y += ystep) {
         fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
@@ -217,19 +223,7 @@ int gcs_plot_write_bars_svg(const gcs_plot_bars *p, const char *path, gcs_err *e
     if (gcs_outfile_open(&out, path, err) < 0)
         return -1;
     FILE *fp = out.fp;
-    fprintf(fp, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
-            width, HEIGHT, width, HEIGHT);
-    fprintf(fp, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    fprintf(fp, "<text x=\"%d\" y=\"26\" font-size=\"18\" text-anchor=\"middle\">", width / 2);
-    xml_text(fp, p->title);
-    fprintf(fp, "</text>\n");
-    if (p->subtitle) {
-        fprintf(fp, "<text x=\"%d\" y=\"46\" font-size=\"12\" fill=\"#555\" text-anchor=\"middle\">",
-                width / 2);
-        xml_text(fp, p->subtitle);
-        fprintf(fp, "</text>\n");
-    }
+    svg_begin(fp, width, p->title, p->subtitle);
     for (double y = y0; y <= y1 + 1e-9 * ystep; y += ystep) {
         fprintf(fp, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", LEFT,
                 BY(y), LEFT + pw, BY(y), fabs(y) < 1e-12 ? "#333" : "#ddd");
