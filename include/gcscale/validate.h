@@ -48,7 +48,7 @@ typedef struct gcs_validate_opts {
                                    0: 3 (quick) or 5 */
     int snapshots;              /* snapshots per workload; 0: 2 (quick) or 4 */
     int mutators;               /* workload threads; 0: CPUs online */
-    double steps_scale;         /* workload steps x this; 0: 0.5 (quick) or 1 */
+    double steps_scale;         /* workload steps x this; 0: 1 */
     const char *snapshot_dir;   /* where the snapshots go (required) */
     int quiet;                  /* no progress on stderr */
 } gcs_validate_opts;
