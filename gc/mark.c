@@ -30,6 +30,7 @@
  * reaches P and every waiting worker reads it.
  */
 #define SEARCH_SPIN_ROUNDS 1024 /* pause instructions (~10-140 cycles each) before yielding */
+#define STEAL_BATCH 16          /* most entries one search takes from one victim */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <hwloc.h>
@@ -389,6 +390,22 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
             if (gcs_deque_steal(&victim->deque, &e) == GCS_STEAL_OK) {
                 w->st.steals++;
                 stack_push(w, e.begin, e.end);
+                /* Take a few more while the victim has plenty: one entry can
+                 * be a single object whose children are marked already (a
+                 * search-tree record whose parent was reached first), and a
+                 * thief living on such entries spends its time in this loop
+                 * (cube at P = 2: 6000-9000 one-entry steals, 1.3-1.9 ms of a
+                 * 5 ms mark spent searching).  Never more than half of what
+                 * the victim holds, so it keeps work of its own. */
+                for (int more = 1; more < STEAL_BATCH; more++) {
+                    if (gcs_deque_size_hint(&victim->deque) < 2 * more)
+                        break;
+                    w->st.steal_attempts++;
+                    if (gcs_deque_steal(&victim->deque, &e) != GCS_STEAL_OK)
+                        break;
+                    w->st.steals++;
+                    stack_push(w, e.begin, e.end);
+                }
                 if (instr)
                     w->st.search_ns += gcs_now_ns() - t0;
                 gcs_trace_set_state(GCS_TRACE_GC_MARK);
