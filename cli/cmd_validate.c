@@ -167,16 +167,9 @@ int cmd_validate(int argc, char **argv)
         cli_fail(cmd, &err);
     }
     if (json) {
-        char path[700];
-        snprintf(path, sizeof path, "%s/report.json", out_dir);
-        FILE *fp = fopen(path, "r");
-        if (fp) {
-            char buf[65536];
-            size_t n;
-            while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-                fwrite(buf, 1, n, stdout);
-            fclose(fp);
-        }
+        json_t *doc = gcs_validate_report_json(r);
+        gcs_json_print(doc, stdout);
+        json_decref(doc);
     } else {
         gcs_validate_print_summary(r, stdout);
         printf("\nreport: %s/summary.md\n", out_dir);

@@ -249,7 +249,7 @@ static int stack_plot(const gcs_validate_report *r, const gcs_validate_workload 
 
 /* ---- JSON ------------------------------------------------------------------------ */
 
-static json_t *report_json(const gcs_validate_report *r)
+json_t *gcs_validate_report_json(const gcs_validate_report *r)
 {
     json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:f, s:b, s:b}",
                             "format", "gcscale-validation", "version", 1, "host", r->host, "machine",
@@ -361,7 +361,7 @@ int gcs_validate_write(const gcs_validate_report *r, const char *dir, gcs_err *e
             return -1;
     char path[1200];
     snprintf(path, sizeof path, "%s/report.json", dir);
-    json_t *doc = report_json(r);
+    json_t *doc = gcs_validate_report_json(r);
     rc = gcs_json_write_file(doc, path, err);
     json_decref(doc);
     if (rc < 0)

@@ -75,12 +75,25 @@ typedef struct remark_ctx {
     uint64_t collection[GCS_VALIDATE_MAX_SNAPSHOTS];
     uint64_t live_bytes[GCS_VALIDATE_MAX_SNAPSHOTS];
     int failed;
+    gcs_gc_stats scratch;       /* the untimed re-marks' statistics */
 } remark_ctx;
 
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+/* The index of the median of v[0..n) (the upper one for even n). */
+static int median_index(const double *v, int n)
+{
+    double sorted[MAX_REPS > MAX_RUN_REPS ? MAX_REPS : MAX_RUN_REPS];
+    memcpy(sorted, v, sizeof(double) * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    for (int i = 0; i < n; i++)
+        if (v[i] == sorted[n / 2])
+            return i;
+    return 0;
 }
 
 /* on_collection: re-marks the heap of a collection that wrote a snapshot. */
@@ -98,8 +111,7 @@ static void remark_collection(const gcs_gc_stats *stats, void *arg)
      * re-marks for a CPU (the measured stacks showed a worker starting a
      * millisecond late there, against 20-60 us otherwise). */
     for (int p = c->max_threads; p >= 1; p--) {
-        static gcs_gc_stats warm;
-        if (gcs_gc_remark(p, &warm) < 0) {
+        if (gcs_gc_remark(p, &c->scratch) < 0) {
             c->failed = 1;
             return;
         }
@@ -122,16 +134,9 @@ static void remark_collection(const gcs_gc_stats *stats, void *arg)
         }
     for (int p = 1; p <= c->max_threads; p++) {
         /* the repetition with the median mark time */
-        double sorted[MAX_REPS];
-        memcpy(sorted, c->mark_ns[k][p - 1], sizeof(double) * (size_t)c->reps);
-        qsort(sorted, (size_t)c->reps, sizeof(double), cmp_double);
-        double med = sorted[c->reps / 2];
-        for (int r = 0; r < c->reps; r++)
-            if (c->mark_ns[k][p - 1][r] == med) {
-                c->median_stats[(size_t)k * (size_t)c->max_threads + (size_t)(p - 1)] =
-                    keep[(size_t)(p - 1) * MAX_REPS + (size_t)r];
-                break;
-            }
+        int r = median_index(c->mark_ns[k][p - 1], c->reps);
+        c->median_stats[(size_t)k * (size_t)c->max_threads + (size_t)(p - 1)] =
+            keep[(size_t)(p - 1) * MAX_REPS + (size_t)r];
     }
     free(keep);
 }
@@ -478,7 +483,7 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
          * spacing), then adaptive, `run_reps` rounds taking turns; each
          * configuration keeps its run with the median total mark time (runs
          * of one configuration differ by 30% on a shared machine). */
-        static gcs_validate_whole_run all[GCS_VALIDATE_MAX_RUNS][MAX_RUN_REPS];
+        gcs_validate_whole_run all[GCS_VALIDATE_MAX_RUNS][MAX_RUN_REPS];
         for (int rep = 0; rep < o.run_reps; rep++)
             for (int i = ncand; i >= 0; i--) {
                 int adaptive = i == ncand;
@@ -499,12 +504,7 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
             double ms[MAX_RUN_REPS];
             for (int rep = 0; rep < o.run_reps; rep++)
                 ms[rep] = all[i][rep].mark_ms;
-            qsort(ms, (size_t)o.run_reps, sizeof(double), cmp_double);
-            for (int rep = 0; rep < o.run_reps; rep++)
-                if (all[i][rep].mark_ms == ms[o.run_reps / 2]) {
-                    w->runs[i] = all[i][rep];
-                    break;
-                }
+            w->runs[i] = all[i][median_index(ms, o.run_reps)];
         }
         w->nruns = ncand + 1;
 

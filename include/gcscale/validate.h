@@ -139,6 +139,9 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *report,
  * and WORKLOAD-stack.svg.  Every file is written crash-safely. */
 int gcs_validate_write(const gcs_validate_report *report, const char *dir, gcs_err *err);
 
+/* report.json's document (new reference). */
+json_t *gcs_validate_report_json(const gcs_validate_report *report);
+
 /* The short summary `gcscale validate` prints: the error table, the
  * adaptive table and the verdict on both targets. */
 void gcs_validate_print_summary(const gcs_validate_report *report, FILE *fp);
