@@ -183,49 +183,91 @@ static void pages_take(gcs_collector *gc, size_t i, size_t n)
 
 /* ---- allocation ---------------------------------------------------------------- */
 
-static int collect_from(gcs_collector *gc, gcs_gc_reason reason);
+/* refill_list: the allocation list the collecting thread needs a page for
+ * (-1 none); it gets one before the world resumes. */
+static int collect_from(gcs_collector *gc, gcs_gc_reason reason, int refill_list);
 
-/* Refill the thread's buffer for class c (heap_lock not held).  Returns 0, or
- * -1 when no page is available even after a collection. */
-static int refill(gcs_collector *gc, gcs_mutator *m, int c)
+/* Hands thread m the first page of partial list `from` for its list l.  A
+ * pointer-free page handed to a list of objects with pointers becomes a
+ * scanned page: always safe, the mark then reads its objects' headers and
+ * finds no fields (the reverse needs no change: pointer-free objects on a
+ * scanned page are read the same way). */
+static void take_partial(gcs_collector *gc, gcs_mutator *m, int l, int from)
+{
+    int64_t pi = gc->partial_head[from];
+    gcs_page *pg = &gc->pages[pi];
+    gc->partial_head[from] = pg->next_partial;
+    pg->next_partial = -1;
+    if (pg->noscan && l < GCS_NCLASSES) {
+        pg->noscan = 0;
+        gc->page_noscan[pi] = 0;
+    }
+    m->alloc[l].free = pg->free_list;
+    pg->free_list = NULL;
+    gc->bytes_since_gc += (uint64_t)pg->free_slots * pg->slot_bytes;
+}
+
+/* Gives thread m a page for its allocation list l (size class l mod
+ * GCS_NCLASSES, pointer-free when l >= GCS_NCLASSES), heap_lock held: a page
+ * of l with free slots, else a fresh page, else (last_resort, after a
+ * collection) a page with free slots of the same size class kept for the
+ * other kind, so that two sets of lists never fail an allocation that one
+ * set would have served.  Returns 0, or -1 when there is none. */
+static int take_page(gcs_collector *gc, gcs_mutator *m, int l, int last_resort)
+{
+    int c = l % GCS_NCLASSES, noscan = l >= GCS_NCLASSES;
+    int other = noscan ? c : c + GCS_NCLASSES;
+    if (gc->partial_head[l] >= 0) {
+        take_partial(gc, m, l, l);
+        return 0;
+    }
+    int64_t pi = pages_find(gc, 1);
+    if (pi >= 0) {
+        pages_take(gc, (size_t)pi, 1);
+        gcs_page *pg = &gc->pages[pi];
+        pg->kind = GCS_PAGE_SMALL;
+        pg->size_class = (uint8_t)c;
+        pg->noscan = (uint8_t)noscan;
+        gc->page_noscan[pi] = noscan ? (uint8_t)(c + 1) : 0;
+        pg->slot_bytes = gcs_class_bytes[c];
+        pg->nslots = GCS_GC_PAGE_BYTES / pg->slot_bytes;
+        pg->free_slots = pg->nslots;
+        pg->next_partial = -1;
+        pg->free_list = NULL;
+        m->alloc[l].bump = page_start(gc, (size_t)pi);
+        m->alloc[l].bump_end = m->alloc[l].bump + (size_t)pg->nslots * pg->slot_bytes;
+        gc->bytes_since_gc += GCS_GC_PAGE_BYTES;
+        return 0;
+    }
+    if (last_resort && gc->partial_head[other] >= 0) {
+        take_partial(gc, m, l, other);
+        return 0;
+    }
+    return -1;
+}
+
+static int buffer_ready(const gcs_alloc_buffer *a)
+{
+    return a->free || (a->bump && a->bump < a->bump_end);
+}
+
+/* Refill the thread's buffer for allocation list l (heap_lock not held).
+ * Returns 0, or -1 when no page is available even after a collection. */
+static int refill(gcs_collector *gc, gcs_mutator *m, int l)
 {
     for (int attempt = 0;; attempt++) {
         pthread_mutex_lock(&gc->heap_lock);
         int over_budget = gc->opts.alloc_budget && gc->bytes_since_gc >= gc->opts.alloc_budget;
-        if (!over_budget || attempt > 0) {
-            int64_t pi = gc->partial_head[c];
-            if (pi >= 0) {
-                gcs_page *pg = &gc->pages[pi];
-                gc->partial_head[c] = pg->next_partial;
-                pg->next_partial = -1;
-                m->alloc[c].free = pg->free_list;
-                pg->free_list = NULL;
-                gc->bytes_since_gc += (uint64_t)pg->free_slots * pg->slot_bytes;
-                pthread_mutex_unlock(&gc->heap_lock);
-                return 0;
-            }
-            pi = pages_find(gc, 1);
-            if (pi >= 0) {
-                pages_take(gc, (size_t)pi, 1);
-                gcs_page *pg = &gc->pages[pi];
-                pg->kind = GCS_PAGE_SMALL;
-                pg->size_class = (uint8_t)c;
-                pg->slot_bytes = gcs_class_bytes[c];
-                pg->nslots = GCS_GC_PAGE_BYTES / pg->slot_bytes;
-                pg->free_slots = pg->nslots;
-                pg->next_partial = -1;
-                pg->free_list = NULL;
-                m->alloc[c].bump = page_start(gc, (size_t)pi);
-                m->alloc[c].bump_end = m->alloc[c].bump + (size_t)pg->nslots * pg->slot_bytes;
-                gc->bytes_since_gc += GCS_GC_PAGE_BYTES;
-                pthread_mutex_unlock(&gc->heap_lock);
-                return 0;
-            }
+        if ((!over_budget || attempt > 0) && take_page(gc, m, l, attempt > 0) == 0) {
+            pthread_mutex_unlock(&gc->heap_lock);
+            return 0;
         }
         pthread_mutex_unlock(&gc->heap_lock);
         if (attempt >= 2)
             return -1;
-        collect_from(gc, over_budget && attempt == 0 ? GCS_GC_REASON_BUDGET : GCS_GC_REASON_HEAP_FULL);
+        collect_from(gc, over_budget && attempt == 0 ? GCS_GC_REASON_BUDGET : GCS_GC_REASON_HEAP_FULL, l);
+        if (buffer_ready(&m->alloc[l]))
+            return 0; /* our collection gave us the first pick (collect_locked) */
     }
 }
 
@@ -258,7 +300,7 @@ static void *alloc_large(gcs_collector *gc, size_t total, uint64_t hdr)
                            n, total, gc->npages << GCS_PAGE_SHIFT);
             return NULL;
         }
-        collect_from(gc, over_budget && attempt == 0 ? GCS_GC_REASON_BUDGET : GCS_GC_REASON_HEAP_FULL);
+        collect_from(gc, over_budget && attempt == 0 ? GCS_GC_REASON_BUDGET : GCS_GC_REASON_HEAP_FULL, -1);
     }
 }
 
@@ -283,7 +325,8 @@ static void *alloc_object(size_t size, size_t nptrs)
     if (total > GCS_GC_SMALL_MAX)
         return alloc_large(gc, total, hdr);
     int c = class_of_granules[(total + 15) >> 4];
-    gcs_alloc_buffer *a = &m->alloc[c];
+    int l = c + (nptrs == 0 ? GCS_NCLASSES : 0); /* no pointer fields: a pointer-free page */
+    gcs_alloc_buffer *a = &m->alloc[l];
     char *p;
     for (;;) {
         if (a->free) {
@@ -297,7 +340,7 @@ static void *alloc_object(size_t size, size_t nptrs)
             break;
         }
         a->bump = a->bump_end = NULL;
-        if (refill(gc, m, c) < 0) {
+        if (refill(gc, m, l) < 0) {
             set_last_error("gc: heap exhausted: no room for a %zu-byte object (heap limit %zu "
                            "bytes) after a full collection",
                            total, gc->npages << GCS_PAGE_SHIFT);
@@ -451,7 +494,7 @@ static void lock_gc_traced(gcs_collector *gc)
 
 static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_start, uint64_t t_stopped);
 
-static int collect_from(gcs_collector *gc, gcs_gc_reason reason)
+static int collect_from(gcs_collector *gc, gcs_gc_reason reason, int refill_list)
 {
     uint64_t t0 = gcs_now_ns();
     gcs_trace_state trace_prev = gcs_trace_current_state();
@@ -475,6 +518,14 @@ static int collect_from(gcs_collector *gc, gcs_gc_reason reason)
     tls_in_collection = 1;
     collect_locked(gc, reason, t0, t1);
     tls_in_collection = 0;
+    if (m && refill_list >= 0) {
+        /* First pick for the thread that needed the page, while the world
+         * is still stopped: in a full heap the other threads, resumed
+         * first, could take every page this collection freed. */
+        pthread_mutex_lock(&gc->heap_lock);
+        take_page(gc, m, refill_list, 1);
+        pthread_mutex_unlock(&gc->heap_lock);
+    }
     gc->collections++;
     gc->collecting = 0;
     __atomic_store_n(&gcs_gc_stop_requested_, 0, __ATOMIC_RELAXED);
@@ -489,7 +540,7 @@ int gcs_gc_collect(void)
     gcs_collector *gc = gcs_gc_global;
     if (!gc)
         return -1;
-    return collect_from(gc, GCS_GC_REASON_REQUEST);
+    return collect_from(gc, GCS_GC_REASON_REQUEST, -1);
 }
 
 int gcs_gc_attach(gcs_err *err)
@@ -581,6 +632,31 @@ static void page_mark_clear(gcs_collector *gc, size_t page, int mode)
         memset(&gc->mark_bytes[g0], 0, GCS_GRANULES_PER_PAGE);
 }
 
+/* Marked slots of a small page: a branch-free pass over its marks (the
+ * compiler vectorizes the common strides), so a page whose slots all live
+ * -- most pages of a heap that survives -- is done without visiting its
+ * slots one by one. */
+static uint32_t page_count_marked(const gcs_collector *gc, size_t g0, size_t gstep, uint32_t nslots, int mode)
+{
+    uint32_t n = 0;
+    if (mode == GCS_GC_MARK_ATOMIC_BITS) {
+        for (uint32_t s = 0; s < nslots; s++) {
+            size_t g = g0 + s * gstep;
+            n += (uint32_t)(gc->mark_bits[g >> 6] >> (g & 63)) & 1u;
+        }
+        return n;
+    }
+    const uint8_t *m = gc->mark_bytes + g0;
+    if (gstep == 1) {
+        for (uint32_t s = 0; s < nslots; s++)
+            n += m[s] != 0;
+    } else {
+        for (uint32_t s = 0; s < nslots; s++)
+            n += m[s * gstep] != 0;
+    }
+    return n;
+}
+
 typedef struct release_run {
     size_t start, n;
 } release_run;
@@ -606,6 +682,8 @@ static void page_free(gcs_collector *gc, release_run *r, size_t i)
     pg->free_list = NULL;
     pg->free_slots = 0;
     pg->next_partial = -1;
+    pg->noscan = 0;
+    gc->page_noscan[i] = 0;
     pg->dirty = gc->opts.release_empty_pages ? 0 : 1;
     __atomic_fetch_or(&gc->free_map[i >> 6], 1ull << (i & 63), __ATOMIC_RELAXED);
     if (r->n && r->start + r->n == i) {
@@ -629,8 +707,8 @@ void gcs_sweep_worker(gcs_worker *w)
     gcs_collector *gc = w->gc;
     uint64_t t0 = gcs_now_ns();
     int mode = atomic_load_explicit(&gc->mark_mode, memory_order_relaxed);
-    for (int c = 0; c < GCS_NCLASSES; c++)
-        w->partial_head[c] = w->partial_tail[c] = -1;
+    for (int l = 0; l < GCS_NLISTS; l++)
+        w->partial_head[l] = w->partial_tail[l] = -1;
     w->live_objects = w->live_bytes = w->freed_objects = w->pages_in_use = w->pages_freed = 0;
     memset(w->node_live_bytes, 0, sizeof w->node_live_bytes);
     release_run run = {0, 0};
@@ -667,14 +745,12 @@ void gcs_sweep_worker(gcs_worker *w)
             }
             uint32_t slot = pg->slot_bytes, nslots = pg->nslots;
             size_t gstep = slot >> GCS_GRANULE_SHIFT;
-            uint32_t live = 0;
+            uint32_t live = page_count_marked(gc, g0, gstep, nslots, mode);
             char *free_head = NULL;
             /* Backwards, so the free list comes out in address order. */
-            for (uint32_t s = nslots; s-- > 0;) {
+            for (uint32_t s = live == nslots ? 0 : nslots; s-- > 0;) {
                 char *p = start + (size_t)s * slot;
-                if (mark_test_clear(gc, g0 + s * gstep, mode)) {
-                    live++;
-                } else {
+                if (!mark_test_clear(gc, g0 + s * gstep, mode)) {
                     if (*(uint64_t *)p != 0) {
                         w->freed_objects++;
                         *(uint64_t *)p = 0;
@@ -697,12 +773,12 @@ void gcs_sweep_worker(gcs_worker *w)
             pg->free_list = free_head;
             pg->next_partial = -1;
             if (free_head) {
-                int c = pg->size_class;
-                if (w->partial_tail[c] >= 0)
-                    gc->pages[w->partial_tail[c]].next_partial = (int64_t)i;
+                int l = gcs_page_list(pg);
+                if (w->partial_tail[l] >= 0)
+                    gc->pages[w->partial_tail[l]].next_partial = (int64_t)i;
                 else
-                    w->partial_head[c] = (int64_t)i;
-                w->partial_tail[c] = (int64_t)i;
+                    w->partial_head[l] = (int64_t)i;
+                w->partial_tail[l] = (int64_t)i;
             }
         }
         release_flush(gc, &run);
@@ -817,8 +893,8 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     /* Allocation buffers die: the sweep rebuilds every free list from marks. */
     for (gcs_mutator *m = gc->mutators; m; m = m->next)
         memset(m->alloc, 0, sizeof m->alloc);
-    for (int c = 0; c < GCS_NCLASSES; c++)
-        gc->partial_head[c] = -1;
+    for (int l = 0; l < GCS_NLISTS; l++)
+        gc->partial_head[l] = -1;
 
     /* Roots: mark them and deal them out round-robin. */
     gcs_trace_set_state(GCS_TRACE_GC_MARK); /* the collecting thread marks the roots */
@@ -858,11 +934,11 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     gcs_pool_run(gc, GCS_JOB_SWEEP, threads);
     for (int i = 0; i < threads; i++) {
         gcs_worker *w = &gc->workers[i];
-        for (int c = 0; c < GCS_NCLASSES; c++) {
-            if (w->partial_head[c] < 0)
+        for (int l = 0; l < GCS_NLISTS; l++) {
+            if (w->partial_head[l] < 0)
                 continue;
-            gc->pages[w->partial_tail[c]].next_partial = gc->partial_head[c];
-            gc->partial_head[c] = w->partial_head[c];
+            gc->pages[w->partial_tail[l]].next_partial = gc->partial_head[l];
+            gc->partial_head[l] = w->partial_head[l];
         }
         st->live_objects += w->live_objects;
         st->live_bytes += w->live_bytes;
@@ -938,9 +1014,7 @@ static void remark_locked(gcs_collector *gc, int threads, gcs_gc_stats *st, uint
                 bytes = (uint64_t)pg->span_pages << GCS_PAGE_SHIFT;
             }
         } else if (pg->kind == GCS_PAGE_SMALL) {
-            size_t gstep = pg->slot_bytes >> GCS_GRANULE_SHIFT;
-            for (uint32_t sl = 0; sl < pg->nslots; sl++)
-                live += mark_test_clear(gc, g0 + sl * gstep, mode) != 0;
+            live = page_count_marked(gc, g0, pg->slot_bytes >> GCS_GRANULE_SHIFT, pg->nslots, mode);
             bytes = live * pg->slot_bytes;
         }
         if (!live)
@@ -1248,6 +1322,7 @@ static void collector_free(gcs_collector *gc)
         free(m);
     }
     free(gc->pages);
+    free(gc->page_noscan);
     free(gc->free_map);
     free(gc->roots);
     free(gc);
@@ -1352,9 +1427,10 @@ static int init_collector(const gcs_gc_options *opts_in, gcs_err *err)
     gc->mark_bytes = reserve(gc->mark_bytes_len);
     gc->mark_bits = reserve(gc->mark_bits_len);
     gc->pages = calloc(gc->npages, sizeof *gc->pages);
+    gc->page_noscan = calloc(gc->npages, 1);
     gc->free_map_words = (gc->npages + 63) / 64;
     gc->free_map = calloc(gc->free_map_words, sizeof *gc->free_map);
-    if (!gc->reserved || !gc->mark_bytes || !gc->mark_bits || !gc->pages || !gc->free_map) {
+    if (!gc->reserved || !gc->mark_bytes || !gc->mark_bits || !gc->pages || !gc->page_noscan || !gc->free_map) {
         gcs_err_set(err, "gc: cannot reserve a %zu-byte heap: %s", opts.heap_limit, strerror(errno));
         collector_free(gc);
         return -1;
@@ -1365,8 +1441,8 @@ static int init_collector(const gcs_gc_options *opts_in, gcs_err *err)
         gc->pages[i].next_partial = -1;
         gc->free_map[i >> 6] |= 1ull << (i & 63);
     }
-    for (int c = 0; c < GCS_NCLASSES; c++)
-        gc->partial_head[c] = -1;
+    for (int l = 0; l < GCS_NLISTS; l++)
+        gc->partial_head[l] = -1;
     pthread_mutex_init(&gc->heap_lock, NULL);
     pthread_mutex_init(&gc->gc_lock, NULL);
     pthread_mutex_init(&gc->roots_lock, NULL);

@@ -15,6 +15,9 @@
 #define GCS_GRANULE_SHIFT 4                  /* marks are per 16-byte granule */
 #define GCS_GRANULES_PER_PAGE (GCS_GC_PAGE_BYTES >> GCS_GRANULE_SHIFT)
 #define GCS_NCLASSES 36
+/* Allocation lists: one per size class for objects with pointer fields, one
+ * per size class for pointer-free objects (their own pages, see page_noscan). */
+#define GCS_NLISTS (2 * GCS_NCLASSES)
 
 /* Object header, the word in front of the payload:
  *   bits 0..31  number of leading pointer fields
@@ -29,6 +32,7 @@ enum { GCS_PAGE_FREE = 0, GCS_PAGE_SMALL, GCS_PAGE_LARGE_HEAD, GCS_PAGE_LARGE_TA
 typedef struct gcs_page {
     uint8_t kind;
     uint8_t size_class;
+    uint8_t noscan;         /* small: a pointer-free page (objects with no pointer fields) */
     uint8_t dirty;          /* free page whose memory was not released: zero on reuse */
     uint8_t bind_failed;
     int32_t node;           /* memory node the page is bound to; -1 unknown */
@@ -47,7 +51,7 @@ typedef struct gcs_alloc_buffer {
 
 typedef struct gcs_mutator {
     struct gcs_mutator *next, *prev;
-    gcs_alloc_buffer alloc[GCS_NCLASSES];
+    gcs_alloc_buffer alloc[GCS_NLISTS];
     void ***shadow;
     size_t shadow_top, shadow_cap;
 } gcs_mutator;
@@ -69,7 +73,7 @@ typedef struct gcs_worker {
     int papi_eventset;      /* this worker's LLC-miss event set; -1 none (PAPI_NULL) */
     gcs_gc_worker_stats st;
     /* sweep results */
-    int64_t partial_head[GCS_NCLASSES], partial_tail[GCS_NCLASSES];
+    int64_t partial_head[GCS_NLISTS], partial_tail[GCS_NLISTS];
     uint64_t live_objects, live_bytes, freed_objects, pages_in_use, pages_freed;
     uint64_t node_live_bytes[GCS_GC_MAX_NODES + 1];  /* by page node; last: unknown */
 } gcs_worker;
@@ -89,7 +93,13 @@ typedef struct gcs_collector {
     size_t free_map_words;
     size_t high_water;            /* pages [0, high_water) were ever used */
     size_t free_hint;
-    int64_t partial_head[GCS_NCLASSES];
+    int64_t partial_head[GCS_NLISTS];
+    /* Per page: 0, or 1 + the size class of a small pointer-free page.  The
+     * mark reads this byte instead of the object's header, so it never
+     * touches a pointer-free object's memory (Boehm's PTRFREE kind: on a heap
+     * of small leaves that halves the lines the mark pulls in).  A byte per
+     * 64 KiB page keeps the table in L1 for heaps of a few GiB. */
+    uint8_t *page_noscan;
     uint64_t bytes_since_gc;
     uint64_t pages_used;
     uint64_t bind_failures;
@@ -171,6 +181,12 @@ int gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err);
 int gcs_snap_due(gcs_collector *gc, uint64_t index);
 /* Writes the marked heap (between mark and sweep); fills st->snapshot_*. */
 int gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroots);
+
+/* Which allocation list a small page's slots go back to. */
+static inline int gcs_page_list(const gcs_page *pg)
+{
+    return pg->size_class + (pg->noscan ? GCS_NCLASSES : 0);
+}
 
 static inline size_t gcs_granule_of(const gcs_collector *gc, uintptr_t slot)
 {

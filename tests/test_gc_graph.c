@@ -296,6 +296,77 @@ static void test_out_of_heap(void **state)
     gcs_gc_shutdown();
 }
 
+/* Pointer-free pages.  Objects with no pointer fields get pages of their
+ * own, whose objects an array's elements mark without reading them.  In a
+ * full heap a list of objects with pointers may take such a page's free
+ * slots, and the page must then become a scanned page: here objects with a
+ * pointer field land on a converted page, each holding the only reference to
+ * a pointer-free child, and every child must survive the collections after
+ * (the heap is then refilled with pointer-free garbage, which would
+ * overwrite a child wrongly reclaimed). */
+static void test_pointer_free_pages(void **state)
+{
+    (void)state;
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.heap_limit = 2u << 20; /* 32 pages */
+    o.threads = 2;
+    gcs_err err;
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    enum { SLOTS = 20000, LEAVES = 6000, PAIRS = 400 };
+    void **arr = gcs_gc_alloc(SLOTS * 8, SLOTS);
+    assert_non_null(arr);
+    void *root = arr;
+    gcs_gc_add_root(&root);
+    for (size_t i = 0; i < LEAVES; i++) {
+        uint64_t *leaf = gcs_gc_alloc_data(16);
+        assert_non_null(leaf);
+        leaf[0] = pattern(i, 0);
+        arr[i] = leaf;
+    }
+    for (size_t i = 1; i < LEAVES; i += 2)
+        arr[i] = NULL;
+    gcs_gc_collect(); /* half-empty pointer-free pages */
+    gcs_gc_stats st;
+    gcs_gc_last_stats(&st);
+    assert_int_equal(st.live_objects, 1 + LEAVES / 2);
+    assert_int_equal(st.objects_marked, 1 + LEAVES / 2);
+    /* Take every free page with one-page data objects. */
+    size_t big = 0;
+    for (size_t i = LEAVES; i < SLOTS - PAIRS; i++) {
+        void *x = gcs_gc_alloc_data(60000);
+        if (!x)
+            break;
+        arr[i] = x;
+        big++;
+    }
+    assert_true(big > 0 && big < SLOTS - PAIRS - LEAVES);
+    /* Objects with a pointer field now find only pointer-free free slots. */
+    for (size_t k = 0; k < PAIRS; k++) {
+        void **parent = gcs_gc_alloc(16, 1);
+        assert_non_null(parent);
+        arr[SLOTS - 1 - k] = parent;
+        uint64_t *child = gcs_gc_alloc_data(16);
+        assert_non_null(child);
+        child[0] = pattern(k, 1);
+        parent[0] = child;
+    }
+    for (int round = 0; round < 3; round++) {
+        gcs_gc_collect();
+        for (int k = 0; k < 5000; k++)
+            if (!gcs_gc_alloc_data(16))
+                break;
+        for (size_t k = 0; k < PAIRS; k++) {
+            void **parent = arr[SLOTS - 1 - k];
+            assert_int_equal(((uint64_t *)parent[0])[0], pattern(k, 1));
+        }
+        for (size_t i = 0; i < LEAVES; i += 2)
+            assert_int_equal(((uint64_t *)arr[i])[0], pattern(i, 0));
+    }
+    gcs_gc_remove_root(&root);
+    gcs_gc_shutdown();
+}
+
 /* Allocating the same amount again and again under a fixed limit never
  * runs out: sweep returns pages and slots, large spans included. */
 static void test_heap_reuse(void **state)
@@ -479,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_shadow_stack_roots),
         cmocka_unit_test(test_out_of_heap),
         cmocka_unit_test(test_heap_reuse),
+        cmocka_unit_test(test_pointer_free_pages),
         cmocka_unit_test(test_budget_and_log),
         cmocka_unit_test(test_span),
         cmocka_unit_test(test_numa_and_options),

@@ -16,7 +16,8 @@
  * (to the start of an object; interior pointers are not followed).  The rest
  * of the object is never scanned.  gcs_gc_alloc_data(size) is the same with
  * no pointer fields.  A hidden 8-byte header in front of the object holds the
- * size and the pointer count.
+ * size and the pointer count.  Objects with no pointer fields (either call)
+ * live on pages of their own, which the mark knows hold no pointers.
  *
  * Roots.  The collector is precise: only objects reachable from registered
  * root slots (gcs_gc_add_root) or from the calling threads' shadow stacks
@@ -158,7 +159,8 @@ typedef struct gcs_gc_worker_stats {
     uint64_t objects_scanned;   /* objects (or chunks' objects, once) scanned */
     uint64_t pointers_scanned;  /* pointer fields read */
     uint64_t edges_examined;    /* non-NULL pointers and roots whose mark was tested */
-    uint64_t bytes_marked;      /* header + payload bytes of scanned objects */
+    uint64_t bytes_marked;      /* header + payload bytes of scanned objects (the slot size for
+                                   pointer-free objects an array marks unread) */
     uint64_t chunks_scanned;    /* extra entries for large pointer arrays */
     uint64_t spills;            /* times this worker published work for idle workers */
     uint64_t sweep_ns;
