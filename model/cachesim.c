@@ -2,10 +2,18 @@
  * (include/gcscale/cachesim.h; definitions in docs/model.md "Q1 and L").
  *
  * Layout: per level a row of 32-bit tags per set, padded to whole 64-byte
- * host lines (one line for up to 16 ways), in recency order (move to front on
- * every hit or fill, the victim is the last way), and for level 0 and the
- * private levels a parallel row of 64-bit times (the line's last access).
- * A lookup touches one host line of tags; nothing is allocated per access.
+ * host lines (one line for up to 16 ways), and for level 0 and the private
+ * levels a parallel row of 64-bit times (the line's last access).  A lookup
+ * compares the whole row at once (SSE2).  Recency: with up to 16 ways (every
+ * real cache) lines never move; each set has a 64-bit list of its way
+ * numbers, 4 bits each, most recent first, and a hit or a fill moves one
+ * number to the front with a few shifts and masks (finding it in the list is
+ * a SWAR search for a zero nibble).  The victim is the last number.  An
+ * empty way is always behind every filled one (a fill takes the last
+ * position and moves it to the front), so empty ways are filled first.
+ * Keeping the rows themselves in recency order instead moved up to 16 tags
+ * and 16 times on every miss, most of the simulator's time; it remains for
+ * levels of more than 16 ways.  Nothing is allocated per access.
  *
  * Keeping L exact: at level 0 every access reaches the level, so its time is
  * the line's last access.  A deeper private level only sees the accesses that
@@ -20,6 +28,10 @@
 #include <string.h>
 
 #include "gcscale/cachesim.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define SAMPLE_TAG_BYTES (256u << 10)
 #define SAMPLE_MIN_SETS 2048
@@ -128,6 +140,24 @@ int gcs_cachesim_geom_from_profile(const gcs_profile *prof, int cpu, gcs_cachesi
 
 /* ---- state ------------------------------------------------------------------ */
 
+#define NIB_ONES 0x1111111111111111ull
+
+/* Every way empty; recency lists 0, 1, ..., ways - 1. */
+static void level_clear(gcs_cachesim_lv *l, uint64_t rows)
+{
+    size_t n = (size_t)(rows * (uint64_t)l->stride);
+    memset(l->tag, 0, n * sizeof *l->tag);
+    if (l->time)
+        memset(l->time, 0, n * sizeof *l->time);
+    if (l->order) {
+        uint64_t id = 0;
+        for (int i = 0; i < l->ways; i++)
+            id |= (uint64_t)i << (4 * i);
+        for (uint64_t r = 0; r < rows; r++)
+            l->order[r] = id;
+    }
+}
+
 gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err)
 {
     if (geom->nlevels < 1 || geom->nlevels > GCS_CACHESIM_MAX_LEVELS) {
@@ -184,17 +214,21 @@ gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err)
         }
         size_t n = (size_t)(rows * (uint64_t)l->stride);
         l->tag = aligned_alloc(64, n * sizeof *l->tag);
-        if (l->tag)
-            memset(l->tag, 0, n * sizeof *l->tag);
         if (k == 0 || l->is_private)
-            l->time = calloc(n, sizeof *l->time);
-        if (!l->tag || ((k == 0 || l->is_private) && !l->time)) {
+            l->time = malloc(n * sizeof *l->time);
+        if (ways <= 16) {
+            l->order = malloc((size_t)rows * sizeof *l->order);
+            l->order_mask = ways == 16 ? ~0ull : (1ull << (4 * ways)) - 1;
+        }
+        if (!l->tag || ((k == 0 || l->is_private) && !l->time) || (ways <= 16 && !l->order)) {
             gcs_err_set(err, "cache simulator: out of memory for level %d (%llu lines)", g->level,
                         (unsigned long long)lines);
             goto fail;
         }
+        level_clear(l, rows);
     }
     s->mru_time = &s->dummy_time;
+    s->pair = s->lv[0].order != NULL && s->lv[0].ways >= 2 && s->lv[0].time != NULL;
     return s;
 fail:
     gcs_cachesim_free(s);
@@ -207,6 +241,7 @@ void gcs_cachesim_free(gcs_cachesim *s)
         return;
     for (int k = 0; k < GCS_CACHESIM_MAX_LEVELS; k++) {
         free(s->lv[k].tag);
+        free(s->lv[k].order);
         free(s->lv[k].time);
     }
     free(s);
@@ -217,25 +252,25 @@ void gcs_cachesim_reset(gcs_cachesim *s)
     for (int k = 0; k < s->nlevels; k++) {
         gcs_cachesim_lv *l = &s->lv[k];
         uint64_t rows = (l->nsets + l->sample_mask) >> l->sample_shift;
-        size_t n = (size_t)(rows * (uint64_t)l->stride);
-        memset(l->tag, 0, n * sizeof *l->tag);
-        if (l->time)
-            memset(l->time, 0, n * sizeof *l->time);
+        level_clear(l, rows);
         memset(&l->counts, 0, sizeof l->counts);
         memset(l->unsampled, 0, sizeof l->unsampled);
     }
     s->t = 0;
     s->live_sum = 0;
     memset(s->stream, 0, sizeof s->stream);
+    memset(s->stream_key, 0, sizeof s->stream_key);
     s->stream_next = 0;
     memset(s->prefetched_mem, 0, sizeof s->prefetched_mem);
     s->mru_line = 0;
     s->mru_time = &s->dummy_time;
+    s->mru2_line = 0;
 }
 
 /* ---- access ------------------------------------------------------------------ */
 
-/* Row offset and tag of a line at level l. */
+/* Set index (within the simulated rows) and tag of a line at level l;
+ * UINT64_MAX for a set the sample leaves out. */
 static inline uint64_t locate(const gcs_cachesim_lv *l, uint64_t line, uint32_t *tag)
 {
     uint64_t set, q;
@@ -252,21 +287,90 @@ static inline uint64_t locate(const gcs_cachesim_lv *l, uint64_t line, uint32_t 
             return UINT64_MAX; /* a set the sample leaves out */
         set >>= l->sample_shift;
     }
-    return set * (uint64_t)l->stride;
+    return set;
 }
 
-static inline uint64_t line_of(const gcs_cachesim_lv *l, uint64_t row, uint32_t tag)
+static inline uint64_t line_of(const gcs_cachesim_lv *l, uint64_t set, uint32_t tag)
 {
-    uint64_t set = row / (uint64_t)l->stride;
+    if (l->sample_mask)
+        set <<= l->sample_shift;
     return (uint64_t)(tag - 1) * l->nsets + set;
 }
 
-static inline int find_way(const uint32_t *tg, int ways, uint32_t tag)
+/* The way holding tag in a row of `stride` tags (-1: none).  Ways past
+ * l->ways are always 0 and a tag never is, so the whole row can be compared
+ * at once: with SSE2, 16 tags (one host line) in four compares and one
+ * branch instead of a loop with a branch per way. */
+static inline int find_way(const uint32_t *tg, int stride, uint32_t tag)
 {
-    for (int i = 0; i < ways; i++)
+#ifdef __SSE2__
+    __m128i key = _mm_set1_epi32((int)tag);
+    for (int j = 0; j < stride; j += 16) {
+        const __m128i *v = (const __m128i *)(tg + j);
+        __m128i e0 = _mm_cmpeq_epi32(_mm_load_si128(v), key);
+        __m128i e1 = _mm_cmpeq_epi32(_mm_load_si128(v + 1), key);
+        __m128i e2 = _mm_cmpeq_epi32(_mm_load_si128(v + 2), key);
+        __m128i e3 = _mm_cmpeq_epi32(_mm_load_si128(v + 3), key);
+        /* -1/0 lanes pack (saturating) to one byte per way, in order */
+        __m128i b = _mm_packs_epi16(_mm_packs_epi32(e0, e1), _mm_packs_epi32(e2, e3));
+        unsigned m = (unsigned)_mm_movemask_epi8(b);
+        if (m)
+            return j + __builtin_ctz(m);
+    }
+    return -1;
+#else
+    for (int i = 0; i < stride; i++)
         if (tg[i] == tag)
             return i;
     return -1;
+#endif
+}
+
+/* Position of way i in a recency list (0: most recent): the lowest zero
+ * nibble of list ^ (i in every nibble).  The usual zero-byte test can flag a
+ * nibble above a true zero (a borrow), never below it, and i is in the list
+ * once, within the first `ways` nibbles. */
+static inline int nib_pos(uint64_t order, unsigned i)
+{
+    uint64_t y = order ^ (NIB_ONES * i);
+    return __builtin_ctzll((y - NIB_ONES) & ~y & (NIB_ONES << 3)) >> 2;
+}
+
+/* The list with the way at position p moved to the front. */
+static inline uint64_t nib_front(const gcs_cachesim_lv *l, uint64_t order, int p)
+{
+    uint64_t below = order & ((1ull << (4 * p)) - 1); /* positions < p; p <= 15 */
+    uint64_t way = (order >> (4 * p)) & 15;
+    uint64_t above = p == 15 ? 0 : order & (~0ull << (4 * (p + 1)));
+    return (above | below << 4 | way) & l->order_mask;
+}
+
+/* The level-0 line of this access becomes the MRU line, the previous one
+ * the second (see cachesim.h; a line just accessed is not the victim of the
+ * next fill when a set has 2 ways or more). */
+static inline void set_mru(gcs_cachesim *s, uint64_t line1, uint64_t *tm, uint64_t *order, int way)
+{
+    if (s->pair) {
+        s->mru2_line = s->mru_line;
+        s->mru2_time = s->mru_time;
+        s->mru2_order = s->mru_order;
+        s->mru2_way = s->mru_way;
+    }
+    s->mru_line = line1;
+    s->mru_time = tm;
+    s->mru_order = order;
+    s->mru_way = way;
+}
+
+/* A level of more than 16 ways: way i to the front of its row. */
+static void row_front(uint32_t *tg, uint64_t *tm, int i, uint32_t tag, uint64_t t)
+{
+    memmove(tg + 1, tg, (size_t)i * sizeof *tg);
+    tg[0] = tag;
+    if (tm) {
+        memmove(tm + 1, tm, (size_t)i * sizeof *tm);
+        tm[0] = t;
+    }
 }
 
 /* A line with last access `when` left private level k-1: hand the time to
@@ -276,8 +380,8 @@ static void hand_down(gcs_cachesim *s, int k, uint64_t addr, uint64_t when)
     for (; k < s->private_levels; k++) {
         gcs_cachesim_lv *l = &s->lv[k];
         uint32_t tag;
-        uint64_t row = locate(l, addr >> l->line_shift, &tag);
-        int i = find_way(l->tag + row, l->ways, tag);
+        uint64_t row = locate(l, addr >> l->line_shift, &tag) * (uint64_t)l->stride;
+        int i = find_way(l->tag + row, l->stride, tag);
         if (i >= 0) {
             if (l->time[row + (uint64_t)i] < when)
                 l->time[row + (uint64_t)i] = when;
@@ -297,8 +401,26 @@ static int stream_covers(gcs_cachesim *s, uint64_t line, int line_shift)
 {
     int page_shift = 12 - line_shift > 0 ? 12 - line_shift : 0;
     uint64_t page = (line >> page_shift) + 1;
-    for (int i = 0; i < GCS_CACHESIM_STREAMS; i++) {
-        gcs_cachesim_stream *st = &s->stream[i];
+    /* candidates by the low half of the page, then the whole page checked
+     * (a loop over the 16 entries was a fifth of a random miss's time) */
+    unsigned cand = 0;
+#if defined(__SSE2__) && GCS_CACHESIM_STREAMS == 16
+    {
+        __m128i key = _mm_set1_epi32((int)(uint32_t)page);
+        const __m128i *v = (const __m128i *)s->stream_key;
+        __m128i e0 = _mm_cmpeq_epi32(_mm_loadu_si128(v), key);
+        __m128i e1 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 1), key);
+        __m128i e2 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 2), key);
+        __m128i e3 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 3), key);
+        cand = (unsigned)_mm_movemask_epi8(
+            _mm_packs_epi16(_mm_packs_epi32(e0, e1), _mm_packs_epi32(e2, e3)));
+    }
+#else
+    for (int i = 0; i < GCS_CACHESIM_STREAMS; i++)
+        cand |= (unsigned)(s->stream_key[i] == (uint32_t)page) << i;
+#endif
+    for (; cand; cand &= cand - 1) {
+        gcs_cachesim_stream *st = &s->stream[__builtin_ctz(cand)];
         if (st->page != page)
             continue;
         uint64_t d = line > st->last ? line - st->last : st->last - line;
@@ -308,41 +430,45 @@ static int stream_covers(gcs_cachesim *s, uint64_t line, int line_shift)
         return covered;
     }
     s->stream[s->stream_next] = (gcs_cachesim_stream){page, line, 1};
+    s->stream_key[s->stream_next] = (uint32_t)page;
     s->stream_next = (s->stream_next + 1) % GCS_CACHESIM_STREAMS;
     return 0;
 }
 
-int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls)
+/* The levels of one access; the first level's victim, when its time must be
+ * handed down, is left in *down_addr / *down_when (see below). */
+static inline int access_levels(gcs_cachesim *s, uint64_t addr, gcs_access cls, uint64_t t,
+                                uint64_t *down_addr, uint64_t *down_when)
 {
-    uint64_t t = ++s->t;
     int covered = 0;
     for (int k = 0; k < s->nlevels; k++) {
         gcs_cachesim_lv *l = &s->lv[k];
         uint32_t tag;
-        uint64_t row = locate(l, addr >> l->line_shift, &tag);
-        if (__builtin_expect(row == UINT64_MAX, 0)) {
+        uint64_t set = locate(l, addr >> l->line_shift, &tag);
+        if (__builtin_expect(set == UINT64_MAX, 0)) {
             l->unsampled[cls]++;
             return s->nlevels + 1;
         }
+        uint64_t row = set * (uint64_t)l->stride;
         uint32_t *tg = l->tag + row;
         uint64_t *tm = l->time ? l->time + row : NULL;
-        int w = l->ways;
-        int i = find_way(tg, w, tag);
+        int i = find_way(tg, l->stride, tag);
         if (i >= 0) {
             l->counts.hits[cls]++;
             if (l->is_private)
                 s->live_sum += t - tm[i];
-            /* move to front */
-            memmove(tg + 1, tg, (size_t)i * sizeof *tg);
-            tg[0] = tag;
-            if (tm) {
-                memmove(tm + 1, tm, (size_t)i * sizeof *tm);
-                tm[0] = t;
+            if (__builtin_expect(l->order != NULL, 1)) {
+                uint64_t o = l->order[set];
+                if ((o & 15) != (uint64_t)i) /* not already the most recent */
+                    l->order[set] = nib_front(l, o, nib_pos(o, (unsigned)i));
+                if (tm)
+                    tm[i] = t;
+            } else {
+                row_front(tg, tm, i, tag, t);
+                i = 0;
             }
-            if (k == 0) {
-                s->mru_line = (addr >> l->line_shift) + 1;
-                s->mru_time = tm;
-            }
+            if (k == 0)
+                set_mru(s, (addr >> l->line_shift) + 1, tm + i, l->order ? l->order + set : NULL, i);
             return k;
         }
         l->counts.misses[cls]++;
@@ -353,21 +479,59 @@ int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls)
             if (k == s->nlevels - 1)
                 s->prefetched_mem[cls] += (uint64_t)covered;
         }
-        uint32_t victim = tg[w - 1];
-        if (victim != 0 && l->is_private && k + 1 < s->private_levels)
-            hand_down(s, k + 1, line_of(l, row, victim) << l->line_shift, tm[w - 1]);
-        memmove(tg + 1, tg, (size_t)(w - 1) * sizeof *tg);
-        tg[0] = tag;
-        if (tm) {
-            memmove(tm + 1, tm, (size_t)(w - 1) * sizeof *tm);
-            tm[0] = t;
+        int v;
+        uint64_t o = 0;
+        if (__builtin_expect(l->order != NULL, 1)) {
+            o = l->order[set];
+            v = (int)((o >> (4 * (l->ways - 1))) & 15); /* the least recent */
+        } else {
+            v = l->ways - 1;
         }
-        if (k == 0) {
-            s->mru_line = (addr >> l->line_shift) + 1;
-            s->mru_time = tm;
+        uint32_t victim = tg[v];
+        if (victim != 0 && l->is_private && k + 1 < s->private_levels) {
+            uint64_t va = line_of(l, set, victim) << l->line_shift;
+            if (k == 0) {
+                *down_addr = va;
+                *down_when = tm[v];
+                const gcs_cachesim_lv *l1 = &s->lv[1]; /* private: never sampled */
+                uint32_t t1;
+                uint64_t r1 = locate(l1, va >> l1->line_shift, &t1) * (uint64_t)l1->stride;
+                __builtin_prefetch(l1->tag + r1);
+                __builtin_prefetch(l1->time + r1);
+                __builtin_prefetch(l1->time + r1 + 8);
+            } else {
+                hand_down(s, k + 1, va, tm[v]);
+            }
         }
+        if (__builtin_expect(l->order != NULL, 1)) {
+            l->order[set] = (o << 4 | (uint64_t)v) & l->order_mask; /* the last to the front */
+            tg[v] = tag;
+            if (tm)
+                tm[v] = t;
+        } else {
+            row_front(tg, tm, v, tag, t);
+            v = 0;
+        }
+        if (k == 0)
+            set_mru(s, (addr >> l->line_shift) + 1, tm + v, l->order ? l->order + set : NULL, v);
     }
     return s->nlevels;
+}
+
+/* The first level's victim is handed down after the rest of the access, so
+ * that the host fetches its rows (a random set of the next level, usually a
+ * host cache miss) while the deeper levels are looked up.  The result is the
+ * same as handing it down at once: the time only raises a line's time with
+ * max(), which nothing in between reads (the current line is not the
+ * victim), and a victim that the deeper levels evict meanwhile is found one
+ * level further down by hand_down, which its time went to. */
+int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls)
+{
+    uint64_t t = ++s->t, down_addr = UINT64_MAX, down_when = 0;
+    int r = access_levels(s, addr, cls, t, &down_addr, &down_when);
+    if (down_addr != UINT64_MAX)
+        hand_down(s, 1, down_addr, down_when);
+    return r;
 }
 
 void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)

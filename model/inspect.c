@@ -13,9 +13,15 @@
  *            fast: Q1 = live lines and an estimate of L.
  */
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "gcscale/gc.h"
 #include "gcscale/inspect.h"
 
 /* The mark table lives in its own mapping in gc/; the replay puts it here,
@@ -66,10 +72,35 @@ static inline uint64_t mark_addr(const layout *ly, uint64_t payload)
     return MARK_TABLE_BASE + (ly->bits ? (g >> 6) << 3 : g);
 }
 
+/* Boehm-style pointer-free pages (gc/): a small object without pointer
+ * fields lives on a page the mark knows to hold no pointers, so marking it
+ * sets its mark and never reads its header.  A large object's header is
+ * always read. */
+static inline int pointer_free(const gcs_snapshot *g, const layout *ly, uint64_t i)
+{
+    return g->nptrs[i] == 0 && ly->hdr + 8 * (uint64_t)g->words[i] <= GCS_GC_SMALL_MAX;
+}
+
 static int ilog2(uint64_t v)
 {
     return v && !(v & (v - 1)) ? __builtin_ctzll(v) : -1;
 }
+
+/* What the walk needs of an object, packed into half a host line so that
+ * examining and scanning it costs one host miss, not one per snapshot array
+ * (address, field count, field offset, fields, node: five on a heap marked
+ * in random order).  Built in the exact counts' pass, which reads the same
+ * fields in id order anyway. */
+#define REC_EDGES 4
+
+typedef struct robj {
+    uint64_t addr;          /* payload offset */
+    uint32_t nptrs;
+    uint16_t node;          /* node slot (node_slot()) */
+    uint8_t pf;             /* pointer-free (pointer_free()): only its mark is touched */
+    uint8_t pad;
+    uint32_t edge[REC_EDGES]; /* the first fields; the rest from the snapshot */
+} robj;
 
 /* ---- counts -------------------------------------------------------------------- */
 
@@ -95,7 +126,7 @@ static inline void count_object(const gcs_snapshot *g, const layout *ly, uint64_
     uint64_t ll = (a + 8 * (uint64_t)np - 1) >> ly->lshift;
     if (*last_line != UINT64_MAX && fl <= *last_line)
         fl = *last_line + 1;
-    if (ll >= fl) {
+    if (ll >= fl && !pointer_free(g, ly, i)) {
         *rd += (double)(ll - fl + 1);
         *last_line = ll;
     }
@@ -112,14 +143,28 @@ static inline void count_object(const gcs_snapshot *g, const layout *ly, uint64_
     *bytes += (double)(ly->hdr + 8 * (uint64_t)g->words[i]);
 }
 
-static void counts_exact(const gcs_snapshot *g, const layout *ly, int nnodes, counts *c)
+/* rec: the slow predictor's records to fill, or NULL. */
+static void counts_exact(const gcs_snapshot *g, const layout *ly, int nnodes, counts *c, robj *rec)
 {
     uint64_t last_line = UINT64_MAX, last_mline = UINT64_MAX;
     double edges = 0, rd = 0, rw = 0, bytes = 0;
     for (uint64_t i = 0; i < g->nobjects; i++) {
         double r0 = rd, w0 = rw;
         count_object(g, ly, i, &last_line, &last_mline, &edges, &rd, &rw, &bytes);
-        c->node_lines[node_slot(g, i, nnodes)] += (rd - r0) + (rw - w0);
+        uint32_t slot = node_slot(g, i, nnodes);
+        c->node_lines[slot] += (rd - r0) + (rw - w0);
+        if (rec) {
+            robj *o = &rec[i];
+            uint32_t np = g->nptrs[i];
+            const uint32_t *e = g->edges + g->edge_start[i];
+            o->addr = g->addr[i];
+            o->nptrs = np;
+            o->node = (uint16_t)slot;
+            o->pf = (uint8_t)pointer_free(g, ly, i);
+            o->pad = 0;
+            for (uint32_t f = 0; f < REC_EDGES; f++)
+                o->edge[f] = f < np ? e[f] : GCS_SNAPSHOT_NULL;
+        }
     }
     c->edges = edges;
     c->bytes = bytes;
@@ -248,10 +293,13 @@ static void counts_sampled(const gcs_snapshot *g, const layout *ly, int nnodes, 
         int64_t i = find_obj(g, hdr, ls);
         at = i < 0 ? 0 : i;
         int64_t who = -1;
-        if (i >= 0 && g->addr[i] + 8 * (uint64_t)g->nptrs[i] > ls)
+        if (i >= 0 && g->addr[i] + 8 * (uint64_t)g->nptrs[i] > ls && !pointer_free(g, ly, (uint64_t)i))
             who = i; /* object i's header or fields reach into the line */
-        else if (i + 1 < (int64_t)n && g->addr[i + 1] - hdr < le)
-            who = i + 1; /* an object (its header) starts in the line */
+        /* else an object whose header is read starts in the line (a few
+         * objects at most: each takes at least 16 bytes) */
+        for (int64_t k = i + 1; who < 0 && k < (int64_t)n && g->addr[k] - hdr < le; k++)
+            if (!pointer_free(g, ly, (uint64_t)k))
+                who = k;
         if (who >= 0 && (hdr > 0 || g->nptrs[who] > 0)) {
             rd += 1;
             c->node_lines[node_slot(g, (uint64_t)who, nnodes)] += (double)nl / s;
@@ -442,8 +490,54 @@ typedef struct rentry {
     uint32_t begin, end;  /* chunk entry: fields [begin, end); end == 0: pointer entry */
 } rentry;
 
+/* On a heap marked out of address order the replay's accesses wait in a
+ * ring of RING accesses before they are simulated: an access's tag and time
+ * rows are prefetched when it enters, so that by the time it leaves the
+ * simulator finds them in the host's caches.  (In address order the rows are
+ * met in order too and the host's prefetchers find them.)  The order of the
+ * accesses, and so every result, is that of the walk. */
+#define RING 32
+
+typedef struct raccess {
+    uint64_t addr;
+    uint32_t node;        /* node slot of the object accessed (its misses go there) */
+    uint32_t cls;
+} raccess;
+
+/* With two CPUs or more, a large replay of a heap marked out of address
+ * order (one with records, see records_pay()) runs as a two-stage pipeline:
+ * the walk (this thread) writes its accesses into chunks of PIPE_CHUNK, a
+ * second thread simulates them in the same order, so the results are those
+ * of the one-thread replay and the wall time is that of the slower stage.
+ * The simulator and the per-node misses belong to the second thread until
+ * the end.  There the walk, waiting on the host's memory, is the slower
+ * stage (random heap: 580 -> 440 ms); on a heap marked in address order the
+ * simulator is, and handing it the accesses through memory another core
+ * wrote made it slower than running both stages on one core (tree: 370 ->
+ * 420 ms), so those stay on one thread. */
+#define PIPE_CHUNK 4096
+#define PIPE_CHUNKS 4
+#define PIPE_MIN_OBJECTS 65536
+#define PIPE_LOOKAHEAD 32
+
+struct replay;
+
+typedef struct rpipe {
+    struct replay *r;
+    raccess *buf;               /* [PIPE_CHUNKS * PIPE_CHUNK] */
+    uint32_t len[PIPE_CHUNKS];
+    _Atomic uint64_t produced;  /* chunks published by the walk */
+    _Atomic uint64_t consumed;  /* chunks simulated */
+    _Atomic int done;           /* the walk has published its last chunk */
+    pthread_t thread;
+} rpipe;
+
 typedef struct replay {
     const gcs_snapshot *g;
+    rpipe *pipe;          /* NULL: one thread */
+    raccess *cur;         /* pipe: the chunk being filled */
+    uint32_t ncur;
+    robj *rec;            /* [nobjects], or NULL (records_pay()) */
     gcs_cachesim *sim;
     layout ly;
     uint8_t *marked;
@@ -453,12 +547,180 @@ typedef struct replay {
     double *node_miss;    /* [nnodes + 1] */
     uint64_t nmarked;
     int oom;
+    uint64_t last_line;   /* line of the last access put in the ring + 1 */
+    unsigned rhead, rcount;
+    raccess ring[RING];
 } replay;
+
+/* An object's fields, from its record where there is one, else from the
+ * snapshot's arrays (r->rec == NULL: a heap marked in address order, see
+ * records_pay()). */
+static inline uint64_t r_addr(const replay *r, uint32_t obj)
+{
+    return r->rec ? r->rec[obj].addr : r->g->addr[obj];
+}
+
+static inline uint32_t r_nptrs(const replay *r, uint32_t obj)
+{
+    return r->rec ? r->rec[obj].nptrs : r->g->nptrs[obj];
+}
+
+static inline int r_pf(const replay *r, uint32_t obj)
+{
+    return r->rec ? r->rec[obj].pf : pointer_free(r->g, &r->ly, obj);
+}
+
+static inline uint32_t r_node(const replay *r, uint32_t obj)
+{
+    return r->rec ? r->rec[obj].node : node_slot(r->g, obj, r->nnodes);
+}
+
+/* Its pointer fields (nptrs of them). */
+static inline const uint32_t *r_edges(const replay *r, uint32_t obj)
+{
+    if (r->rec && r->rec[obj].nptrs <= REC_EDGES)
+        return r->rec[obj].edge;
+    return r->g->edges + r->g->edge_start[obj];
+}
+
+static inline void rsim(replay *r, const raccess *a)
+{
+    if (gcs_cachesim_access(r->sim, a->addr, (gcs_access)a->cls) == r->nlevels)
+        r->node_miss[a->node] += 1;
+}
+
+static void pipe_publish(replay *r);
 
 static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
 {
-    if (gcs_cachesim_access(r->sim, addr, cls) == r->nlevels)
-        r->node_miss[node_slot(r->g, obj, r->nnodes)] += 1;
+    if (r->pipe) {
+        /* the node now, from the record the walk has at hand, not from
+         * the simulator's thread at random later */
+        r->cur[r->ncur++] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+        if (__builtin_expect(r->ncur == PIPE_CHUNK, 0))
+            pipe_publish(r);
+        return;
+    }
+    if (!r->rec) {
+        /* marked in address order: the simulator's rows are met in order
+         * too, and the host's prefetchers find them without the ring */
+        if (gcs_cachesim_access(r->sim, addr, cls) == r->nlevels)
+            r->node_miss[r_node(r, obj)] += 1;
+        return;
+    }
+    uint64_t line1 = (addr >> r->ly.lshift) + 1;
+    if (line1 != r->last_line) { /* a repeat of the line needs no prefetch */
+        r->last_line = line1;
+        gcs_cachesim_prefetch(r->sim, addr);
+    }
+    unsigned slot = (r->rhead + r->rcount) % RING;
+    if (r->rcount == RING) {
+        rsim(r, &r->ring[r->rhead]);
+        r->rhead = (r->rhead + 1) % RING;
+    } else {
+        r->rcount++;
+    }
+    r->ring[slot] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+}
+
+static void rdrain(replay *r)
+{
+    for (; r->rcount > 0; r->rcount--) {
+        rsim(r, &r->ring[r->rhead]);
+        r->rhead = (r->rhead + 1) % RING;
+    }
+}
+
+/* ---- the pipeline ---- */
+
+/* Simulator thread: each chunk in turn, rows prefetched PIPE_LOOKAHEAD
+ * accesses ahead. */
+static void *pipe_main(void *arg)
+{
+    rpipe *p = arg;
+    replay *r = p->r;
+    for (uint64_t c = 0;; c++) {
+        while (atomic_load_explicit(&p->produced, memory_order_acquire) == c) {
+            if (atomic_load_explicit(&p->done, memory_order_acquire) &&
+                atomic_load_explicit(&p->produced, memory_order_acquire) == c)
+                return NULL;
+            sched_yield();
+        }
+        const raccess *a = p->buf + (c % PIPE_CHUNKS) * PIPE_CHUNK;
+        uint32_t n = p->len[c % PIPE_CHUNKS];
+        for (uint32_t i = 0; i < n; i++) {
+            /* the chunk's lines come from the walk's core: fetch them well
+             * ahead, so that reading an address to prefetch its rows does
+             * not wait for them */
+            if ((i & 3) == 0)
+                __builtin_prefetch(a + i + 4 * PIPE_LOOKAHEAD);
+            if (i + PIPE_LOOKAHEAD < n)
+                gcs_cachesim_prefetch(r->sim, a[i + PIPE_LOOKAHEAD].addr);
+            rsim(r, &a[i]);
+        }
+        atomic_store_explicit(&p->consumed, c + 1, memory_order_release);
+    }
+}
+
+/* Walk thread: hand over the filled chunk, then wait for a free one. */
+static void pipe_publish(replay *r)
+{
+    rpipe *p = r->pipe;
+    uint64_t c = atomic_load_explicit(&p->produced, memory_order_relaxed);
+    p->len[c % PIPE_CHUNKS] = r->ncur;
+    atomic_store_explicit(&p->produced, c + 1, memory_order_release);
+    c++;
+    while (c - atomic_load_explicit(&p->consumed, memory_order_acquire) >= PIPE_CHUNKS)
+        sched_yield();
+    r->cur = p->buf + (c % PIPE_CHUNKS) * PIPE_CHUNK;
+    r->ncur = 0;
+}
+
+/* Starts the simulator thread; 0 (one thread) when it cannot. */
+static int pipe_start(replay *r, rpipe *p)
+{
+    memset(p, 0, sizeof *p);
+    p->r = r;
+    p->buf = malloc((size_t)PIPE_CHUNKS * PIPE_CHUNK * sizeof *p->buf);
+    if (!p->buf)
+        return 0;
+    atomic_init(&p->produced, 0);
+    atomic_init(&p->consumed, 0);
+    atomic_init(&p->done, 0);
+    if (pthread_create(&p->thread, NULL, pipe_main, p) != 0) {
+        free(p->buf);
+        return 0;
+    }
+    r->pipe = p;
+    r->cur = p->buf;
+    r->ncur = 0;
+    return 1;
+}
+
+/* The last chunk, then wait for the simulator to finish it. */
+static void pipe_finish(replay *r)
+{
+    rpipe *p = r->pipe;
+    if (!p)
+        return;
+    if (r->ncur > 0) {
+        uint64_t c = atomic_load_explicit(&p->produced, memory_order_relaxed);
+        p->len[c % PIPE_CHUNKS] = r->ncur;
+        atomic_store_explicit(&p->produced, c + 1, memory_order_release);
+    }
+    atomic_store_explicit(&p->done, 1, memory_order_release);
+    pthread_join(p->thread, NULL);
+    free(p->buf);
+    r->pipe = NULL;
+}
+
+/* An object about to be examined: its mark byte and record, as the
+ * collector prefetches a FIFO entry's header and mark. */
+static inline void rprefetch_obj(const replay *r, uint32_t obj)
+{
+    __builtin_prefetch(r->marked + obj, 1);
+    if (r->rec)
+        __builtin_prefetch(r->rec + obj);
 }
 
 static inline void rpush(replay *r, uint32_t obj, uint32_t begin, uint32_t end)
@@ -477,10 +739,11 @@ static inline void rpush(replay *r, uint32_t obj, uint32_t begin, uint32_t end)
 }
 
 /* mark_set(): test (a read of the mark), then set (an RW) if unmarked; the
- * newly marked object's header is read next. */
-static inline int rexamine(replay *r, uint32_t obj)
+ * newly marked object's header is read next unless read_hdr is 0 (an object
+ * on a pointer-free page, see pointer_free()). */
+static inline int rexamine(replay *r, uint32_t obj, int read_hdr)
 {
-    uint64_t a = r->g->addr[obj];
+    uint64_t a = r_addr(r, obj);
     if (r->marked[obj]) {
         racc(r, mark_addr(&r->ly, a), GCS_ACCESS_READ, obj);
         return 0;
@@ -488,7 +751,8 @@ static inline int rexamine(replay *r, uint32_t obj)
     r->marked[obj] = 1;
     r->nmarked++;
     racc(r, mark_addr(&r->ly, a), GCS_ACCESS_RW, obj);
-    racc(r, a - r->ly.hdr, GCS_ACCESS_READ, obj);
+    if (read_hdr)
+        racc(r, a - r->ly.hdr, GCS_ACCESS_READ, obj);
     return 1;
 }
 
@@ -496,8 +760,8 @@ static inline int rexamine(replay *r, uint32_t obj)
  * non-NULL ones pushed. */
 static inline void rpush_fields(replay *r, uint32_t obj, uint32_t b, uint32_t e)
 {
-    const uint32_t *ed = r->g->edges + r->g->edge_start[obj];
-    uint64_t a = r->g->addr[obj], prev = UINT64_MAX;
+    const uint32_t *ed = r_edges(r, obj);
+    uint64_t a = r_addr(r, obj), prev = UINT64_MAX;
     for (uint32_t k = e; k > b;) {
         k--;
         uint64_t fa = a + 8 * (uint64_t)k;
@@ -505,9 +769,52 @@ static inline void rpush_fields(replay *r, uint32_t obj, uint32_t b, uint32_t e)
             prev = fa >> r->ly.lshift;
             racc(r, fa, GCS_ACCESS_READ, obj);
         }
-        if (ed[k] != GCS_SNAPSHOT_NULL)
-            rpush(r, ed[k], 0, 0);
+        uint32_t c = ed[k];
+        if (c != GCS_SNAPSHOT_NULL) {
+            rprefetch_obj(r, c);
+            rpush(r, c, 0, 0);
+        }
     }
+}
+
+/* Do records pay?  Building them writes 32 bytes per object into fresh
+ * memory, which costs more than it saves when the mark visits objects
+ * nearly in id (address) order: the snapshot's arrays then stream through
+ * the host's caches.  That is the case when objects point near themselves
+ * (a list, a tree in preorder: the first child is the next object); a heap
+ * whose first pointers jump far (a random graph) is walked in random order.
+ * Sampled on up to 1024 objects; either way the results are the same. */
+static int records_pay(const gcs_snapshot *g)
+{
+    uint64_t n = g->nobjects, seen = 0, far = 0;
+    for (uint64_t j = 0; j < 1024 && n > 0; j++) {
+        uint64_t i = j * n / 1024;
+        if (g->nptrs[i] == 0)
+            continue;
+        uint32_t c = g->edges[g->edge_start[i]];
+        if (c == GCS_SNAPSHOT_NULL)
+            continue;
+        seen++;
+        far += (c > i ? c - i : i - c) > 256;
+    }
+    return seen > 0 && 4 * far > seen;
+}
+
+/* The walk's arrays (records, mark bytes) are read at random on heaps
+ * marked out of address order: 2 MiB aligned and, where the kernel offers
+ * it, on transparent huge pages, so that those reads miss the TLB less. */
+static void *big_alloc(size_t bytes)
+{
+    size_t align = 2u << 20;
+    if (bytes < align) /* a small heap: not worth a huge page */
+        return malloc(bytes ? bytes : 1);
+    size_t size = (bytes + align - 1) & ~(align - 1);
+    void *p = aligned_alloc(align, size);
+#ifdef MADV_HUGEPAGE
+    if (p)
+        madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
 }
 
 /* gc/mark.c mark_drain() for one worker, on ids. */
@@ -532,18 +839,24 @@ static void replay_run(replay *r)
                     rpush(r, e.obj, e.begin + CHUNK_FIELDS, end);
                     end = e.begin + CHUNK_FIELDS;
                 }
+                /* a chunk entry is an array of more than 128 fields: they
+                 * are in the snapshot's edges */
                 const uint32_t *ed = g->edges + g->edge_start[e.obj];
-                uint64_t a = g->addr[e.obj], prev = UINT64_MAX;
+                uint64_t a = r_addr(r, e.obj), prev = UINT64_MAX;
+                uint32_t all_end = e.end;
                 for (uint32_t f = e.begin; f < end; f++) {
+                    /* the elements are known ahead, as in gc/mark.c */
+                    if (f + MARK_FIFO < all_end && ed[f + MARK_FIFO] != GCS_SNAPSHOT_NULL)
+                        rprefetch_obj(r, ed[f + MARK_FIFO]);
                     uint64_t fa = a + 8 * (uint64_t)f;
                     if ((fa >> r->ly.lshift) != prev) {
                         prev = fa >> r->ly.lshift;
                         racc(r, fa, GCS_ACCESS_READ, e.obj);
                     }
                     uint32_t c = ed[f];
-                    if (c == GCS_SNAPSHOT_NULL || !rexamine(r, c))
+                    if (c == GCS_SNAPSHOT_NULL || !rexamine(r, c, !r_pf(r, c)))
                         continue;
-                    uint32_t np = g->nptrs[c], cend = np;
+                    uint32_t np = r_nptrs(r, c), cend = np;
                     if (np == 0)
                         continue;
                     if (np > CHUNK_FIELDS) {
@@ -566,23 +879,26 @@ static void replay_run(replay *r)
             fifo_head = (fifo_head + 1) % MARK_FIFO;
             fifo_count--;
         } else {
+            rdrain(r);
             return;
         }
-    examine:
-        if (!rexamine(r, obj))
+        /* leaving the FIFO, a pointer-free object is only marked */
+        int read_hdr = !r_pf(r, obj);
+    examine: /* as in gc/mark.c, a chain reads the header of any object it reaches */
+        if (!rexamine(r, obj, read_hdr))
             continue;
-        uint32_t np = g->nptrs[obj], end = np;
+        uint32_t np = r_nptrs(r, obj), end = np;
         if (np > CHUNK_FIELDS) {
             rpush(r, obj, CHUNK_FIELDS, np);
             end = CHUNK_FIELDS;
         }
         if (end == 1 && fifo_count == 0 && r->hi == 0) {
             /* a chain: follow the pointer directly */
-            uint64_t fa = g->addr[obj];
-            racc(r, fa, GCS_ACCESS_READ, obj);
-            uint32_t c = g->edges[g->edge_start[obj]];
+            racc(r, r_addr(r, obj), GCS_ACCESS_READ, obj);
+            uint32_t c = r_edges(r, obj)[0];
             if (c != GCS_SNAPSHOT_NULL) {
                 obj = c;
+                read_hdr = 1;
                 goto examine;
             }
             continue;
@@ -702,8 +1018,17 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         gcs_err_set(err, "inspect: out of memory");
         return -1;
     }
+    robj *rec = NULL;
+    if (opts->predictor == GCS_INSPECT_SLOW && records_pay(g)) {
+        rec = big_alloc((n ? n : 1) * sizeof *rec);
+        if (!rec) {
+            free(c.node_lines);
+            gcs_err_set(err, "inspect: out of memory for the mark replay");
+            return -1;
+        }
+    }
     if (exact)
-        counts_exact(g, &ly, nnodes, &c);
+        counts_exact(g, &ly, nnodes, &c, rec);
     else
         counts_sampled(g, &ly, nnodes, samples, &c);
     out->exact_counts = exact;
@@ -724,6 +1049,7 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         uint64_t ts = gcs_now_ns();
         if (span_compute(g, cobj, cptr, out, err) < 0) {
             free(c.node_lines);
+            free(rec);
             return -1;
         }
         out->span_ns = (double)(gcs_now_ns() - ts);
@@ -753,7 +1079,10 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         r.nnodes = nnodes;
         out->geom.stream_prefetch = opts->stream_prefetch;
         r.sim = gcs_cachesim_new(&out->geom, err);
-        r.marked = calloc(n ? n : 1, 1);
+        r.marked = big_alloc(n ? n : 1);
+        r.rec = rec;
+        if (r.marked)
+            memset(r.marked, 0, n ? n : 1);
         r.node_miss = calloc((size_t)nnodes + 1, sizeof *r.node_miss);
         r.cap = 4096;
         r.stack = malloc(r.cap * sizeof *r.stack);
@@ -765,7 +1094,11 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
             rc = -1;
         } else {
             r.nlevels = r.sim->nlevels;
+            rpipe pipe;
+            if (rec && !opts->one_thread && n >= PIPE_MIN_OBJECTS && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+                pipe_start(&r, &pipe);
             replay_run(&r);
+            pipe_finish(&r);
             if (r.oom) {
                 gcs_err_set(err, "inspect: out of memory for the mark replay's stack");
                 rc = -1;
@@ -784,6 +1117,7 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         }
         gcs_cachesim_free(r.sim);
         free(r.marked);
+        free(r.rec);
         free(r.node_miss);
         free(r.stack);
         if (rc < 0) {

@@ -1,7 +1,8 @@
 /* test_cachesim.c -- the cache simulator on hand-computed sequences:
- * direct-mapped and 2-way sets, LRU eviction order, two levels with the
- * read/RW split, L (docs/model.md "Q1 and L") on tiny sequences, and the
- * geometry taken from a profile. */
+ * direct-mapped and 2-way sets, LRU eviction order (and against a plain LRU
+ * reference on random streams, 1 to 64 ways), two levels with the read/RW
+ * split, L (docs/model.md "Q1 and L") on tiny sequences, and the geometry
+ * taken from a profile. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -329,11 +330,50 @@ static void test_bad_geometry(void **state)
     assert_null(gcs_cachesim_new(&g, &err));
 }
 
+/* Hits and misses against a plain LRU reference (each set a list of lines,
+ * most recent first) on a random stream, for associativities on both sides
+ * of 16 (recency lists in one word up to 16 ways, rows kept in order
+ * above). */
+static void test_lru_reference(void **state)
+{
+    (void)state;
+    const int ways_list[] = {1, 3, 12, 16, 24, 64};
+    for (size_t w = 0; w < sizeof ways_list / sizeof ways_list[0]; w++) {
+        int ways = ways_list[w], nsets = 8;
+        gcs_cachesim *s = one_level((uint64_t)(nsets * ways) * 64, ways);
+        uint64_t *ref = calloc((size_t)(nsets * ways), sizeof *ref); /* line + 1, 0 = empty */
+        uint64_t seed = 0x9E3779B97F4A7C15ull;
+        for (int i = 0; i < 20000; i++) {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            uint64_t line = seed % (uint64_t)(3 * nsets * ways); /* about a third hit */
+            uint64_t *set = ref + (line % (uint64_t)nsets) * (uint64_t)ways;
+            int at = ways - 1, hit = 0;
+            for (int k = 0; k < ways; k++)
+                if (set[k] == line + 1) {
+                    at = k;
+                    hit = 1;
+                    break;
+                }
+            memmove(set + 1, set, (size_t)at * sizeof *set);
+            set[0] = line + 1;
+            int lv = gcs_cachesim_access(s, line * 64, R);
+            if (lv != (hit ? 0 : 1))
+                fail_msg("%d ways, access %d (line %llu): level %d, reference %s", ways, i,
+                         (unsigned long long)line, lv, hit ? "hit" : "miss");
+        }
+        free(ref);
+        gcs_cachesim_free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_direct_mapped),
         cmocka_unit_test(test_two_way_lru),
+        cmocka_unit_test(test_lru_reference),
         cmocka_unit_test(test_multilevel_rw_split),
         cmocka_unit_test(test_live_lines_by_hand),
         cmocka_unit_test(test_non_power_of_two_sets),

@@ -3,7 +3,8 @@
  * heap, the errors (node beyond the profile, no gc costs, slow without cache
  * geometry), the slow replay marking exactly the reachable set (large arrays
  * included), slow vs fast Q1 on heaps far larger than the simulated caches,
- * and sampled vs exact counts. */
+ * sampled vs exact counts, leaves on pointer-free pages (no header read), and
+ * the two-thread replay giving the one-thread results. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -516,6 +517,84 @@ static void test_sampled_counts(void **state)
     gcs_profile_free(p);
 }
 
+/* An array (object 0) of n pointers to n leaves of one payload word: leaves
+ * without pointer fields (on gc/'s pointer-free pages: marked, header never
+ * read) or with one NULL field (header and field read). */
+static gcs_snapshot *make_leaves(uint64_t n, uint32_t leaf_nptrs)
+{
+    gb b;
+    gb_init(&b, n + 1, n + n * leaf_nptrs);
+    gb_obj(&b, 0, (uint32_t)n, (uint32_t)n);
+    for (uint64_t i = 1; i <= n; i++) {
+        EDGE(&b, 0, i - 1) = (uint32_t)i;
+        gb_obj(&b, i, leaf_nptrs, 1);
+    }
+    b.roots[b.nr++] = 0;
+    return gb_snapshot(&b, 1);
+}
+
+static void test_pointer_free_leaves(void **state)
+{
+    (void)state;
+    uint64_t n = 50000; /* leaves: 800 KB, the array 400 KB >> 256 KiB of cache */
+    gcs_snapshot *pf = make_leaves(n, 0), *one = make_leaves(n, 1);
+    gcs_profile *p = make_profile(1, 1);
+    gcs_inspect_result spf, sone, fpf, fone;
+    inspect_ok(pf, p, GCS_INSPECT_SLOW, &spf);
+    inspect_ok(one, p, GCS_INSPECT_SLOW, &sone);
+    inspect_ok(pf, p, GCS_INSPECT_FAST, &fpf);
+    inspect_ok(one, p, GCS_INSPECT_FAST, &fone);
+    print_message("# leaves: slow read misses %.0f (pointer-free) vs %.0f (one NULL field); "
+                  "fast read lines %llu vs %llu\n", spf.heap.q1[GCS_ACCESS_READ],
+                  sone.heap.q1[GCS_ACCESS_READ], (unsigned long long)fpf.read_lines,
+                  (unsigned long long)fone.read_lines);
+    /* both mark every leaf */
+    assert_int_equal(spf.marked, n + 1);
+    assert_int_equal(sone.marked, n + 1);
+    /* the leaves' 16-byte slots (n / 4 lines) are read only with a field:
+     * what remains is the array's n / 8 lines */
+    assert_true(spf.heap.q1[GCS_ACCESS_READ] < 0.6 * sone.heap.q1[GCS_ACCESS_READ]);
+    assert_true(spf.heap.q1[GCS_ACCESS_READ] >= 0.99 * (double)(n / 8));
+    assert_true(sone.heap.q1[GCS_ACCESS_READ] >= 0.99 * (double)(n / 8 + n / 4));
+    assert_true((double)fpf.read_lines < 0.6 * (double)fone.read_lines);
+    /* the marks are set alike */
+    assert_true(close_rel(spf.heap.q1[GCS_ACCESS_RW], sone.heap.q1[GCS_ACCESS_RW], 0.05));
+    assert_int_equal(fpf.rw_lines, fone.rw_lines);
+    gcs_snapshot_free(pf);
+    gcs_snapshot_free(one);
+    gcs_profile_free(p);
+}
+
+/* A replay large enough to run as a pipeline (the walk on this thread, the
+ * simulation on another) gives exactly the one-thread results. */
+static void test_pipeline_same_results(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = make_random(100000);
+    gcs_profile *p = make_profile(1, 1);
+    gcs_inspect_opts o;
+    gcs_inspect_opts_init(&o);
+    o.predictor = GCS_INSPECT_SLOW;
+    o.tinf_ns = 0;
+    gcs_inspect_result a, b;
+    gcs_err err;
+    assert_int_equal(gcs_inspect_heap(g, p, &o, &a, &err), 0);
+    o.one_thread = 1;
+    assert_int_equal(gcs_inspect_heap(g, p, &o, &b, &err), 0);
+    assert_int_equal(a.marked, b.marked);
+    for (int k = 0; k < GCS_ACCESS_COUNT; k++) {
+        assert_int_equal(a.accesses[k], b.accesses[k]);
+        assert_true(a.heap.q1[k] == b.heap.q1[k]);
+        assert_true(a.heap.q1_prefetched[k] == b.heap.q1_prefetched[k]);
+    }
+    assert_true(a.heap.live_lines_avg == b.heap.live_lines_avg);
+    assert_true(a.heap.v[0] == b.heap.v[0]);
+    for (int k = 0; k < a.sim.nlevels; k++)
+        assert_memory_equal(&a.sim.level[k], &b.sim.level[k], sizeof a.sim.level[k]);
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +608,8 @@ int main(void)
         cmocka_unit_test(test_replay_marks_reachable),
         cmocka_unit_test(test_slow_vs_fast_q1),
         cmocka_unit_test(test_sampled_counts),
+        cmocka_unit_test(test_pointer_free_leaves),
+        cmocka_unit_test(test_pipeline_same_results),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

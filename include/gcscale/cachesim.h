@@ -27,8 +27,10 @@
  * computed on the fly from the last-access time kept with each resident line.
  *
  * The access function is inline: an access to the same line as the previous
- * access (the common case when scanning an object) is counted without a set
- * lookup.  No allocation after gcs_cachesim_new.  Not thread safe.
+ * access (the common case when scanning an object), or to the line accessed
+ * before that (the mark alternates between the mark table and the objects),
+ * is counted without a set lookup.  No allocation after gcs_cachesim_new.
+ * Not thread safe.
  */
 #ifndef GCSCALE_CACHESIM_H
 #define GCSCALE_CACHESIM_H
@@ -93,13 +95,18 @@ typedef struct gcs_cachesim_counts {
 
 /* The simulator's state.  Public only so that the access function can be
  * inline; read results with gcs_cachesim_result_get.  Each set is a row of
- * `stride` 32-bit tags (one 64-byte host line for up to 16 ways) kept in
- * recency order, most recent first; tags are line / nsets + 1 (0 = empty),
- * so lines are told apart exactly below 2^32 * nsets lines (2^44 bytes with
- * 64 sets of 64-byte lines). */
+ * `stride` 32-bit tags (one 64-byte host line for up to 16 ways); tags are
+ * line / nsets + 1 (0 = empty), so lines are told apart exactly below 2^32 *
+ * nsets lines (2^44 bytes with 64 sets of 64-byte lines).  A level of up to
+ * 16 ways never moves a line within its row: the set's recency order is a
+ * list of way numbers, 4 bits each, in one 64-bit word (order[], most
+ * recent first).  A level of more ways keeps its row itself in recency
+ * order (order == NULL). */
 typedef struct gcs_cachesim_lv {
-    uint32_t *tag;          /* [nsets * stride] */
-    uint64_t *time;         /* [nsets * stride]: the line's last access (private levels), else NULL */
+    uint32_t *tag;          /* [sets simulated * stride] */
+    uint64_t *order;        /* [sets simulated]: recency list of ways (ways <= 16), else NULL */
+    uint64_t order_mask;    /* the list's 4 * ways bits */
+    uint64_t *time;         /* [sets simulated * stride]: the line's last access (private levels), else NULL */
     uint64_t nsets;
     uint64_t set_mask;      /* nsets - 1 when nsets is a power of two */
     int pow2, set_bits;
@@ -125,11 +132,23 @@ typedef struct gcs_cachesim {
     uint64_t t;             /* accesses so far; the current access has time t */
     uint64_t live_sum;      /* sum of (t - t_prev) over private hits */
     gcs_cachesim_stream stream[GCS_CACHESIM_STREAMS]; /* pages with recent misses */
+    uint32_t stream_key[GCS_CACHESIM_STREAMS]; /* their pages' low 32 bits, searched at once */
     unsigned stream_next;   /* round-robin slot for a new stream */
     uint64_t prefetched_mem[GCS_ACCESS_COUNT]; /* memory requests a stream covered (sampled) */
     uint64_t mru_line;      /* level-0 line of the previous access + 1 (0: none) */
     uint64_t *mru_time;     /* its level-0 time slot (a dummy when level 0 is shared) */
     uint64_t dummy_time;
+    /* The level-0 line accessed before it (the marker alternates between a
+     * mark-table line and an object's line), kept when level 0 has recency
+     * lists and at least 2 ways: then it is still resident, first or second
+     * in its set's list, and a hit on it needs no set lookup. */
+    int pair;
+    uint64_t *mru_order;    /* the MRU line's set's recency list and its way */
+    int mru_way;
+    uint64_t mru2_line;     /* as mru_line (0: none) */
+    uint64_t *mru2_time;
+    uint64_t *mru2_order;
+    int mru2_way;
     gcs_cachesim_geom geom;
 } gcs_cachesim;
 
@@ -157,7 +176,59 @@ gcs_cachesim_access(gcs_cachesim *s, uint64_t addr, gcs_access cls)
         s->live_sum += (uint64_t)s->lv[0].is_private; /* t - t_prev = 1 */
         return 0;
     }
+    if (line1 == s->mru2_line) {
+        /* a level-0 hit on the line before: it moves to the front of its
+         * set's list, where only the MRU line can be ahead of it */
+        uint64_t t = ++s->t;
+        s->lv[0].counts.hits[cls]++;
+        if (s->lv[0].is_private)
+            s->live_sum += t - *s->mru2_time;
+        *s->mru2_time = t;
+        uint64_t o = *s->mru2_order;
+        if ((o & 15) != (uint64_t)s->mru2_way) /* second: swap the first two */
+            *s->mru2_order = (o & ~0xFFull) | (o & 15) << 4 | (o >> 4 & 15);
+        uint64_t *tm = s->mru_time, *od = s->mru_order;
+        int way = s->mru_way;
+        s->mru2_line = s->mru_line;
+        s->mru_line = line1;
+        s->mru_time = s->mru2_time;
+        s->mru2_time = tm;
+        s->mru_order = s->mru2_order;
+        s->mru2_order = od;
+        s->mru_way = s->mru2_way;
+        s->mru2_way = way;
+        return 0;
+    }
     return gcs_cachesim_access_slow(s, addr, cls);
+}
+
+/* A hint that addr will be simulated soon: prefetches the host lines of its
+ * tag and time rows at every level past the first (the first level's rows
+ * stay in the host's L1).  A caller that knows its stream ahead (the mark
+ * replay) calls this some tens of accesses before gcs_cachesim_access, so
+ * that the simulator's lookups do not wait for the host's memory.  No
+ * effect on the results. */
+static inline void gcs_cachesim_prefetch(const gcs_cachesim *s, uint64_t addr)
+{
+    for (int k = 1; k < s->nlevels; k++) {
+        const gcs_cachesim_lv *l = &s->lv[k];
+        uint64_t line = addr >> l->line_shift;
+        uint64_t set = l->pow2 ? line & l->set_mask : line % l->nsets;
+        if (l->sample_mask) {
+            if (set & l->sample_mask)
+                return;
+            set >>= l->sample_shift;
+        }
+        uint64_t row = set * (uint64_t)l->stride;
+        __builtin_prefetch(l->tag + row, 1);
+        if (l->order)
+            __builtin_prefetch(l->order + set, 1);
+        if (l->time) {
+            __builtin_prefetch(l->time + row, 1);
+            if (l->ways > 8) /* a second host line of times */
+                __builtin_prefetch(l->time + row + 8, 1);
+        }
+    }
 }
 
 typedef struct gcs_cachesim_result {

@@ -51,6 +51,11 @@ typedef struct gcs_inspect_opts {
     /* Slow predictor: model the hardware stream prefetcher (cachesim.h), so
      * that misses it covers go to heap.q1_prefetched.  Default 1. */
     int stream_prefetch;
+    /* Slow predictor: 1 keeps the replay on the calling thread; 0 (default)
+     * lets a large heap marked out of address order be simulated by a second
+     * thread while this one walks it (model/inspect.c, "the pipeline").  The
+     * results are the same either way. */
+    int one_thread;
 } gcs_inspect_opts;
 
 typedef struct gcs_inspect_result {

@@ -7,7 +7,8 @@
  * 1. The cache simulator's speed (accesses per second, one core) on three
  *    synthetic streams: the same line again, a mark-like stream (mostly the
  *    next line, sometimes a random one), and uniformly random lines over
- *    256 MiB.
+ *    256 MiB; the last once more with gcs_cachesim_prefetch 32 accesses
+ *    ahead, as the mark replay's ring does.
  * 2. For each shape (gcbench's shapes.h, built in gcscale's collector): the
  *    serial (P = 1) mark time, median of --reps collections, then a snapshot
  *    of the heap, and the time of the fast predictor (sampled and exact), the
@@ -76,32 +77,42 @@ static void bench_sim(const gcs_profile *prof, uint64_t n)
     if (!s)
         die("cache simulator", &err);
     const char *names[] = {"same line", "mark-like (7/8 next line, 1/8 random in 256 MiB)",
-                           "random lines in 256 MiB"};
+                           "random lines in 256 MiB",
+                           "random lines, prefetched 32 ahead (replay's ring)"};
     printf("cache simulator (%d levels, %d private), %llu accesses per stream:\n", geom.nlevels,
            geom.private_levels, (unsigned long long)n);
     /* pre-generate the addresses so that only the simulator is timed */
     uint64_t *addr = malloc(n * sizeof *addr);
     if (!addr)
         die("out of memory", NULL);
-    for (int kind = 0; kind < 3; kind++) {
-        uint64_t seed = 0x1234567ull + (uint64_t)kind, a = 0;
+    for (int kind = 0; kind < 4; kind++) {
+        uint64_t seed = 0x1234567ull + (uint64_t)(kind < 3 ? kind : 2), a = 0;
         for (uint64_t i = 0; i < n; i++) {
             if (kind == 0)
                 a = 4096;
             else if (kind == 1)
                 a = (xs(&seed) & 7) ? a + 64 : (xs(&seed) & ((256ull << 20) - 1));
-            else
+            else /* the last two: the same random stream */
                 a = xs(&seed) & ((256ull << 20) - 1);
             addr[i] = a;
         }
         gcs_cachesim_reset(s);
         uint64_t t0 = gcs_now_ns();
-        for (uint64_t i = 0; i < n; i++)
-            gcs_cachesim_access(s, addr[i], (gcs_access)(i & 1));
+        if (kind < 3) {
+            for (uint64_t i = 0; i < n; i++)
+                gcs_cachesim_access(s, addr[i], (gcs_access)(i & 1));
+        } else {
+            /* as the mark replay does: rows prefetched 32 accesses ahead */
+            for (uint64_t i = 0; i < n; i++) {
+                if (i + 32 < n)
+                    gcs_cachesim_prefetch(s, addr[i + 32]);
+                gcs_cachesim_access(s, addr[i], (gcs_access)(i & 1));
+            }
+        }
         double sec = (double)(gcs_now_ns() - t0) * 1e-9;
         gcs_cachesim_result r;
         gcs_cachesim_result_get(s, &r);
-        printf("  %-52s %7.1f M accesses/s  (L1 hit %.3f, memory %.3f, L %.1f)\n", names[kind],
+        printf("  %-52s %7.1f M accesses/s  (L1 hit %.3f, memory %.3f, L %.3f)\n", names[kind],
                (double)n / sec * 1e-6,
                (double)(r.level[0].hits[0] + r.level[0].hits[1]) / (double)n,
                (double)(r.memory[0] + r.memory[1]) / (double)n, r.live_lines_avg);
@@ -178,7 +189,7 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
             die("inspect", &err);
         double ms = r.elapsed_ns * 1e-6;
         printf("  %-32s %9.3f ms = %7.3f%% of the mark  (predictor %.3f ms, span %.1f ms %s)\n"
-               "  %-32s Q1 read %.0f rw %.0f, L %.1f, live lines %llu, edges %llu",
+               "  %-32s Q1 read %.0f rw %.0f, L %.3f, live lines %llu, edges %llu",
                runs[k].name, ms, 100 * ms / mark_ms, r.misses_ns * 1e-6, r.span_ns * 1e-6, r.span_method, "",
                r.heap.q1[0], r.heap.q1[1], r.heap.live_lines_avg, (unsigned long long)r.heap.live_lines,
                (unsigned long long)r.heap.edges);
