@@ -638,28 +638,24 @@ static void page_mark_clear(gcs_collector *gc, size_t page, int mode)
         memset(&gc->mark_bytes[g0], 0, GCS_GRANULES_PER_PAGE);
 }
 
-/* Marked slots of a small page: a branch-free pass over its marks (the
- * compiler vectorizes the common strides), so a page whose slots all live
- * -- most pages of a heap that survives -- is done without visiting its
- * slots one by one. */
-static uint32_t page_count_marked(const gcs_collector *gc, size_t g0, size_t gstep, uint32_t nslots, int mode)
+/* Marked slots of a small page.  Only a slot's first granule is ever marked,
+ * so this is the number of set marks in the page's whole mark range (4 KiB
+ * of bytes or 512 of bits), whatever the slot size: a branch-free sum the
+ * compiler vectorizes.  A page whose slots all live -- most pages of a heap
+ * that survives -- is then done without visiting its slots one by one. */
+static uint32_t page_count_marked(const gcs_collector *gc, size_t page, int mode)
 {
+    size_t g0 = page * GCS_GRANULES_PER_PAGE;
     uint32_t n = 0;
     if (mode == GCS_GC_MARK_ATOMIC_BITS) {
-        for (uint32_t s = 0; s < nslots; s++) {
-            size_t g = g0 + s * gstep;
-            n += (uint32_t)(gc->mark_bits[g >> 6] >> (g & 63)) & 1u;
-        }
+        const uint64_t *w = gc->mark_bits + (g0 >> 6);
+        for (size_t k = 0; k < GCS_GRANULES_PER_PAGE / 64; k++)
+            n += (uint32_t)__builtin_popcountll(w[k]);
         return n;
     }
     const uint8_t *m = gc->mark_bytes + g0;
-    if (gstep == 1) {
-        for (uint32_t s = 0; s < nslots; s++)
-            n += m[s] != 0;
-    } else {
-        for (uint32_t s = 0; s < nslots; s++)
-            n += m[s * gstep] != 0;
-    }
+    for (size_t k = 0; k < GCS_GRANULES_PER_PAGE; k++)
+        n += m[k]; /* a mark byte is 0 or 1 */
     return n;
 }
 
@@ -751,7 +747,7 @@ void gcs_sweep_worker(gcs_worker *w)
             }
             uint32_t slot = pg->slot_bytes, nslots = pg->nslots;
             size_t gstep = slot >> GCS_GRANULE_SHIFT;
-            uint32_t live = page_count_marked(gc, g0, gstep, nslots, mode);
+            uint32_t live = page_count_marked(gc, i, mode);
             char *free_head = NULL;
             /* Backwards, so the free list comes out in address order. */
             for (uint32_t s = live == nslots ? 0 : nslots; s-- > 0;) {
@@ -1020,7 +1016,7 @@ static void remark_locked(gcs_collector *gc, int threads, gcs_gc_stats *st, uint
                 bytes = (uint64_t)pg->span_pages << GCS_PAGE_SHIFT;
             }
         } else if (pg->kind == GCS_PAGE_SMALL) {
-            live = page_count_marked(gc, g0, pg->slot_bytes >> GCS_GRANULE_SHIFT, pg->nslots, mode);
+            live = page_count_marked(gc, i, mode);
             bytes = live * pg->slot_bytes;
         }
         if (!live)
