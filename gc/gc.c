@@ -32,16 +32,10 @@ static __thread int tls_in_collection; /* this thread runs a collection (its on_
 
 /* Slot sizes in bytes including the 8-byte header: 16-byte steps to 256, then
  * four steps per doubling up to GCS_GC_SMALL_MAX (at most 25% waste). */
-#define GCS_CLASSES(X)                                                                          \
-    X(16) X(32) X(48) X(64) X(80) X(96) X(112) X(128) X(144) X(160) X(176) X(192) X(208) X(224) \
-    X(240) X(256) X(320) X(384) X(448) X(512) X(640) X(768) X(896) X(1024) X(1280) X(1536)      \
-    X(1792) X(2048) X(2560) X(3072) X(3584) X(4096) X(5120) X(6144) X(7168) X(8192)
-#define CLASS_BYTES(b) b,
-#define NOSCAN_COUNT(b) ((uint64_t)((b) / 8 - 1) << 32 | 1),
-const uint32_t gcs_class_bytes[GCS_NCLASSES] = {GCS_CLASSES(CLASS_BYTES)};
-/* [1 + class]: what mark.c adds per pointer-free object it marks unread
- * (slot words less the header << 32 | 1; see hdr_flush there). */
-const uint64_t gcs_noscan_count[GCS_NCLASSES + 1] = {0, GCS_CLASSES(NOSCAN_COUNT)};
+const uint32_t gcs_class_bytes[GCS_NCLASSES] = {
+    16,   32,   48,   64,   80,   96,   112,  128,  144,  160,  176,  192,
+    208,  224,  240,  256,  320,  384,  448,  512,  640,  768,  896,  1024,
+    1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192};
 static uint8_t class_of_granules[GCS_GC_SMALL_MAX / 16 + 1];
 
 static void set_last_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

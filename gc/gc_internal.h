@@ -159,7 +159,6 @@ typedef struct gcs_collector {
 
 extern gcs_collector *gcs_gc_global;
 extern const uint32_t gcs_class_bytes[GCS_NCLASSES];
-extern const uint64_t gcs_noscan_count[GCS_NCLASSES + 1];
 
 /* mark.c */
 int gcs_pool_start(gcs_collector *gc, gcs_err *err);

@@ -72,28 +72,17 @@ static int stack_grow(gcs_worker *w)
     return 0;
 }
 
-/* A full private stack (rare; out of line so that the mark loop's
- * registers are not spilled around a call on its hot path). */
-static __attribute__((noinline, cold)) void stack_push_full(gcs_worker *w, uintptr_t begin, uintptr_t end)
-{
-    if (stack_grow(w) < 0) {
-        /* Out of memory for the private stack: push to the deque instead
-         * (it grows too); if that fails as well, note it and let the
-         * coordinator report the collection as failed. */
-        if (gcs_deque_push(&w->deque, (gcs_mark_entry){begin, end}) < 0)
-            w->oom = 1;
-        return;
-    }
-    w->stack[w->hi].begin = begin;
-    w->stack[w->hi].end = end;
-    w->hi++;
-}
-
 static inline void stack_push(gcs_worker *w, uintptr_t begin, uintptr_t end)
 {
     if (__builtin_expect(w->hi == w->cap, 0)) {
-        stack_push_full(w, begin, end);
-        return;
+        if (stack_grow(w) < 0) {
+            /* Out of memory for the private stack: push to the deque instead
+             * (it grows too); if that fails as well, note it and let the
+             * coordinator report the collection as failed. */
+            if (gcs_deque_push(&w->deque, (gcs_mark_entry){begin, end}) < 0)
+                w->oom = 1;
+            return;
+        }
     }
     w->stack[w->hi].begin = begin;
     w->stack[w->hi].end = end;
@@ -216,20 +205,17 @@ push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
  * a chain have exactly one pointer field, so their headers go to a sum of
  * their own (chain_hsum) whose low half counts them, without the countdown;
  * the next countdown or the end flushes it.  Pointer-free objects marked
- * unread from an array add gcs_noscan_count[1 + size class] (slot words
- * less the header << 32 | 1) to a third sum (pf_hsum), whose low half also
- * counts them.  The sums are exact unless one worker scans over 32 GiB
- * between two flushes (4096 objects, or one chain or array, that large).
+ * unread from an array chunk are counted after the chunk and add only their
+ * header's 8 bytes to bytes_marked (their size is in a header the mark does
+ * not read).  The sums are exact unless one worker scans over 32 GiB
+ * between two flushes (4096 objects, or one chain, that large).
  * (Counting bytes and pointers separately per object cost ~15% of the tree's
  * mark time; this costs 1.0-1.8%, see docs/gc-bench.md.) */
 #define GCS_HSUM_FLUSH 4096u
 
-static inline void hdr_flush(uint64_t *hsum, uint32_t *budget, uint64_t *chain_hsum, uint64_t *pf_hsum,
+static inline void hdr_flush(uint64_t *hsum, uint32_t *budget, uint64_t *chain_hsum,
                              uint64_t *objects, uint64_t *bytes, uint64_t *pointers)
 {
-    *objects += (uint32_t)*pf_hsum;
-    *bytes += 8 * (*pf_hsum >> 32);
-    *pf_hsum = 0;
     *objects += GCS_HSUM_FLUSH - *budget; /* objects counted down from GCS_HSUM_FLUSH */
     *budget = GCS_HSUM_FLUSH;
     /* objects followed along chains: one pointer field each */
@@ -250,7 +236,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
 {
     gcs_collector *gc = w->gc;
     const mark_tables t = {(uintptr_t)gc->base, gc->mark_bytes, gc->mark_bits, gc->page_noscan};
-    uint64_t objects = 0, pointers = 0, bytes = 0, chunks = 0, hsum = 0, chain_hsum = 0, pf_hsum = 0;
+    uint64_t objects = 0, pointers = 0, bytes = 0, chunks = 0, hsum = 0, chain_hsum = 0;
     /* Pointers that found their object marked already.  Mark tests (the
      * model's edges + roots, edges_examined) = objects scanned + revisits;
      * counting the revisits, on the branch that skips the object, keeps the
@@ -296,10 +282,12 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                 /* Examine the elements in place (no round trip through the
                  * stack and FIFO): the array is read in order, so prefetching
                  * GCS_MARK_FIFO elements ahead hides the children's misses.
-                 * pf counts this chunk's pointer-free children in a register
-                 * (pf_hsum, live across the whole loop, sat on the stack:
-                 * a store-to-load chain per element, +20% on wide). */
-                uint64_t pf = 0;
+                 * The chunk's pointer-free children are counted after it, as
+                 * what its other elements (NULL, marked already, scanned) do
+                 * not account for: nothing per element on the common path
+                 * (an add per element there, kept on the stack by the
+                 * compiler, cost the wide shape 10-20%). */
+                uint64_t nulls = 0, scanned = 0, revisits_before = revisits;
                 for (const uintptr_t *p = f; p < end; p++) {
                     if (p + GCS_MARK_FIFO < all_end) {
                         uintptr_t ahead = p[GCS_MARK_FIFO];
@@ -310,25 +298,25 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                         }
                     }
                     uintptr_t c = *p;
-                    if (!c)
+                    if (!c) {
+                        if (instr)
+                            nulls++;
                         continue;
+                    }
                     if (!mark_set(t, c, mode)) {
                         if (instr)
                             revisits++;
                         continue;
                     }
-                    unsigned cls = page_noscan_of(t, c);
-                    if (cls) {
-                        if (instr)
-                            pf += gcs_noscan_count[cls];
-                        continue;
-                    }
+                    if (page_noscan_of(t, c))
+                        continue; /* pointer-free: marked, counted below */
                     uint64_t hdr = ((const uint64_t *)c)[-1];
                     const uintptr_t *cf = (const uintptr_t *)c, *cend = cf + GCS_HDR_NPTRS(hdr);
                     if (instr) {
+                        scanned++;
                         hsum += hdr;
                         if (__builtin_expect(--budget == 0, 0))
-                            hdr_flush(&hsum, &budget, &chain_hsum, &pf_hsum, &objects, &bytes, &pointers);
+                            hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
                     }
                     if (cend == cf)
                         continue;
@@ -343,7 +331,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                     push_fields(w, cf, cend);
                 }
                 if (instr)
-                    pf_hsum += pf;
+                    objects += (uint64_t)(end - f) - nulls - (revisits - revisits_before) - scanned;
                 continue;
             }
             uintptr_t c = e.begin;
@@ -395,7 +383,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
              * sum of headers sums both (see hdr_flush). */
             hsum += hdr;
             if (__builtin_expect(--budget == 0, 0))
-                hdr_flush(&hsum, &budget, &chain_hsum, &pf_hsum, &objects, &bytes, &pointers);
+                hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
         }
         if (end - f > GCS_GC_CHUNK_FIELDS) {
             if (instr) { /* keep the low half small: count big arrays apart */
@@ -409,7 +397,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
     }
     if (!instr)
         return;
-    hdr_flush(&hsum, &budget, &chain_hsum, &pf_hsum, &objects, &bytes, &pointers);
+    hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
     bytes += 8 * objects; /* the headers */
     w->st.objects_scanned += objects;
     w->st.pointers_scanned += pointers;
@@ -492,8 +480,12 @@ static inline __attribute__((always_inline)) void mark_worker_loop(gcs_worker *w
     while (nthreads > 1 && mark_find_work(w, nthreads, instr));
 }
 
-/* One copy of the loop per mode and instrumentation setting (constants). */
-static void mark_worker(gcs_worker *w, int nthreads)
+/* One copy of the loop per mode and instrumentation setting (constants).
+ * Aligned to a cache line so that where the linker happens to put it (which
+ * moves with every change anywhere in the library) does not move the mark
+ * loops' branch targets across fetch blocks: unaligned, the same code
+ * measured 10% faster or slower from one link to the next. */
+static __attribute__((aligned(64))) void mark_worker(gcs_worker *w, int nthreads)
 {
     int mode = atomic_load_explicit(&w->gc->mark_mode, memory_order_relaxed);
     int instr = atomic_load_explicit(&w->gc->instrument, memory_order_relaxed);
