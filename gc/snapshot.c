@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -689,23 +688,6 @@ static int read_u32s(snap_src *s, uint32_t *dst, uint64_t count, uint32_t *crc, 
     return 0;
 }
 
-/* A large snapshot's arrays are written here once, then read at random by
- * the predictor: on transparent huge pages where the kernel offers them
- * (madvise mode), filling them costs one page fault per 2 MiB instead of one
- * per 4 KiB, and the predictor's reads miss the TLB less. */
-static void advise_huge(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
-    if (e > a)
-        madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
 static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
 {
     snap_counts c;
@@ -721,7 +703,6 @@ static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
         free(runs);
         return NULL;
     }
-    advise_huge(g->storage_, (size_t)((const char *)(g->roots + c.r) - (const char *)g->storage_));
     uint8_t head[SNAP_SECTION_HEAD];
     uint32_t crc;
     uint64_t param_reserved = 0;

@@ -1,5 +1,6 @@
 /* test_inspect.c -- heap inspection on small snapshots built with the
- * snapshot API: T1 and Tinf of a list, a tree and a DAG, V_j of a two-node
+ * snapshot API: T1 and Tinf of a list, a tree and a DAG, Tinf against a
+ * plain Dijkstra on random graphs, V_j of a two-node
  * heap, the errors (node beyond the profile, no gc costs, slow without cache
  * geometry), the slow replay marking exactly the reachable set (large arrays
  * included), slow vs fast Q1 on heaps far larger than the simulated caches,
@@ -384,6 +385,212 @@ static void test_two_nodes(void **state)
     gcs_profile_free(p);
 }
 
+/* ---- the span against a plain Dijkstra ---------------------------------------------- */
+
+/* The definition of docs/model.md ("T-infinity"), written out the plain way
+ * to check the walk's bucket queue, its restarts and its fast cases: object
+ * weights as gc/mark.c scans them (a pointer array of more than 128 fields
+ * unfolds as a binary tree of 128-field chunks), d(root) = w(root), d(v) =
+ * min over parents u of d(u) + w(v), Tinf = max d, by Dijkstra with a binary
+ * heap; reachable and depth by a BFS. */
+static double ref_weight(double cobj, double cptr, uint32_t k, uint32_t np)
+{
+    if (np <= 128)
+        return cobj + cptr * k;
+    double chunks = ceil((double)np / 128);
+    return cobj * (1 + ceil(log2(chunks))) + cptr * (k < 128 ? k : 128);
+}
+
+static double ref_span(const gcs_snapshot *g, double cobj, double cptr, uint64_t *reachable, uint64_t *depth,
+                       int *same_weight, int *forest)
+{
+    uint64_t n = g->nobjects;
+    double *w = malloc(n * sizeof *w), *d = malloc(n * sizeof *d);
+    uint32_t *queue = malloc(n * sizeof *queue);
+    uint64_t *level = malloc(n * sizeof *level);
+    assert_true(w && d && queue && level);
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t k = 0;
+        for (uint32_t f = 0; f < g->nptrs[i]; f++)
+            k += g->edges[g->edge_start[i] + f] != NUL;
+        w[i] = ref_weight(cobj, cptr, k, g->nptrs[i]);
+        d[i] = INFINITY;
+        level[i] = 0;
+    }
+    uint64_t head = 0, tail = 0, links = 0;
+    for (uint64_t r = 0; r < g->nroots; r++)
+        if (level[g->roots[r]] == 0) {
+            level[g->roots[r]] = 1;
+            queue[tail++] = g->roots[r];
+        }
+    uint64_t distinct_roots = tail;
+    *depth = 0;
+    while (head < tail) {
+        uint32_t u = queue[head++];
+        *depth = level[u] > *depth ? level[u] : *depth;
+        for (uint32_t f = 0; f < g->nptrs[u]; f++) {
+            uint32_t v = g->edges[g->edge_start[u] + f];
+            links += v != NUL;
+            if (v != NUL && level[v] == 0) {
+                level[v] = level[u] + 1;
+                queue[tail++] = v;
+            }
+        }
+    }
+    *reachable = tail;
+    /* one path to each object: no root reached again, no object twice */
+    *forest = links == tail - distinct_roots;
+    /* every reachable object of one weight, no pointer array in chunks */
+    *same_weight = 1;
+    for (uint64_t q = 0; q < tail; q++)
+        *same_weight &= w[queue[q]] == w[queue[0]] && g->nptrs[queue[q]] <= 128;
+    gcs_minheap hp = {0};
+    for (uint64_t r = 0; r < g->nroots; r++) {
+        uint32_t v = g->roots[r];
+        if (w[v] < d[v]) {
+            d[v] = w[v];
+            assert_int_equal(gcs_minheap_push(&hp, d[v], v), 0);
+        }
+    }
+    double tinf = 0;
+    while (hp.n > 0) {
+        gcs_minheap_entry it = gcs_minheap_pop(&hp);
+        uint32_t u = (uint32_t)it.item;
+        if (it.key > d[u])
+            continue;
+        tinf = it.key > tinf ? it.key : tinf;
+        for (uint32_t f = 0; f < g->nptrs[u]; f++) {
+            uint32_t v = g->edges[g->edge_start[u] + f];
+            if (v == NUL || !(it.key + w[v] < d[v]))
+                continue;
+            d[v] = it.key + w[v];
+            assert_int_equal(gcs_minheap_push(&hp, d[v], v), 0);
+        }
+    }
+    gcs_minheap_free(&hp);
+    free(w);
+    free(d);
+    free(queue);
+    free(level);
+    return tinf;
+}
+
+static uint64_t rnd_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+enum { G_CYCLIC, G_DAG, G_FOREST };
+
+/* n objects of 0..6 fields (a fifth of them NULL), a few pointer arrays of
+ * 129..1100 fields; a DAG points only to higher ids, a forest gives each
+ * object but the roots one parent; the roots are the first objects, one of
+ * them twice; some objects are unreachable. */
+static gcs_snapshot *random_graph(uint64_t seed, uint64_t n, int kind)
+{
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    uint32_t *np = malloc(n * sizeof *np);
+    uint64_t fields = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t x = rnd_next(&s);
+        np[i] = x % 997 == 0 ? 129 + (uint32_t)(x / 997 % 972) : (uint32_t)(x % 7);
+        fields += np[i];
+    }
+    uint64_t nroots = 1 + n / 500;
+    if (kind == G_FOREST) /* each object but the roots gets one field from an earlier object */
+        for (uint64_t i = 0; i < n; i++)
+            np[i] = np[i] > 128 ? np[i] : 3;
+    gb b;
+    gb_init(&b, n, kind == G_FOREST ? 3 * n + fields : fields);
+    for (uint64_t i = 0; i < n; i++)
+        gb_obj(&b, i, np[i], np[i] + 1);
+    if (kind == G_FOREST) {
+        /* object i > nroots hangs off a random earlier object with a free field */
+        uint32_t *used = calloc(n, sizeof *used);
+        for (uint64_t i = nroots; i < n; i++) {
+            for (;;) {
+                uint64_t p = rnd_next(&s) % i;
+                if (used[p] < np[p]) {
+                    EDGE(&b, p, used[p]++) = (uint32_t)i;
+                    break;
+                }
+            }
+        }
+        free(used);
+    } else {
+        for (uint64_t i = 0; i < n; i++)
+            for (uint32_t f = 0; f < np[i]; f++) {
+                uint64_t x = rnd_next(&s);
+                if (x % 5 == 0)
+                    continue; /* NULL */
+                if (kind == G_DAG) {
+                    if (i + 1 < n)
+                        EDGE(&b, i, f) = (uint32_t)(i + 1 + (x >> 8) % (n - i - 1 < 50 ? n - i - 1 : 50));
+                } else {
+                    EDGE(&b, i, f) = (uint32_t)((x >> 8) % n);
+                }
+            }
+    }
+    for (uint64_t r = 0; r < nroots; r++)
+        b.roots[b.nr++] = (uint32_t)r;
+    if (kind != G_FOREST)
+        b.roots[b.nr++] = 0;
+    free(np);
+    return gb_snapshot(&b, 1);
+}
+
+/* Random node-weighted graphs (cycles, DAGs, forests; pointer arrays;
+ * several seeds and sizes, the largest going through the id-ordered levels
+ * and buckets) under costs that take the bucket queue and costs that make it
+ * give way to the heap (a weight ratio beyond the bucket window, weights of
+ * 0): Tinf is the reference's to the bit, and so are the reachable count and
+ * the depth. */
+static void test_span_vs_dijkstra(void **state)
+{
+    (void)state;
+    static const double costs[][2] = {
+        {COBJ, CPTR}, {2.030988377, 1.919647585}, {0.1, 3.7}, {1e-3, 1.0}, {0.0, 1.0},
+    };
+    static const uint64_t sizes[] = {40, 1500, 120000};
+    int ncosts = (int)(sizeof costs / sizeof costs[0]);
+    for (int kind = G_CYCLIC; kind <= G_FOREST; kind++)
+        for (int si = 0; si < 3; si++)
+            for (uint64_t seed = 1; seed <= (sizes[si] > 100000 ? 2u : 4u); seed++) {
+                gcs_snapshot *g = random_graph(seed * 31 + (uint64_t)kind, sizes[si], kind);
+                for (int c = 0; c < ncosts; c++) {
+                    gcs_profile *p = make_profile(1, 0);
+                    p->gc_cost_object_ns = costs[c][0];
+                    p->gc_cost_pointer_ns = costs[c][1];
+                    gcs_inspect_result r;
+                    inspect_ok(g, p, GCS_INSPECT_FAST, &r);
+                    uint64_t reach, depth;
+                    int same, forest;
+                    double ref = ref_span(g, costs[c][0], costs[c][1], &reach, &depth, &same, &forest);
+                    if (same) {
+                        /* equal weights: depth x w, as before the walk was rewritten */
+                        assert_string_equal(r.span_method, "bfs-levels");
+                        assert_true(close_rel(r.heap.tinf_ns, ref, 1e-12));
+                        gcs_profile_free(p);
+                        continue;
+                    }
+                    if (r.heap.tinf_ns != ref)
+                        fail_msg("kind %d, n %llu, seed %llu, costs %g/%g: Tinf %.17g, reference %.17g", kind,
+                                 (unsigned long long)sizes[si], (unsigned long long)seed, costs[c][0],
+                                 costs[c][1], r.heap.tinf_ns, ref);
+                    assert_int_equal(r.reachable, reach);
+                    assert_int_equal(r.depth, depth);
+                    assert_true(reach < sizes[si] || kind == G_FOREST);
+                    assert_true(forest || kind != G_FOREST);
+                    assert_string_equal(r.span_method, forest ? "tree" : "dijkstra");
+                    gcs_profile_free(p);
+                }
+                gcs_snapshot_free(g);
+            }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -603,6 +810,7 @@ int main(void)
         cmocka_unit_test(test_dag_span),
         cmocka_unit_test(test_equal_weights_bfs),
         cmocka_unit_test(test_chunked_array_span),
+        cmocka_unit_test(test_span_vs_dijkstra),
         cmocka_unit_test(test_two_nodes),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_replay_marks_reachable),
