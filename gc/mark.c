@@ -167,8 +167,11 @@ void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
  * popped child first waits in a small FIFO while its header and mark byte
  * are prefetched, and only when it leaves the FIFO is its mark tested and set
  * and, if it was unmarked, its fields scanned.  The FIFO keeps
- * GCS_MARK_FIFO misses in flight where plain depth-first marking would stall
- * on each object in turn.  Fields are pushed last to first so that field 0
+ * GCS_GC_MARK_FIFO (gc.h) misses in flight where plain depth-first marking
+ * would stall on each object in turn.  32, not the 8 it was: with DRAM at
+ * ~150 ns and 2-6 ns of work per object, 8 in flight left the loop waiting
+ * (AMD VM, P = 1: random 120 -> 61 ms, tree 48 -> 37 ms, a cube snapshot
+ * 5.5 -> 3.1 ms; 48 and 64 were slower again on the tree).  Fields are pushed last to first so that field 0
  * is visited first: a structure allocated in preorder is then marked in
  * address order.
  *
@@ -183,7 +186,6 @@ void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
  * scanned only by the worker whose mark_set() changed its mark from 0 to 1
  * (or, in RELAXED_BYTES mode, by the few workers that raced on that store).
  */
-#define GCS_MARK_FIFO 8
 
 static inline __attribute__((always_inline)) void
 push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
@@ -243,7 +245,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
      * first-visit path untouched (a counter there cost ~10% on the tree). */
     uint64_t revisits = 0;
     uint32_t budget = GCS_HSUM_FLUSH;
-    uintptr_t fifo[GCS_MARK_FIFO];
+    uintptr_t fifo[GCS_GC_MARK_FIFO];
     unsigned fifo_head = 0, fifo_count = 0;
     for (;;) {
         uintptr_t obj;
@@ -281,7 +283,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                     pointers += (uint64_t)(end - f);
                 /* Examine the elements in place (no round trip through the
                  * stack and FIFO): the array is read in order, so prefetching
-                 * GCS_MARK_FIFO elements ahead hides the children's misses.
+                 * GCS_GC_MARK_FIFO elements ahead hides the children's misses.
                  * The chunk's pointer-free children are counted after it, as
                  * what its other elements (NULL, marked already, scanned) do
                  * not account for: nothing per element on the common path
@@ -289,8 +291,8 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                  * compiler, cost the wide shape 10-20%). */
                 uint64_t nulls = 0, scanned = 0, revisits_before = revisits;
                 for (const uintptr_t *p = f; p < end; p++) {
-                    if (p + GCS_MARK_FIFO < all_end) {
-                        uintptr_t ahead = p[GCS_MARK_FIFO];
+                    if (p + GCS_GC_MARK_FIFO < all_end) {
+                        uintptr_t ahead = p[GCS_GC_MARK_FIFO];
                         if (ahead) {
                             if (!page_noscan_of(t, ahead))
                                 __builtin_prefetch((const void *)(ahead - 8));
@@ -337,16 +339,16 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
             uintptr_t c = e.begin;
             __builtin_prefetch((const void *)(c - 8));
             __builtin_prefetch(mark_addr(t, c, mode));
-            if (fifo_count < GCS_MARK_FIFO) {
-                fifo[(fifo_head + fifo_count++) % GCS_MARK_FIFO] = c;
+            if (fifo_count < GCS_GC_MARK_FIFO) {
+                fifo[(fifo_head + fifo_count++) % GCS_GC_MARK_FIFO] = c;
                 continue;
             }
             obj = fifo[fifo_head];
             fifo[fifo_head] = c;
-            fifo_head = (fifo_head + 1) % GCS_MARK_FIFO;
+            fifo_head = (fifo_head + 1) % GCS_GC_MARK_FIFO;
         } else if (fifo_count > 0) {
             obj = fifo[fifo_head];
-            fifo_head = (fifo_head + 1) % GCS_MARK_FIFO;
+            fifo_head = (fifo_head + 1) % GCS_GC_MARK_FIFO;
             fifo_count--;
         } else {
             gcs_mark_entry e;

@@ -30,7 +30,7 @@
  * exactly below 16 TiB). */
 #define MARK_TABLE_BASE (1ull << 42)
 /* gc/mark.c: the prefetch FIFO and the pointer-array chunk. */
-#define MARK_FIFO 8
+#define MARK_FIFO GCS_GC_MARK_FIFO
 #define CHUNK_FIELDS 128
 /* gcs_gc_mark_mode values (gc.h) as recorded in snapshots. */
 #define MARK_MODE_ATOMIC_BITS 2

@@ -49,6 +49,7 @@
 #define GCS_GC_PAGE_BYTES 65536    /* heap page; small objects never cross one */
 #define GCS_GC_SMALL_MAX 8192      /* largest small object including header */
 #define GCS_GC_CHUNK_FIELDS 128    /* pointer fields per mark-stack entry */
+#define GCS_GC_MARK_FIFO 32        /* objects whose header the mark prefetches ahead */
 
 /* Where heap pages go.  A failed bind is counted, never fatal. */
 typedef enum gcs_gc_numa_policy {
