@@ -267,7 +267,7 @@ static int refill(gcs_collector *gc, gcs_mutator *m, int l)
             return -1;
         collect_from(gc, over_budget && attempt == 0 ? GCS_GC_REASON_BUDGET : GCS_GC_REASON_HEAP_FULL, l);
         if (buffer_ready(&m->alloc[l]))
-            return 0; /* our collection gave us the first pick (collect_locked) */
+            return 0; /* our collection gave us the first pick (collect_from) */
     }
 }
 
