@@ -208,6 +208,16 @@ int cmd_predict(int argc, char **argv)
         if (gcs_predict_parse_threads(range, &threads, &nthreads, &err) < 0)
             cli_fail(cmd, &err);
     }
+    /* The model gives every worker a CPU of its own: past the profile's
+     * CPUs it describes a bigger machine, not this one oversubscribed. */
+    int cpus = profile_cpus(prof), max_threads = 0;
+    for (int i = 0; i < nthreads; i++)
+        max_threads = threads[i] > max_threads ? threads[i] : max_threads;
+    if (max_threads > cpus)
+        fprintf(stderr,
+                "gcscale predict: warning: P up to %d, but %s has %d CPUs: the model gives each "
+                "worker a CPU of its own, so rows beyond P = %d are for a machine with more CPUs\n",
+                max_threads, machine, cpus, cpus);
     gcs_predict_measured *measured = NULL;
     if (measured_path) {
         measured = malloc(sizeof *measured);

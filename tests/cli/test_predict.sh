@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..31"
+echo "1..33"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -18,6 +18,10 @@ expect_grep "help names --span" "--span paper\|critical" "$TMP/out"
 expect_ok "predict, text" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-4
 expect_grep "text: a row for P = 4" "^4 +[0-9.]+ " "$TMP/out"
 expect_grep "text: the recommendation" "^recommended: P = [1-4] " "$TMP/out"
+expect_grep "P beyond the profile's 2 CPUs: a warning" "warning: P up to 4, but .* has 2 CPUs" "$TMP/err"
+expect_ok "P within the profile's CPUs" \
+    sh -c "'$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1-2 2> '$TMP/err-within'"
+expect_ok "... and no warning" test ! -s "$TMP/err-within"
 
 expect_ok "predict --json" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1,2 --json
 expect_ok "the JSON parses, with 2 rows and P=1 speedup 1" \
