@@ -167,6 +167,10 @@ static int run_workload(const run_spec *rs, gcs_validate_whole_run *out, gcs_err
     if (gcs_adaptive_configure(&go, spec, o->machine_path, err) < 0)
         return -1;
     go.max_threads = rs->threads;
+    /* GC worker i on PU i, as gc-bench does: unbound, the scheduler of a
+     * 2-vCPU VM kept whole processes' second worker off the second vCPU
+     * (docs/gc-bench.md). */
+    go.pin_workers = 1;
     if (rs->remark) {
         go.snapshot_path = rs->snapshot_pattern;
         go.snapshot_every = rs->every;
