@@ -281,21 +281,26 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
         if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &mc, crit, err) < 0)
             goto done;
     }
-    /* Running sums over snapshots; divided by the count at the end. */
+    /* Running sums over snapshots (gcs_validate_point): predicted times,
+     * and the stacks weighted by the predicted serial time; finish_workload
+     * turns them into speedups and means. */
+    double serial_ms = slow[0].time_ns / 1e6;
     for (int p = 1; p <= max_threads; p++) {
         gcs_validate_point *pt = &w->points[p - 1];
         const gcs_model_result *s = &slow[p - 1];
-        if (first)
+        if (first) {
             memset(pt->pred_stack, 0, sizeof pt->pred_stack);
-        pt->pred += s->speedup;
-        pt->pred_no_contention += s->speedup_no_contention;
-        pt->pred_no_extra += s->speedup_no_extra_misses;
-        pt->pred_critical += crit[p - 1].speedup;
-        pt->pred_fast += fast[p - 1].speedup;
-        pt->pred_stack[0] += s->speedup;
-        pt->pred_stack[1] += s->lost_span;
-        pt->pred_stack[2] += s->lost_extra_misses;
-        pt->pred_stack[3] += s->lost_contention;
+            memset(pt->pred_ms, 0, sizeof pt->pred_ms);
+        }
+        pt->pred_ms[0] += s->time_ns / 1e6;
+        pt->pred_ms[1] += s->time_no_contention_ns / 1e6;
+        pt->pred_ms[2] += s->time_no_extra_misses_ns / 1e6;
+        pt->pred_ms[3] += crit[p - 1].time_ns / 1e6;
+        pt->pred_ms[4] += fast[p - 1].time_ns / 1e6;
+        pt->pred_stack[0] += serial_ms * s->speedup;
+        pt->pred_stack[1] += serial_ms * s->lost_span;
+        pt->pred_stack[2] += serial_ms * s->lost_extra_misses;
+        pt->pred_stack[3] += serial_ms * s->lost_contention;
     }
     rc = 0;
 done:
@@ -363,17 +368,31 @@ fail:
     return -1;
 }
 
+static inline double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
 static void finish_workload(gcs_validate_workload *w, int nsnap)
 {
+    /* Sums over snapshots into means, ratios of means into speedups.  The
+     * predicted stacks were weighted by each snapshot's predicted serial
+     * time, whose sum is nsnap times the mean. */
+    const gcs_validate_point *p1 = &w->points[0];
+    double serial_sum_ms = p1->pred_ms[0];
     for (int p = 1; p <= w->npoints; p++) {
         gcs_validate_point *pt = &w->points[p - 1];
-        pt->pred /= nsnap;
-        pt->pred_no_contention /= nsnap;
-        pt->pred_no_extra /= nsnap;
-        pt->pred_critical /= nsnap;
-        pt->pred_fast /= nsnap;
         for (int k = 0; k < 4; k++)
-            pt->pred_stack[k] /= nsnap;
+            pt->pred_stack[k] = ratio(pt->pred_stack[k], serial_sum_ms);
+        pt->pred = ratio(p1->pred_ms[0], pt->pred_ms[0]);
+        pt->pred_no_contention = ratio(p1->pred_ms[0], pt->pred_ms[1]);
+        pt->pred_no_extra = ratio(p1->pred_ms[0], pt->pred_ms[2]);
+        pt->pred_critical = ratio(p1->pred_ms[3], pt->pred_ms[3]);
+        pt->pred_fast = ratio(p1->pred_ms[4], pt->pred_ms[4]);
+    }
+    for (int p = 1; p <= w->npoints; p++) {
+        gcs_validate_point *pt = &w->points[p - 1];
+        for (int k = 0; k < 5; k++)
+            pt->pred_ms[k] /= nsnap;
+        pt->speedup = ratio(p1->mark_ms, pt->mark_ms);
+        pt->speedup_median = ratio(p1->mark_ms_median, pt->mark_ms_median);
         pt->error_pct = 100 * (pt->pred / pt->speedup - 1);
         pt->error_critical_pct = 100 * (pt->pred_critical / pt->speedup - 1);
         pt->error_fast_pct = 100 * (pt->pred_fast / pt->speedup - 1);
@@ -554,6 +573,13 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
                 unlink(path);
         }
         w->npoints = o.max_threads;
+        double sum_best1 = 0; /* the snapshots' fastest serial re-marks, summed */
+        for (int k = 0; k < rc_ctx->taken; k++) {
+            double b = rc_ctx->mark_ns[k][0][0];
+            for (int r = 1; r < o.reps; r++)
+                b = fmin(b, rc_ctx->mark_ns[k][0][r]);
+            sum_best1 += b;
+        }
         for (int k = 0; k < rc_ctx->taken; k++) {
             snprintf(w->snapshot[k], sizeof w->snapshot[k], "%s", rc_ctx->path[k]);
             w->snapshot_collection[k] = rc_ctx->collection[k];
@@ -581,12 +607,14 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
                     bestp = fmin(bestp, rc_ctx->mark_ns[k][p - 1][r]);
                 }
                 pt->mark_ms += bestp / 1e6 / rc_ctx->taken;
-                pt->speedup += best1 / bestp / rc_ctx->taken;
-                pt->speedup_median += med[0] / med[p - 1] / rc_ctx->taken;
+                pt->mark_ms_median += med[p - 1] / 1e6 / rc_ctx->taken;
+                /* the stack weighted by this snapshot's share of the
+                 * fastest serial time (see gcs_validate_point) */
+                double weight = best1 / sum_best1;
                 double *dst = &pt->measured_stack.speedup;
                 const double *src = &st.speedup;
                 for (int c = 0; c < 6; c++)
-                    dst[c] += src[c] / rc_ctx->taken;
+                    dst[c] += src[c] * weight;
             }
         }
         w->nsnapshots = 0;

@@ -70,9 +70,17 @@ void gcs_validate_measured_stack(const gcs_gc_stats *at_p, double t1_ns, double 
                                  gcs_validate_stack *out);
 
 /* One thread count of one workload, averaged over its snapshots. */
+/* Per workload, every time is the mean over its snapshots and every speedup
+ * the ratio of such means, T(1) / T(P): the speedup of the workload's GC
+ * time, to which each snapshot counts by its mark time (a mean of
+ * per-snapshot ratios let a 0.3 ms collection weigh as much as a 5 ms one).
+ * The stacks are per-snapshot stacks weighted the same way. */
 typedef struct gcs_validate_point {
     int threads;
     double mark_ms;             /* fastest re-mark time */
+    double mark_ms_median;      /* median re-mark time */
+    double pred_ms[5];          /* predicted mark time: pred, no contention,
+                                   no extra misses, critical span, fast */
     double speedup;             /* measured: fastest T(1) / fastest T(P) */
     double speedup_median;      /* the same from the median re-marks */
     double pred;                /* slow predictor, full model */
