@@ -171,9 +171,9 @@ void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
  * would stall on each object in turn.  32, not the 8 it was: with DRAM at
  * ~150 ns and 2-6 ns of work per object, 8 in flight left the loop waiting
  * (AMD VM, P = 1: random 120 -> 61 ms, tree 48 -> 37 ms, a cube snapshot
- * 5.5 -> 3.1 ms; 48 and 64 were slower again on the tree).  Fields are pushed last to first so that field 0
- * is visited first: a structure allocated in preorder is then marked in
- * address order.
+ * 5.5 -> 3.1 ms; 48 and 64 were slower again on the tree).  Fields are
+ * pushed last to first so that field 0 is visited first: a structure
+ * allocated in preorder is then marked in address order.
  *
  * The elements of a pointer array are examined in place, and there a child
  * on a pointer-free page is marked and counted without reading (or

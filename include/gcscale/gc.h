@@ -160,8 +160,9 @@ typedef struct gcs_gc_worker_stats {
     uint64_t objects_scanned;   /* objects (or chunks' objects, once) scanned */
     uint64_t pointers_scanned;  /* pointer fields read */
     uint64_t edges_examined;    /* non-NULL pointers and roots whose mark was tested */
-    uint64_t bytes_marked;      /* header + payload bytes of scanned objects (the slot size for
-                                   pointer-free objects an array marks unread) */
+    uint64_t bytes_marked;      /* header + payload bytes of scanned objects (only the
+                                   8 header bytes for pointer-free objects an array
+                                   marks unread: their size is in the unread header) */
     uint64_t chunks_scanned;    /* extra entries for large pointer arrays */
     uint64_t spills;            /* times this worker published work for idle workers */
     uint64_t sweep_ns;
