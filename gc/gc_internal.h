@@ -52,6 +52,9 @@ typedef struct gcs_alloc_buffer {
 typedef struct gcs_mutator {
     struct gcs_mutator *next, *prev;
     gcs_alloc_buffer alloc[GCS_NLISTS];
+    /* The allocation list this thread needs a page for while it waits on a
+     * collection (collect_from), -1 none: the collection serves it first. */
+    int want_list;
     void ***shadow;
     size_t shadow_top, shadow_cap;
 } gcs_mutator;

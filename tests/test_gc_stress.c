@@ -44,9 +44,17 @@ static void *mutator(void *arg)
         /* add a node with a side object (the side object is allocated
          * first and kept in a shadow-stack slot across the next allocation) */
         tmp = gcs_gc_alloc(8 * (2 + rng % 20), 1);
-        if (!tmp) { me->failures++; break; }
+        if (!tmp) {
+            fprintf(stderr, "mutator %d, step %d: %s\n", me->index, step, gcs_gc_last_error());
+            me->failures++;
+            break;
+        }
         void *n = gcs_gc_alloc(32, 2);
-        if (!n) { me->failures++; break; }
+        if (!n) {
+            fprintf(stderr, "mutator %d, step %d: %s\n", me->index, step, gcs_gc_last_error());
+            me->failures++;
+            break;
+        }
         ((void **)n)[0] = list;
         ((void **)n)[1] = tmp;
         ((uint64_t *)n)[2] = next_id;
@@ -77,12 +85,17 @@ static void *mutator(void *arg)
             for (void *p = list; p; p = ((void **)p)[0]) {
                 uint64_t id = ((uint64_t *)p)[2];
                 void *side = ((void **)p)[1];
-                if (((uint64_t *)p)[3] != check_of(id) || !side || ((void **)side)[0] != p)
+                if (((uint64_t *)p)[3] != check_of(id) || !side || ((void **)side)[0] != p) {
+                    fprintf(stderr, "mutator %d, step %d: a node of its list is damaged\n", me->index, step);
                     me->failures++;
+                }
                 count++;
             }
-            if (count != len)
+            if (count != len) {
+                fprintf(stderr, "mutator %d, step %d: its list has %llu nodes, not %llu\n", me->index, step,
+                        (unsigned long long)count, (unsigned long long)len);
                 me->failures++;
+            }
         }
         if (me->index == MUTATORS - 1 && step % 700 == 0) {
             /* leave and come back: its structure is dropped with its roots */
