@@ -517,3 +517,30 @@ fail:
     gcs_topo_free(c.t);
     return -1;
 }
+
+/* --gc-only: the marker's costs again, into a profile measured before (the
+ * memory system has not changed, the collector has). */
+int gcs_calibrate_update_gc(gcs_profile *p, int quick, int quiet, gcs_err *err)
+{
+    gcs_progress pr;
+    gcs_progress_init(&pr, 1, quiet);
+    json_t *costs = NULL;
+    gcs_progress_step(&pr, "gc costs (marker on cache-resident heaps)", 1);
+    if (gcs_calibrate_gc_costs(quick, p, &costs, err) < 0)
+        return -1;
+    gcs_progress_done(&pr, 1);
+    gcs_progress_finish(&pr);
+    if (!p->extra)
+        p->extra = json_object();
+    json_t *cal = json_object_get(p->extra, "calibration");
+    if (!json_is_object(cal)) {
+        cal = json_object();
+        json_object_set_new(p->extra, "calibration", cal);
+    }
+    json_object_set_new(cal, "gc_costs", costs);
+    char when[64];
+    gcs_now_iso8601(when, sizeof when);
+    json_object_set_new(cal, "gc_only", json_pack("{s:s, s:s}", "time", when, "mode",
+                                                   quick ? "quick" : "full"));
+    return gcs_profile_validate(p, err);
+}

@@ -255,6 +255,37 @@ done:
     return rc;
 }
 
+#define COST_ATTEMPTS 3
+#define COST_RMS_RETRY 0.15
+
+/* One measurement of every load point: lists with back-pointers and trees,
+ * 2, 4 and 8 pointer fields, sizes[first..2]. */
+static int measure_points(const long *sizes, int first, int reps, cost_point *pts, int *n, void **root,
+                          void **all, gcs_err *err)
+{
+    static const int fields[] = {2, 4, 8};
+    *n = 0;
+    for (int s = 0; s < 2; s++) {
+        heap_shape shape = s ? SHAPE_TREE : SHAPE_LIST_BACKREFS;
+        for (int f = 0; f < 3; f++)
+            for (int z = first; z < 3; z++) {
+                cost_point *pt = &pts[*n];
+                *pt = (cost_point){.shape = shape, .fields = fields[f], .objects = sizes[z]};
+                long edges;
+                if (build_heap(shape, fields[f], sizes[z], root, all, &edges) < 0) {
+                    gcs_err_set(err, "gc costs: heap exhausted building a %ld-object heap", sizes[z]);
+                    return -1;
+                }
+                pt->t1_ns = timed_marks(1, reps, pt, NULL);
+                pt->pointers = (double)edges;
+                (*n)++;
+                *root = NULL;
+                gcs_gc_collect(); /* frees the heap for the next shape */
+            }
+    }
+    return 0;
+}
+
 int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err)
 {
     *details = NULL;
@@ -276,12 +307,12 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
         return -1;
 
     /* Heaps of 2k..16k objects (32 KiB .. 1.2 MiB): cache resident after the
-     * warm-up on any machine with a megabyte-sized cache. */
-    static const int list_fields[] = {2, 4, 8};
-    static const int tree_fields[] = {2, 4, 8};
+     * warm-up on any machine with a megabyte-sized cache.  Quick mode takes
+     * the two larger sizes: a 2k-object mark lasts ~10 us, where a few
+     * hundred ns of noise is already a few percent. */
     static const long sizes[] = {2048, 8192, 16384};
     const int reps = quick ? 5 : 11;
-    const int nsizes = quick ? 2 : 3;
+    const int first_size = quick ? 1 : 0;
     cost_point pts[64];
     int n = 0;
     void *root = NULL;
@@ -292,33 +323,38 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
         gcs_err_set(err, "gc costs: out of memory");
         goto done;
     }
-    for (int s = 0; s < 2; s++) {
-        heap_shape shape = s ? SHAPE_TREE : SHAPE_LIST_BACKREFS;
-        const int *fields = s ? tree_fields : list_fields;
-        int nfields = 3;
-        for (int f = 0; f < nfields; f++)
-            for (int z = 0; z < nsizes; z++) {
-                cost_point *pt = &pts[n];
-                *pt = (cost_point){.shape = shape, .fields = fields[f], .objects = sizes[z]};
-                long edges;
-                if (build_heap(shape, fields[f], sizes[z], &root, all, &edges) < 0) {
-                    gcs_err_set(err, "gc costs: heap exhausted building a %ld-object heap",
-                                sizes[z]);
-                    goto done;
-                }
-                pt->t1_ns = timed_marks(1, reps, pt, NULL);
-                pt->pointers = (double)edges;
-                n++;
-                root = NULL;
-                gcs_gc_collect(); /* frees the heap for the next shape */
-            }
+    /* A noisy moment (another process, the host of a VM) can bend the fit:
+     * measure again, up to COST_ATTEMPTS times in all, while a cost comes out
+     * non-physical or the fit misses its points by more than
+     * COST_RMS_RETRY (relative rms); keep the best physical attempt. */
+    double coef[3] = {0, 0, 0}, rms_rel = INFINITY;
+    cost_point best[64];
+    int attempts = 0, have_best = 0;
+    while (attempts < COST_ATTEMPTS && !(have_best && rms_rel <= COST_RMS_RETRY)) {
+        attempts++;
+        if (measure_points(sizes, first_size, reps, pts, &n, &root, all, err) < 0)
+            goto done;
+        double c[3], r;
+        if (fit_costs(pts, n, c, &r, err) < 0)
+            goto done;
+        if (c[1] > 0 && c[2] >= 0 && (!have_best || r < rms_rel)) {
+            memcpy(coef, c, sizeof coef);
+            memcpy(best, pts, sizeof best);
+            rms_rel = r;
+            have_best = 1;
+        } else if (!have_best) {
+            memcpy(coef, c, sizeof coef); /* for the message below */
+        }
     }
-    double coef[3], rms_rel;
-    if (fit_costs(pts, n, coef, &rms_rel, err) < 0)
+    if (!have_best) {
+        gcs_err_set(err, "gc costs: fit gave non-physical costs (object %.3g ns, pointer %.3g ns) in "
+                         "%d attempts; the machine was probably busy, try again", coef[1], coef[2],
+                    attempts);
         goto done;
+    }
     for (int i = 0; i < n; i++)
-        json_array_append_new(jpoints, point_json(&pts[i], coef[0] + coef[1] * pts[i].objects_marked +
-                                                               coef[2] * pts[i].pointers));
+        json_array_append_new(jpoints, point_json(&best[i], coef[0] + coef[1] * best[i].objects_marked +
+                                                                coef[2] * best[i].pointers));
 
     /* Steal cost: the same binary tree marked by one and by two workers. */
     double steal_ns = 0, steals = 0, t1_one = NAN, t1_two = NAN;
@@ -341,11 +377,6 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
         steal_note = "not measured: one CPU (0)";
     }
 
-    if (!(coef[1] > 0) || !(coef[2] >= 0)) {
-        gcs_err_set(err, "gc costs: fit gave non-physical costs (object %.3g ns, pointer %.3g ns); "
-                         "the machine was probably busy, try again", coef[1], coef[2]);
-        goto done;
-    }
     json_t *steal_fit = NULL;
     if (two_workers && fit_steals(quick, opts.max_threads, coef, &root, p, &steal_fit, err) < 0)
         goto done;
@@ -354,13 +385,13 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     p->gc_cost_object_ns = coef[1];
     p->gc_cost_pointer_ns = coef[2];
     p->gc_cost_steal_ns = steal_ns;
-    *details = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:f, s:f, s:i, s:o, s:o*}",
+    *details = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:f, s:f, s:i, s:i, s:o, s:o*}",
                          "model", "t1_ns = fixed + object * objects + pointer * pointers",
                          "object_ns", coef[1], "pointer_ns", coef[2], "fixed_ns", coef[0],
                          "rms_rel_residual", rms_rel, "steal_ns", steal_ns, "steal_note", steal_note,
                          "steal_t1_one_ns", isfinite(t1_one) ? t1_one : 0.0,
                          "steal_t1_two_ns", isfinite(t1_two) ? t1_two : 0.0, "steals", steals,
-                         "reps", reps, "points", jpoints, "steal_fit", steal_fit);
+                         "reps", reps, "attempts", attempts, "points", jpoints, "steal_fit", steal_fit);
     jpoints = NULL;
     rc = 0;
 done:

@@ -29,7 +29,7 @@
 
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
-    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "counters",
+    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "counters",
 };
 
 static const char *const access_keys[GCS_ACCESS_COUNT] = {"read", "rw"};
@@ -462,6 +462,13 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
         p->has_gc_steals = 1;
     }
 
+    json_t *overlap = json_object_get(doc, "gc_miss_overlap");
+    if (overlap && !json_is_null(overlap)) {
+        if (number_value(overlap, "gc_miss_overlap", &p->gc_miss_overlap, err) < 0)
+            return -1;
+        p->has_gc_overlap = 1;
+    }
+
     json_t *counters = json_object_get(doc, "counters");
     if (counters && !json_is_null(counters)) {
         if (!json_is_object(counters)) {
@@ -773,6 +780,11 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
         gcs_err_set(err, "gc_steals: a and b must be finite numbers");
         return -1;
     }
+    if (p->has_gc_overlap && !(p->gc_miss_overlap >= 1 && p->gc_miss_overlap <= 4096)) {
+        gcs_err_set(err, "gc_miss_overlap: expected a number of misses in flight in [1, 4096], found %g",
+                    p->gc_miss_overlap);
+        return -1;
+    }
     if (strcmp(p->counters_source, "papi") != 0 && strcmp(p->counters_source, "none") != 0) {
         gcs_err_set(err, "counters.source: expected \"papi\" or \"none\", found \"%s\"",
                     p->counters_source);
@@ -863,6 +875,8 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
     if (p->has_gc_steals)
         json_object_set_new(doc, "gc_steals", json_pack("{s:f, s:f}", "a", p->gc_steal_a, "b",
                                                         p->gc_steal_b));
+    if (p->has_gc_overlap)
+        json_object_set_new(doc, "gc_miss_overlap", json_real(p->gc_miss_overlap));
     json_t *counters = json_object();
     json_object_set_new(counters, "source", json_string(p->counters_source[0] ? p->counters_source
                                                                                : "none"));
@@ -1089,6 +1103,11 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
         fprintf(fp, fmt == GCS_FORMAT_CSV ? "# steals = (P - 1) * (%.4g * ln(T1 ns) + %.4g)\n\n"
                                           : "fitted steals: (P - 1) * (%.4g * ln(T1 ns) + %.4g)\n\n",
                 p->gc_steal_a, p->gc_steal_b);
+    if (p->has_gc_overlap)
+        fprintf(fp, fmt == GCS_FORMAT_CSV ? "# miss overlap %.3g\n\n"
+                                          : "fitted miss overlap: %.3g misses in flight per worker "
+                                            "(predict --overlap fitted)\n\n",
+                p->gc_miss_overlap);
 }
 
 static void print_counters(const gcs_profile *p, FILE *fp, gcs_format fmt)

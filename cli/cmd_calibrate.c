@@ -3,6 +3,7 @@
  *
  *   gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]
  *                     [--seed N] [--quiet] [--json | --csv]
+ *   gcscale calibrate --gc-only [-o FILE] [--quick] [--quiet] [--json | --csv]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gcscale/predict.h"
 
 static const char *const cmd = "calibrate";
 
@@ -22,12 +24,16 @@ static void print_help(FILE *fp)
     fprintf(fp,
             "usage: gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]\n"
             "                         [--seed N] [--quiet] [--json | --csv]\n"
+            "       gcscale calibrate --gc-only [-o FILE] [--quick] [--quiet] [--json | --csv]\n"
             "\n"
             "Measures this machine's memory system and writes its machine profile (JSON,\n"
             "format \"gcscale-machine\" version 1): nodes and caches (hwloc), idle read and\n"
             "atomic read-modify-write latency M1 for every (CPU node, memory node) pair,\n"
             "occupancy S_O per memory node (read and RW, fitted to loaded measurements),\n"
-            "read bandwidth per node, and whether hardware counters work.  Every detail\n"
+            "read bandwidth per node, whether hardware counters work, and the collector's\n"
+            "own costs: gc_cost_ns and gc_steals (cache-resident heaps) and gc_miss_overlap\n"
+            "(the misses its marker overlaps, on a random heap beyond the LLC; not fitted\n"
+            "when --size is below that heap).  Every detail\n"
             "(percentiles, huge-page variants, the cache staircase, occupancy load points\n"
             "and both fits, placement warnings, step durations) goes under \"calibration\".\n"
             "Then prints the profile on stdout and 'wrote FILE' on stderr.\n"
@@ -36,6 +42,9 @@ static void print_help(FILE *fp)
             "  -o, --output FILE   where to write (default data/machines/HOSTNAME.json,\n"
             "                      directory created if needed); written crash-safe\n"
             "  --quick             fewer repetitions and load points (~20 s instead of ~90 s)\n"
+            "  --gc-only           re-measure only the collector's costs and miss overlap\n"
+            "                      into the existing profile FILE (-o): after a change to\n"
+            "                      the collector, when the memory system has not changed\n"
             "  --topology SYNTH    pretend the machine is an hwloc synthetic topology, e.g.\n"
             "                      \"pack:2 node:2 core:2 pu:1\"; nothing can be pinned or bound,\n"
             "                      so every pair is measured on this machine's memory (a\n"
@@ -50,6 +59,47 @@ static void print_help(FILE *fp)
             "\n"
             "Progress goes to stderr; errors are one line on stderr with exit status 2.\n"
             "Methods: docs/microbench.md.\n");
+}
+
+/* The marker's miss overlap (gc-predict/overlap.c), after the marker's
+ * costs: on a random graph of 4 x LLC (2 x quick), at least 2^20 objects, so
+ * that misses dominate its mark.  A chase --size below that graph asks for a
+ * small run (the tests'): not fitted, and the profile says so. */
+static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, int quiet)
+{
+    uint64_t llc = 0;
+    for (int i = 0; i < p->ncaches; i++)
+        if (p->caches[i].size_bytes > llc)
+            llc = p->caches[i].size_bytes;
+    uint64_t bytes = (quick ? 2 : 4) * (llc ? llc : (8u << 20));
+    uint64_t objects = bytes / 32 > (1u << 20) ? bytes / 32 : (1u << 20);
+    json_t *cal = p->extra ? json_object_get(p->extra, "calibration") : NULL;
+    if (!json_is_object(cal)) {
+        if (!p->extra)
+            p->extra = json_object();
+        cal = json_object();
+        json_object_set_new(p->extra, "calibration", cal);
+    }
+    json_t *details = NULL;
+    gcs_err err = {{0}};
+    if (p->ncaches == 0) {
+        details = json_pack("{s:s}", "note", "not fitted: the profile has no caches to simulate");
+    } else if (size_bytes && size_bytes < bytes) {
+        details = json_pack("{s:s}", "note", "not fitted: --size is below the heap the fit needs (2-4 x LLC)");
+    } else {
+        gcs_progress pr;
+        gcs_progress_init(&pr, 1, quiet);
+        gcs_progress_step(&pr, "gc miss overlap (marker on a random heap beyond the LLC)", 1);
+        int rc = gcs_predict_fit_overlap(objects, quick ? 5 : 9, p, &details, &err);
+        gcs_progress_done(&pr, 1);
+        gcs_progress_finish(&pr);
+        if (rc < 0) {
+            /* an optional step: keep the rest of the calibration */
+            fprintf(stderr, "gcscale calibrate: warning: gc_miss_overlap not fitted: %s\n", err.msg);
+            details = json_pack("{s:s, s:s}", "note", "not fitted: the fit failed", "error", err.msg);
+        }
+    }
+    json_object_set_new(cal, "gc_overlap", details);
 }
 
 /* The output's directory must exist and be writable before we spend a
@@ -82,6 +132,7 @@ int cmd_calibrate(int argc, char **argv)
     static const struct option options[] = {
         {"output", required_argument, NULL, 'o'},
         {"quick", no_argument, NULL, 'q'},
+        {"gc-only", no_argument, NULL, 'g'},
         {"topology", required_argument, NULL, 't'},
         {"size", required_argument, NULL, 's'},
         {"seed", required_argument, NULL, 'S'},
@@ -95,12 +146,13 @@ int cmd_calibrate(int argc, char **argv)
     gcs_calibrate_opts_init(&opts);
     const char *output = NULL;
     gcs_format fmt = GCS_FORMAT_TEXT;
-    int c;
+    int c, gc_only = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'q': opts.mode = GCS_CALIBRATE_QUICK; break;
+        case 'g': gc_only = 1; break;
         case 't': opts.synthetic = optarg; break;
         case 's': {
             opts.size_bytes = cli_parse_size(cmd, "--size", optarg);
@@ -142,8 +194,27 @@ int cmd_calibrate(int argc, char **argv)
 
     gcs_err err = {{0}};
     gcs_profile *p = NULL;
-    if (gcs_calibrate_run(&opts, &p, &err) < 0)
+    if (gc_only) {
+        if (opts.synthetic || opts.size_bytes || opts.seed)
+            cli_usage_error(cmd, "--gc-only measures the collector only: no --topology, --size or --seed");
+        p = gcs_profile_load(output, &err);
+        if (!p)
+            cli_fail(cmd, &err);
+        if (gcs_calibrate_update_gc(p, opts.mode == GCS_CALIBRATE_QUICK, opts.quiet, &err) < 0) {
+            char msg[sizeof err.msg];
+            snprintf(msg, sizeof msg, "%s", err.msg);
+            gcs_err_set(&err, "%s: %s", output, msg);
+            gcs_profile_free(p);
+            cli_fail(cmd, &err);
+        }
+    } else if (gcs_calibrate_run(&opts, &p, &err) < 0) {
         cli_fail(cmd, &err);
+    }
+    fit_overlap(p, opts.mode == GCS_CALIBRATE_QUICK, opts.size_bytes, opts.quiet);
+    if (gcs_profile_validate(p, &err) < 0) {
+        gcs_profile_free(p);
+        cli_fail(cmd, &err);
+    }
     if (gcs_profile_save(p, output, &err) < 0) {
         gcs_profile_free(p);
         cli_fail(cmd, &err);

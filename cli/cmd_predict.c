@@ -2,7 +2,8 @@
  * every GC thread count, and how many threads it deserves.
  *
  *   gcscale predict --machine PROFILE SNAPSHOT [--threads LIST] [--fast|--slow]
- *                   [--mva open|closed] [--measured FILE] [--plot FILE.svg]
+ *                   [--mva open|closed] [--overlap fitted|F] [--measured FILE]
+ *                   [--plot FILE.svg]
  *                   [--json | --csv]
  */
 #include <getopt.h>
@@ -46,6 +47,11 @@ static void print_help(FILE *fp)
             "  --span paper|critical  T1/P + Tinf with every miss shared among P (the\n"
             "                       paper, default), or Brent's (T1-Tinf)/P + Tinf with the\n"
             "                       critical path's misses paid by one worker\n"
+            "  --overlap fitted|F   beyond the paper: each worker overlaps F misses (its\n"
+            "                       prefetch FIFO), so a miss the stream prefetcher does\n"
+            "                       not cover stalls it for (M1 + W)/F; 'fitted' takes the\n"
+            "                       profile's gc_miss_overlap (gcscale calibrate).  Default\n"
+            "                       1, the paper: absolute times then assume no overlap\n"
             "  --steals paper|fitted|A,B  N_S = P ln(T1) (default), the profile's\n"
             "                       gc_steals fit (gcscale calibrate), or (P-1)(A ln(T1) + B)\n"
             "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
@@ -91,7 +97,8 @@ static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path
 
 int cmd_predict(int argc, char **argv)
 {
-    enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_MVA, O_SPAN, O_STEALS, O_COSTS, O_MEASURED, O_PLOT, O_JSON, O_CSV };
+    enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED, O_PLOT,
+           O_JSON, O_CSV };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
@@ -100,6 +107,7 @@ int cmd_predict(int argc, char **argv)
         {"no-prefetch", no_argument, NULL, O_NO_PREFETCH},
         {"mva", required_argument, NULL, O_MVA},
         {"span", required_argument, NULL, O_SPAN},
+        {"overlap", required_argument, NULL, O_OVERLAP},
         {"steals", required_argument, NULL, O_STEALS},
         {"costs", required_argument, NULL, O_COSTS},
         {"measured", required_argument, NULL, O_MEASURED},
@@ -111,7 +119,7 @@ int cmd_predict(int argc, char **argv)
     };
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
-    int predictor = -1, c, steals_fitted = 0, no_prefetch = 0;
+    int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -137,6 +145,11 @@ int cmd_predict(int argc, char **argv)
                 mopts.span = GCS_MODEL_SPAN_CRITICAL;
             else
                 cli_usage_error(cmd, "--span: '%s' is neither paper nor critical", optarg);
+            break;
+        case O_OVERLAP:
+            overlap_fitted = strcmp(optarg, "fitted") == 0;
+            if (!overlap_fitted)
+                mopts.overlap = cli_parse_double(cmd, "--overlap", optarg, 1, 4096);
             break;
         case O_STEALS:
             steals_fitted = 0;
@@ -202,6 +215,14 @@ int cmd_predict(int argc, char **argv)
         gcs_err_set(&err, "%s: %s", machine, msg);
         cli_fail(cmd, &err);
     }
+    if (overlap_fitted && gcs_model_opts_fitted_overlap(&mopts, prof, &err) < 0) {
+        char msg[sizeof err.msg];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        gcs_err_set(&err, "%s: %s", machine, msg);
+        cli_fail(cmd, &err);
+    }
+    if (mopts.overlap != 1 && mopts.mva != GCS_MODEL_MVA_OPEN)
+        cli_usage_error(cmd, "--overlap works with the open model only (--mva open)");
     if (!threads) {
         char range[32];
         snprintf(range, sizeof range, "1-%d", profile_cpus(prof));
@@ -254,22 +275,23 @@ int cmd_predict(int argc, char **argv)
         char title[256], subtitle[512];
         snprintf(title, sizeof title, "Predicted mark speedup: %s on %s", snapshot_path, machine);
         snprintf(subtitle, sizeof subtitle,
-                 "%llu objects, T1 %.4g ms, Tinf %.4g ms; %s predictor, %s MVA, %s span; recommended P = %d",
+                 "%llu objects, T1 %.4g ms, Tinf %.4g ms; %s predictor, %s MVA, %s span, overlap %.3g; "
+                 "recommended P = %d",
                  (unsigned long long)ir.heap.objects, ir.heap.t1_ns / 1e6, ir.heap.tinf_ns / 1e6,
                  gcs_inspect_predictor_name(ir.predictor), gcs_model_mva_name(mopts.mva),
-                 gcs_model_span_name(mopts.span), recommended);
+                 gcs_model_span_name(mopts.span), mopts.overlap, recommended);
         if (gcs_predict_plot(results, nthreads, measured, title, subtitle, plot_path, &err) < 0)
             cli_fail(cmd, &err);
     }
 
     gcs_table *t = gcs_predict_table(results, nthreads);
     if (fmt == GCS_FORMAT_JSON) {
-        json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:i, s:i, s:f}",
+        json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:f, s:o, s:o, s:i, s:i, s:f}",
                                 "format", "gcscale-prediction", "version", 1, "snapshot",
                                 snapshot_path, "machine", machine, "predictor",
                                 gcs_inspect_predictor_name(ir.predictor), "mva",
                                 gcs_model_mva_name(mopts.mva), "span",
-                                gcs_model_span_name(mopts.span), "inputs",
+                                gcs_model_span_name(mopts.span), "overlap", mopts.overlap, "inputs",
                                 gcs_inspect_result_to_json(&ir), "rows", gcs_table_to_json(t),
                                 "recommended_threads", recommended, "best_threads", best,
                                 "tolerance", GCS_PREDICT_TOLERANCE);
@@ -282,6 +304,9 @@ int cmd_predict(int argc, char **argv)
         if (isfinite(cost_object))
             printf("marker costs assumed on the command line: %g ns per object, %g ns per edge\n\n",
                    cost_object, cost_pointer);
+        if (mopts.overlap != 1)
+            printf("misses overlapped %.3g ways (--overlap): a miss not covered by the stream "
+                   "prefetcher stalls its worker (M1 + W)/%.3g\n\n", mopts.overlap, mopts.overlap);
         gcs_table_print(t, stdout, GCS_FORMAT_TEXT);
         printf("\nrecommended: P = %d (the smallest P within %.0f%% of the best predicted time, "
                "at P = %d)\n", recommended, 100 * GCS_PREDICT_TOLERANCE, best);

@@ -10,6 +10,10 @@
  *   queueing delay        W_j      = S_j * rho_j / (1 - rho_j)
  *   predicted time        T        = Tc + sum_c sum_j V_j Q_c (M1_c,j + W_j) * share
  *
+ * (with an overlap F > 1, model.h, a request not covered by the stream
+ * prefetcher makes its worker wait (M1_c,j + W_j)/F: predict.c folds 1/F
+ * into latency[j] and wait_seen[j]; the node is busy S_O all the same)
+ *
  * with Tc = T1/P + Tinf the time without misses, share = 1/P the part of
  * the misses each worker meets (more with GCS_MODEL_SPAN_CRITICAL, model.h), S_j the request-weighted
  * mean service time at j, and M1_c,j the idle latency averaged over the CPU
@@ -62,7 +66,7 @@ static double open_miss_time(const gcs_contention *c, double t)
     double total = c->miss_time_idle;
     for (int j = 0; j < c->nnodes; j++)
         if (c->requests[j] > 0)
-            total += c->requests[j] * open_wait(c, j, t, NULL);
+            total += c->requests[j] * c->wait_seen[j] * open_wait(c, j, t, NULL);
     return total;
 }
 
@@ -82,7 +86,7 @@ static double open_df(double t, void *arg)
         double rho;
         open_wait(c, j, t, &rho);
         /* dW/dT = -S rho / (T (1 - rho)^2) */
-        d += c->requests[j] * c->service[j] * rho / (t * (1 - rho) * (1 - rho));
+        d += c->requests[j] * c->wait_seen[j] * c->service[j] * rho / (t * (1 - rho) * (1 - rho));
     }
     return 1 + d * c->miss_share;
 }

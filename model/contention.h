@@ -16,7 +16,10 @@ typedef struct gcs_contention {
     double requests[GCS_MODEL_MAX_NODES]; /* V_j Q: requests to node j */
     double visit[GCS_MODEL_MAX_NODES];    /* V_j */
     double service[GCS_MODEL_MAX_NODES];  /* request-weighted mean S_O at node j */
-    double latency[GCS_MODEL_MAX_NODES];  /* request-weighted mean M1 at node j */
+    double latency[GCS_MODEL_MAX_NODES];  /* request-weighted mean M1 at node j (what a
+                                             worker waits per request, idle) */
+    double wait_seen[GCS_MODEL_MAX_NODES]; /* the share of W_j a request makes its worker
+                                              wait: 1, less when misses overlap */
     double load[GCS_MODEL_MAX_NODES];     /* sum_c V_j Q_c S_c,j: node j's busy time */
     /* results */
     double rho[GCS_MODEL_MAX_NODES], wait[GCS_MODEL_MAX_NODES];

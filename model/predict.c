@@ -13,6 +13,18 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->steal_a = 1;
     opts->steal_b = 0;
     opts->span = GCS_MODEL_SPAN_PAPER;
+    opts->overlap = 1;
+}
+
+int gcs_model_opts_fitted_overlap(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err)
+{
+    if (!prof->has_gc_overlap) {
+        gcs_err_set(err, "profile has no gc_miss_overlap: run gcscale calibrate on the machine, or "
+                         "gcscale calibrate --gc-only -o PROFILE");
+        return -1;
+    }
+    opts->overlap = prof->gc_miss_overlap;
+    return 0;
 }
 
 int gcs_model_opts_fitted_steals(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err)
@@ -122,13 +134,13 @@ static void worker_nodes(const gcs_profile *prof, int threads, double *weight)
 
 /* Fills the fixed-point inputs for P workers and Q misses split like Q1. */
 static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double misses,
-                  gcs_model_span span, gcs_contention *c)
+                  const gcs_model_opts *opts, gcs_contention *c)
 {
     memset(c, 0, sizeof *c);
     c->threads = threads;
     c->nnodes = heap->nnodes;
     c->misses = misses;
-    if (span == GCS_MODEL_SPAN_CRITICAL) {
+    if (opts->span == GCS_MODEL_SPAN_CRITICAL) {
         /* Brent's bound, and the serial misses met along the critical path
          * (taken in proportion to the work on it) paid by one worker. */
         double tinf = heap->tinf_ns < heap->t1_ns ? heap->tinf_ns : heap->t1_ns;
@@ -148,10 +160,16 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
     double class_share[GCS_ACCESS_COUNT] = {1, 0};
     /* The prefetched share of these misses (the serial ones only: a thief's
      * extra misses on stolen lines are not streams) costs S_O, not M1. */
-    double prefetched[GCS_ACCESS_COUNT] = {0, 0};
+    double prefetched[GCS_ACCESS_COUNT] = {0, 0}, streamed = 0;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++)
-        if (misses > 0)
+        if (misses > 0) {
             prefetched[a] = fmin(heap->q1_prefetched[a], heap->q1[a]) / misses;
+            streamed += prefetched[a];
+        }
+    /* Overlapped misses (model.h): the worker waits 1/overlap of the latency
+     * and of the queueing delay of the misses it fetches itself. */
+    double overlap = opts->overlap;
+    double wait_seen = overlap == 1 ? 1 : (1 - streamed) / overlap + streamed;
     if (q1 > 0)
         for (int a = 0; a < GCS_ACCESS_COUNT; a++)
             class_share[a] = heap->q1[a] / q1;
@@ -168,10 +186,11 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
                 m1 += cpu_weight[i] * gcs_profile_latency(prof, (gcs_access)a, i, j);
             double so = prof->occupancy_ns[a][j];
             s += class_share[a] * so;
-            m += (class_share[a] - prefetched[a]) * m1 + prefetched[a] * fmin(so, m1);
+            m += (class_share[a] - prefetched[a]) * m1 / overlap + prefetched[a] * fmin(so, m1);
         }
         c->service[j] = s;
         c->latency[j] = m;
+        c->wait_seen[j] = wait_seen;
         c->load[j] = requests * s;
         c->miss_time_idle += requests * m;
     }
@@ -187,6 +206,14 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     }
     if (gcs_model_check(prof, heap, err) < 0)
         return -1;
+    if (!(opts->overlap >= 1) || !isfinite(opts->overlap)) {
+        gcs_err_set(err, "model: the miss overlap must be a number >= 1");
+        return -1;
+    }
+    if (opts->overlap != 1 && opts->mva != GCS_MODEL_MVA_OPEN) {
+        gcs_err_set(err, "model: overlapped misses work with the open model only (--mva open)");
+        return -1;
+    }
     double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
     double steals = steal_count(heap, threads, opts);
     double q_p = q1 + steals * heap->live_lines_avg;
@@ -194,13 +221,13 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
 
     /* T_1^M, the reference of every speedup: one worker, no contention. */
     double t_serial;
-    setup(prof, heap, 1, q1, opts->span, &serial);
+    setup(prof, heap, 1, q1, opts, &serial);
     if (gcs_contention_solve(&serial, opts->mva, &t_serial, err) < 0)
         return -1;
 
     /* The full prediction. */
     double t;
-    setup(prof, heap, threads, q_p, opts->span, &c);
+    setup(prof, heap, threads, q_p, opts, &c);
     if (gcs_contention_solve(&c, opts->mva, &t, err) < 0)
         return -1;
     out->threads = threads;
@@ -224,7 +251,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     /* Pred(Q_P = Q1): contention, but no extra misses from stealing. */
     gcs_contention no_extra;
     double t_no_extra;
-    setup(prof, heap, threads, q1, opts->span, &no_extra);
+    setup(prof, heap, threads, q1, opts, &no_extra);
     if (gcs_contention_solve(&no_extra, opts->mva, &t_no_extra, err) < 0)
         return -1;
     out->time_no_extra_misses_ns = t_no_extra;

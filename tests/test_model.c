@@ -91,6 +91,54 @@ static void test_hand_computed_two_workers(void **state)
     gcs_profile_free(p);
 }
 
+/* Overlapped misses (opts.overlap = F): M1 = 100, S = 10, Q1 = 1000 reads
+ * of which 200 are streamed, T1 = 1e5, Tinf = 10, L = 0, F = 4.
+ * P = 1: T1 + Tinf + 800 * 100 / 4 + 200 * 10 = 122010 (F = 1: 182010).
+ * P = 2: Tc = 50010, per request 0.8 * 100/4 + 0.2 * 10 = 22 idle and 0.4 of
+ * W = 10 rho / (1 - rho), rho = 5000 / T:
+ *   T = 50010 + 1000 (22 + 0.4 * 50000 / (T - 5000)) / 2
+ *   -> T^2 - 66010 T + 295050000 = 0 */
+static void test_overlapped_misses(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(2, 100, 10);
+    gcs_model_heap h = heap_of(1e5, 10, 1000, 0);
+    h.q1_prefetched[GCS_ACCESS_READ] = 200;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    assert_true(o.overlap == 1);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
+    assert_close(r.time_ns, 182010, 1e-12);
+    o.overlap = 4;
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
+    assert_close(r.time_ns, 122010, 1e-12);
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_close(r.time_ns, (66010 + sqrt(66010.0 * 66010 - 4 * 295050000.0)) / 2, 1e-9);
+    /* the stack still adds up to P */
+    assert_close(r.speedup + r.lost_span + r.lost_extra_misses + r.lost_contention, 2, 1e-9);
+
+    /* below 1, and with the closed model: refused */
+    o.overlap = 0.5;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "overlap"));
+    o.overlap = 4;
+    o.mva = GCS_MODEL_MVA_CLOSED;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "open model"));
+
+    /* the profile's fit, when there is one */
+    gcs_model_opts_init(&o);
+    assert_int_equal(gcs_model_opts_fitted_overlap(&o, p, &err), -1);
+    assert_non_null(strstr(err.msg, "gc_miss_overlap"));
+    p->has_gc_overlap = 1;
+    p->gc_miss_overlap = 7.5;
+    assert_int_equal(gcs_model_opts_fitted_overlap(&o, p, &err), 0);
+    assert_true(o.overlap == 7.5);
+    gcs_profile_free(p);
+}
+
 static void test_zero_occupancy_needs_no_solver(void **state)
 {
     (void)state;
@@ -314,6 +362,7 @@ int main(void)
         cmocka_unit_test(test_stack_adds_up_to_p),
         cmocka_unit_test(test_critical_span),
         cmocka_unit_test(test_prefetched_misses),
+        cmocka_unit_test(test_overlapped_misses),
         cmocka_unit_test(test_skewed_heap_saturates_on_o2k),
         cmocka_unit_test(test_node_without_requests),
         cmocka_unit_test(test_bad_inputs),

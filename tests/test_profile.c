@@ -159,6 +159,8 @@ static const bad_case bad_cases[] = {
     {"gc_cost_ns.steal", "-1", "gc_cost_ns.steal: negative value -1"},
     {"gc_cost_ns.pointer", NULL, "gc_cost_ns.pointer: required key is missing"},
     {"gc_cost_ns", "[1, 2, 3]", "gc_cost_ns: expected an object"},
+    {"gc_miss_overlap", "0.5", "gc_miss_overlap: expected a number of misses in flight in [1, 4096]"},
+    {"gc_miss_overlap", "\"many\"", "gc_miss_overlap: expected a number, found a string"},
     {"counters.source", "\"perf\"", "counters.source: expected \"papi\" or \"none\", found \"perf\""},
     {"host", "5", "host: expected a string, found an integer"},
 };
@@ -223,6 +225,19 @@ static void test_optional_keys(void **state)
     json_t *out = gcs_profile_to_json(p);
     assert_null(json_object_get(out, "gc_cost_ns"));
     assert_null(json_object_get(out, "bandwidth_gbs"));
+    json_decref(out);
+    gcs_profile_free(p);
+
+    /* gc_miss_overlap: absent is "not fitted"; present, it is kept and saved. */
+    assert_int_equal(gcs_profile_from_json(doc, &err) != NULL, 1);
+    set_path(doc, "gc_miss_overlap", parse("15.25"));
+    p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+    assert_int_equal(p->has_gc_overlap, 1);
+    assert_true(p->gc_miss_overlap == 15.25);
+    out = gcs_profile_to_json(p);
+    assert_true(json_real_value(json_object_get(out, "gc_miss_overlap")) == 15.25);
     json_decref(out);
     gcs_profile_free(p);
     json_decref(doc);

@@ -5,8 +5,10 @@
  * node, memory node) pair, occupancy (read and RW) per memory node with both
  * fits, bandwidth per node and hardware counters, into a gcs_profile whose
  * extra JSON holds every detail under "calibration"; and the marker's own
- * costs (gc_cost_ns), timed on the collector.  Calls common.h, topology.h,
- * microbench.h, occfit.h, profile.h and the collector's public gc.h.
+ * costs (gc_cost_ns, gc_steals), timed on the collector.  Calls common.h,
+ * topology.h, microbench.h, occfit.h, profile.h and the collector's public
+ * gc.h.  (The marker's miss overlap needs the model: predict.h,
+ * gcs_predict_fit_overlap.)
  */
 #ifndef GCSCALE_CALIBRATE_H
 #define GCSCALE_CALIBRATE_H
@@ -41,5 +43,12 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
  * the fit and its residuals (new reference).  Starts and shuts down a
  * collector, so none may exist in the process.  quick: fewer repetitions. */
 int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err);
+
+
+/* Re-measures only the marker's costs (gc_cost_ns, gc_steals) into p, a
+ * profile calibrated before on this machine: for a collector that changed
+ * while the memory system did not.  The details go to p's extra
+ * "calibration" (gc_costs, and gc_only: when and how). */
+int gcs_calibrate_update_gc(gcs_profile *p, int quick, int quiet, gcs_err *err);
 
 #endif

@@ -77,6 +77,13 @@ typedef struct gcs_model_opts {
     gcs_model_steals steals;
     double steal_a, steal_b;  /* for GCS_MODEL_STEALS_FITTED */
     gcs_model_span span;      /* default GCS_MODEL_SPAN_PAPER */
+    /* Beyond the paper: how many misses one worker overlaps (>= 1; 1, the
+     * default, is the paper: every miss not covered by the stream prefetcher
+     * stalls its worker for its whole latency).  The collector's prefetch
+     * FIFO keeps many misses in flight, so the worker waits (M1 + W_j)/overlap
+     * for each of them; each still occupies its memory node for S_O.  The
+     * open model only (GCS_MODEL_MVA_OPEN). */
+    double overlap;
 } gcs_model_opts;
 
 /* One prediction.  Times in ns; "speedup" is T_1^M / T_P^M with T_1^M the
@@ -110,6 +117,10 @@ void gcs_model_opts_init(gcs_model_opts *opts);
  * it predicts far too many misses (docs/model.md).  -1 if the profile has
  * no fit. */
 int gcs_model_opts_fitted_steals(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err);
+
+/* Uses the overlap calibrate fitted to the collector (the profile's
+ * gc_miss_overlap).  -1 if the profile has none. */
+int gcs_model_opts_fitted_overlap(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err);
 
 /* Checks that heap and profile fit together (node counts, V sums to 1,
  * finite non-negative inputs, gc costs present where the heap needs them). */

@@ -63,6 +63,10 @@ typedef struct gcs_profile {
      * N_S = (P - 1) (a ln(T1 / 1 ns) + b).  Absent: the paper's P ln T1. */
     int has_gc_steals;
     double gc_steal_a, gc_steal_b;
+    /* How many misses the collector's marker overlaps, fitted by calibrate
+     * ("gc_miss_overlap": a number >= 1; docs/model.md).  Absent: not fitted. */
+    int has_gc_overlap;
+    double gc_miss_overlap;
 
     char counters_source[16];   /* "papi" or "none" */
     char counters_reason[256];

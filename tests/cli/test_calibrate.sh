@@ -29,9 +29,25 @@ ok = (len(d["nodes"]) == 4
       and d["calibration"]["binding_honoured"] is False
       and any("synthetic" in w for w in d["calibration"]["warnings"])
       and len(d["calibration"]["occupancy"]) == 8
-      and all("open" in o and "closed" in o for o in d["calibration"]["occupancy"]))
+      and all("open" in o and "closed" in o for o in d["calibration"]["occupancy"])
+      and "gc_miss_overlap" not in d
+      and d["calibration"]["gc_overlap"]["note"].startswith("not fitted"))
 print("matrices ok" if ok else "matrices wrong")
 PY
 expect_grep "4x4 matrices, warnings and fits" "matrices ok" "$TMP/check"
+
+# --gc-only: the collector's costs and miss overlap into an existing profile
+# (one with small caches, so that the overlap heap stays at its 1 M floor).
+expect_exit 2 "--gc-only, no such profile" "$GCSCALE" calibrate --gc-only --quick -o "$TMP/none.json"
+expect_exit 2 "--gc-only with --size" "$GCSCALE" calibrate --gc-only --size 1M -o "$TMP/p.json"
+jq '.caches = [{"level": 1, "type": "data", "size_bytes": 32768, "line_bytes": 64, "ways": 8, "cpus": [0]},
+               {"level": 2, "type": "unified", "size_bytes": 262144, "line_bytes": 64, "ways": 8, "cpus": [0]}]
+    | del(.gc_miss_overlap) | .latency_ns.read[0][0] = 100' data/machines/dev-2core-kvm-epyc.json > "$TMP/small.json"
+cp "$TMP/small.json" "$TMP/small-before.json"
+expect_ok "--gc-only --quick" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/small.json" --json
+expect_ok "... fits gc_miss_overlap and keeps the memory measurements" \
+    jq -e -s '.[1].gc_miss_overlap >= 1 and .[1].calibration.gc_overlap.objects == 1048576
+              and .[1].latency_ns == .[0].latency_ns and .[1].caches == .[0].caches
+              and .[1].calibration.gc_only.mode == "quick"' "$TMP/small-before.json" "$TMP/small.json"
 
 echo "1..$_n"

@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..33"
+echo "1..40"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -59,4 +59,17 @@ expect_ok "no plot left by the failed run" test ! -e "$TMP/no.svg"
 echo '{"version": 1, "nodes": [' > "$TMP/bad.json"
 expect_exit 2 "malformed profile" "$GCSCALE" predict --machine "$TMP/bad.json" "$SNAP"
 expect_exit 2 "--mva junk" "$GCSCALE" predict --machine "$DEV" "$SNAP" --mva half
+
+# Overlapped misses (beyond the paper): a number, or the profile's fit.
+expect_ok "--overlap 4 --json" sh -c "'$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1-2 --json > '$TMP/ov1.json' &&
+    '$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1-2 --json --overlap 4 > '$TMP/ov4.json'"
+expect_ok "... is in the JSON and shortens the P = 1 time" \
+    jq -e -s '.[0].overlap == 1 and .[1].overlap == 4 and .[1].rows[0].time_ms < .[0].rows[0].time_ms' "$TMP/ov1.json" "$TMP/ov4.json"
+expect_exit 2 "--overlap fitted, profile without gc_miss_overlap" "$GCSCALE" predict --machine "$DEV" "$SNAP" --overlap fitted
+expect_grep "says what is missing" "gc_miss_overlap" "$TMP/err"
+jq '.gc_miss_overlap = 6.5' "$DEV" > "$TMP/dev-overlap.json"
+expect_ok "--overlap fitted takes the profile's" \
+    sh -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --overlap fitted | jq -e '.overlap == 6.5'"
+expect_exit 2 "--overlap below 1" "$GCSCALE" predict --machine "$DEV" "$SNAP" --overlap 0.5
+expect_exit 2 "--overlap with --mva closed" "$GCSCALE" predict --machine "$DEV" "$SNAP" --overlap 4 --mva closed
 expect_exit 2 "no snapshot given" "$GCSCALE" predict --machine "$DEV"

@@ -1,0 +1,190 @@
+/* overlap.c -- how many misses the collector's marker overlaps:
+ * gc_miss_overlap, for `gcscale predict --overlap fitted` (docs/model.md,
+ * "Overlapped misses").  `gcscale calibrate` runs it after the machine's
+ * measurements and stores the result in the profile.
+ *
+ * The paper's model makes every miss stall its worker for the whole memory
+ * latency M1.  gcscale's marker does not wait like that: its prefetch FIFO
+ * (gc/mark.c) keeps the headers and mark bytes of up to GCS_GC_MARK_FIFO
+ * objects in flight, so on a heap far larger than the caches the mark costs
+ * a fraction of Q1 * M1.  That fraction is a property of the marker on this
+ * machine, so, like gc_cost_ns, only the real marker can measure it:
+ *
+ *   1. build a random graph (two pointer fields per object to uniformly
+ *      random objects, the gc-bench "random" shape) of `objects` objects as a
+ *      snapshot, and the same graph in the collector's heap;
+ *   2. time the collector's mark of it at P = 1 (median of reps);
+ *   3. inspect the snapshot with the slow predictor (T1 from the profile's
+ *      gc_cost_ns, Tinf, Q1 with the stream prefetcher's share);
+ *   4. the model at P = 1 is T(F) = A + B/F (A: compute and the streamed
+ *      misses, B: the other misses at full latency); solve T(F) = measured.
+ * F is clamped to [1, 2 * GCS_GC_MARK_FIFO] (each FIFO entry has two lines in
+ * flight at most: header and mark byte), with a note when it is.
+ *
+ * The heap must be several times the last-level cache for the misses to
+ * dominate; cli/cmd_calibrate.c picks the size.  It lives here, not in
+ * calibrate/, because it needs the model (only the cache simulation can
+ * count the misses) and the model reads profiles: calibrate/ stays below
+ * model/.  Calls the collector's public gc.h, inspect.h and model.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcscale/gc.h"
+#include "gcscale/inspect.h"
+#include "gcscale/model.h"
+#include "gcscale/predict.h"
+#include "gcscale/snapshot.h"
+
+#define OVERLAP_MAX (2.0 * GCS_GC_MARK_FIFO)
+#define SLOT_BYTES 32   /* header + two pointers + one data word */
+#define HEADER_BYTES 8
+#define PAGE_BYTES 65536
+#define ROOTS 16
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The random graph as a snapshot, objects in consecutive 32-byte slots (the
+ * collector allocates them in that order: gcs_gc_build_snapshot). */
+static gcs_snapshot *random_graph(uint64_t n, int nnodes, gcs_err *err)
+{
+    gcs_snapshot *g = gcs_snapshot_new(n, 2 * n, ROOTS, err);
+    if (!g)
+        return NULL;
+    gcs_snapshot_params_default(&g->params);
+    uint64_t bytes = n * SLOT_BYTES + PAGE_BYTES;
+    g->params.heap_limit = (bytes + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
+    g->params.page_bytes = PAGE_BYTES;
+    g->params.node_count = (uint32_t)nnodes;
+    g->params.header_bytes = HEADER_BYTES;
+    uint64_t rng = 0x5EED0F0E4C4Aull;
+    for (uint64_t i = 0; i < n; i++) {
+        g->addr[i] = i * SLOT_BYTES + HEADER_BYTES;
+        g->words[i] = 3;
+        g->nptrs[i] = 2;
+        g->node[i] = 0;
+        g->edge_start[i] = 2 * i;
+        for (int k = 0; k < 2; k++)
+            g->edges[2 * i + (uint64_t)k] = (uint32_t)(((unsigned __int128)splitmix64(&rng) * n) >> 64);
+    }
+    g->edge_start[n] = 2 * n;
+    for (int k = 0; k < ROOTS; k++)
+        g->roots[k] = (uint32_t)(((unsigned __int128)splitmix64(&rng) * n) >> 64);
+    if (gcs_snapshot_validate(g, err) < 0) {
+        gcs_snapshot_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* The collector's median mark time of g's graph at P = 1, in ns. */
+static int timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err)
+{
+    gcs_gc_options opts;
+    gcs_gc_options_default(&opts);
+    opts.heap_limit = 2 * g->params.heap_limit + (64u << 20);
+    opts.threads = 1;
+    opts.max_threads = 1;
+    opts.pin_workers = 1;
+    opts.alloc_budget = 0;
+    opts.log_path = ""; /* never log these private collections */
+    if (gcs_gc_init(&opts, err) < 0)
+        return -1;
+    gcs_gc_snapshot_heap heap;
+    int rc = -1;
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) {
+        gcs_err_set(err, "gc overlap: out of memory");
+        goto done;
+    }
+    if (gcs_gc_build_snapshot(g, &heap, err) < 0)
+        goto done;
+    gcs_gc_stats stats;
+    gcs_gc_collect(); /* warm-up: pages touched, tables built */
+    for (int r = 0; r < reps; r++) {
+        gcs_gc_collect();
+        gcs_gc_last_stats(&stats);
+        t[r] = (double)stats.mark_ns;
+    }
+    *mark_ns = gcs_stats_median(t, (size_t)reps);
+    gcs_gc_snapshot_heap_release(&heap);
+    rc = 0;
+done:
+    free(t);
+    gcs_gc_shutdown();
+    return rc;
+}
+
+int gcs_predict_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err)
+{
+    *details = NULL;
+    if (!p->has_gc_cost || p->ncaches == 0) {
+        gcs_err_set(err, "gc overlap: needs the profile's gc_cost_ns and caches first");
+        return -1;
+    }
+    if (gcs_gc_is_initialized()) {
+        gcs_err_set(err, "gc overlap: a collector already runs in this process");
+        return -1;
+    }
+    gcs_snapshot *g = random_graph(objects, p->nnodes, err);
+    if (!g)
+        return -1;
+    double measured_ns = 0;
+    gcs_inspect_result ir;
+    int rc = -1;
+    if (timed_mark(g, reps, &measured_ns, err) < 0)
+        goto done;
+    gcs_inspect_opts iopts;
+    gcs_inspect_opts_init(&iopts);
+    iopts.predictor = GCS_INSPECT_SLOW;
+    if (gcs_inspect_heap(g, p, &iopts, &ir, err) < 0)
+        goto done;
+
+    /* T(F) = A + B/F at P = 1, from the model itself at F = 1 and F = 2. */
+    gcs_model_opts mo;
+    gcs_model_opts_init(&mo);
+    gcs_model_result r1, r2;
+    mo.overlap = 1;
+    if (gcs_model_predict(p, &ir.heap, 1, &mo, &r1, err) < 0)
+        goto done;
+    mo.overlap = 2;
+    if (gcs_model_predict(p, &ir.heap, 1, &mo, &r2, err) < 0)
+        goto done;
+    double b = 2 * (r1.time_ns - r2.time_ns), a = r1.time_ns - b;
+    double overlap;
+    const char *note;
+    if (!(b > 0)) {
+        gcs_err_set(err, "gc overlap: the %llu-object heap has no misses to overlap",
+                    (unsigned long long)objects);
+        goto done;
+    } else if (measured_ns >= r1.time_ns) {
+        overlap = 1;
+        note = "the mark took as long as the misses at full latency or longer: 1 (no overlap)";
+    } else if (measured_ns - a <= b / OVERLAP_MAX) {
+        overlap = OVERLAP_MAX;
+        note = "the misses were hidden almost entirely: clamped to 2 x the FIFO";
+    } else {
+        overlap = b / (measured_ns - a);
+        note = "fitted";
+    }
+    p->has_gc_overlap = 1;
+    p->gc_miss_overlap = overlap;
+    *details = json_pack("{s:s, s:I, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s}", "model",
+                         "measured mark = A + B / overlap (the model at P = 1)", "objects",
+                         (json_int_t)objects, "reps", reps, "measured_mark_ns", measured_ns,
+                         "t1_ns", ir.heap.t1_ns, "tinf_ns", ir.heap.tinf_ns, "q1_read",
+                         ir.heap.q1[GCS_ACCESS_READ], "q1_rw", ir.heap.q1[GCS_ACCESS_RW],
+                         "q1_prefetched", ir.heap.q1_prefetched[GCS_ACCESS_READ] +
+                                              ir.heap.q1_prefetched[GCS_ACCESS_RW],
+                         "a_ns", a, "b_ns", b, "overlap", overlap, "note", note);
+    rc = 0;
+done:
+    gcs_snapshot_free(g);
+    return rc;
+}

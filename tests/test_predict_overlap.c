@@ -1,0 +1,87 @@
+/* test_predict_overlap.c -- gc-predict's one step with the collector: fitting the
+ * marker's miss overlap (gc-predict/overlap.c).  The rest of the predict job
+ * is tested end to end in tests/cli/test_predict.sh. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gcscale/gc.h"
+#include "gcscale/predict.h"
+
+/* The miss overlap fit on a heap far beyond a (pretended) 256 KiB cache: the
+ * model at P = 1 with the fitted overlap gives back the measured mark time. */
+static void test_overlap_fit_inverts_the_model(void **state)
+{
+    (void)state;
+    gcs_profile *p = gcs_profile_new(1);
+    p->nodes[0].ncpus = 1;
+    p->nodes[0].cpus = calloc(1, sizeof(int)); /* CPU 0; freed with the profile */
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        p->latency_ns[a][0] = 100;
+        p->occupancy_ns[a][0] = 2;
+    }
+    gcs_profile_cache l1 = {.level = 1, .type = "data", .size_bytes = 32768, .line_bytes = 64, .ways = 8, .ncpus = 1};
+    gcs_profile_cache l2 = {.level = 2, .type = "unified", .size_bytes = 262144, .line_bytes = 64, .ways = 8, .ncpus = 1};
+    int cpu0 = 0;
+    l1.cpus = l2.cpus = &cpu0;
+    assert_int_equal(gcs_profile_add_cache(p, &l1), 0);
+    assert_int_equal(gcs_profile_add_cache(p, &l2), 0);
+    gcs_err err;
+    json_t *details = NULL;
+    /* no costs yet: refused */
+    assert_int_equal(gcs_predict_fit_overlap(65536, 3, p, &details, &err), -1);
+    assert_non_null(strstr(err.msg, "gc_cost_ns"));
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = 1;
+    p->gc_cost_pointer_ns = 1;
+    assert_int_equal(gcs_predict_fit_overlap(65536, 3, p, &details, &err), 0);
+    assert_int_equal(p->has_gc_overlap, 1);
+    assert_true(p->gc_miss_overlap >= 1 && p->gc_miss_overlap <= 2 * GCS_GC_MARK_FIFO);
+    double measured = json_real_value(json_object_get(details, "measured_mark_ns"));
+    double a = json_real_value(json_object_get(details, "a_ns"));
+    double b = json_real_value(json_object_get(details, "b_ns"));
+    assert_true(measured > 0 && a > 0 && b > 0);
+    assert_int_equal(json_integer_value(json_object_get(details, "objects")), 65536);
+    const char *note = json_string_value(json_object_get(details, "note"));
+    assert_non_null(note);
+    if (strcmp(note, "fitted") == 0)
+        assert_true(fabs(a + b / p->gc_miss_overlap - measured) <= 1e-6 * measured);
+    assert_false(gcs_gc_is_initialized());
+    json_decref(details);
+    gcs_profile_free(p);
+}
+
+static void test_overlap_fit_refuses_when_a_collector_runs(void **state)
+{
+    (void)state;
+    gcs_err err;
+    assert_int_equal(gcs_gc_init(NULL, &err), 0);
+    gcs_profile *p = gcs_profile_new(1);
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = p->gc_cost_pointer_ns = 1;
+    gcs_profile_cache l1 = {.level = 1, .type = "data", .size_bytes = 32768, .line_bytes = 64, .ways = 8, .ncpus = 1};
+    int cpu0 = 0;
+    l1.cpus = &cpu0;
+    assert_int_equal(gcs_profile_add_cache(p, &l1), 0);
+    json_t *details = NULL;
+    assert_int_equal(gcs_predict_fit_overlap(65536, 3, p, &details, &err), -1);
+    assert_non_null(strstr(err.msg, "already runs"));
+    assert_null(details);
+    assert_int_equal(p->has_gc_overlap, 0);
+    gcs_profile_free(p);
+    gcs_gc_shutdown();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_overlap_fit_inverts_the_model),
+        cmocka_unit_test(test_overlap_fit_refuses_when_a_collector_runs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
