@@ -229,7 +229,10 @@ static void test_optional_keys(void **state)
     gcs_profile_free(p);
 
     /* gc_miss_overlap: absent is "not fitted"; present, it is kept and saved. */
-    assert_int_equal(gcs_profile_from_json(doc, &err) != NULL, 1);
+    p = gcs_profile_from_json(doc, &err);
+    assert_non_null(p);
+    assert_int_equal(p->has_gc_overlap, 0);
+    gcs_profile_free(p);
     set_path(doc, "gc_miss_overlap", parse("15.25"));
     p = gcs_profile_from_json(doc, &err);
     if (!p)
