@@ -18,9 +18,10 @@ static gcs_table *error_table(const gcs_validate_report *r)
 {
     static const char *const cols[] = {"workload", "P", "measured", "pred", "pred_m_p_eq_m1",
                                        "pred_q_p_eq_q1", "error_pct", "pred_fast", "error_fast_pct",
-                                       "pred_critical_span", "error_critical_pct", "measured_median"};
+                                       "pred_critical_span", "error_critical_pct", "pred_overlap",
+                                       "error_overlap_pct", "measured_median"};
     gcs_table *t = gcs_table_new("prediction error (speedup over P = 1; Pred = slow predictor)",
-                                 12, cols);
+                                 14, cols);
     for (int i = 0; i < r->nworkloads; i++)
         for (int p = 2; p <= r->w[i].npoints; p++) {
             const gcs_validate_point *pt = &r->w[i].points[p - 1];
@@ -35,6 +36,8 @@ static gcs_table *error_table(const gcs_validate_report *r)
             gcs_table_add_num(t, PCT(pt->error_fast_pct), 1);
             gcs_table_add_num(t, pt->pred_critical, 2);
             gcs_table_add_num(t, PCT(pt->error_critical_pct), 1);
+            gcs_table_add_num(t, pt->pred_overlap, 2);
+            gcs_table_add_num(t, PCT(pt->error_overlap_pct), 1);
             gcs_table_add_num(t, pt->speedup_median, 2);
         }
     return t;
@@ -42,15 +45,38 @@ static gcs_table *error_table(const gcs_validate_report *r)
 
 static gcs_table *mae_table(const gcs_validate_report *r)
 {
-    static const char *const cols[] = {"P", "mae_pct", "mae_fast_pct", "mae_critical_pct", "target_pct"};
-    gcs_table *t = gcs_table_new("mean absolute error over the workloads", 5, cols);
+    static const char *const cols[] = {"P", "mae_pct", "mae_fast_pct", "mae_critical_pct",
+                                       "mae_overlap_pct", "target_pct"};
+    gcs_table *t = gcs_table_new("mean absolute error over the workloads", 6, cols);
     for (int p = 2; p <= r->max_threads; p++) {
         gcs_table_add_int(t, p);
         gcs_table_add_num(t, r->mae_pct[p], 1);
         gcs_table_add_num(t, r->mae_fast_pct[p], 1);
         gcs_table_add_num(t, r->mae_critical_pct[p], 1);
+        gcs_table_add_num(t, PCT(r->mae_overlap_pct[p]), 1);
         gcs_table_add_num(t, GCS_VALIDATE_ERROR_TARGET, 0);
     }
+    return t;
+}
+
+/* The mark time itself, not its ratio: the paper's form makes every miss
+ * wait its whole latency, --overlap fitted does not (docs/model.md). */
+static gcs_table *time_table(const gcs_validate_report *r)
+{
+    static const char *const cols[] = {"workload", "P", "measured_ms", "pred_ms", "error_pct",
+                                       "pred_overlap_ms", "error_overlap_pct"};
+    gcs_table *t = gcs_table_new("mark time per snapshot (fastest re-mark; Pred = slow predictor)", 7, cols);
+    for (int i = 0; i < r->nworkloads; i++)
+        for (int p = 1; p <= r->w[i].npoints; p++) {
+            const gcs_validate_point *pt = &r->w[i].points[p - 1];
+            gcs_table_add_str(t, r->w[i].name);
+            gcs_table_add_int(t, p);
+            gcs_table_add_num(t, pt->mark_ms, 3);
+            gcs_table_add_num(t, pt->pred_ms[0], 3);
+            gcs_table_add_num(t, PCT(100 * (pt->pred_ms[0] / pt->mark_ms - 1)), 1);
+            gcs_table_add_num(t, pt->pred_ms[5], 3);
+            gcs_table_add_num(t, PCT(100 * (pt->pred_ms[5] / pt->mark_ms - 1)), 1);
+        }
     return t;
 }
 
@@ -262,6 +288,9 @@ json_t *gcs_validate_report_json(const gcs_validate_report *r)
     gcs_table_free(t);
     json_object_set_new(doc, "mean_absolute_error", gcs_table_to_json(t = mae_table(r)));
     gcs_table_free(t);
+    json_object_set_new(doc, "times", gcs_table_to_json(t = time_table(r)));
+    gcs_table_free(t);
+    json_object_set_new(doc, "overlap", isfinite(r->overlap) ? json_real(r->overlap) : json_null());
     json_object_set_new(doc, "runs", gcs_table_to_json(t = adaptive_table(r)));
     gcs_table_free(t);
     json_object_set_new(doc, "adaptive", gcs_table_to_json(t = verdict_table(r)));
@@ -284,11 +313,20 @@ json_t *gcs_validate_report_json(const gcs_validate_report *r)
 
 static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
 {
-    gcs_table *e = error_table(r), *m = mae_table(r), *a = verdict_table(r);
+    gcs_table *e = error_table(r), *m = mae_table(r), *a = verdict_table(r), *tm = time_table(r);
+    char overlap_note[160];
+    if (isfinite(r->overlap))
+        snprintf(overlap_note, sizeof overlap_note, "overlap columns: the profile's gc_miss_overlap, %.3g "
+                 "misses in flight per worker (predict --overlap fitted)", r->overlap);
+    else
+        snprintf(overlap_note, sizeof overlap_note, "overlap columns empty: the profile has no "
+                 "gc_miss_overlap (gcscale calibrate --gc-only fits it)");
     if (markdown) {
         fprintf(fp, "## Prediction error\n\n");
         markdown_table(fp, e);
         markdown_table(fp, m);
+        fprintf(fp, "## Predicted mark time\n\n%s.\n\n", overlap_note);
+        markdown_table(fp, tm);
         fprintf(fp, "## Adaptive GC threads\n\n");
         markdown_table(fp, a);
     } else {
@@ -296,6 +334,8 @@ static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
         fprintf(fp, "\n");
         gcs_table_print(m, fp, GCS_FORMAT_TEXT);
         fprintf(fp, "\n");
+        gcs_table_print(tm, fp, GCS_FORMAT_TEXT);
+        fprintf(fp, "%s\n\n", overlap_note);
         gcs_table_print(a, fp, GCS_FORMAT_TEXT);
         fprintf(fp, "\n");
     }
@@ -328,6 +368,7 @@ static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
     gcs_table_free(e);
     gcs_table_free(m);
     gcs_table_free(a);
+    gcs_table_free(tm);
 }
 
 void gcs_validate_print_summary(const gcs_validate_report *r, FILE *fp)
@@ -346,6 +387,10 @@ int gcs_validate_write(const gcs_validate_report *r, const char *dir, gcs_err *e
     gcs_table *t;
     int rc = write_table_csv(t = error_table(r), dir, "errors.csv", err);
     gcs_table_free(t);
+    if (rc == 0) {
+        rc = write_table_csv(t = time_table(r), dir, "times.csv", err);
+        gcs_table_free(t);
+    }
     if (rc == 0) {
         rc = write_table_csv(t = adaptive_table(r), dir, "adaptive.csv", err);
         gcs_table_free(t);
@@ -381,6 +426,7 @@ int gcs_validate_write(const gcs_validate_report *r, const char *dir, gcs_err *e
     summary_text(r, fp, 1);
     fprintf(fp, "\n## Files\n\n");
     fprintf(fp, "- [errors.csv](errors.csv): measured and predicted speedup per workload and P\n");
+    fprintf(fp, "- [times.csv](times.csv): measured and predicted mark time per workload and P\n");
     fprintf(fp, "- [adaptive.csv](adaptive.csv): every whole run, fixed P and adaptive\n");
     fprintf(fp, "- [stacks.csv](stacks.csv): measured and predicted GC speedup stacks\n");
     fprintf(fp, "- [report.json](report.json): all of it, with the snapshots used\n");

@@ -249,7 +249,8 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
     gcs_model_result *fast = calloc((size_t)max_threads, sizeof *fast);
     gcs_model_result *slow = calloc((size_t)max_threads, sizeof *slow);
     gcs_model_result *crit = calloc((size_t)max_threads, sizeof *crit);
-    if (!threads || !fast || !slow || !crit) {
+    gcs_model_result *ovl = calloc((size_t)max_threads, sizeof *ovl);
+    if (!threads || !fast || !slow || !crit || !ovl) {
         gcs_err_set(err, "validate: out of memory");
         goto done;
     }
@@ -279,6 +280,12 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
             mc.span = GCS_MODEL_SPAN_CRITICAL;
             if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &mc, crit, err) < 0)
                 goto done;
+            if (prof->has_gc_overlap) {
+                gcs_model_opts mv = mo;
+                mv.overlap = prof->gc_miss_overlap;
+                if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &mv, ovl, err) < 0)
+                    goto done;
+            }
             have_slow = 1;
         }
     } else {
@@ -308,6 +315,8 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
         pt->pred_ms[2] += s->time_no_extra_misses_ns / 1e6;
         pt->pred_ms[3] += crit[p - 1].time_ns / 1e6;
         pt->pred_ms[4] += fast[p - 1].time_ns / 1e6;
+        /* the overlap needs the slow predictor's streamed misses */
+        pt->pred_ms[5] += have_slow && prof->has_gc_overlap ? ovl[p - 1].time_ns / 1e6 : NAN;
         pt->pred_stack[0] += serial_ms * s->speedup;
         pt->pred_stack[1] += serial_ms * s->lost_span;
         pt->pred_stack[2] += serial_ms * s->lost_extra_misses;
@@ -319,6 +328,7 @@ done:
     free(fast);
     free(slow);
     free(crit);
+    free(ovl);
     gcs_snapshot_free(g);
     return rc;
 }
@@ -397,16 +407,18 @@ static void finish_workload(gcs_validate_workload *w, int nsnap)
         pt->pred_no_extra = ratio(p1->pred_ms[0], pt->pred_ms[2]);
         pt->pred_critical = ratio(p1->pred_ms[3], pt->pred_ms[3]);
         pt->pred_fast = ratio(p1->pred_ms[4], pt->pred_ms[4]);
+        pt->pred_overlap = isfinite(pt->pred_ms[5]) ? ratio(p1->pred_ms[5], pt->pred_ms[5]) : NAN;
     }
     for (int p = 1; p <= w->npoints; p++) {
         gcs_validate_point *pt = &w->points[p - 1];
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 6; k++)
             pt->pred_ms[k] /= nsnap;
         pt->speedup = ratio(p1->mark_ms, pt->mark_ms);
         pt->speedup_median = ratio(p1->mark_ms_median, pt->mark_ms_median);
         pt->error_pct = 100 * (pt->pred / pt->speedup - 1);
         pt->error_critical_pct = 100 * (pt->pred_critical / pt->speedup - 1);
         pt->error_fast_pct = 100 * (pt->pred_fast / pt->speedup - 1);
+        pt->error_overlap_pct = 100 * (pt->pred_overlap / pt->speedup - 1); /* NaN without a fit */
     }
     /* adaptive against the fixed runs */
     int nfixed = w->nruns - 1, best = 0;
@@ -489,6 +501,7 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
     gmtime_r(&now, &tm);
     strftime(r->created, sizeof r->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
     r->max_threads = o.max_threads;
+    r->overlap = prof->has_gc_overlap && prof->ncaches > 0 ? prof->gc_miss_overlap : NAN;
     r->mutators = o.mutators;
     r->reps = o.reps;
     r->run_reps = o.run_reps;
@@ -634,15 +647,17 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
     r->error_ok = 1;
     r->adaptive_ok = 1;
     for (int p = 2; p <= o.max_threads; p++) {
-        double s = 0, sf = 0, sc = 0;
+        double s = 0, sf = 0, sc = 0, so = 0;
         for (int i = 0; i < r->nworkloads; i++) {
             s += fabs(r->w[i].points[p - 1].error_pct);
             sf += fabs(r->w[i].points[p - 1].error_fast_pct);
             sc += fabs(r->w[i].points[p - 1].error_critical_pct);
+            so += fabs(r->w[i].points[p - 1].error_overlap_pct); /* NaN without a fit */
         }
         r->mae_pct[p] = s / r->nworkloads;
         r->mae_fast_pct[p] = sf / r->nworkloads;
         r->mae_critical_pct[p] = sc / r->nworkloads;
+        r->mae_overlap_pct[p] = so / r->nworkloads;
         if (r->mae_pct[p] > GCS_VALIDATE_ERROR_TARGET)
             r->error_ok = 0;
     }

@@ -79,8 +79,10 @@ typedef struct gcs_validate_point {
     int threads;
     double mark_ms;             /* fastest re-mark time */
     double mark_ms_median;      /* median re-mark time */
-    double pred_ms[5];          /* predicted mark time: pred, no contention,
-                                   no extra misses, critical span, fast */
+    double pred_ms[6];          /* predicted mark time: pred, no contention,
+                                   no extra misses, critical span, fast, and
+                                   pred with the profile's miss overlap
+                                   (--overlap fitted; NaN when it has none) */
     double speedup;             /* measured: fastest T(1) / fastest T(P) */
     double speedup_median;      /* the same from the median re-marks */
     double pred;                /* slow predictor, full model */
@@ -88,7 +90,8 @@ typedef struct gcs_validate_point {
     double pred_no_extra;       /* Pred(Q_P = Q1) */
     double pred_critical;       /* slow predictor, --span critical */
     double pred_fast;           /* fast predictor, full model */
-    double error_pct, error_critical_pct, error_fast_pct; /* predicted / measured - 1 */
+    double pred_overlap;        /* slow predictor, --overlap fitted (NaN: no fit) */
+    double error_pct, error_critical_pct, error_fast_pct, error_overlap_pct; /* predicted / measured - 1 */
     gcs_validate_stack measured_stack;
     double pred_stack[4];       /* speedup, lost to span, to extra misses, to contention */
 } gcs_validate_point;
@@ -131,7 +134,8 @@ typedef struct gcs_validate_report {
     gcs_validate_workload w[GCS_VALIDATE_MAX_WORKLOADS];
     /* Mean absolute error over the workloads at each P >= 2 (index P). */
     double mae_pct[GCS_GC_MAX_THREADS + 1], mae_fast_pct[GCS_GC_MAX_THREADS + 1],
-        mae_critical_pct[GCS_GC_MAX_THREADS + 1];
+        mae_critical_pct[GCS_GC_MAX_THREADS + 1], mae_overlap_pct[GCS_GC_MAX_THREADS + 1];
+    double overlap;             /* the profile's gc_miss_overlap; NaN when it has none */
     int error_ok;               /* every P within GCS_VALIDATE_ERROR_TARGET (full slow model) */
     int adaptive_ok;            /* every workload's adaptive_ok */
     double seconds;             /* the whole validation */

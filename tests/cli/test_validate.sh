@@ -4,7 +4,7 @@
 # parses, every speedup stack adds up to P, the snapshots are removed unless
 # kept; and bad input gets one stderr line and exit 2.
 . "$(dirname "$0")/lib.sh"
-echo "1..19"
+echo "1..24"
 
 DEV=data/machines/dev-2core-kvm.json
 OUT="$TMP/report"
@@ -16,13 +16,21 @@ expect_ok "a small validation (cky, 1 snapshot, 3 re-marks, P = 1..2)" \
     --quick --quiet -o "$OUT"
 expect_grep "the summary names both targets" "prediction target .* (met|NOT met)" "$TMP/out"
 expect_grep "... and the adaptive one" "adaptive target" "$TMP/out"
-for f in summary.md errors.csv adaptive.csv stacks.csv report.json cky-speedup.svg cky-stack.svg; do
+for f in summary.md errors.csv times.csv adaptive.csv stacks.csv report.json cky-speedup.svg cky-stack.svg; do
     expect_ok "wrote $f" test -s "$OUT/$f"
 done
 expect_ok "report.json parses, with one error row per P >= 2" \
     jq -e '.format == "gcscale-validation" and (.errors | length) == 1' "$OUT/report.json"
 expect_ok "every speedup stack adds up to P" \
     jq -e '[.stacks[] | select(.kind == "measured") | ((.speedup + .extra_work + .search + .wake + .tail + .other) - .P) | fabs < 0.001] | all' "$OUT/report.json"
+expect_ok "times: measured and predicted mark time at P = 1, 2; no overlap columns without a fit" \
+    jq -e '(.times | length) == 2 and all(.times[]; .measured_ms > 0 and .pred_ms > 0 and .pred_overlap_ms == null) and .overlap == null' "$OUT/report.json"
+jq '.gc_miss_overlap = 12' "$DEV" > "$TMP/dev-overlap.json"
+expect_ok "with the profile's gc_miss_overlap" \
+    "$GCSCALE" validate --machine "$TMP/dev-overlap.json" --workloads cky --snapshots 1 --reps 3 --runs 1 --threads 2 \
+    --quick --quiet -o "$OUT-overlap"
+expect_ok "... the overlap columns are filled" \
+    jq -e '.overlap == 12 and all(.times[]; .pred_overlap_ms > 0 and .pred_overlap_ms < .pred_ms) and (.errors[0].pred_overlap > 0)' "$OUT-overlap/report.json"
 expect_ok "the runs include adaptive:2" jq -e '[.runs[] | select(.run == "adaptive:2")] | length == 1' "$OUT/report.json"
 expect_ok "the snapshots were removed" test ! -e "$OUT/snapshots"
 
