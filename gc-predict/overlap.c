@@ -10,9 +10,10 @@
  * a fraction of Q1 * M1.  That fraction is a property of the marker on this
  * machine, so, like gc_cost_ns, only the real marker can measure it:
  *
- *   1. build a random graph (two pointer fields per object to uniformly
- *      random objects, the gc-bench "random" shape) of `objects` objects as a
- *      snapshot, and the same graph in the collector's heap;
+ *   1. build a random graph of `objects` objects (two pointer fields each to
+ *      uniformly random objects, as in gc-bench's "random" shape, but rooted
+ *      in 16 of them: about 80% are reachable) as a snapshot, and the same
+ *      graph in the collector's heap;
  *   2. time the collector's mark of it at P = 1 (median of reps);
  *   3. inspect the snapshot with the slow predictor (T1 from the profile's
  *      gc_cost_ns, Tinf, Q1 with the stream prefetcher's share);
