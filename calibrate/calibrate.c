@@ -530,13 +530,7 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, int quiet, gcs_err *err)
         return -1;
     gcs_progress_done(&pr, 1);
     gcs_progress_finish(&pr);
-    if (!p->extra)
-        p->extra = json_object();
-    json_t *cal = json_object_get(p->extra, "calibration");
-    if (!json_is_object(cal)) {
-        cal = json_object();
-        json_object_set_new(p->extra, "calibration", cal);
-    }
+    json_t *cal = gcs_profile_calibration(p);
     json_object_set_new(cal, "gc_costs", costs);
     char when[64];
     gcs_now_iso8601(when, sizeof when);

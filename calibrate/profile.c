@@ -1160,3 +1160,15 @@ void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
     print_gc_cost(p, fp, fmt);
     print_counters(p, fp, fmt);
 }
+
+json_t *gcs_profile_calibration(gcs_profile *p)
+{
+    if (!p->extra)
+        p->extra = json_object();
+    json_t *cal = json_object_get(p->extra, "calibration");
+    if (!json_is_object(cal)) {
+        cal = json_object();
+        json_object_set_new(p->extra, "calibration", cal);
+    }
+    return cal;
+}

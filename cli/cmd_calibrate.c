@@ -73,13 +73,6 @@ static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, int quie
             llc = p->caches[i].size_bytes;
     uint64_t bytes = (quick ? 2 : 4) * (llc ? llc : (8u << 20));
     uint64_t objects = bytes / 32 > (1u << 20) ? bytes / 32 : (1u << 20);
-    json_t *cal = p->extra ? json_object_get(p->extra, "calibration") : NULL;
-    if (!json_is_object(cal)) {
-        if (!p->extra)
-            p->extra = json_object();
-        cal = json_object();
-        json_object_set_new(p->extra, "calibration", cal);
-    }
     json_t *details = NULL;
     gcs_err err = {{0}};
     if (p->ncaches == 0) {
@@ -102,7 +95,7 @@ static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, int quie
             details = json_pack("{s:s, s:s}", "note", "not fitted: the fit failed", "error", err.msg);
         }
     }
-    json_object_set_new(cal, "gc_overlap", details);
+    json_object_set_new(gcs_profile_calibration(p), "gc_overlap", details);
 }
 
 /* The output's directory must exist and be writable before we spend a

@@ -43,14 +43,6 @@
 #define PAGE_BYTES 65536
 #define ROOTS 16
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* The random graph as a snapshot, objects in consecutive 32-byte slots (the
  * collector allocates them in that order: gcs_gc_build_snapshot). */
 static gcs_snapshot *random_graph(uint64_t n, int nnodes, gcs_err *err)
@@ -72,11 +64,11 @@ static gcs_snapshot *random_graph(uint64_t n, int nnodes, gcs_err *err)
         g->node[i] = 0;
         g->edge_start[i] = 2 * i;
         for (int k = 0; k < 2; k++)
-            g->edges[2 * i + (uint64_t)k] = (uint32_t)(((unsigned __int128)splitmix64(&rng) * n) >> 64);
+            g->edges[2 * i + (uint64_t)k] = (uint32_t)gcs_random_below(&rng, n);
     }
     g->edge_start[n] = 2 * n;
     for (int k = 0; k < ROOTS; k++)
-        g->roots[k] = (uint32_t)(((unsigned __int128)splitmix64(&rng) * n) >> 64);
+        g->roots[k] = (uint32_t)gcs_random_below(&rng, n);
     if (gcs_snapshot_validate(g, err) < 0) {
         gcs_snapshot_free(g);
         return NULL;

@@ -506,10 +506,8 @@ static int collect_from(gcs_collector *gc, gcs_gc_reason reason, int refill_list
         /* Someone else is collecting: park; their collection serves us too,
          * with the page we need first (below). */
         if (m)
-            m->want_list = refill_list;
+            m->want_list = refill_list; /* the collector serves it and clears it */
         park_locked(gc, m);
-        if (m)
-            m->want_list = -1;
         pthread_mutex_unlock(&gc->gc_lock);
         return 0;
     }

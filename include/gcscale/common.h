@@ -48,6 +48,12 @@ static inline uint64_t gcs_random_next(uint64_t *state)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
+/* A number in [0, n), by multiply-shift (no modulo bias worth the name). */
+static inline uint64_t gcs_random_below(uint64_t *state, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)gcs_random_next(state) * n) >> 64);
+}
+
 /* ---- parsing ---------------------------------------------------------------
  * Sizes accept a plain byte count or a K/M/G/T suffix (powers of 1024, an
  * optional trailing "iB" or "B").  Both return -1 with err set on bad input. */

@@ -86,6 +86,10 @@ int gcs_profile_add_cache(gcs_profile *p, const gcs_profile_cache *cache);
 
 double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node);
 
+/* The profile's extra "calibration" object (measurement details), created
+ * empty when the profile has none.  Borrowed reference. */
+json_t *gcs_profile_calibration(gcs_profile *p);
+
 /* Parse and validate.  Errors name the offending key, e.g.
  * "latency_ns.read: expected 2 rows (one per node), found 1". */
 gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err);
