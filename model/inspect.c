@@ -863,6 +863,7 @@ typedef struct replay {
     rentry *stack;
     size_t hi, cap;
     int nlevels, nnodes;
+    int walk_only;        /* gcs_inspect_opts.walk_only: no simulation */
     double *node_miss;    /* [nnodes + 1] */
     uint64_t nmarked;
     int oom;
@@ -912,6 +913,8 @@ static void pipe_publish(replay *r);
 
 static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
 {
+    if (__builtin_expect(r->walk_only, 0))
+        return;
     if (r->pipe) {
         /* the node now, from the record the walk has at hand, not from
          * the simulator's thread at random later */
@@ -1376,6 +1379,7 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         r.g = g;
         r.ly = ly;
         r.nnodes = nnodes;
+        r.walk_only = opts->walk_only;
         out->geom.stream_prefetch = opts->stream_prefetch;
         r.sim = gcs_cachesim_new(&out->geom, err);
         r.marked = big_alloc(n ? n : 1);
@@ -1394,7 +1398,7 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         } else {
             r.nlevels = r.sim->nlevels;
             rpipe pipe;
-            if (rec && !opts->one_thread && n >= PIPE_MIN_OBJECTS && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+            if (rec && !opts->one_thread && !opts->walk_only && n >= PIPE_MIN_OBJECTS && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
                 pipe_start(&r, &pipe);
             replay_run(&r);
             pipe_finish(&r);

@@ -802,6 +802,35 @@ static void test_pipeline_same_results(void **state)
     gcs_profile_free(p);
 }
 
+/* walk_only (bench-model's floor): the same walk, nothing simulated. */
+static void test_walk_only(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = make_random(100000);
+    gcs_profile *p = make_profile(1, 1);
+    gcs_inspect_opts o;
+    gcs_inspect_opts_init(&o);
+    o.predictor = GCS_INSPECT_SLOW;
+    o.tinf_ns = 0;
+    gcs_inspect_result full, walk;
+    gcs_err err;
+    assert_int_equal(gcs_inspect_heap(g, p, &o, &full, &err), 0);
+    o.walk_only = 1;
+    assert_int_equal(gcs_inspect_heap(g, p, &o, &walk, &err), 0);
+    assert_true(full.marked > 0);
+    assert_int_equal(walk.marked, full.marked);
+    assert_true(full.accesses[GCS_ACCESS_READ] > 0 && full.heap.q1[GCS_ACCESS_READ] > 0);
+    for (int k = 0; k < GCS_ACCESS_COUNT; k++) {
+        assert_int_equal(walk.accesses[k], 0);
+        assert_true(walk.heap.q1[k] == 0);
+    }
+    /* the counts pass is not the replay's: edges and lines are the same */
+    assert_int_equal(walk.heap.edges, full.heap.edges);
+    assert_int_equal(walk.heap.live_lines, full.heap.live_lines);
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -818,6 +847,7 @@ int main(void)
         cmocka_unit_test(test_sampled_counts),
         cmocka_unit_test(test_pointer_free_leaves),
         cmocka_unit_test(test_pipeline_same_results),
+        cmocka_unit_test(test_walk_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

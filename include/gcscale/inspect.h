@@ -56,6 +56,11 @@ typedef struct gcs_inspect_opts {
      * thread while this one walks it (model/inspect.c, "the pipeline").  The
      * results are the same either way. */
     int one_thread;
+    /* Slow predictor, for benchmarks only (bench-model): 1 runs the mark
+     * replay's walk without simulating its accesses, to measure what the
+     * walk alone costs -- the floor under the slow predictor's time.  The
+     * result then has no misses and no L (zeros).  Default 0. */
+    int walk_only;
 } gcs_inspect_opts;
 
 typedef struct gcs_inspect_result {

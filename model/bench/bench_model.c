@@ -12,7 +12,9 @@
  * 2. For each shape (gcbench's shapes.h, built in gcscale's collector): the
  *    serial (P = 1) mark time, median of --reps collections, then a snapshot
  *    of the heap, and the time of the fast predictor (sampled and exact), the
- *    Tinf walk and the slow predictor on it, each against the mark time.
+ *    Tinf walk and the slow predictor on it, each against the mark time;
+ *    last the slow predictor's walk with the simulator switched off
+ *    (gcs_inspect_opts.walk_only), the floor under the slow predictor.
  *
  * The profile gives the cache geometry and the gc costs; without --profile
  * the machine this was written on is assumed (L1d 48 KiB 12-way, L2 2 MiB
@@ -172,11 +174,12 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
 
     printf("\n%s: %llu objects, %llu fields; serial mark %.1f ms (median of %d)\n", gcs_shape_name(kind),
            (unsigned long long)g->nobjects, (unsigned long long)g->nfields, mark_ms, reps);
-    struct { const char *name; gcs_inspect_predictor p; int exact; double tinf; } runs[] = {
-        {"fast, sampled, Tinf given", GCS_INSPECT_FAST, 0, 0},
-        {"fast, exact counts, Tinf given", GCS_INSPECT_FAST, 1, 0},
-        {"fast, sampled, Tinf walked", GCS_INSPECT_FAST, 0, -1},
-        {"slow, Tinf given", GCS_INSPECT_SLOW, 0, 0},
+    struct { const char *name; gcs_inspect_predictor p; int exact; double tinf; int walk_only; } runs[] = {
+        {"fast, sampled, Tinf given", GCS_INSPECT_FAST, 0, 0, 0},
+        {"fast, exact counts, Tinf given", GCS_INSPECT_FAST, 1, 0, 0},
+        {"fast, sampled, Tinf walked", GCS_INSPECT_FAST, 0, -1, 0},
+        {"slow, Tinf given", GCS_INSPECT_SLOW, 0, 0, 0},
+        {"slow's walk alone (no simulator)", GCS_INSPECT_SLOW, 0, 0, 1},
     };
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         gcs_inspect_opts o;
@@ -184,6 +187,7 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         o.predictor = runs[k].p;
         o.exact = runs[k].exact;
         o.tinf_ns = runs[k].tinf;
+        o.walk_only = runs[k].walk_only;
         gcs_inspect_result r;
         if (gcs_inspect_heap(g, prof, &o, &r, &err) < 0)
             die("inspect", &err);
@@ -193,7 +197,7 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
                runs[k].name, ms, 100 * ms / mark_ms, r.misses_ns * 1e-6, r.span_ns * 1e-6, r.span_method, "",
                r.heap.q1[0], r.heap.q1[1], r.heap.live_lines_avg, (unsigned long long)r.heap.live_lines,
                (unsigned long long)r.heap.edges);
-        if (r.predictor == GCS_INSPECT_SLOW)
+        if (r.predictor == GCS_INSPECT_SLOW && !runs[k].walk_only)
             printf(", %.1f M accesses/s", (double)(r.accesses[0] + r.accesses[1]) / r.misses_ns * 1e3);
         printf("\n");
     }
