@@ -774,20 +774,28 @@ static void test_pointer_free_leaves(void **state)
 
 /* A replay large enough to run as a pipeline (the walk on this thread, the
  * simulation on another) gives exactly the one-thread results. */
+/* The slow predictor on g with Tinf given, one_thread and walk_only as asked. */
+static void run_slow(const gcs_snapshot *g, const gcs_profile *p, int one_thread, int walk_only,
+                     gcs_inspect_result *out)
+{
+    gcs_inspect_opts o;
+    gcs_inspect_opts_init(&o);
+    o.predictor = GCS_INSPECT_SLOW;
+    o.tinf_ns = 0;
+    o.one_thread = one_thread;
+    o.walk_only = walk_only;
+    gcs_err err;
+    assert_int_equal(gcs_inspect_heap(g, p, &o, out, &err), 0);
+}
+
 static void test_pipeline_same_results(void **state)
 {
     (void)state;
     gcs_snapshot *g = make_random(100000);
     gcs_profile *p = make_profile(1, 1);
-    gcs_inspect_opts o;
-    gcs_inspect_opts_init(&o);
-    o.predictor = GCS_INSPECT_SLOW;
-    o.tinf_ns = 0;
     gcs_inspect_result a, b;
-    gcs_err err;
-    assert_int_equal(gcs_inspect_heap(g, p, &o, &a, &err), 0);
-    o.one_thread = 1;
-    assert_int_equal(gcs_inspect_heap(g, p, &o, &b, &err), 0);
+    run_slow(g, p, 0, 0, &a);
+    run_slow(g, p, 1, 0, &b);
     assert_int_equal(a.marked, b.marked);
     for (int k = 0; k < GCS_ACCESS_COUNT; k++) {
         assert_int_equal(a.accesses[k], b.accesses[k]);
@@ -808,15 +816,9 @@ static void test_walk_only(void **state)
     (void)state;
     gcs_snapshot *g = make_random(100000);
     gcs_profile *p = make_profile(1, 1);
-    gcs_inspect_opts o;
-    gcs_inspect_opts_init(&o);
-    o.predictor = GCS_INSPECT_SLOW;
-    o.tinf_ns = 0;
     gcs_inspect_result full, walk;
-    gcs_err err;
-    assert_int_equal(gcs_inspect_heap(g, p, &o, &full, &err), 0);
-    o.walk_only = 1;
-    assert_int_equal(gcs_inspect_heap(g, p, &o, &walk, &err), 0);
+    run_slow(g, p, 0, 0, &full);
+    run_slow(g, p, 0, 1, &walk);
     assert_true(full.marked > 0);
     assert_int_equal(walk.marked, full.marked);
     assert_true(full.accesses[GCS_ACCESS_READ] > 0 && full.heap.q1[GCS_ACCESS_READ] > 0);
