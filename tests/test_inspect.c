@@ -772,8 +772,6 @@ static void test_pointer_free_leaves(void **state)
     gcs_profile_free(p);
 }
 
-/* A replay large enough to run as a pipeline (the walk on this thread, the
- * simulation on another) gives exactly the one-thread results. */
 /* The slow predictor on g with Tinf given, one_thread and walk_only as asked. */
 static void run_slow(const gcs_snapshot *g, const gcs_profile *p, int one_thread, int walk_only,
                      gcs_inspect_result *out)
@@ -788,6 +786,8 @@ static void run_slow(const gcs_snapshot *g, const gcs_profile *p, int one_thread
     assert_int_equal(gcs_inspect_heap(g, p, &o, out, &err), 0);
 }
 
+/* A replay large enough to run as a pipeline (the walk on this thread, the
+ * simulation on another) gives exactly the one-thread results. */
 static void test_pipeline_same_results(void **state)
 {
     (void)state;
