@@ -212,7 +212,9 @@ push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
  * not read).  The sums are exact unless one worker scans over 32 GiB
  * between two flushes (4096 objects, or one chain, that large).
  * (Counting bytes and pointers separately per object cost ~15% of the tree's
- * mark time; this costs 1.0-1.8%, see docs/gc-bench.md.) */
+ * mark time.  What gc-bench --instr-cost reports for this copy of the loop
+ * is mostly how the compiler allocates its registers, not these adds: a
+ * copy that counted nothing measured the same, see docs/gc-bench.md.) */
 #define GCS_HSUM_FLUSH 4096u
 
 static inline void hdr_flush(uint64_t *hsum, uint32_t *budget, uint64_t *chain_hsum,
