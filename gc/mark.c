@@ -214,7 +214,7 @@ push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
  * (Counting bytes and pointers separately per object cost ~15% of the tree's
  * mark time.  What gc-bench --instr-cost reports for this copy of the loop
  * is mostly how the compiler allocates its registers, not these adds: a
- * copy that counted nothing measured the same, see docs/gc-bench.md.) */
+ * copy that counted nothing measured nearly as much, see docs/gc-bench.md.) */
 #define GCS_HSUM_FLUSH 4096u
 
 static inline void hdr_flush(uint64_t *hsum, uint32_t *budget, uint64_t *chain_hsum,
