@@ -75,6 +75,7 @@ typedef struct gcs_worker {
     uint32_t rng;
     int papi_eventset;      /* this worker's LLC-miss event set; -1 none (PAPI_NULL) */
     gcs_gc_worker_stats st;
+    uint64_t chain_hsum;    /* mark_drain(): headers of chain objects not yet counted (gc/mark.c) */
     /* sweep results */
     int64_t partial_head[GCS_NLISTS], partial_tail[GCS_NLISTS];
     uint64_t live_objects, live_bytes, freed_objects, pages_in_use, pages_freed;

@@ -205,30 +205,33 @@ push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
  * than GCS_GC_CHUNK_FIELDS pointer fields are counted apart, so the low half
  * grows by at most 128 per object and never carries.  Objects followed along
  * a chain have exactly one pointer field, so their headers go to a sum of
- * their own (chain_hsum) whose low half counts them, without the countdown;
- * the next countdown or the end flushes it.  Pointer-free objects marked
+ * their own (w->chain_hsum: in memory, as each step of a chain waits on
+ * memory anyway) whose low half counts them, without the countdown; the next
+ * countdown or the end flushes it.  Pointer-free objects marked
  * unread from an array chunk are counted after the chunk and add only their
  * header's 8 bytes to bytes_marked (their size is in a header the mark does
  * not read).  The sums are exact unless one worker scans over 32 GiB
  * between two flushes (4096 objects, or one chain, that large).
  * (Counting bytes and pointers separately per object cost ~15% of the tree's
- * mark time.  What gc-bench --instr-cost reports for this copy of the loop
- * is mostly how the compiler allocates its registers, not these adds: a
- * copy that counted nothing measured nearly as much, see docs/gc-bench.md.) */
+ * mark time.  On random, what gc-bench --instr-cost reports for this copy of
+ * the loop is about 0.8% for the countdown and 0.8% for the revisit counter,
+ * each measured by taking it out; a copy identical to the bare loop measures
+ * 0.0 +- 0.1%.  Counting objects and tests from the FIFO's turns instead,
+ * without either counter, measured worse: see docs/gc-bench.md.) */
 #define GCS_HSUM_FLUSH 4096u
 
-static inline void hdr_flush(uint64_t *hsum, uint32_t *budget, uint64_t *chain_hsum,
-                             uint64_t *objects, uint64_t *bytes, uint64_t *pointers)
+static inline void hdr_flush(gcs_worker *w, uint64_t *hsum, uint32_t *budget)
 {
-    *objects += GCS_HSUM_FLUSH - *budget; /* objects counted down from GCS_HSUM_FLUSH */
+    uint64_t chain = w->chain_hsum;
+    w->st.objects_scanned += GCS_HSUM_FLUSH - *budget; /* counted down from GCS_HSUM_FLUSH */
     *budget = GCS_HSUM_FLUSH;
     /* objects followed along chains: one pointer field each */
-    *objects += (uint32_t)*chain_hsum;
-    *pointers += (uint32_t)*chain_hsum;
-    *bytes += 8 * (*chain_hsum >> 32);
-    *chain_hsum = 0;
-    *bytes += 8 * (*hsum >> 32);
-    *pointers += (uint32_t)*hsum;
+    w->st.objects_scanned += (uint32_t)chain;
+    w->st.pointers_scanned += (uint32_t)chain;
+    w->st.bytes_marked += 8 * (chain >> 32);
+    w->chain_hsum = 0;
+    w->st.bytes_marked += 8 * (*hsum >> 32);
+    w->st.pointers_scanned += (uint32_t)*hsum;
     *hsum = 0;
 }
 
@@ -240,7 +243,16 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
 {
     gcs_collector *gc = w->gc;
     const mark_tables t = {(uintptr_t)gc->base, gc->mark_bytes, gc->mark_bits, gc->page_noscan};
-    uint64_t objects = 0, pointers = 0, bytes = 0, chunks = 0, hsum = 0, chain_hsum = 0;
+    /* Only the per-object counters (hsum, budget, revisits) live in
+     * registers; the others are added into w->st where they change rarely
+     * (per chunk, per flush), and the chains' sum lives in w: with all eight
+     * in registers the instrumented copy kept the FIFO's state on the stack
+     * and cost random 4.1-4.5% over the bare one, against 2.0-2.6% now
+     * (docs/gc-bench.md). */
+    uint64_t hsum = 0;
+    uint64_t objects_before = instr ? w->st.objects_scanned : 0;
+    if (instr)
+        w->chain_hsum = 0;
     /* Pointers that found their object marked already.  Mark tests (the
      * model's edges + roots, edges_examined) = objects scanned + revisits;
      * counting the revisits, on the branch that skips the object, keeps the
@@ -266,7 +278,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                 const uintptr_t *f = (const uintptr_t *)e.begin, *end = (const uintptr_t *)e.end;
                 const uintptr_t *all_end = end;
                 if (instr)
-                    chunks++;
+                    w->st.chunks_scanned++;
                 if (end - f > GCS_GC_CHUNK_FIELDS) {
                     const uintptr_t *rest = f + GCS_GC_CHUNK_FIELDS, *rest_end = end;
                     if (__builtin_expect(atomic_load_explicit(&gc->mark_idle, memory_order_relaxed) != 0, 0)
@@ -282,7 +294,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                     all_end = rest_end;
                 }
                 if (instr)
-                    pointers += (uint64_t)(end - f);
+                    w->st.pointers_scanned += (uint64_t)(end - f);
                 /* Examine the elements in place (no round trip through the
                  * stack and FIFO): the array is read in order, so prefetching
                  * GCS_GC_MARK_FIFO elements ahead hides the children's misses.
@@ -320,14 +332,14 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                         scanned++;
                         hsum += hdr;
                         if (__builtin_expect(--budget == 0, 0))
-                            hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
+                            hdr_flush(w, &hsum, &budget);
                     }
                     if (cend == cf)
                         continue;
                     if (cend - cf > GCS_GC_CHUNK_FIELDS) {
                         if (instr) {
                             hsum -= GCS_HDR_NPTRS(hdr);
-                            pointers += GCS_GC_CHUNK_FIELDS; /* the rest: per chunk */
+                            w->st.pointers_scanned += GCS_GC_CHUNK_FIELDS; /* the rest: per chunk */
                         }
                         stack_push(w, (uintptr_t)(cf + GCS_GC_CHUNK_FIELDS), (uintptr_t)cend);
                         cend = cf + GCS_GC_CHUNK_FIELDS;
@@ -335,7 +347,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                     push_fields(w, cf, cend);
                 }
                 if (instr)
-                    objects += (uint64_t)(end - f) - nulls - (revisits - revisits_before) - scanned;
+                    w->st.objects_scanned += (uint64_t)(end - f) - nulls - (revisits - revisits_before) - scanned;
                 continue;
             }
             uintptr_t c = e.begin;
@@ -374,7 +386,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
              * else, so its counting is the cheapest we have: one add, no
              * countdown (see hdr_flush). */
             if (instr)
-                chain_hsum += hdr; /* nptrs is 1: the low half counts them */
+                w->chain_hsum += hdr; /* nptrs is 1: the low half counts them */
             obj = *f;
             if (obj) {
                 __builtin_prefetch((const void *)(obj - 8));
@@ -387,12 +399,12 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
              * sum of headers sums both (see hdr_flush). */
             hsum += hdr;
             if (__builtin_expect(--budget == 0, 0))
-                hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
+                hdr_flush(w, &hsum, &budget);
         }
         if (end - f > GCS_GC_CHUNK_FIELDS) {
             if (instr) { /* keep the low half small: count big arrays apart */
                 hsum -= GCS_HDR_NPTRS(hdr);
-                pointers += GCS_GC_CHUNK_FIELDS; /* the rest: per chunk */
+                w->st.pointers_scanned += GCS_GC_CHUNK_FIELDS; /* the rest: per chunk */
             }
             stack_push(w, (uintptr_t)(f + GCS_GC_CHUNK_FIELDS), (uintptr_t)end);
             end = f + GCS_GC_CHUNK_FIELDS;
@@ -401,12 +413,9 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
     }
     if (!instr)
         return;
-    hdr_flush(&hsum, &budget, &chain_hsum, &objects, &bytes, &pointers);
-    bytes += 8 * objects; /* the headers */
-    w->st.objects_scanned += objects;
-    w->st.pointers_scanned += pointers;
-    w->st.bytes_marked += bytes;
-    w->st.chunks_scanned += chunks;
+    hdr_flush(w, &hsum, &budget);
+    uint64_t objects = w->st.objects_scanned - objects_before;
+    w->st.bytes_marked += 8 * objects; /* the headers */
     w->st.edges_examined += objects + revisits;
 }
 
@@ -476,42 +485,42 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
     }
 }
 
-static inline __attribute__((always_inline)) void mark_worker_loop(gcs_worker *w, int nthreads,
-                                                                   const int mode, const int instr)
-{
-    do
-        mark_drain(w, mode, instr);
-    while (nthreads > 1 && mark_find_work(w, nthreads, instr));
-}
+/* One copy of the drain loop per mode and instrumentation setting
+ * (constants), each a function of its own aligned to a cache line.  Aligned,
+ * so that where the linker happens to put the code (which moves with every
+ * change anywhere in the library) does not move the loop's branch targets
+ * across fetch blocks: unaligned, the same code measured 10% faster or
+ * slower from one link to the next.  Out of line, so that neither copy's
+ * code or registers depend on the other's, nor on the search for work:
+ * inlined together into one function, a change to the instrumented copy made
+ * the bare one 9% slower on the tree (33.7 -> 36.6 ms). */
+#define MARK_DRAIN_COPY(name, mode, instr) \
+    static __attribute__((noinline, aligned(64))) void name(gcs_worker *w) { mark_drain(w, mode, instr); }
+MARK_DRAIN_COPY(mark_drain_relaxed_bytes, GCS_GC_MARK_RELAXED_BYTES, 0)
+MARK_DRAIN_COPY(mark_drain_atomic_bytes, GCS_GC_MARK_ATOMIC_BYTES, 0)
+MARK_DRAIN_COPY(mark_drain_atomic_bits, GCS_GC_MARK_ATOMIC_BITS, 0)
+MARK_DRAIN_COPY(mark_drain_relaxed_bytes_instr, GCS_GC_MARK_RELAXED_BYTES, 1)
+MARK_DRAIN_COPY(mark_drain_atomic_bytes_instr, GCS_GC_MARK_ATOMIC_BYTES, 1)
+MARK_DRAIN_COPY(mark_drain_atomic_bits_instr, GCS_GC_MARK_ATOMIC_BITS, 1)
 
-/* One copy of the loop per mode and instrumentation setting (constants).
- * Aligned to a cache line so that where the linker happens to put it (which
- * moves with every change anywhere in the library) does not move the mark
- * loops' branch targets across fetch blocks: unaligned, the same code
- * measured 10% faster or slower from one link to the next. */
-static __attribute__((aligned(64))) void mark_worker(gcs_worker *w, int nthreads)
+static void mark_worker(gcs_worker *w, int nthreads)
 {
     int mode = atomic_load_explicit(&w->gc->mark_mode, memory_order_relaxed);
     int instr = atomic_load_explicit(&w->gc->instrument, memory_order_relaxed);
+    void (*drain)(gcs_worker *);
+    if (mode == GCS_GC_MARK_ATOMIC_BITS)
+        drain = instr ? mark_drain_atomic_bits_instr : mark_drain_atomic_bits;
+    else if (mode == GCS_GC_MARK_ATOMIC_BYTES)
+        drain = instr ? mark_drain_atomic_bytes_instr : mark_drain_atomic_bytes;
+    else
+        drain = instr ? mark_drain_relaxed_bytes_instr : mark_drain_relaxed_bytes;
     gcs_llc_worker_start(w);
     uint64_t t0 = gcs_now_ns();
     /* job_start_ns was written under pool_lock before the broadcast that woke us */
     w->st.wake_ns = t0 > w->gc->job_start_ns ? t0 - w->gc->job_start_ns : 0;
-    if (instr) {
-        if (mode == GCS_GC_MARK_ATOMIC_BITS)
-            mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BITS, 1);
-        else if (mode == GCS_GC_MARK_ATOMIC_BYTES)
-            mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BYTES, 1);
-        else
-            mark_worker_loop(w, nthreads, GCS_GC_MARK_RELAXED_BYTES, 1);
-    } else {
-        if (mode == GCS_GC_MARK_ATOMIC_BITS)
-            mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BITS, 0);
-        else if (mode == GCS_GC_MARK_ATOMIC_BYTES)
-            mark_worker_loop(w, nthreads, GCS_GC_MARK_ATOMIC_BYTES, 0);
-        else
-            mark_worker_loop(w, nthreads, GCS_GC_MARK_RELAXED_BYTES, 0);
-    }
+    do
+        drain(w);
+    while (nthreads > 1 && (instr ? mark_find_work(w, nthreads, 1) : mark_find_work(w, nthreads, 0)));
     w->st.mark_ns = gcs_now_ns() - t0;
     gcs_llc_worker_stop(w);
     w->st.busy_ns = w->st.mark_ns > w->st.search_ns ? w->st.mark_ns - w->st.search_ns : 0;
