@@ -163,6 +163,41 @@ static void model_verify(model *m)
     }
 }
 
+/* The mark's counters (gc/mark.c sums them per worker without counting
+ * each field) against the model, when every object is scanned exactly once:
+ * pointer fields of the reachable objects; mark tests, one per non-NULL field
+ * and root; bytes, header and payload, except that a small pointer-free
+ * object marked from an array's chunk counts its header only (the mark does
+ * not read it), so those bytes lie between the two sums. */
+static void model_check_counters(const model *m, const gcs_gc_stats *st)
+{
+    uint64_t pointers = 0, tests = 0, bytes_max = 0, bytes_min = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (!m->reach[i])
+            continue;
+        pointers += m->nptrs[i];
+        for (uint32_t k = 0; k < m->nptrs[i]; k++)
+            tests += m->edge[i][k] >= 0;
+        uint64_t full = 8 + 8ull * m->words[i];
+        bytes_max += full;
+        bytes_min += m->nptrs[i] == 0 && full <= GCS_GC_SMALL_MAX ? 8 : full;
+    }
+    for (size_t r = 0; r < m->nroots; r++)
+        tests += m->roots[r] != NULL;
+    uint64_t got_pointers = 0, got_tests = 0, got_bytes = 0, got_objects = 0;
+    for (int w = 0; w < st->threads; w++) {
+        got_pointers += st->workers[w].pointers_scanned;
+        got_tests += st->workers[w].edges_examined;
+        got_bytes += st->workers[w].bytes_marked;
+        got_objects += st->workers[w].objects_scanned;
+    }
+    assert_int_equal(got_objects, st->objects_marked);
+    assert_int_equal(got_pointers, pointers);
+    assert_int_equal(got_tests, tests);
+    assert_int_equal(st->edges_examined, tests);
+    assert_true(got_bytes >= bytes_min && got_bytes <= bytes_max);
+}
+
 static void collect_and_check(model *m)
 {
     uint64_t want_objects, want_bytes, objects, bytes;
@@ -175,8 +210,10 @@ static void collect_and_check(model *m)
     assert_int_equal(gcs_gc_last_stats(&st), 0);
     assert_int_equal(st.live_objects, want_objects);
     assert_true(st.objects_marked >= want_objects);
-    if (st.mark_mode != GCS_GC_MARK_RELAXED_BYTES)
+    if (st.mark_mode != GCS_GC_MARK_RELAXED_BYTES) {
         assert_int_equal(st.objects_marked, want_objects); /* exactly once each */
+        model_check_counters(m, &st);
+    }
     uint64_t busy = 0;
     for (int w = 0; w < st.threads; w++)
         busy += st.workers[w].busy_ns;
