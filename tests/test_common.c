@@ -5,8 +5,10 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,6 +101,60 @@ static void test_outfile_commit_and_abort(void **state)
     assert_int_equal(gcs_json_write_file(doc, bad, &err), -1);
     assert_non_null(strstr(err.msg, "cannot write"));
     json_decref(doc);
+
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A write that fails half way (the disk fills up) leaves the previous
+ * file as it was and no temporary.  The file size limit stands in for a
+ * full disk: past it write(2) fails with EFBIG (SIGXFSZ ignored). */
+static void test_outfile_disk_full(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gcs-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    gcs_err err;
+    json_t *small = json_pack("{s:i}", "run", 1);
+    assert_int_equal(gcs_json_write_file(small, path, &err), 0);
+    json_decref(small);
+
+    json_t *big = json_array();
+    for (int i = 0; i < 20000; i++)
+        json_array_append_new(big, json_real(i + 0.125));
+    struct rlimit old;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = {4096, old.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+    /* through gcs_json_write_file ... */
+    int rc = gcs_json_write_file(big, path, &err);
+    /* ... and through the open/commit pair, whose commit finds the error */
+    gcs_outfile out;
+    int rc_open = gcs_outfile_open(&out, path, &err);
+    for (int i = 0; rc_open == 0 && i < 2000; i++)
+        fputs("0123456789", out.fp);
+    int rc_commit = rc_open == 0 ? gcs_outfile_commit(&out, &err) : 0;
+
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, old_handler);
+    json_decref(big);
+
+    assert_int_equal(rc, -1);
+    assert_int_equal(rc_open, 0);
+    assert_int_equal(rc_commit, -1);
+    assert_non_null(strstr(err.msg, "write failed"));
+    assert_non_null(strstr(err.msg, path));
+    struct stat st;
+    assert_int_equal(stat(out.tmp_path, &st), -1);
+    json_error_t jerr;
+    json_t *back = json_load_file(path, 0, &jerr); /* the first file, whole */
+    assert_non_null(back);
+    assert_int_equal(json_integer_value(json_object_get(back, "run")), 1);
+    json_decref(back);
 
     unlink(path);
     rmdir(dir);
@@ -199,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_percentiles),
         cmocka_unit_test(test_outfile_commit_and_abort),
+        cmocka_unit_test(test_outfile_disk_full),
         cmocka_unit_test(test_table_formats),
         cmocka_unit_test(test_minheap_orders_and_grows),
         cmocka_unit_test(test_bar_chart),

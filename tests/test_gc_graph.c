@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -580,6 +581,65 @@ static void test_numa_and_options(void **state)
     assert_int_equal(gcs_gc_init(&o, &err), -1);
 }
 
+/* The public API's misuse: each gets -1 or NULL and a message naming the
+ * mistake, and leaves the collector usable. */
+static void *unattached_thread(void *arg)
+{
+    (void)arg;
+    static int results[2];
+    void *slot = NULL;
+    results[0] = gcs_gc_alloc(24, 1) == NULL && strstr(gcs_gc_last_error(), "not attached") != NULL;
+    results[1] = gcs_gc_push_root(&slot) == -1 && strstr(gcs_gc_last_error(), "not attached") != NULL;
+    return results;
+}
+
+static void test_api_misuse(void **state)
+{
+    (void)state;
+    gcs_err err;
+    assert_int_equal(gcs_gc_attach(&err), -1);
+    assert_non_null(strstr(err.msg, "attach before gcs_gc_init"));
+
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.heap_limit = 4u << 20;
+    o.ignore_threads_env = 1;
+    o.threads = GCS_GC_MAX_THREADS + 1;
+    assert_int_equal(gcs_gc_init(&o, &err), -1);
+    assert_non_null(strstr(err.msg, "at most 64 GC threads"));
+    o.threads = 2;
+    o.mark_mode = (gcs_gc_mark_mode)7;
+    assert_int_equal(gcs_gc_init(&o, &err), -1);
+    assert_non_null(strstr(err.msg, "bad mark mode"));
+    o.mark_mode = GCS_GC_MARK_RELAXED_BYTES;
+    o.span_cost_object = -1;
+    o.span_cost_pointer = 1;
+    assert_int_equal(gcs_gc_init(&o, &err), -1);
+    assert_non_null(strstr(err.msg, "span_cost_object must be > 0"));
+    assert_false(gcs_gc_is_initialized());
+
+    o.span_cost_object = 0;
+    o.span_cost_pointer = 0;
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    assert_int_equal(gcs_gc_attach(&err), -1); /* init attached this thread */
+    assert_non_null(strstr(err.msg, "already attached"));
+    assert_null(gcs_gc_alloc(16, 3)); /* 3 pointer fields in 2 words */
+    assert_non_null(strstr(gcs_gc_last_error(), "bad object layout: 16 bytes with 3 pointer fields"));
+
+    pthread_t t;
+    void *res;
+    assert_int_equal(pthread_create(&t, NULL, unattached_thread, NULL), 0);
+    assert_int_equal(pthread_join(t, &res), 0);
+    assert_int_equal(((int *)res)[0], 1);
+    assert_int_equal(((int *)res)[1], 1);
+
+    void **obj = gcs_gc_alloc(16, 2); /* still usable */
+    assert_non_null(obj);
+    assert_int_equal(gcs_gc_nptrs(obj), 2);
+    assert_int_equal(gcs_gc_collect(), 0);
+    gcs_gc_shutdown();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -591,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_budget_and_log),
         cmocka_unit_test(test_span),
         cmocka_unit_test(test_numa_and_options),
+        cmocka_unit_test(test_api_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -436,6 +436,32 @@ static void f_short(uint8_t *b, size_t *l)
     (void)l;
 }
 static void f_reserved(uint8_t *b, size_t *l) { (void)l; b[section_off(b, 0) + 16 + 70] = 1; }
+/* PARM fields one at a time (docs/snapshot-format.md, "PARM") */
+static size_t parm(const uint8_t *b, size_t field) { return section_off(b, 0) + 16 + field; }
+static void f_threads0(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 0), 0); }
+static void f_threads_big(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 0), 65537); }
+static void f_mark_mode(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 4), 3); }
+static void f_heap_limit_odd(uint8_t *b, size_t *l) { (void)l; st64(b + parm(b, 8), ld64(b + parm(b, 8)) + 4); }
+static void f_heap_limit_huge(uint8_t *b, size_t *l) { (void)l; st64(b + parm(b, 8), (1ull << 56) + 8); }
+static void f_page_pow2(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 16), 65536 + 16); }
+static void f_page_small(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 16), 8); }
+static void f_policy(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 20), 3); }
+static void f_numa_node(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 24), 2); /* the node count is 2 */ }
+static void f_numa_node_neg(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 24), (uint32_t)-2); }
+static void f_header_bytes(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 56), 12); }
+static void f_header_big(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 56), 72); }
+static void f_granule(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 60), 24); }
+static void f_granule_big(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 60), 8192); }
+/* the header's and the section frames' own fields */
+static void f_header_size(uint8_t *b, size_t *l) { (void)l; st32(b + 12, 80); }
+static void f_sections(uint8_t *b, size_t *l) { (void)l; st32(b + 64, 6); }
+static void f_flags(uint8_t *b, size_t *l) { (void)l; st32(b + 20, 1); }
+static void f_frame_reserved(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 3) + 4, 7); }
+static void f_frame_length(uint8_t *b, size_t *l)
+{
+    (void)l; /* 28 -> 32 bytes: the same padded size, so the frames stay where they are */
+    st64(b + section_off(b, 3) + 8, ld64(b + section_off(b, 3) + 8) + 4);
+}
 
 static void test_forged(void **state)
 {
@@ -462,6 +488,25 @@ static void test_forged(void **state)
     forge_and_expect(f_trailing, "unexpected bytes after the last section");
     forge_and_expect(f_short, "truncated in section 'roots'");
     forge_and_expect(f_reserved, "reserved bytes are not zero");
+    forge_and_expect(f_threads0, "gc_threads 0 out of range 1..65536");
+    forge_and_expect(f_threads_big, "gc_threads 65537 out of range");
+    forge_and_expect(f_mark_mode, "unknown mark mode 3");
+    forge_and_expect(f_heap_limit_odd, "absurd heap limit");
+    forge_and_expect(f_heap_limit_huge, "absurd heap limit");
+    forge_and_expect(f_page_pow2, "page size 65552 is not a power of two");
+    forge_and_expect(f_page_small, "page size 8 is not a power of two in 16..2^30");
+    forge_and_expect(f_policy, "unknown NUMA policy 3");
+    forge_and_expect(f_numa_node, "NUMA node 2 out of range -1..1");
+    forge_and_expect(f_numa_node_neg, "NUMA node -2 out of range");
+    forge_and_expect(f_header_bytes, "object header of 12 bytes");
+    forge_and_expect(f_header_big, "object header of 72 bytes");
+    forge_and_expect(f_granule, "mark granule 24 is not a power of two");
+    forge_and_expect(f_granule_big, "mark granule 8192");
+    forge_and_expect(f_header_size, "header of 80 bytes with 5 sections (version 1 has 72 and 5)");
+    forge_and_expect(f_sections, "header of 72 bytes with 6 sections");
+    forge_and_expect(f_flags, "unknown header flags 00000001");
+    forge_and_expect(f_frame_reserved, "section 'edges': reserved bytes are not zero");
+    forge_and_expect(f_frame_length, "section 'edges' declares 32 bytes, the header's counts give 28");
 }
 
 static void test_bad_files(void **state)
