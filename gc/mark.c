@@ -156,7 +156,10 @@ static inline __attribute__((always_inline)) unsigned page_noscan_of(const mark_
 /* Roots are pushed like fields: unmarked, the mark loop tests them. */
 void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
 {
-    stack_push(&gc->workers[worker], obj, 0);
+    gcs_worker *w = &gc->workers[worker];
+    stack_push(w, obj, 0);
+    if (atomic_load_explicit(&gc->instrument, memory_order_relaxed))
+        w->st.edges_examined++; /* a root's mark test */
 }
 
 /* ---- the mark loop -----------------------------------------------------------
@@ -188,12 +191,14 @@ void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
  */
 
 static inline __attribute__((always_inline)) void
-push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
+push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end, uint64_t *nulls, const int instr)
 {
     while (end > f) {
         uintptr_t c = *--end;
         if (c)
             stack_push(w, c, 0);
+        else if (instr)
+            ++*nulls;
     }
 }
 
@@ -214,10 +219,9 @@ push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end)
  * between two flushes (4096 objects, or one chain, that large).
  * (Counting bytes and pointers separately per object cost ~15% of the tree's
  * mark time.  On random, what gc-bench --instr-cost reports for this copy of
- * the loop is about 0.8% for the countdown and 0.8% for the revisit counter,
- * each measured by taking it out; a copy identical to the bare loop measures
- * 0.0 +- 0.1%.  Counting objects and tests from the FIFO's turns instead,
- * without either counter, measured worse: see docs/gc-bench.md.) */
+ * the loop is about 0.8% for the countdown, measured by taking it out; a
+ * copy identical to the bare loop measures 0.0 +- 0.1%.  Counting objects
+ * from the FIFO's turns instead measured worse: see docs/gc-bench.md.) */
 #define GCS_HSUM_FLUSH 4096u
 
 static inline void hdr_flush(gcs_worker *w, uint64_t *hsum, uint32_t *budget)
@@ -243,21 +247,30 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
 {
     gcs_collector *gc = w->gc;
     const mark_tables t = {(uintptr_t)gc->base, gc->mark_bytes, gc->mark_bits, gc->page_noscan};
-    /* Only the per-object counters (hsum, budget, revisits) live in
+    /* Only the per-object counters (hsum, budget, nulls) live in
      * registers; the others are added into w->st where they change rarely
      * (per chunk, per flush), and the chains' sum lives in w: with all eight
      * in registers the instrumented copy kept the FIFO's state on the stack
-     * and cost random 4.1-4.5% over the bare one, against 2.0-2.6% now
-     * (docs/gc-bench.md). */
+     * and cost random 4.1-4.5% over the bare one (docs/gc-bench.md).  In
+     * memory, a counter costs more than in a register: the revisit counter
+     * this loop once had cost random 5.6% there against 2.3% in a register. */
     uint64_t hsum = 0;
     uint64_t objects_before = instr ? w->st.objects_scanned : 0;
+    uint64_t pointers_before = instr ? w->st.pointers_scanned : 0;
     if (instr)
         w->chain_hsum = 0;
-    /* Pointers that found their object marked already.  Mark tests (the
-     * model's edges + roots, edges_examined) = objects scanned + revisits;
-     * counting the revisits, on the branch that skips the object, keeps the
-     * first-visit path untouched (a counter there cost ~10% on the tree). */
-    uint64_t revisits = 0;
+    /* NULL pointer fields read.  Mark tests (the model's edges + roots,
+     * edges_examined) = the non-NULL pointer fields read + the roots, and
+     * this worker's share is the tests that its reads cause (+ the roots
+     * handed to it, gcs_mark_roots_push), whoever then pops them: that
+     * needs only a count of the NULLs, on the branch that skips them, and a
+     * random graph has none.  (Counting the tests where they happen, as
+     * objects scanned + pointers that found their object marked, cost random
+     * about 0.8% more: docs/gc-bench.md.  An array chunk, examined in place,
+     * still counts its elements that found their object marked, to count the
+     * pointer-free objects it marks unread; counting those instead measured
+     * worse on random.) */
+    uint64_t nulls = 0;
     uint32_t budget = GCS_HSUM_FLUSH;
     uintptr_t fifo[GCS_GC_MARK_FIFO];
     unsigned fifo_head = 0, fifo_count = 0;
@@ -303,7 +316,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                  * not account for: nothing per element on the common path
                  * (an add per element there, kept on the stack by the
                  * compiler, cost the wide shape 10-20%). */
-                uint64_t nulls = 0, scanned = 0, revisits_before = revisits;
+                uint64_t chunk_nulls = 0, chunk_revisits = 0, scanned = 0;
                 for (const uintptr_t *p = f; p < end; p++) {
                     if (p + GCS_GC_MARK_FIFO < all_end) {
                         uintptr_t ahead = p[GCS_GC_MARK_FIFO];
@@ -316,12 +329,12 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                     uintptr_t c = *p;
                     if (!c) {
                         if (instr)
-                            nulls++;
+                            chunk_nulls++;
                         continue;
                     }
                     if (!mark_set(t, c, mode)) {
                         if (instr)
-                            revisits++;
+                            chunk_revisits++;
                         continue;
                     }
                     if (page_noscan_of(t, c))
@@ -344,10 +357,12 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                         stack_push(w, (uintptr_t)(cf + GCS_GC_CHUNK_FIELDS), (uintptr_t)cend);
                         cend = cf + GCS_GC_CHUNK_FIELDS;
                     }
-                    push_fields(w, cf, cend);
+                    push_fields(w, cf, cend, &nulls, instr);
                 }
-                if (instr)
-                    w->st.objects_scanned += (uint64_t)(end - f) - nulls - (revisits - revisits_before) - scanned;
+                if (instr) {
+                    w->st.objects_scanned += (uint64_t)(end - f) - chunk_nulls - chunk_revisits - scanned;
+                    nulls += chunk_nulls;
+                }
                 continue;
             }
             uintptr_t c = e.begin;
@@ -372,11 +387,8 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
             continue;
         }
     examine:
-        if (!mark_set(t, obj, mode)) {
-            if (instr)
-                revisits++;
+        if (!mark_set(t, obj, mode))
             continue;
-        }
         uint64_t hdr = ((const uint64_t *)obj)[-1];
         const uintptr_t *f = (const uintptr_t *)obj, *end = f + GCS_HDR_NPTRS(hdr);
         if (end - f == 1 && fifo_count == 0 && w->hi == w->lo) {
@@ -392,6 +404,8 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                 __builtin_prefetch((const void *)(obj - 8));
                 goto examine;
             }
+            if (instr)
+                nulls++; /* the chain's end */
             continue;
         }
         if (instr) {
@@ -409,14 +423,14 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
             stack_push(w, (uintptr_t)(f + GCS_GC_CHUNK_FIELDS), (uintptr_t)end);
             end = f + GCS_GC_CHUNK_FIELDS;
         }
-        push_fields(w, f, end);
+        push_fields(w, f, end, &nulls, instr);
     }
     if (!instr)
         return;
     hdr_flush(w, &hsum, &budget);
     uint64_t objects = w->st.objects_scanned - objects_before;
     w->st.bytes_marked += 8 * objects; /* the headers */
-    w->st.edges_examined += objects + revisits;
+    w->st.edges_examined += w->st.pointers_scanned - pointers_before - nulls;
 }
 
 /* Idle: look for an entry to steal.  Returns 1 with the entry pushed on the

@@ -159,7 +159,9 @@ typedef struct gcs_gc_worker_stats {
     uint64_t steals;            /* of which took an entry */
     uint64_t objects_scanned;   /* objects (or chunks' objects, once) scanned */
     uint64_t pointers_scanned;  /* pointer fields read */
-    uint64_t edges_examined;    /* non-NULL pointers and roots whose mark was tested */
+    uint64_t edges_examined;    /* mark tests this worker caused: the non-NULL pointer
+                                   fields it read and the roots handed to it (whoever
+                                   then tested them; the sum over workers is every test) */
     uint64_t bytes_marked;      /* header + payload bytes of scanned objects (only the
                                    8 header bytes for pointer-free objects an array
                                    marks unread: their size is in the unread header) */
