@@ -66,13 +66,18 @@ static void test_percentiles(void **state)
     assert_true(isnan(gcs_stats_median(w, 0)));
 }
 
+/* A fresh directory (dir, a mkdtemp template) and PATH = dir/out.json in it. */
+static void tmp_out_path(char *dir, char *path, size_t n)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, n, "%s/out.json", dir);
+}
+
 static void test_outfile_commit_and_abort(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/gcs-test-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char path[256];
-    snprintf(path, sizeof path, "%s/out.json", dir);
+    char dir[] = "/tmp/gcs-test-XXXXXX", path[256];
+    tmp_out_path(dir, path, sizeof path);
     gcs_err err;
     gcs_outfile out;
 
@@ -112,10 +117,8 @@ static void test_outfile_commit_and_abort(void **state)
 static void test_outfile_disk_full(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/gcs-test-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char path[256];
-    snprintf(path, sizeof path, "%s/out.json", dir);
+    char dir[] = "/tmp/gcs-test-XXXXXX", path[256];
+    tmp_out_path(dir, path, sizeof path);
     gcs_err err;
     json_t *small = json_pack("{s:i}", "run", 1);
     assert_int_equal(gcs_json_write_file(small, path, &err), 0);
