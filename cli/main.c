@@ -53,6 +53,15 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+static int unknown_command(const char *name)
+{
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "%s", name);
+    gcs_text_one_line(quoted);
+    fprintf(stderr, "gcscale: unknown command '%s' (see 'gcscale help')\n", quoted);
+    return CLI_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -74,18 +83,14 @@ int main(int argc, char **argv)
             return 0;
         }
         const command *c = find_command(argv[2]);
-        if (!c) {
-            fprintf(stderr, "gcscale: unknown command '%s' (see 'gcscale help')\n", argv[2]);
-            return CLI_EXIT_USAGE;
-        }
+        if (!c)
+            return unknown_command(argv[2]);
         char *help_argv[] = {(char *)c->name, "--help", NULL};
         return c->run(2, help_argv);
     }
     const command *c = find_command(name);
-    if (!c) {
-        fprintf(stderr, "gcscale: unknown command '%s' (see 'gcscale help')\n", name);
-        return CLI_EXIT_USAGE;
-    }
+    if (!c)
+        return unknown_command(name);
     /* The subcommand sees argv[0] = its own name, as getopt_long expects. */
     return c->run(argc - 1, argv + 1);
 }

@@ -8,12 +8,13 @@
 
 void cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char msg[sizeof ((gcs_err *)0)->msg];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "gcscale %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see 'gcscale %s --help')\n", cmd);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    gcs_text_one_line(msg); /* it quotes the bad argument */
+    fprintf(stderr, "gcscale %s: %s (see 'gcscale %s --help')\n", cmd, msg, cmd);
     exit(CLI_EXIT_USAGE);
 }
 

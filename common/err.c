@@ -3,6 +3,13 @@
 
 #include "gcscale/common.h"
 
+void gcs_text_one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 void gcs_err_set(gcs_err *err, const char *fmt, ...)
 {
     if (!err)
@@ -11,4 +18,7 @@ void gcs_err_set(gcs_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+    /* A message quotes what the user gave (a path, a key's value, an
+     * option), which may hold a newline: the message stays one line. */
+    gcs_text_one_line(err->msg);
 }

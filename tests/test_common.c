@@ -15,6 +15,19 @@
 #include "gcscale/common.h"
 #include "gcscale/plot.h"
 
+/* An error quotes what the user gave; whatever that holds, the message is
+ * one line (the CLI prints it as the one line on stderr). */
+static void test_err_one_line(void **state)
+{
+    (void)state;
+    gcs_err err;
+    gcs_err_set(&err, "format: found \"%s\"", "a\nb\r\tc\x1b[31md\x7f");
+    assert_string_equal(err.msg, "format: found \"a?b??c?[31md?\"");
+    gcs_err_set(&err, "%s", "caf\xc3\xa9 ok"); /* UTF-8 is left alone */
+    assert_string_equal(err.msg, "caf\xc3\xa9 ok");
+    gcs_err_set(NULL, "%s", "ignored");
+}
+
 static void test_parse_size(void **state)
 {
     (void)state;
@@ -254,6 +267,7 @@ static void test_bar_chart(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_err_one_line),
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_percentiles),

@@ -23,6 +23,10 @@ typedef struct gcs_err {
 
 void gcs_err_set(gcs_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Replaces control characters (newlines, tabs, escapes) by '?' in place, so
+ * that text quoted from the user prints as one line; gcs_err_set applies it
+ * to every message. */
+void gcs_text_one_line(char *s);
 
 /* ---- time ---------------------------------------------------------------- */
 uint64_t gcs_now_ns(void);                 /* CLOCK_MONOTONIC in nanoseconds */

@@ -59,6 +59,15 @@ expect_ok "no plot left by the failed run" test ! -e "$TMP/no.svg"
 echo '{"version": 1, "nodes": [' > "$TMP/bad.json"
 expect_exit 2 "malformed profile" "$GCSCALE" predict --machine "$TMP/bad.json" "$SNAP"
 expect_exit 2 "--mva junk" "$GCSCALE" predict --machine "$DEV" "$SNAP" --mva half
+# Quoted user text with a newline in it (a profile's string, an option's
+# value, a path): the message is still one line (found by make fuzz).
+jq '.format = "gcscale-machine\nsecond line"' "$DEV" > "$TMP/nl.json"
+expect_exit 2 "profile format with a newline: one line" "$GCSCALE" predict --machine "$TMP/nl.json" "$SNAP"
+expect_grep "... which quotes it" 'found "gcscale-machine[?]second line"' "$TMP/err"
+expect_exit 2 "thread list with a newline: one line" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads "$(printf '1\n2')"
+expect_exit 2 "path with a newline: one line" "$GCSCALE" predict --machine "$TMP/no
+such.json" "$SNAP"
+expect_exit 2 "command with a newline: one line" "$GCSCALE" "$(printf 'pre\ndict')"
 
 # Overlapped misses (beyond the paper): a number, or the profile's fit.
 expect_ok "--overlap 4 --json" sh -c "'$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1-2 --json > '$TMP/ov1.json' &&
