@@ -129,27 +129,46 @@ endif
 bench: all $(BENCH_BOEHM)
 	BENCH_REPS=$(BENCH_REPS) scripts/bench-compare $(BUILD)
 
-# make fuzz: libFuzzer (clang) over the heap snapshot reader, from a seed
-# corpus of small valid snapshots (tests/fuzz/make_seeds.c), for FUZZ_SECONDS.
-# The corpus it grows is kept in $(BUILD)/fuzz/corpus; a crash leaves its
-# input as $(BUILD)/fuzz/crash-*.
+# make fuzz: libFuzzer (clang) over the readers of user files, each for
+# FUZZ_SECONDS: the heap snapshot reader, from a seed corpus of small valid
+# snapshots (tests/fuzz/make_seeds.c); the machine-profile loader, from
+# data/machines/*.json with the dictionary tests/fuzz/profile.dict; the
+# thread-state trace reader and its accounting, from tests/fuzz/trace-seeds.
+# The corpora they grow are kept in $(BUILD)/fuzz/corpus, corpus-profile and
+# corpus-trace; a crash leaves its input as $(BUILD)/fuzz/crash-*.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=all -Iinclude $(PKG_CFLAGS)
 FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c gc/snapshot.c common/err.c common/outfile.c
+FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c calibrate/profile.c common/err.c common/outfile.c \
+                common/table.c
+FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
+                accounting/stack.c common/err.c common/outfile.c common/table.c common/plot.c
 .PHONY: fuzz
 $(FUZZ_DIR)/fuzz_snapshot: $(FUZZ_SRCS) $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=all -Iinclude $(PKG_CFLAGS) -o $@ $(FUZZ_SRCS) -ljansson -lz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -ljansson -lz
+$(FUZZ_DIR)/fuzz_profile: $(FUZZ_PROFILE_SRCS) $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_PROFILE_SRCS) -ljansson -lm
+$(FUZZ_DIR)/fuzz_trace: $(FUZZ_TRACE_SRCS) $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_TRACE_SRCS) -ljansson -lm
 $(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
-fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/make_seeds
-	rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus
+fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/make_seeds
+	rm -rf $(FUZZ_DIR)/seeds
+	mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-profile $(FUZZ_DIR)/corpus-trace
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
+	$(FUZZ_DIR)/fuzz_profile -dict=tests/fuzz/profile.dict -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-profile data/machines
+	$(FUZZ_DIR)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-trace tests/fuzz/trace-seeds
 
 # make model-validation: the model against the collector on this machine --
 # predicted versus measured speedup of the gc-bench heaps (scripts/model-validation;
