@@ -147,13 +147,19 @@ FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c calibrate/profile.c common/err.c 
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
                 accounting/stack.c common/err.c common/outfile.c common/table.c common/plot.c
 .PHONY: fuzz
+# The fuzz builds' first step: say what to install when clang is missing.
+FUZZ_NEED_CC  = @command -v $(FUZZ_CC) >/dev/null || \
+                { echo "make fuzz: $(FUZZ_CC) not found: run scripts/install-deps --fuzz" >&2; exit 2; }
 $(FUZZ_DIR)/fuzz_snapshot: $(FUZZ_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -ljansson -lz
 $(FUZZ_DIR)/fuzz_profile: $(FUZZ_PROFILE_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_PROFILE_SRCS) -ljansson -lm
 $(FUZZ_DIR)/fuzz_trace: $(FUZZ_TRACE_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_TRACE_SRCS) -ljansson -lm
 $(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/libgcscale.a $(HEADERS)
@@ -165,8 +171,8 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace 
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
-	$(FUZZ_DIR)/fuzz_profile -dict=tests/fuzz/profile.dict -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
-	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-profile data/machines
+	$(FUZZ_DIR)/fuzz_profile -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
+	  -dict=tests/fuzz/profile.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-profile data/machines
 	$(FUZZ_DIR)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-trace tests/fuzz/trace-seeds
 
