@@ -78,6 +78,8 @@ $(BUILD)/gcscale.pc: Makefile include/gcscale/gcscale.h
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests -o $@ $< $(BUILD)/libgcscale.a $(TEST_LIBS) $(LIBS) $(ALL_LDFLAGS)
+# the fuzz targets, included and run on fixed inputs
+$(BUILD)/tests/test_fuzz_harness: $(wildcard tests/fuzz/fuzz_*.c)
 
 # The main job on this machine: calibrate it (data/machines/HOSTNAME.json),
 # then check the model and the adaptive mode against the collector on the
@@ -135,7 +137,9 @@ bench: all $(BENCH_BOEHM)
 # data/machines/*.json with the dictionary tests/fuzz/profile.dict; the
 # thread-state trace reader and its accounting, from tests/fuzz/trace-seeds.
 # The corpora they grow are kept in $(BUILD)/fuzz/corpus, corpus-profile and
-# corpus-trace; a crash leaves its input as $(BUILD)/fuzz/crash-*.
+# corpus-trace; a crash leaves its input as $(BUILD)/fuzz/crash-*.  `make
+# check` runs the same targets without libFuzzer on fixed inputs (seeds, their
+# prefixes and corruptions, past findings: tests/test_fuzz_harness.c).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz

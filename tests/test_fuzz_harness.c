@@ -1,0 +1,147 @@
+/* test_fuzz_harness.c -- the fuzz targets of `make fuzz`, run without
+ * libFuzzer on fixed inputs, so that `make check` (and CI, which has no
+ * clang) builds them and holds their invariants on every change: the seeds,
+ * every prefix and single-byte corruption of a seed, and the inputs that
+ * fuzzing once found (regressions).
+ *
+ * Each target is included here with its entry point renamed; a broken
+ * invariant traps (__builtin_trap), which the test runner counts as a
+ * failure.  Runs from the repository root (scripts/run-tests). */
+#define LLVMFuzzerTestOneInput fuzz_snapshot_one
+#include "fuzz/fuzz_snapshot.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_profile_one
+#include "fuzz/fuzz_profile.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_trace_one
+#include "fuzz/fuzz_trace.c"
+#undef LLVMFuzzerTestOneInput
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "gcscale/common.h"
+#include "gcscale/synth.h"
+
+typedef int (*harness_fn)(const uint8_t *data, size_t size);
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        fail_msg("cannot read %s", path);
+    uint8_t *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 65536;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        size_t got = fread(buf + n, 1, cap - n, fp);
+        if (got == 0)
+            break;
+        n += got;
+    }
+    fclose(fp);
+    *len = n;
+    return buf;
+}
+
+/* The input whole, every prefix (a file cut short), and each byte flipped
+ * in turn at `stride` positions (a file damaged in place). */
+static void run_variants(harness_fn fn, const uint8_t *data, size_t len, size_t stride)
+{
+    fn(data, len);
+    uint8_t *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    for (size_t cut = 0; cut < len; cut += stride)
+        fn(data, cut);
+    for (size_t at = 0; at < len; at += stride) {
+        memcpy(copy, data, len);
+        copy[at] ^= 0x5a;
+        fn(copy, len);
+    }
+    free(copy);
+}
+
+static void test_snapshot_target(void **state)
+{
+    (void)state;
+    gcs_synth_opts o = {.kind = GCS_SYNTH_CUBE, .size = 200, .nnodes = 2, .placement = GCS_SYNTH_SPREAD,
+                        .seed = 1};
+    gcs_err err;
+    gcs_snapshot *g = gcs_synth_build(&o, &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    char path[] = "/tmp/gcscale-fuzz-harness-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    if (gcs_snapshot_write(g, path, &err) != 0)
+        fail_msg("%s", err.msg);
+    gcs_snapshot_free(g);
+    size_t len;
+    uint8_t *data = slurp(path, &len);
+    unlink(path);
+    assert_true(len > 72);
+    run_variants(fuzz_snapshot_one, data, len, 8);
+    free(data);
+}
+
+static void test_profile_target(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {"data/machines/dev-2core-kvm-epyc.json", "data/machines/dev-2core-kvm.json",
+                                        "data/machines/o2k.json", "data/machines/e10k.json"};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        size_t len;
+        uint8_t *data = slurp(seeds[i], &len);
+        run_variants(fuzz_profile_one, data, len, 13);
+        free(data);
+    }
+    /* Found by make fuzz: a string with a newline made a two-line error. */
+    static const char *const regressions[] = {
+        "{\"format\": \"gcscale-machine\\nfoo\", \"version\": 1}",
+        "{\"format\": \"\\u001b[31mred\\u0000\", \"version\": 1}",
+        "{\"format\": \"gcscale-machine\", \"version\": 1, \"nodes\": \"\\n\"}",
+    };
+    for (size_t i = 0; i < sizeof regressions / sizeof regressions[0]; i++)
+        fuzz_profile_one((const uint8_t *)regressions[i], strlen(regressions[i]));
+}
+
+static void test_trace_target(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {"tests/fuzz/trace-seeds/builtin.trace", "tests/fuzz/trace-seeds/sched.trace"};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        size_t len;
+        uint8_t *data = slurp(seeds[i], &len);
+        run_variants(fuzz_trace_one, data, len, 1);
+        free(data);
+    }
+    /* Traces the reader must refuse; accepting one breaks the target's
+     * invariants (events in order within a thread's life). */
+#define HDR "gcscale-trace 1\nsource builtin\nclock monotonic\nthread 1 5 main m\n"
+    static const char *const refused[] = {
+        HDR "e 7 1 gc-mark\ne 6 1 running\nend 9\n", /* out of order */
+        HDR "e 4 1 running\nend 9\n",                 /* before the thread starts */
+        HDR "e 7 1 running\nend 6\n",                 /* after the end */
+    };
+#undef HDR
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        fuzz_trace_one((const uint8_t *)refused[i], strlen(refused[i]));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_snapshot_target),
+        cmocka_unit_test(test_profile_target),
+        cmocka_unit_test(test_trace_target),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
