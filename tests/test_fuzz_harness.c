@@ -25,31 +25,9 @@
 
 #include "gcscale/common.h"
 #include "gcscale/synth.h"
+#include "test_files.h"
 
 typedef int (*harness_fn)(const uint8_t *data, size_t size);
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        fail_msg("cannot read %s", path);
-    uint8_t *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 65536;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        if (got == 0)
-            break;
-        n += got;
-    }
-    fclose(fp);
-    *len = n;
-    return buf;
-}
 
 /* The input whole, every prefix (a file cut short), and each byte flipped
  * in turn at `stride` positions (a file damaged in place). */
@@ -85,7 +63,7 @@ static void test_snapshot_target(void **state)
         fail_msg("%s", err.msg);
     gcs_snapshot_free(g);
     size_t len;
-    uint8_t *data = slurp(path, &len);
+    uint8_t *data = test_slurp(path, &len);
     unlink(path);
     assert_true(len > 72);
     run_variants(fuzz_snapshot_one, data, len, 8);
@@ -99,7 +77,7 @@ static void test_profile_target(void **state)
                                         "data/machines/o2k.json", "data/machines/e10k.json"};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         size_t len;
-        uint8_t *data = slurp(seeds[i], &len);
+        uint8_t *data = test_slurp(seeds[i], &len);
         run_variants(fuzz_profile_one, data, len, 13);
         free(data);
     }
@@ -119,7 +97,7 @@ static void test_trace_target(void **state)
     static const char *const seeds[] = {"tests/fuzz/trace-seeds/builtin.trace", "tests/fuzz/trace-seeds/sched.trace"};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         size_t len;
-        uint8_t *data = slurp(seeds[i], &len);
+        uint8_t *data = test_slurp(seeds[i], &len);
         run_variants(fuzz_trace_one, data, len, 1);
         free(data);
     }

@@ -17,6 +17,7 @@
 
 #include "gcscale/gc.h"
 #include "gcscale/snapshot.h"
+#include "test_files.h"
 
 static char tmpdir[256];
 
@@ -35,20 +36,6 @@ static uint64_t rnd(uint64_t *s)
     *s ^= *s >> 7;
     *s ^= *s << 17;
     return *s;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    assert_int_equal(fread(b, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    *len = (size_t)n;
-    return b;
 }
 
 static void spit(const char *path, const uint8_t *b, size_t len)
@@ -135,7 +122,7 @@ static gcs_snapshot *roundtrip(const gcs_snapshot *g, const char *name)
     assert_graphs_equal(g, h);
     /* from memory too */
     size_t len;
-    uint8_t *b = slurp(path, &len);
+    uint8_t *b = test_slurp(path, &len);
     gcs_snapshot *h2 = gcs_snapshot_read_mem(b, len, name, &err);
     assert_non_null(h2);
     assert_graphs_equal(g, h2);
@@ -300,7 +287,7 @@ static uint8_t *small_file(size_t *len)
     gcs_err err;
     assert_int_equal(gcs_snapshot_write(g, path, &err), 0);
     gcs_snapshot_free(g);
-    return slurp(path, len);
+    return test_slurp(path, len);
 }
 
 static void expect_error(const uint8_t *b, size_t len, const char *needle)
@@ -726,7 +713,7 @@ static void test_collector_snapshot(void **state)
     }
     /* the JSON log names the file */
     size_t len;
-    char *log = (char *)slurp(logp, &len);
+    char *log = (char *)test_slurp(logp, &len);
     log[len] = 0;
     assert_non_null(strstr(log, "\"snapshot_path\":\""));
     assert_non_null(strstr(log, "collector-2.snap\""));
