@@ -3,10 +3,21 @@
  * A result file is either absent or complete: we write "PATH.tmp.PID" in the
  * same directory (so rename(2) is atomic on the same file system), flush and
  * fsync it, and only then rename it over PATH.  Any failure removes the
- * temporary file and leaves PATH as it was. */
+ * temporary file and leaves PATH as it was.
+ *
+ * Renaming over PATH replaces whatever PATH is, so PATH is looked at first: a
+ * symbolic link would become a plain file with its target left as it was,
+ * and /dev/stdout or a FIFO would stop being one (as root, `--plot /dev/null`
+ * would replace the device node).  A link is therefore resolved and its
+ * target replaced; a device or FIFO, which cannot hold half a file, is
+ * written directly. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gcscale/common.h"
@@ -19,7 +30,33 @@ int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err)
         return -1;
     }
     snprintf(out->path, sizeof out->path, "%s", path);
-    snprintf(out->tmp_path, sizeof out->tmp_path, "%s.tmp.%ld", path, (long)getpid());
+    struct stat st, lst;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            gcs_err_set(err, "%s: cannot write: is a directory", path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            out->direct = 1;
+        } else if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            char *target = realpath(path, NULL);
+            if (!target || strlen(target) >= sizeof out->path) {
+                gcs_err_set(err, "%s: cannot resolve the symbolic link: %s", path,
+                            target ? "path too long" : strerror(errno));
+                free(target);
+                return -1;
+            }
+            snprintf(out->path, sizeof out->path, "%s", target);
+            free(target);
+        }
+    } else if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        gcs_err_set(err, "%s: cannot write: symbolic link to a missing file", path);
+        return -1;
+    }
+    if (out->direct)
+        snprintf(out->tmp_path, sizeof out->tmp_path, "%s", out->path);
+    else
+        snprintf(out->tmp_path, sizeof out->tmp_path, "%s.tmp.%ld", out->path, (long)getpid());
     out->fp = fopen(out->tmp_path, "w");
     if (!out->fp) {
         gcs_err_set(err, "%s: cannot write: %s", path, strerror(errno));
@@ -32,7 +69,10 @@ int gcs_outfile_commit(gcs_outfile *out, gcs_err *err)
 {
     int failed = ferror(out->fp) != 0;
     int saved_errno = failed ? EIO : 0;
-    if (fflush(out->fp) != 0 || fsync(fileno(out->fp)) != 0) {
+    if (fflush(out->fp) != 0) {
+        failed = 1;
+        saved_errno = errno;
+    } else if (!out->direct && fsync(fileno(out->fp)) != 0) {
         failed = 1;
         saved_errno = errno;
     }
@@ -41,12 +81,13 @@ int gcs_outfile_commit(gcs_outfile *out, gcs_err *err)
         saved_errno = errno;
     }
     out->fp = NULL;
-    if (!failed && rename(out->tmp_path, out->path) != 0) {
+    if (!failed && !out->direct && rename(out->tmp_path, out->path) != 0) {
         failed = 1;
         saved_errno = errno;
     }
     if (failed) {
-        unlink(out->tmp_path);
+        if (!out->direct)
+            unlink(out->tmp_path);
         gcs_err_set(err, "%s: write failed: %s", out->path, strerror(saved_errno));
         return -1;
     }
@@ -59,7 +100,7 @@ void gcs_outfile_abort(gcs_outfile *out)
         fclose(out->fp);
         out->fp = NULL;
     }
-    if (out->tmp_path[0])
+    if (out->tmp_path[0] && !out->direct)
         unlink(out->tmp_path);
 }
 

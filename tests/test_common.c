@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -122,6 +123,65 @@ static void test_outfile_commit_and_abort(void **state)
 
     unlink(path);
     rmdir(dir);
+}
+
+/* PATH that is not a plain file: renaming over it would replace it, so a
+ * symbolic link is written through to its target, a FIFO (like /dev/stdout)
+ * is written directly and stays a FIFO, and a directory or a link to nothing
+ * is refused before anything is written. */
+static void test_outfile_special_paths(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gcs-test-XXXXXX", target[256], link[256], fifo[256], dangling[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(target, sizeof target, "%s/target.json", dir);
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling.json", dir);
+    gcs_err err;
+    struct stat st;
+
+    FILE *fp = fopen(target, "w");
+    assert_non_null(fp);
+    fputs("old\n", fp);
+    fclose(fp);
+    assert_int_equal(symlink("target.json", link), 0);
+    json_t *doc = json_pack("{s:i}", "answer", 42);
+    assert_int_equal(gcs_json_write_file(doc, link, &err), 0);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode)); /* still a link ... */
+    json_error_t jerr;
+    json_t *back = json_load_file(target, 0, &jerr); /* ... and its target was written */
+    assert_non_null(back);
+    assert_int_equal(json_integer_value(json_object_get(back, "answer")), 42);
+    json_decref(back);
+
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int reader = open(fifo, O_RDONLY | O_NONBLOCK); /* so that opening to write does not block */
+    assert_true(reader >= 0);
+    assert_int_equal(gcs_json_write_file(doc, fifo, &err), 0);
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    char buf[64] = {0};
+    assert_true(read(reader, buf, sizeof buf - 1) > 0);
+    assert_non_null(strstr(buf, "\"answer\": 42"));
+    close(reader);
+
+    assert_int_equal(gcs_json_write_file(doc, dir, &err), -1);
+    assert_non_null(strstr(err.msg, "is a directory"));
+    assert_int_equal(symlink("missing.json", dangling), 0);
+    assert_int_equal(gcs_json_write_file(doc, dangling, &err), -1);
+    assert_non_null(strstr(err.msg, "symbolic link to a missing file"));
+    assert_int_equal(lstat(dangling, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    json_decref(doc);
+
+    /* Nothing else was left in the directory (no temporaries). */
+    unlink(target);
+    unlink(link);
+    unlink(fifo);
+    unlink(dangling);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 /* A write that fails half way (the disk fills up) leaves the previous
@@ -273,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_percentiles),
         cmocka_unit_test(test_outfile_commit_and_abort),
         cmocka_unit_test(test_outfile_disk_full),
+        cmocka_unit_test(test_outfile_special_paths),
         cmocka_unit_test(test_table_formats),
         cmocka_unit_test(test_minheap_orders_and_grows),
         cmocka_unit_test(test_bar_chart),

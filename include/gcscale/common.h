@@ -86,11 +86,16 @@ void gcs_minheap_free(gcs_minheap *h);
 /* ---- crash-safe output files ------------------------------------------------
  * Output goes to "PATH.tmp.PID" and is renamed over PATH only by
  * gcs_outfile_commit(), so a failed or interrupted run never leaves half a
- * file at PATH.  gcs_outfile_abort() removes the temporary file. */
+ * file at PATH.  gcs_outfile_abort() removes the temporary file.
+ * A PATH that is a symbolic link is written through: the temporary goes next
+ * to the link's target and replaces the target.  A PATH that is a device or
+ * FIFO (/dev/stdout, /dev/null) is written directly (tmp_path is PATH then).
+ * A directory, or a link to nothing, is refused by gcs_outfile_open. */
 typedef struct gcs_outfile {
     FILE *fp;
-    char path[4096];
-    char tmp_path[4200];
+    char path[4096];     /* the file renamed over (a link's target) */
+    char tmp_path[4200]; /* where the output is written until the commit */
+    int direct;          /* writing straight into a device or FIFO */
 } gcs_outfile;
 
 int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err);
