@@ -196,6 +196,13 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
     }
 }
 
+/* A lost part of the speedup stack that is only the solver's rounding (at
+ * P = 1 every part is 0, and printed -0.00 it would read as a gain). */
+static double without_rounding(double part, int threads)
+{
+    return fabs(part) < 1e-9 * threads ? 0 : part;
+}
+
 int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
                       const gcs_model_opts *opts, gcs_model_result *out, gcs_err *err)
 {
@@ -257,20 +264,25 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->time_no_extra_misses_ns = t_no_extra;
     out->speedup_no_extra_misses = t_serial / t_no_extra;
 
-    /* The speedup stack (model-notes 1.4).  From P*T = T1 + P*Tinf + Q_P*M_P
-     * and T_1^M = T1 + Tinf + Q1*M1 (M1 at P workers' placement):
-     *   P = speedup + (P-1) Tinf / T + N_S L M1 / T + Q_P (M_P - M1) / T
-     * up to the difference between the serial and the P-worker M1, which is
-     * zero on a machine where every CPU node sees the same latencies and is
-     * otherwise shown inside the span part so the parts still add to P. */
-    double path = threads * c.miss_share; /* 1 unless the span's misses are unshared */
-    double extra = path * steals * heap->live_lines_avg * out->m1_ns;
-    double contention = path * q_p * (out->m_p_ns - out->m1_ns);
-    out->lost_extra_misses = extra / t;
-    out->lost_contention = contention / t;
-    if (out->lost_contention < 0 && out->lost_contention > -1e-9 * threads)
-        out->lost_contention = 0; /* rounding in the solver, not a gain */
-    out->lost_span = threads - out->speedup - out->lost_extra_misses - out->lost_contention;
+    /* The speedup stack (model-notes 1.4): each lost part is P times the
+     * time it adds per worker, over T.  Per worker,
+     *   T = compute + miss_share * (idle miss time + queueing),
+     * so the extra misses add miss_share * idle miss time over Q_P = Q1, and
+     * contention adds the queueing.  The extra misses are priced by that
+     * difference, not at the mean miss cost M1: the serial misses include
+     * prefetched ones, which cost only S_O, and a thief's misses on stolen
+     * lines are never prefetched (setup).  The span part is the rest,
+     * (P-1) Tinf / T (with --span critical, Tinf and the misses on it) on a
+     * machine where every CPU node sees the same latencies; elsewhere it also
+     * holds the difference between the serial and the P-worker M1, so the
+     * parts still add to P. */
+    double extra = threads * (c.miss_share * c.miss_time_idle -
+                              no_extra.miss_share * no_extra.miss_time_idle);
+    double contention = threads * (t - c.compute_ns - c.miss_share * c.miss_time_idle);
+    out->lost_extra_misses = without_rounding(extra / t, threads);
+    out->lost_contention = without_rounding(contention / t, threads);
+    out->lost_span = without_rounding(threads - out->speedup - out->lost_extra_misses -
+                                      out->lost_contention, threads);
     return 0;
 }
 

@@ -247,6 +247,54 @@ static void test_critical_span(void **state)
     gcs_profile_free(p);
 }
 
+/* Each lost part of the stack is P times the time it adds per worker, over
+ * T (model-notes 1.4), by hand.  No contention (S_O = 0).  The extra misses
+ * from stealing cost a full M1 each although most serial misses here are
+ * prefetched (and cost S_O = 0): priced at the mean miss cost they came out
+ * too small and the rest showed up as span loss on a heap without span.
+ * P = 2, paper span: N_S = 2 ln(1e6), T = T1/2 + (1e3 + N_S L) 100 / 2.
+ * P = 4, critical span, Tinf = T1/2, no prefetch: the span part is
+ * 3 (Tinf + Q1/2 M1) / T, the extra misses N_S L M1 / T. */
+static void test_stack_parts_by_hand(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(4, 100, 0);
+    gcs_model_heap h = heap_of(1e6, 0, 1e4, 500);
+    h.q1_prefetched[GCS_ACCESS_READ] = 9e3;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    double extra = 2 * log(1e6) * 500;
+    double t = 5e5 + (1e3 + extra) * 100 / 2;
+    assert_close(r.time_ns, t, 1e-12);
+    assert_close(r.speedup, (1e6 + 1e3 * 100) / t, 1e-12);
+    assert_close(r.lost_extra_misses, extra * 100 / t, 1e-9);
+    assert_true(r.lost_span == 0 && r.lost_contention == 0);
+
+    o.span = GCS_MODEL_SPAN_CRITICAL;
+    gcs_model_heap half = heap_of(1e6, 5e5, 1e4, 500);
+    assert_int_equal(gcs_model_predict(p, &half, 4, &o, &r, &err), 0);
+    extra = 4 * log(1e6) * 500;
+    t = 5e5 / 4 + 5e5 + ((5e3 + extra) / 4 + 5e3) * 100;
+    assert_close(r.time_ns, t, 1e-12);
+    assert_close(r.lost_extra_misses, extra * 100 / t, 1e-9);
+    assert_close(r.lost_span, 3 * (5e5 + 5e3 * 100) / t, 1e-9);
+    assert_true(r.lost_contention == 0);
+
+    /* P = 1: every lost part exactly 0, not a rounding residue */
+    o.span = GCS_MODEL_SPAN_PAPER;
+    gcs_profile *q = one_node_profile(4, 113, 37);
+    for (int mva = 0; mva < 2; mva++) {
+        o.mva = (gcs_model_mva)mva;
+        assert_int_equal(gcs_model_predict(q, &h, 1, &o, &r, &err), 0);
+        assert_true(r.lost_span == 0 && r.lost_extra_misses == 0 && r.lost_contention == 0);
+    }
+    gcs_profile_free(q);
+    gcs_profile_free(p);
+}
+
 /* Prefetched misses cost S_O instead of M1: one worker, no queueing. */
 static void test_prefetched_misses(void **state)
 {
@@ -361,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_near_saturation),
         cmocka_unit_test(test_stack_adds_up_to_p),
         cmocka_unit_test(test_critical_span),
+        cmocka_unit_test(test_stack_parts_by_hand),
         cmocka_unit_test(test_prefetched_misses),
         cmocka_unit_test(test_overlapped_misses),
         cmocka_unit_test(test_skewed_heap_saturates_on_o2k),
