@@ -206,11 +206,22 @@ static int closed_solve(gcs_contention *c, double *t_out, gcs_err *err)
         *t_out = c->compute_ns;
         return 0;
     }
+    /* A node is a queue of service S_O behind a pure delay M1 - S_O
+     * (model-notes 1.2).  With S_O > M1 there is no such delay, and one
+     * worker alone would already pay S_O instead of M1 per miss: P = 1 would
+     * no longer cost T1 + Tinf + Q1 M1.  The open model has no such limit. */
+    for (int j = 0; j < c->nnodes; j++)
+        if (c->visit[j] > 0 && c->service[j] > c->latency[j]) {
+            gcs_err_set(err, "contention: the closed model needs occupancy <= latency, but memory node "
+                             "%d has S_O %.4g ns > M1 %.4g ns: use --mva open", j, c->service[j],
+                        c->latency[j]);
+            return -1;
+        }
     double per_worker = c->misses * c->miss_share;
     double think = c->compute_ns / per_worker;
     double delay = 0;
     for (int j = 0; j < c->nnodes; j++)
-        delay += c->visit[j] * (c->latency[j] > c->service[j] ? c->latency[j] - c->service[j] : 0);
+        delay += c->visit[j] * (c->latency[j] - c->service[j]);
     double queue[GCS_MODEL_MAX_NODES] = {0}, resid[GCS_MODEL_MAX_NODES] = {0};
     double response = 0;
     for (int n = 1; n <= c->threads; n++) {

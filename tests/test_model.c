@@ -342,6 +342,29 @@ static void test_skewed_heap_saturates_on_o2k(void **state)
     gcs_profile_free(o2k);
 }
 
+/* The closed network has a pure delay M1 - S_O per visit: a node whose
+ * occupancy exceeds its latency is refused (P = 1 would cost S_O per miss),
+ * the open model still reduces to T1 + Tinf + Q1 M1. */
+static void test_closed_needs_occupancy_below_latency(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(4, 100, 200);
+    gcs_model_heap h = heap_of(1e5, 1e3, 1e3, 10);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
+    assert_close(r.time_ns, 1e5 + 1e3 + 1e3 * 100, 1e-12);
+    o.mva = GCS_MODEL_MVA_CLOSED;
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "occupancy <= latency"));
+    p->occupancy_ns[GCS_ACCESS_READ][0] = 100; /* equal is a delay of 0: fine */
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
+    assert_close(r.time_ns, 1e5 + 1e3 + 1e3 * 100, 1e-12);
+    gcs_profile_free(p);
+}
+
 static void test_node_without_requests(void **state)
 {
     (void)state;
@@ -410,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_stack_adds_up_to_p),
         cmocka_unit_test(test_critical_span),
         cmocka_unit_test(test_stack_parts_by_hand),
+        cmocka_unit_test(test_closed_needs_occupancy_below_latency),
         cmocka_unit_test(test_prefetched_misses),
         cmocka_unit_test(test_overlapped_misses),
         cmocka_unit_test(test_skewed_heap_saturates_on_o2k),
