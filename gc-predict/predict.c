@@ -186,10 +186,16 @@ int gcs_predict_plot(const gcs_model_result *r, int n, const gcs_predict_measure
         no_extra[i] = r[i].speedup_no_extra_misses;
         ymax = fmax(ymax, fmax(full[i], fmax(no_contention[i], no_extra[i])));
     }
+    /* The measured curve may go beyond the predicted thread counts (or start
+     * below them): the ideal line and the y axis's cap cover both. */
+    double pmin = x[0], pmax = x[n - 1];
     if (measured)
-        for (int i = 0; i < measured->n; i++)
+        for (int i = 0; i < measured->n; i++) {
             ymax = fmax(ymax, measured->speedup[i]);
-    double ideal_x[2] = {x[0], x[n - 1]}, ideal_y[2] = {x[0], x[n - 1]};
+            pmin = fmin(pmin, measured->threads[i]);
+            pmax = fmax(pmax, measured->threads[i]);
+        }
+    double ideal_x[2] = {pmin, pmax}, ideal_y[2] = {pmin, pmax};
     gcs_plot_series s[5] = {
         {"ideal (speedup = P)", ideal_x, ideal_y, 2, GCS_PLOT_DASHED, "#999999"},
         {"Pred(M_P=M1): no contention", x, no_contention, n, GCS_PLOT_DASHED, "#2ca02c"},
@@ -206,7 +212,7 @@ int gcs_predict_plot(const gcs_model_result *r, int n, const gcs_predict_measure
     /* The ideal line would dwarf a curve that saturates early: cap the y axis
      * a little above the highest model or measured value. */
     gcs_plot plot = {title, subtitle, "GC threads P", "speedup of the mark phase over P = 1",
-                     nseries, s, NAN, NAN, 0, fmin(ymax * 1.15, x[n - 1] * 1.05)};
+                     nseries, s, NAN, NAN, 0, fmin(ymax * 1.15, pmax * 1.05)};
     int rc = gcs_plot_write_svg(&plot, path, err);
     free(x);
     return rc;

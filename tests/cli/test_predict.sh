@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..40"
+echo "1..47"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -35,6 +35,18 @@ expect_ok "predict --slow --measured --plot" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --slow --measured "$TMP/tree.json" --plot "$TMP/p.svg"
 expect_grep "the plot is an SVG with the measured curve" "measured" "$TMP/p.svg"
 expect_ok "the plot is well-formed XML" python3 -c "import sys,xml.dom.minidom as m; m.parse(sys.argv[1])" "$TMP/p.svg"
+# Measured thread counts beyond the predicted ones: the y axis still holds them.
+expect_ok "predict --threads 1 with a measured P = 2" \
+    "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1 --fast --measured "$TMP/tree.json" --plot "$TMP/p1.svg"
+expect_ok "every measured point lies inside the plot area" python3 - "$TMP/p1.svg" <<'PY'
+import sys, xml.dom.minidom as m
+d = m.parse(sys.argv[1])
+area = d.getElementsByTagName("clipPath")[0].getElementsByTagName("rect")[0]
+top, height = float(area.getAttribute("y")), float(area.getAttribute("height"))
+ys = [float(c.getAttribute("cy")) for c in d.getElementsByTagName("circle") if c.getAttribute("fill") == "#d62728"]
+assert len(ys) >= 2, ys
+assert all(top <= y <= top + height for y in ys), (ys, top, height)
+PY
 
 # The paper's profiles: a hand-written profile needs --costs (no gc_cost_ns).
 expect_exit 2 "a profile without gc_cost_ns" "$GCSCALE" predict --machine data/machines/o2k.json "$SNAP"
