@@ -37,7 +37,7 @@ static void print_help(FILE *fp)
             "  -t, --threads LIST   thread counts, e.g. 1-64 or 1,2,4,8 (default 1..the\n"
             "                       profile's CPU count)\n"
             "  --fast               no cache simulation: Q1 = live cache lines (default when\n"
-            "                       the profile has no cache geometry)\n"
+            "                       the profile has no data cache geometry)\n"
             "  --slow               replay the serial mark through a simulation of the\n"
             "                       profile's caches (default otherwise)\n"
             "  --no-prefetch        slow predictor: price every miss at M1, also those the\n"
@@ -252,8 +252,7 @@ int cmd_predict(int argc, char **argv)
     gcs_inspect_opts iopts;
     gcs_inspect_opts_init(&iopts);
     iopts.stream_prefetch = !no_prefetch;
-    iopts.predictor = predictor >= 0 ? (gcs_inspect_predictor)predictor
-                      : prof->ncaches > 0 ? GCS_INSPECT_SLOW : GCS_INSPECT_FAST;
+    iopts.predictor = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
     gcs_inspect_result ir;
     if (gcs_inspect_heap(snap, prof, &iopts, &ir, &err) < 0) {
         char msg[sizeof err.msg];

@@ -58,6 +58,16 @@ const char *gcs_inspect_predictor_name(gcs_inspect_predictor p)
     return p == GCS_INSPECT_SLOW ? "slow" : "fast";
 }
 
+gcs_inspect_predictor gcs_inspect_default_predictor(const gcs_profile *prof)
+{
+    gcs_cachesim_geom geom;
+    gcs_err err;
+    return prof->ncaches > 0 && gcs_cachesim_geom_from_profile(prof, -1, &geom, &err) == 0 &&
+                   geom.nlevels > 0
+               ? GCS_INSPECT_SLOW
+               : GCS_INSPECT_FAST;
+}
+
 /* ---- layout ------------------------------------------------------------------ */
 
 typedef struct layout {

@@ -98,6 +98,11 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
                      gcs_inspect_result *out, gcs_err *err);
 
 const char *gcs_inspect_predictor_name(gcs_inspect_predictor p); /* "fast", "slow" */
+/* The predictor to use when the user names none: the slow one where the
+ * profile describes data caches it can simulate, else the fast one (a
+ * hand-written profile without caches, or one listing instruction caches
+ * only). */
+gcs_inspect_predictor gcs_inspect_default_predictor(const gcs_profile *prof);
 
 /* The fast predictor's pieces, shared with the adaptive mode, which builds
  * the same estimates from a collection's statistics instead of a snapshot.

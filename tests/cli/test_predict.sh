@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..47"
+echo "1..49"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -47,6 +47,13 @@ ys = [float(c.getAttribute("cy")) for c in d.getElementsByTagName("circle") if c
 assert len(ys) >= 2, ys
 assert all(top <= y <= top + height for y in ys), (ys, top, height)
 PY
+
+# A profile whose caches are all instruction caches has nothing to simulate:
+# the default is then the fast predictor (it was the slow one, which failed).
+jq '.caches |= map(.type = "instruction")' "$DEV" > "$TMP/icache-only.json"
+expect_ok "instruction caches only: the default predictor runs" \
+    "$GCSCALE" predict --machine "$TMP/icache-only.json" "$SNAP" --threads 1-2 --json
+expect_ok "... and it is the fast one" jq -e '.inputs.predictor == "fast"' "$TMP/out"
 
 # The paper's profiles: a hand-written profile needs --costs (no gc_cost_ns).
 expect_exit 2 "a profile without gc_cost_ns" "$GCSCALE" predict --machine data/machines/o2k.json "$SNAP"
