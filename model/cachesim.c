@@ -267,6 +267,21 @@ void gcs_cachesim_reset(gcs_cachesim *s)
     s->mru2_line = 0;
 }
 
+uint64_t gcs_cachesim_addr_limit(const gcs_cachesim *s)
+{
+    uint64_t limit = UINT64_MAX;
+    for (int k = 0; k < s->nlevels; k++) {
+        const gcs_cachesim_lv *l = &s->lv[k];
+        /* tag = line / nsets + 1 must stay below 2^32 (and not wrap to 0,
+         * the empty way): lines below (2^32 - 1) * nsets */
+        uint64_t lines = UINT32_MAX * l->nsets;
+        uint64_t bytes = lines > (UINT64_MAX >> l->line_shift) ? UINT64_MAX : lines << l->line_shift;
+        if (bytes < limit)
+            limit = bytes;
+    }
+    return limit;
+}
+
 /* ---- access ------------------------------------------------------------------ */
 
 /* Set index (within the simulated rows) and tag of a line at level l;

@@ -25,10 +25,10 @@
 #include "gcscale/gc.h"
 #include "gcscale/inspect.h"
 
-/* The mark table lives in its own mapping in gc/; the replay puts it here,
- * above any heap offset (heaps up to 4 TiB; the simulator tells lines apart
- * exactly below 16 TiB). */
-#define MARK_TABLE_BASE (1ull << 42)
+/* The mark table lives in its own mapping in gc/; the replay puts it at the
+ * power of two at or above the heap's limit, and not below 2 MiB (see
+ * layout.mark_base). */
+#define MARK_TABLE_MIN_BASE (1ull << 21)
 /* gc/mark.c: the prefetch FIFO and the pointer-array chunk. */
 #define MARK_FIFO GCS_GC_MARK_FIFO
 #define CHUNK_FIELDS 128
@@ -75,12 +75,17 @@ typedef struct layout {
     int gshift;           /* log2 granule */
     int bits;             /* mark bits (one 64-bit word per 64 granules) instead of bytes */
     int lshift;           /* log2 line */
+    /* Where the replay puts the mark table: above every heap offset, and
+     * as low as that allows, because the simulator tells lines apart only
+     * below gcs_cachesim_addr_limit (a fixed base at 4 TiB made mark-table
+     * lines share tags with heap lines on levels of 16 sets or fewer). */
+    uint64_t mark_base;
 } layout;
 
 static inline uint64_t mark_addr(const layout *ly, uint64_t payload)
 {
     uint64_t g = (payload - ly->hdr) >> ly->gshift;
-    return MARK_TABLE_BASE + (ly->bits ? (g >> 6) << 3 : g);
+    return ly->mark_base + (ly->bits ? (g >> 6) << 3 : g);
 }
 
 /* Boehm-style pointer-free pages (gc/): a small object without pointer
@@ -1296,15 +1301,13 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
     ly.gshift = ilog2(g->params.granule_bytes);
     ly.bits = g->params.mark_mode == MARK_MODE_ATOMIC_BITS;
     ly.lshift = have_geom ? ilog2((uint64_t)out->geom.level[0].line_bytes) : 6;
-    if (g->params.heap_limit > MARK_TABLE_BASE) {
-        gcs_err_set(err, "snapshot heap of %llu bytes is larger than the 4 TiB inspection supports",
-                    (unsigned long long)g->params.heap_limit);
-        return -1;
-    }
     if (ly.gshift < 0) {
         gcs_err_set(err, "snapshot granule of %u bytes is not a power of two", g->params.granule_bytes);
         return -1;
     }
+    ly.mark_base = MARK_TABLE_MIN_BASE;
+    while (ly.mark_base < g->params.heap_limit) /* the reader caps heap_limit at 2^56 */
+        ly.mark_base <<= 1;
 
     /* Node ids: exact check unless the snapshot's node count already fits. */
     int exact = opts->exact || opts->predictor == GCS_INSPECT_SLOW;
@@ -1392,6 +1395,14 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         r.walk_only = opts->walk_only;
         out->geom.stream_prefetch = opts->stream_prefetch;
         r.sim = gcs_cachesim_new(&out->geom, err);
+        uint64_t mark_table_bytes = (g->params.heap_limit >> ly.gshift) / (ly.bits ? 8 : 1) + 8;
+        if (r.sim && ly.mark_base + mark_table_bytes > gcs_cachesim_addr_limit(r.sim)) {
+            gcs_err_set(err, "snapshot heap of %llu bytes is too large to simulate exactly with this "
+                             "profile's caches (too few sets): use --fast",
+                        (unsigned long long)g->params.heap_limit);
+            gcs_cachesim_free(r.sim);
+            r.sim = NULL; /* fails below like a simulator that could not be made */
+        }
         r.marked = big_alloc(n ? n : 1);
         r.rec = rec;
         if (r.marked)

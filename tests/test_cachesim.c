@@ -315,6 +315,24 @@ static void test_stream_prefetch(void **state)
     gcs_cachesim_free(s);
 }
 
+/* Lines are told apart below gcs_cachesim_addr_limit: 2^32 - 1 tags per set.
+ * Just below it, two lines of one set are distinct; a line at the limit
+ * shares the tag of line 0 (which is why callers must stay below it). */
+static void test_addr_limit(void **state)
+{
+    (void)state;
+    gcs_cachesim *s = one_level(4096, 0); /* 64 lines, one set */
+    uint64_t limit = gcs_cachesim_addr_limit(s);
+    assert_true(limit == UINT32_MAX * 64ull);
+    assert_int_equal(gcs_cachesim_access(s, 0, R), 1);
+    assert_int_equal(gcs_cachesim_access(s, limit - 64, R), 1); /* a miss of its own */
+    assert_int_equal(gcs_cachesim_access(s, 0, R), 0);
+    gcs_cachesim_free(s);
+    s = one_level(32768, 8); /* 64 sets */
+    assert_true(gcs_cachesim_addr_limit(s) == UINT32_MAX * 64ull * 64);
+    gcs_cachesim_free(s);
+}
+
 static void test_bad_geometry(void **state)
 {
     (void)state;
@@ -381,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_sampling_estimate),
         cmocka_unit_test(test_stream_prefetch),
         cmocka_unit_test(test_bad_geometry),
+        cmocka_unit_test(test_addr_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

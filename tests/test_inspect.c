@@ -660,6 +660,36 @@ static void test_replay_marks_reachable(void **state)
     gcs_profile_free(p);
 }
 
+/* A cache that holds the whole heap and its mark table misses each line
+ * exactly once.  With one set (fully associative), the simulator's 32-bit
+ * tags tell lines apart below 2^38 bytes only: the replay must keep its mark
+ * table there (at a fixed 4 TiB its lines shared tags with heap lines, and
+ * the list below missed 1 line too few). */
+static void test_one_set_cache_counts_every_line(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = make_list(40); /* 40 x 32 bytes: 20 lines, 2 mark-table lines */
+    gcs_profile *p = make_profile(1, 0);
+    add_cache(p, 1, 4096, 0, 1); /* 64 lines, one set */
+    gcs_inspect_result r;
+    inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
+    print_message("# Q1 read %.0f rw %.0f, live lines %llu, rw lines %llu\n", r.heap.q1[GCS_ACCESS_READ],
+                  r.heap.q1[GCS_ACCESS_RW], (unsigned long long)r.heap.live_lines,
+                  (unsigned long long)r.rw_lines);
+    assert_true(r.heap.q1[GCS_ACCESS_RW] == (double)r.rw_lines);
+    assert_true(r.heap.q1[GCS_ACCESS_READ] + r.heap.q1[GCS_ACCESS_RW] == (double)r.heap.live_lines);
+    /* A heap whose mark table would lie beyond that bound is refused. */
+    g->params.heap_limit = 1ull << 40;
+    gcs_inspect_opts o;
+    gcs_inspect_opts_init(&o);
+    o.predictor = GCS_INSPECT_SLOW;
+    gcs_err err;
+    assert_int_equal(gcs_inspect_heap(g, p, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "too large to simulate exactly"));
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
 static void slow_vs_fast(gcs_snapshot *g, double factor, const char *what)
 {
     gcs_profile *p = make_profile(1, 1);
@@ -845,6 +875,7 @@ int main(void)
         cmocka_unit_test(test_two_nodes),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_replay_marks_reachable),
+        cmocka_unit_test(test_one_set_cache_counts_every_line),
         cmocka_unit_test(test_slow_vs_fast_q1),
         cmocka_unit_test(test_sampled_counts),
         cmocka_unit_test(test_pointer_free_leaves),

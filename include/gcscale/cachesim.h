@@ -157,6 +157,12 @@ typedef struct gcs_cachesim {
  * no level) or when out of memory. */
 gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err);
 void gcs_cachesim_free(gcs_cachesim *s);
+/* The lowest byte address from which two lines may share a tag at some
+ * level (the tags are 32-bit, see gcs_cachesim_lv): a caller must keep its
+ * addresses below it for exact results.  2^38 bytes for a fully associative
+ * level of 64-byte lines, 2^44 with 64 sets; UINT64_MAX when no bound is
+ * reached in 64 bits. */
+uint64_t gcs_cachesim_addr_limit(const gcs_cachesim *s);
 /* Empties every level and zeroes the counts. */
 void gcs_cachesim_reset(gcs_cachesim *s);
 
