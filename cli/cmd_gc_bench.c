@@ -106,33 +106,12 @@ static void adaptive_collect(uint64_t expect_live, gcs_gc_stats *st, adaptive_sa
 /* "N", "A-B", or a comma list of those; sorted, duplicates dropped. */
 static int parse_threads(const char *text, int *list)
 {
-    int seen[GCS_GC_MAX_THREADS + 1] = {0};
-    char buf[256];
-    if (strlen(text) >= sizeof buf || !*text)
-        cli_usage_error(cmd, "--threads: '%s' is not N, A-B or a list", text);
-    snprintf(buf, sizeof buf, "%s", text);
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *dash = strchr(item, '-');
-        long a, b;
-        if (dash) {
-            *dash = 0;
-            a = cli_parse_long(cmd, "--threads", item, 1, GCS_GC_MAX_THREADS);
-            b = cli_parse_long(cmd, "--threads", dash + 1, 1, GCS_GC_MAX_THREADS);
-            if (b < a)
-                cli_usage_error(cmd, "--threads: range %ld-%ld is empty", a, b);
-        } else {
-            a = b = cli_parse_long(cmd, "--threads", item, 1, GCS_GC_MAX_THREADS);
-        }
-        for (long p = a; p <= b; p++)
-            seen[p] = 1;
-    }
-    int n = 0;
-    for (int p = 1; p <= GCS_GC_MAX_THREADS; p++)
-        if (seen[p])
-            list[n++] = p;
-    if (n == 0)
-        cli_usage_error(cmd, "--threads: '%s' names no thread count", text);
+    gcs_err err;
+    int *values, n;
+    if (gcs_parse_count_list(text, GCS_GC_MAX_THREADS, &values, &n, &err) < 0)
+        cli_usage_error(cmd, "--threads: %s", err.msg);
+    memcpy(list, values, sizeof *list * (size_t)n);
+    free(values);
     return n;
 }
 

@@ -169,8 +169,9 @@ int cmd_predict(int argc, char **argv)
         case O_COSTS: {
             char *end;
             cost_object = strtod(optarg, &end);
-            if (*end != ',' || !(cost_object > 0) || !isfinite(cost_object))
-                cli_usage_error(cmd, "--costs: expected OBJ,PTR in ns (positive), not '%s'", optarg);
+            /* the bounds of gc_cost_ns in a profile (docs/machine-profile.md) */
+            if (*end != ',' || !(cost_object > 0 && cost_object <= 1e9))
+                cli_usage_error(cmd, "--costs: expected OBJ,PTR in ns (OBJ in (0, 1e9]), not '%s'", optarg);
             cost_pointer = cli_parse_double(cmd, "--costs", end + 1, 0, 1e9);
             break;
         }

@@ -89,3 +89,88 @@ int gcs_parse_double(const char *text, double min, double max, double *value, gc
     *value = v;
     return 0;
 }
+
+/* ---- lists of counts ------------------------------------------------------ */
+
+static int compare_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* One count of a list: digits only (strtol would also take blanks and a
+ * sign), in [1, max]. */
+static int parse_count(const char *s, char **end, long max, long *v, const char *whole, gcs_err *err)
+{
+    if (!isdigit((unsigned char)*s)) {
+        if (*s)
+            gcs_err_set(err, "'%s': expected a number at '%s'", whole, s);
+        else
+            gcs_err_set(err, "'%s': expected a number at the end", whole);
+        return -1;
+    }
+    errno = 0;
+    *v = strtol(s, end, 10);
+    if (errno == ERANGE || *v < 1 || *v > max) {
+        gcs_err_set(err, "'%s': %.*s is out of range [1, %ld]", whole, (int)(*end - s), s, max);
+        return -1;
+    }
+    return 0;
+}
+
+int gcs_parse_count_list(const char *text, int max, int **values, int *n, gcs_err *err)
+{
+    *values = NULL;
+    *n = 0;
+    if (!text || !*text) {
+        gcs_err_set(err, "empty list");
+        return -1;
+    }
+    int *list = malloc(sizeof(int) * (size_t)(max > 0 ? max : 1));
+    if (!list) {
+        gcs_err_set(err, "out of memory");
+        return -1;
+    }
+    int count = 0;
+    const char *s = text;
+    for (;;) {
+        char *end;
+        long lo, hi;
+        if (parse_count(s, &end, max, &lo, text, err) < 0)
+            goto fail;
+        hi = lo;
+        if (*end == '-') {
+            s = end + 1;
+            if (parse_count(s, &end, max, &hi, text, err) < 0)
+                goto fail;
+            if (hi < lo) {
+                gcs_err_set(err, "'%s': range %ld-%ld runs backwards", text, lo, hi);
+                goto fail;
+            }
+        }
+        /* Ranges stay within [1, max], so the list can hold them after dedup. */
+        for (long p = lo; p <= hi; p++) {
+            int seen = 0;
+            for (int i = 0; i < count && !seen; i++)
+                seen = list[i] == p;
+            if (!seen)
+                list[count++] = (int)p;
+        }
+        if (*end == ',') {
+            s = end + 1;
+            continue;
+        }
+        if (*end) {
+            gcs_err_set(err, "'%s': unexpected '%c' (use 1-64 or 1,2,4,8)", text, *end);
+            goto fail;
+        }
+        break;
+    }
+    qsort(list, (size_t)count, sizeof *list, compare_int);
+    *values = list;
+    *n = count;
+    return 0;
+fail:
+    free(list);
+    return -1;
+}

@@ -7,83 +7,9 @@
 #include "gcscale/plot.h"
 #include "gcscale/predict.h"
 
-static int compare_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-static int parse_count(const char *s, char **end, long *v, const char *whole, gcs_err *err)
-{
-    errno = 0;
-    *v = strtol(s, end, 10);
-    if (*end == s || errno) {
-        gcs_err_set(err, "thread list '%s': expected a number at '%s'", whole, s);
-        return -1;
-    }
-    if (*v < 1 || *v > GCS_PREDICT_MAX_THREADS) {
-        gcs_err_set(err, "thread list '%s': %ld is out of range [1, %d]", whole, *v,
-                    GCS_PREDICT_MAX_THREADS);
-        return -1;
-    }
-    return 0;
-}
-
 int gcs_predict_parse_threads(const char *text, int **threads, int *n, gcs_err *err)
 {
-    *threads = NULL;
-    *n = 0;
-    if (!text || !*text) {
-        gcs_err_set(err, "empty thread list");
-        return -1;
-    }
-    int *list = malloc(sizeof(int) * GCS_PREDICT_MAX_THREADS);
-    if (!list) {
-        gcs_err_set(err, "out of memory");
-        return -1;
-    }
-    int count = 0;
-    const char *s = text;
-    for (;;) {
-        char *end;
-        long lo, hi;
-        if (parse_count(s, &end, &lo, text, err) < 0)
-            goto fail;
-        hi = lo;
-        if (*end == '-') {
-            s = end + 1;
-            if (parse_count(s, &end, &hi, text, err) < 0)
-                goto fail;
-            if (hi < lo) {
-                gcs_err_set(err, "thread list '%s': range %ld-%ld runs backwards", text, lo, hi);
-                goto fail;
-            }
-        }
-        /* Ranges stay within [1, MAX], so the list can hold them after dedup. */
-        for (long p = lo; p <= hi; p++) {
-            int seen = 0;
-            for (int i = 0; i < count && !seen; i++)
-                seen = list[i] == p;
-            if (!seen)
-                list[count++] = (int)p;
-        }
-        if (*end == ',') {
-            s = end + 1;
-            continue;
-        }
-        if (*end) {
-            gcs_err_set(err, "thread list '%s': unexpected '%c' (use 1-64 or 1,2,4,8)", text, *end);
-            goto fail;
-        }
-        break;
-    }
-    qsort(list, (size_t)count, sizeof *list, compare_int);
-    *threads = list;
-    *n = count;
-    return 0;
-fail:
-    free(list);
-    return -1;
+    return gcs_parse_count_list(text, GCS_PREDICT_MAX_THREADS, threads, n, err);
 }
 
 int gcs_predict_curve(const gcs_profile *prof, const gcs_model_heap *heap, const int *threads, int n,

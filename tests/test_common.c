@@ -125,6 +125,46 @@ static void test_outfile_commit_and_abort(void **state)
     rmdir(dir);
 }
 
+/* Lists of counts (--threads of predict and gc-bench): ranges and lists,
+ * sorted without duplicates; digits only, every count in [1, max]. */
+static void test_count_list(void **state)
+{
+    (void)state;
+    gcs_err err;
+    int *v, n;
+    assert_int_equal(gcs_parse_count_list("8,1-3,2,16", 64, &v, &n, &err), 0);
+    int want[] = {1, 2, 3, 8, 16};
+    assert_int_equal(n, 5);
+    assert_memory_equal(v, want, sizeof want);
+    free(v);
+    assert_int_equal(gcs_parse_count_list("1-64", 64, &v, &n, &err), 0);
+    assert_int_equal(n, 64);
+    assert_int_equal(v[63], 64);
+    free(v);
+    static const struct {
+        const char *text, *msg;
+    } bad[] = {
+        {"0", "0 is out of range [1, 64]"},
+        {"65", "65 is out of range"},
+        {"99999999999999999999", "99999999999999999999 is out of range"},
+        {"5-2", "range 5-2 runs backwards"},
+        {" 2", "expected a number at ' 2'"},
+        {"+2", "expected a number at '+2'"},
+        {"1- 3", "expected a number at ' 3'"},
+        {"-1", "expected a number at '-1'"},
+        {"2,,3", "expected a number at ',3'"},
+        {"1,2,", "expected a number at the end"},
+        {"1;2", "unexpected ';'"},
+        {"", "empty list"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(gcs_parse_count_list(bad[i].text, 64, &v, &n, &err), -1);
+        if (!strstr(err.msg, bad[i].msg))
+            fail_msg("'%s': got \"%s\", expected \"%s\"", bad[i].text, err.msg, bad[i].msg);
+        assert_null(v);
+    }
+}
+
 /* PATH that is not a plain file: renaming over it would replace it, so a
  * symbolic link is written through to its target, a FIFO (like /dev/stdout)
  * is written directly and stays a FIFO, and a directory or a link to nothing
@@ -334,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_outfile_commit_and_abort),
         cmocka_unit_test(test_outfile_disk_full),
         cmocka_unit_test(test_outfile_special_paths),
+        cmocka_unit_test(test_count_list),
         cmocka_unit_test(test_table_formats),
         cmocka_unit_test(test_minheap_orders_and_grows),
         cmocka_unit_test(test_bar_chart),

@@ -64,6 +64,11 @@ static inline uint64_t gcs_random_below(uint64_t *state, uint64_t n)
 int gcs_parse_size(const char *text, uint64_t *bytes, gcs_err *err);
 int gcs_parse_long(const char *text, long min, long max, long *value, gcs_err *err);
 int gcs_parse_double(const char *text, double min, double max, double *value, gcs_err *err);
+/* A list of counts such as thread counts: "1-64", "1,2,4,8" or a mix
+ * ("1-4,8,16"), every count in [1, max], into an ascending list without
+ * duplicates (*values is malloc'ed, *n its length).  0, 5-2, blanks, signs
+ * and counts above max are errors that quote the list. */
+int gcs_parse_count_list(const char *text, int max, int **values, int *n, gcs_err *err);
 
 /* ---- priority queue ----------------------------------------------------------
  * A binary min-heap of (key, item) pairs that grows as needed, for the
