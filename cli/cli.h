@@ -41,4 +41,9 @@ long cli_parse_long(const char *cmd, const char *opt, const char *text, long min
 uint64_t cli_parse_size(const char *cmd, const char *opt, const char *text);
 double cli_parse_double(const char *cmd, const char *opt, const char *text, double min, double max);
 
+/* Refuses, before any work is done, an output path that could not be
+ * written at the end (gcs_outfile_check): a long run must not be lost to a
+ * typo.  Exits 2 with "gcscale CMD: OPT PATH: cannot write: ...". */
+void cli_check_output(const char *cmd, const char *opt, const char *path);
+
 #endif

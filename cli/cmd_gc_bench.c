@@ -356,6 +356,8 @@ int cmd_gc_bench(int argc, char **argv)
         cli_usage_error(cmd, "missing --shape (tree, list, random or wide) or --snapshot FILE");
     if (have_shape && snap_in)
         cli_usage_error(cmd, "--shape and --snapshot exclude each other");
+    if (snap_out)
+        cli_check_output(cmd, "--snapshot-out", snap_out);
     if (snap_in && (have_depth || have_objects))
         cli_usage_error(cmd, "--depth and --objects are for --shape");
     if (have_depth && sp.kind != GCS_SHAPE_TREE)
@@ -481,8 +483,23 @@ int cmd_gc_bench(int argc, char **argv)
     gcs_progress_step(&pr, "warm-up collections", WARMUP);
     if (snap_out && gcs_gc_snapshot_next(snap_out) < 0)
         gc_fail("gc: cannot request a snapshot");
-    for (int i = 0; i < WARMUP; i++)
+    for (int i = 0; i < WARMUP; i++) {
         collect(info.objects, st);
+        /* The snapshot is written by the first warm-up collection; the
+         * collector does not fail a collection for it, gc-bench does. */
+        if (i == 0 && snap_out) {
+            if (st->snapshot_status != 1) {
+                if (st->snapshot_error[0])
+                    gcs_err_set(&err, "--snapshot-out: %s", st->snapshot_error);
+                else
+                    gcs_err_set(&err, "--snapshot-out %s: no snapshot was written", snap_out);
+                cli_fail(cmd, &err);
+            }
+            if (!quiet)
+                fprintf(stderr, "wrote %s (%llu objects)\n", st->snapshot_path,
+                        (unsigned long long)st->snapshot_objects);
+        }
+    }
     if (snap_in && info.gcs_bytes == 0)
         info.gcs_bytes = st->live_bytes; /* slot bytes of the live objects */
     gcs_progress_done(&pr, WARMUP);

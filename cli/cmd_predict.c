@@ -191,6 +191,8 @@ int cmd_predict(int argc, char **argv)
     if (optind != argc - 1)
         cli_usage_error(cmd, optind >= argc ? "a SNAPSHOT file is required" : "one SNAPSHOT file, please");
     const char *snapshot_path = argv[optind];
+    if (plot_path)
+        cli_check_output(cmd, "--plot", plot_path);
 
     gcs_err err = {{0}};
     int *threads = NULL, nthreads = 0;

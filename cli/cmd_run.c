@@ -204,6 +204,10 @@ int cmd_run(int argc, char **argv)
                         info->steps_meaning);
     if (machine && !spec.adaptive)
         cli_usage_error(cmd, "--machine is only used with --gc-threads adaptive[:MAX]");
+    if (trace_path)
+        cli_check_output(cmd, "--trace", trace_path);
+    if (log_path)
+        cli_check_output(cmd, "--log", log_path);
 
     gcs_err err = {{0}};
     gcs_gc_options go;

@@ -61,3 +61,14 @@ double cli_parse_double(const char *cmd, const char *opt, const char *text, doub
         cli_usage_error(cmd, "%s: %s", opt, err.msg);
     return v;
 }
+
+void cli_check_output(const char *cmd, const char *opt, const char *path)
+{
+    gcs_err err;
+    if (gcs_outfile_check(path, &err) < 0) {
+        char msg[sizeof err.msg];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        gcs_err_set(&err, "%s %s", opt, msg);
+        cli_fail(cmd, &err);
+    }
+}

@@ -22,14 +22,17 @@
 
 #include "gcscale/common.h"
 
-int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err)
+/* Where output to PATH will go: 0 for a new or regular file (written through
+ * a temporary and renamed; target = PATH, or a link's resolved target), 1 for
+ * a device or FIFO (written directly), -1 with err set when it cannot be
+ * written at all. */
+static int outfile_target(const char *path, char *target, size_t target_size, gcs_err *err)
 {
-    memset(out, 0, sizeof *out);
-    if (strlen(path) >= sizeof out->path) {
+    if (strlen(path) >= target_size) {
         gcs_err_set(err, "%s: path too long", path);
         return -1;
     }
-    snprintf(out->path, sizeof out->path, "%s", path);
+    snprintf(target, target_size, "%s", path);
     struct stat st, lst;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
@@ -37,22 +40,67 @@ int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err)
             return -1;
         }
         if (!S_ISREG(st.st_mode)) {
-            out->direct = 1;
-        } else if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
-            char *target = realpath(path, NULL);
-            if (!target || strlen(target) >= sizeof out->path) {
-                gcs_err_set(err, "%s: cannot resolve the symbolic link: %s", path,
-                            target ? "path too long" : strerror(errno));
-                free(target);
+            if (access(path, W_OK) != 0) {
+                gcs_err_set(err, "%s: cannot write: %s", path, strerror(errno));
                 return -1;
             }
-            snprintf(out->path, sizeof out->path, "%s", target);
-            free(target);
+            return 1;
+        }
+        if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            char *resolved = realpath(path, NULL);
+            if (!resolved || strlen(resolved) >= target_size) {
+                gcs_err_set(err, "%s: cannot resolve the symbolic link: %s", path,
+                            resolved ? "path too long" : strerror(errno));
+                free(resolved);
+                return -1;
+            }
+            snprintf(target, target_size, "%s", resolved);
+            free(resolved);
         }
     } else if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
         gcs_err_set(err, "%s: cannot write: symbolic link to a missing file", path);
         return -1;
     }
+    /* The temporary is created next to the target, then renamed over it. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", target);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    if (stat(dir, &st) != 0) {
+        gcs_err_set(err, "%s: cannot write: directory %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        gcs_err_set(err, "%s: cannot write: %s is not a directory", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        gcs_err_set(err, "%s: cannot write: directory %s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int gcs_outfile_check(const char *path, gcs_err *err)
+{
+    if (strcmp(path, "-") == 0)
+        return 0;
+    char target[4096];
+    return outfile_target(path, target, sizeof target, err) < 0 ? -1 : 0;
+}
+
+int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int kind = outfile_target(path, out->path, sizeof out->path, err);
+    if (kind < 0)
+        return -1;
+    out->direct = kind == 1;
     if (out->direct)
         snprintf(out->tmp_path, sizeof out->tmp_path, "%s", out->path);
     else

@@ -104,6 +104,10 @@ typedef struct gcs_outfile {
 } gcs_outfile;
 
 int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err);
+/* Checks, before a long run, what gcs_outfile_open would refuse: PATH a
+ * directory or a link to nothing, its directory missing or not writable.
+ * "-" (stdout) passes.  0, or -1 with err set ("PATH: cannot write: ..."). */
+int gcs_outfile_check(const char *path, gcs_err *err);
 int gcs_outfile_commit(gcs_outfile *out, gcs_err *err);
 void gcs_outfile_abort(gcs_outfile *out);
 

@@ -3,7 +3,7 @@
 # row per P and the speedup fields, CSV, a snapshot round trip, and one-line
 # usage errors for bad input.
 . "$(dirname "$0")/lib.sh"
-echo "1..26"
+echo "1..31"
 
 expect_ok "gc-bench --help" "$GCSCALE" gc-bench --help
 expect_grep "help names the shapes" "tree, list, random or wide" "$TMP/out"
@@ -40,6 +40,17 @@ expect_ok "--snapshot-out" "$GCSCALE" gc-bench --shape random --objects 5000 --t
     --snapshot-out "$TMP/r.snap"
 expect_ok "--snapshot rebuilds it: 5001 live objects" bash -c \
     "'$GCSCALE' gc-bench --snapshot '$TMP/r.snap' --threads 1-2 --reps 5 --quiet --json | jq -e '.objects == 5001 and (.rows | length) == 2'"
+
+# A snapshot that cannot be written is an error, not a silent exit 0: up
+# front where the path is wrong, after the first collection where the write
+# fails (a file size limit standing in for a full disk).
+expect_exit 2 "--snapshot-out in a missing directory" "$GCSCALE" gc-bench --shape list --objects 1000 \
+    --snapshot-out "$TMP/no/such/dir/x.snap"
+expect_exit 2 "--snapshot-out a directory" "$GCSCALE" gc-bench --shape list --objects 1000 --snapshot-out "$TMP"
+expect_exit 2 "--snapshot-out whose write fails" sh -c \
+    "trap '' XFSZ; ulimit -f 8; exec '$GCSCALE' gc-bench --shape list --objects 100000 --reps 5 --quiet --snapshot-out '$TMP/big.snap' >/dev/null"
+expect_grep "... says why" "snapshot-out: .*big.snap: .*(large|write)" "$TMP/err"
+expect_ok "... and leaves no file" test ! -e "$TMP/big.snap"
 
 expect_exit 2 "unknown shape" "$GCSCALE" gc-bench --shape cube
 expect_exit 2 "--threads 0" "$GCSCALE" gc-bench --shape tree --threads 0

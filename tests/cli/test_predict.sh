@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..49"
+echo "1..51"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -35,6 +35,9 @@ expect_ok "predict --slow --measured --plot" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --slow --measured "$TMP/tree.json" --plot "$TMP/p.svg"
 expect_grep "the plot is an SVG with the measured curve" "measured" "$TMP/p.svg"
 expect_ok "the plot is well-formed XML" python3 -c "import sys,xml.dom.minidom as m; m.parse(sys.argv[1])" "$TMP/p.svg"
+expect_exit 2 "--plot into a directory: refused before the prediction" \
+    "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --plot "$TMP"
+expect_grep "... says so" "--plot .*: cannot write: is a directory" "$TMP/err"
 # Measured thread counts beyond the predicted ones: the y axis still holds them.
 expect_ok "predict --threads 1 with a measured P = 2" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1 --fast --measured "$TMP/tree.json" --plot "$TMP/p1.svg"

@@ -3,7 +3,7 @@
 # heap small enough for collections, --json parses, --log writes one valid
 # JSON line per collection, and one-line usage errors (exit 2) for bad input.
 . "$(dirname "$0")/lib.sh"
-echo "1..29"
+echo "1..31"
 
 expect_ok "run --help" "$GCSCALE" run --help
 expect_grep "help names the workloads" "bh .*cube .*cky|cky" "$TMP/out"
@@ -42,6 +42,8 @@ expect_ok "GCSCALE_GC_THREADS=1 is honoured without --gc-threads" bash -c \
     "GCSCALE_GC_THREADS=1 '$GCSCALE' run cky --size 100 --steps 4 --heap 2M --quiet --json | jq -e '.threads_used | keys == [\"1\"]'"
 
 expect_exit 2 "no workload" "$GCSCALE" run
+expect_exit 2 "--trace into a directory: refused before the run" "$GCSCALE" run cky --trace "$TMP"
+expect_exit 2 "--log in a missing directory" "$GCSCALE" run cky --log "$TMP/no/such/gc.log"
 expect_exit 2 "unknown workload" "$GCSCALE" run nbody
 expect_exit 2 "two workloads" "$GCSCALE" run bh cube
 expect_exit 2 "--mutators 0" "$GCSCALE" run bh --mutators 0
