@@ -57,7 +57,10 @@ static void print_help(FILE *fp)
             "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
             "                       the profile's gc_cost_ns: for hand-written profiles of\n"
             "                       machines gcscale cannot run on (an assumption: say so)\n"
-            "  --measured FILE      a 'gcscale gc-bench --json' result to plot beside\n"
+            "  --measured FILE      a 'gcscale gc-bench --json' result of the same heap:\n"
+            "                       adds its speedup and the prediction's error (%%) to\n"
+            "                       every row, and its curve to the plot (a warning when\n"
+            "                       it measured a heap of another object count)\n"
             "  --plot FILE.svg      write the speedup plot (full model, both ablations,\n"
             "                       ideal, measured)\n"
             "  --json | --csv       machine-readable output\n"
@@ -263,6 +266,13 @@ int cmd_predict(int argc, char **argv)
         gcs_err_set(&err, "%s: %s", snapshot_path, msg);
         cli_fail(cmd, &err);
     }
+    /* A measurement of another heap would be compared as if it were this one
+     * (gc-bench's "objects" are the live objects, which a snapshot holds). */
+    if (measured && measured->objects >= 0 && (uint64_t)measured->objects != snap->nobjects)
+        fprintf(stderr,
+                "gcscale predict: warning: %s measured a heap of %lld objects, but %s has %llu: the "
+                "measured speedups are of another heap\n",
+                measured_path, measured->objects, snapshot_path, (unsigned long long)snap->nobjects);
     gcs_model_result *results = calloc((size_t)nthreads, sizeof *results);
     if (!results) {
         gcs_err_set(&err, "out of memory");
@@ -286,7 +296,7 @@ int cmd_predict(int argc, char **argv)
             cli_fail(cmd, &err);
     }
 
-    gcs_table *t = gcs_predict_table(results, nthreads);
+    gcs_table *t = gcs_predict_table(results, nthreads, measured);
     if (fmt == GCS_FORMAT_JSON) {
         json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:f, s:o, s:o, s:i, s:i, s:f}",
                                 "format", "gcscale-prediction", "version", 1, "snapshot",

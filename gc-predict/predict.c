@@ -21,13 +21,23 @@ int gcs_predict_curve(const gcs_profile *prof, const gcs_model_heap *heap, const
     return 0;
 }
 
-gcs_table *gcs_predict_table(const gcs_model_result *r, int n)
+/* The measured speedup at P, NaN where P was not measured. */
+static double measured_at(const gcs_predict_measured *m, int threads)
+{
+    for (int i = 0; m && i < m->n; i++)
+        if (m->threads[i] == threads)
+            return m->speedup[i];
+    return NAN;
+}
+
+gcs_table *gcs_predict_table(const gcs_model_result *r, int n, const gcs_predict_measured *measured)
 {
     static const char *const cols[] = {
         "P", "t_cilk_ms", "steals", "q_p", "m1_ns", "m_p_ns", "time_ms", "speedup",
         "speedup_no_contention", "speedup_no_extra_misses", "lost_span", "lost_extra_misses",
-        "lost_contention", "max_rho", "solver", "iterations"};
-    gcs_table *t = gcs_table_new(NULL, (int)(sizeof cols / sizeof cols[0]), cols);
+        "lost_contention", "max_rho", "solver", "iterations", "measured_speedup", "error_pct"};
+    int ncols = (int)(sizeof cols / sizeof cols[0]) - (measured ? 0 : 2);
+    gcs_table *t = gcs_table_new(NULL, ncols, cols);
     for (int i = 0; i < n; i++) {
         double max_rho = 0;
         for (int j = 0; j < r[i].nnodes; j++)
@@ -48,6 +58,11 @@ gcs_table *gcs_predict_table(const gcs_model_result *r, int n)
         gcs_table_add_num(t, max_rho, 3);
         gcs_table_add_str(t, r[i].solver);
         gcs_table_add_int(t, r[i].iterations);
+        if (measured) {
+            double m = measured_at(measured, r[i].threads);
+            gcs_table_add_num(t, m, 2);
+            gcs_table_add_num(t, 100 * (r[i].speedup / m - 1), 1);
+        }
     }
     return t;
 }
@@ -85,6 +100,8 @@ int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err
         m->speedup[m->n] = json_number_value(s);
         m->n++;
     }
+    json_t *objects = json_object_get(doc, "objects");
+    m->objects = json_is_integer(objects) ? json_integer_value(objects) : -1;
     const char *shape = json_string_value(json_object_get(doc, "shape"));
     snprintf(m->label, sizeof m->label, "measured (gc-bench%s%s)", shape ? " " : "", shape ? shape : "");
     json_decref(doc);

@@ -25,16 +25,20 @@ int gcs_predict_parse_threads(const char *text, int **threads, int *n, gcs_err *
 int gcs_predict_curve(const gcs_profile *prof, const gcs_model_heap *heap, const int *threads, int n,
                       const gcs_model_opts *opts, gcs_model_result *results, gcs_err *err);
 
-/* One row per P: the model's terms, the ablations and the speedup stack. */
-gcs_table *gcs_predict_table(const gcs_model_result *results, int n);
-
 /* A measured speedup curve (from `gcscale gc-bench --json`). */
 typedef struct gcs_predict_measured {
     int n;
     double threads[GCS_PREDICT_MAX_THREADS];
     double speedup[GCS_PREDICT_MAX_THREADS];
     char label[128];
+    long long objects;  /* the measured heap's live objects, -1 where the file does not say */
 } gcs_predict_measured;
+
+/* One row per P: the model's terms, the ablations and the speedup stack;
+ * with a measured curve (or NULL), also the measured speedup at that P and
+ * the prediction's error, (predicted / measured - 1) in percent ("-" where
+ * P was not measured). */
+gcs_table *gcs_predict_table(const gcs_model_result *results, int n, const gcs_predict_measured *measured);
 
 int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err *err);
 

@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..51"
+echo "1..55"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -38,6 +38,15 @@ expect_ok "the plot is well-formed XML" python3 -c "import sys,xml.dom.minidom a
 expect_exit 2 "--plot into a directory: refused before the prediction" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --plot "$TMP"
 expect_grep "... says so" "--plot .*: cannot write: is a directory" "$TMP/err"
+# --measured without --plot: the table gets the measured speedup and the error.
+expect_ok "--measured puts measured columns in the JSON" \
+    "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-3 --fast --measured "$TMP/tree.json" --json
+expect_ok "... measured at P = 1, 2 (error against it), not at 3" jq -e '.rows[0].measured_speedup == 1 and
+    .rows[0].error_pct == 0 and (.rows[1].error_pct | type) == "number" and .rows[2].measured_speedup == null' "$TMP/out"
+jq '.objects = 5' "$TMP/tree.json" > "$TMP/other.json"
+expect_ok "a measurement of another heap" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 \
+    --fast --measured "$TMP/other.json"
+expect_grep "... is flagged" "warning: .*other.json measured a heap of 5 objects, but .* has 8191" "$TMP/err"
 # Measured thread counts beyond the predicted ones: the y axis still holds them.
 expect_ok "predict --threads 1 with a measured P = 2" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1 --fast --measured "$TMP/tree.json" --plot "$TMP/p1.svg"
