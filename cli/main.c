@@ -21,7 +21,7 @@ static const command commands[] = {
     {"machine",   cmd_machine,   "show and validate a machine profile: machine show FILE"},
     {"gc-bench",  cmd_gc_bench,  "time full collections of a canonical heap at P = 1..ncpus"},
     {"predict",   cmd_predict,   "predict mark time and speedup of a snapshot's heap for every P"},
-    {"snapshot",  cmd_snapshot,  "inspect and validate a heap snapshot: snapshot info FILE"},
+    {"snapshot",  cmd_snapshot,  "heap snapshots: snapshot info FILE (validate, summarise), snapshot synth bh|cube"},
     {"trace",     cmd_trace,     "trace an unmodified program's threads through scheduler tracepoints"},
     {"run",       cmd_run,       "run a paper workload (bh, cube, cky) on the collector; one log line per GC"},
     {"bottle",    cmd_bottle,    "bottle graph of a thread-state trace: share and parallelism per thread"},
