@@ -547,30 +547,9 @@ gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err)
 
 gcs_profile *gcs_profile_load(const char *path, gcs_err *err)
 {
-    /* Opening ourselves gives "cannot read: <errno text>" for missing files
-     * and directories instead of jansson's less direct wording. */
-    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-    if (!fp) {
-        gcs_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+    json_t *doc = gcs_json_read_file(path, err);
+    if (!doc)
         return NULL;
-    }
-    struct stat st;
-    if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(fp);
-        gcs_err_set(err, "%s: cannot read: %s", path, strerror(EISDIR));
-        return NULL;
-    }
-    json_error_t jerr;
-    /* Duplicate keys would make the document mean whichever copy a reader
-     * happens to keep; refuse them. */
-    json_t *doc = json_loadf(fp, JSON_REJECT_DUPLICATES, &jerr);
-    if (fp != stdin)
-        fclose(fp);
-    if (!doc) {
-        gcs_err_set(err, "%s: malformed JSON at line %d, column %d: %s", path, jerr.line,
-                    jerr.column, jerr.text);
-        return NULL;
-    }
     gcs_err inner;
     gcs_profile *p = gcs_profile_from_json(doc, &inner);
     json_decref(doc);

@@ -70,12 +70,9 @@ gcs_table *gcs_predict_table(const gcs_model_result *r, int n, const gcs_predict
 int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err *err)
 {
     memset(m, 0, sizeof *m);
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!doc) {
-        gcs_err_set(err, "%s: %s (line %d)", path, jerr.text, jerr.line);
+    json_t *doc = gcs_json_read_file(path, err);
+    if (!doc)
         return -1;
-    }
     const char *format = json_string_value(json_object_get(doc, "format"));
     json_t *rows = json_object_get(doc, "rows");
     if (!format || strcmp(format, "gcscale-gc-bench") != 0 || !json_is_array(rows)) {

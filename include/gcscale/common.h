@@ -120,6 +120,10 @@ int gcs_json_print(const json_t *doc, FILE *fp);
 /* Writes a JSON document (indented, keys in insertion order) through a
  * gcs_outfile.  "-" means stdout. */
 int gcs_json_write_file(json_t *doc, const char *path, gcs_err *err);
+/* Reads a JSON document ("-" is stdin), refusing duplicate keys.  NULL with
+ * err "PATH: cannot read: ..." or "PATH: malformed JSON at line L, column
+ * C: ...". */
+json_t *gcs_json_read_file(const char *path, gcs_err *err);
 
 /* ---- progress ---------------------------------------------------------------
  * Long runs report "step, percent, time left" on stderr: a live line when

@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..55"
+echo "1..57"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -43,6 +43,8 @@ expect_ok "--measured puts measured columns in the JSON" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-3 --fast --measured "$TMP/tree.json" --json
 expect_ok "... measured at P = 1, 2 (error against it), not at 3" jq -e '.rows[0].measured_speedup == 1 and
     .rows[0].error_pct == 0 and (.rows[1].error_pct | type) == "number" and .rows[2].measured_speedup == null' "$TMP/out"
+expect_exit 2 "--measured file missing" "$GCSCALE" predict --machine "$DEV" "$SNAP" --measured "$TMP/none.json"
+expect_grep "... in the words every reader uses" "none.json: cannot read: No such file" "$TMP/err"
 jq '.objects = 5' "$TMP/tree.json" > "$TMP/other.json"
 expect_ok "a measurement of another heap" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 \
     --fast --measured "$TMP/other.json"
