@@ -158,8 +158,11 @@ int cmd_bottle(int argc, char **argv)
     } else {
         gcs_table *tab = gcs_acct_bottle_table(b, "bottle graph, widest box (bottom) first");
         if (!csv) {
-            printf("trace %s: %s source, %zu threads, %zu events%s%s\n", path, t->source, t->nthreads, t->nevents,
-                   t->command ? ", command: " : "", t->command ? t->command : "");
+            char command[1024]; /* from the file: control characters shown as '?' */
+            snprintf(command, sizeof command, "%s", t->command ? t->command : "");
+            gcs_text_one_line(command);
+            printf("trace %s: %s source, %zu thread%s, %zu events%s%s\n", path, t->source, t->nthreads,
+                   t->nthreads == 1 ? "" : "s", t->nevents, t->command ? ", command: " : "", command);
             printf("wall %.3f ms = boxes %.3f ms + idle %.3f ms (no thread active); active = %s, one box per %s\n\n",
                    b->wall_ns / 1e6, b->busy_ns / 1e6, b->idle_ns / 1e6, active_name, group_name);
         }

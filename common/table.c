@@ -69,7 +69,10 @@ static cell *add_cell(gcs_table *t, cell_kind kind, const char *text)
 
 void gcs_table_add_str(gcs_table *t, const char *s)
 {
-    add_cell(t, CELL_STR, s ? s : "");
+    /* Strings come from files (a trace's thread names): a control character
+     * would move the terminal's cursor or start an escape sequence, and a
+     * newline would break the row.  They show as '?', as in errors. */
+    gcs_text_one_line(add_cell(t, CELL_STR, s ? s : "")->text);
 }
 
 void gcs_table_add_int(gcs_table *t, long long v)

@@ -4,7 +4,7 @@
 # 'gcscale run --trace' (box heights + idle = wall, GC workers present), and
 # one-line errors with exit 2 for malformed traces and bad usage.
 . "$(dirname "$0")/lib.sh"
-echo "1..26"
+echo "1..28"
 
 cat >"$TMP/v4.trace" <<'T'
 gcscale-trace 1
@@ -72,3 +72,10 @@ expect_exit 2 "missing file" "$GCSCALE" bottle "$TMP/nonexistent.trace"
 expect_exit 2 "no TRACE" "$GCSCALE" bottle
 expect_exit 2 "two traces" "$GCSCALE" bottle "$TMP/v4.trace" "$TMP/v4.trace"
 expect_exit 2 "bad --group" "$GCSCALE" bottle "$TMP/v4.trace" --group socket
+
+# Names and the command come from the file: control characters in them
+# reach the terminal as '?', in the table and in its header.
+printf 'gcscale-trace 1\nsource builtin\ncommand x\001y\nclock monotonic\nthread 1 0 main ma\007in\ne 5 1 running\nend 10\n' \
+    > "$TMP/ctl.trace"
+expect_ok "a trace with control characters in names" sh -c "'$GCSCALE' bottle '$TMP/ctl.trace' > '$TMP/ctl.txt'"
+expect_ok "... prints none of them" sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$TMP/ctl.txt' && grep -q 'ma?in' '$TMP/ctl.txt' && grep -q 'command: x?y' '$TMP/ctl.txt'"
