@@ -80,9 +80,13 @@ static int profile_cpus(const gcs_profile *p)
 static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path, FILE *fp)
 {
     const gcs_model_heap *h = &ir->heap;
-    fprintf(fp, "heap %s: %llu objects, %llu edges, %.1f MiB live, %llu live cache lines\n",
-            snapshot_path, (unsigned long long)h->objects, (unsigned long long)h->edges,
-            (double)h->live_bytes / (1 << 20), (unsigned long long)h->live_lines);
+    /* The fast predictor samples edges, bytes and lines (exact_counts 0):
+     * mark them as the estimates they are. */
+    const char *about = ir->exact_counts ? "" : "~";
+    fprintf(fp, "heap %s: %llu objects, %s%llu edges, %s%.1f MiB live, %s%llu live cache lines%s\n",
+            snapshot_path, (unsigned long long)h->objects, about, (unsigned long long)h->edges, about,
+            (double)h->live_bytes / (1 << 20), about, (unsigned long long)h->live_lines,
+            ir->exact_counts ? "" : " (~ sampled)");
     fprintf(fp, "T1 %.4g ms, Tinf %.4g ms (%s), Q1 %.0f read + %.0f RW misses, L %.1f lines "
                 "(%s predictor, %.1f ms)\n",
             h->t1_ns / 1e6, h->tinf_ns / 1e6, ir->span_method ? ir->span_method : "?",
