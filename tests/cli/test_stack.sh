@@ -4,7 +4,7 @@
 # GC component's time agrees with the collector's own pause times (5%), and
 # one-line errors with exit 2.
 . "$(dirname "$0")/lib.sh"
-echo "1..24"
+echo "1..26"
 
 cat >"$TMP/st.trace" <<'T'
 gcscale-trace 1
@@ -57,6 +57,11 @@ T
 
 expect_ok "stack --help" "$GCSCALE" stack --help
 expect_grep "help gives the formula" "N T_GC,N - T_GC,1" "$TMP/out"
+# T_GC is the pause as acct.c computes it (docs/speedup-stacks.md), not the
+# dropped "some thread in a GC state".
+if grep -q "some thread in a GC state" "$TMP/out"; then _report 1 "help has no dropped T_GC definition"; else
+    _report 0 "help has no dropped T_GC definition"; fi
+expect_grep "help defines T_GC as the pause" "first thread that stops for a collection" "$TMP/out"
 expect_ok "hand-made runs, json" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/mt.trace" --json
 cp "$TMP/out" "$TMP/s.json"
 expect_ok "S 1.5, GC 0.05, init 0.375, sync 0.0875, imbalance 0.05, other -0.0625, sum 2" jq -e '
