@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +39,8 @@ static void print_help(FILE *fp)
             "\n"
             "options:\n"
             "  -o, --output FILE   where to write (default data/machines/HOSTNAME.json,\n"
-            "                      directory created if needed); written crash-safe\n"
+            "                      directory created if needed); written crash-safe.\n"
+            "                      FILE must not be a directory\n"
             "  --quick             fewer repetitions and load points (~20 s instead of ~90 s)\n"
             "  --gc-only           re-measure only the collector's costs and miss overlap\n"
             "                      into the existing profile FILE (-o): after a change to\n"
@@ -96,22 +96,6 @@ static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, int quie
         }
     }
     json_object_set_new(gcs_profile_calibration(p), "gc_overlap", details);
-}
-
-/* The output's directory must exist and be writable before we spend a
- * minute measuring. */
-static void check_output_dir(const char *path)
-{
-    char copy[4096];
-    snprintf(copy, sizeof copy, "%s", path);
-    const char *dir = dirname(copy);
-    struct stat st;
-    if (stat(dir, &st) < 0)
-        cli_usage_error(cmd, "-o %s: directory %s: %s", path, dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        cli_usage_error(cmd, "-o %s: %s is not a directory", path, dir);
-    if (access(dir, W_OK) < 0)
-        cli_usage_error(cmd, "-o %s: directory %s: %s", path, dir, strerror(errno));
 }
 
 static void make_dir(const char *dir)
@@ -186,7 +170,8 @@ int cmd_calibrate(int argc, char **argv)
         snprintf(default_path, sizeof default_path, "data/machines/%s.json", host);
         output = default_path;
     }
-    check_output_dir(output);
+    /* The file must be writable before a minute of measuring, not after. */
+    cli_check_output(cmd, "-o", output);
 
     gcs_err err = {{0}};
     gcs_profile *p = NULL;

@@ -198,21 +198,9 @@ int cmd_trace(int argc, char **argv)
         cli_usage_error(cmd, "give either --pid or a PROGRAM, not both");
     if (!pid && nprog == 0)
         cli_usage_error(cmd, "no PROGRAM to run (gcscale trace -- PROGRAM [ARGS...]) and no --pid");
-    {
-        /* The file is written at the end: make sure it can be before running
-         * anything, rather than losing a long trace. */
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", out);
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            snprintf(dir, sizeof dir, ".");
-        else if (slash == dir)
-            dir[1] = '\0';
-        else
-            *slash = '\0';
-        if (access(dir, W_OK | X_OK) < 0)
-            cli_usage_error(cmd, "-o %s: cannot write in %s: %s", out, dir, strerror(errno));
-    }
+    /* The file is written at the end: make sure it can be before running
+     * anything, rather than losing a long trace. */
+    cli_check_output(cmd, "-o", out);
     if (pid) {
         /* Checked before anything is opened, so that a typo is a usage error. */
         if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)

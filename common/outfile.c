@@ -28,6 +28,10 @@
  * written at all. */
 static int outfile_target(const char *path, char *target, size_t target_size, gcs_err *err)
 {
+    if (!path[0]) {
+        gcs_err_set(err, "empty file name");
+        return -1;
+    }
     if (strlen(path) >= target_size) {
         gcs_err_set(err, "%s: path too long", path);
         return -1;
@@ -37,6 +41,10 @@ static int outfile_target(const char *path, char *target, size_t target_size, gc
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) {
             gcs_err_set(err, "%s: cannot write: is a directory", path);
+            return -1;
+        }
+        if (S_ISSOCK(st.st_mode)) {
+            gcs_err_set(err, "%s: cannot write: is a socket", path);
             return -1;
         }
         if (!S_ISREG(st.st_mode)) {

@@ -11,6 +11,14 @@ expect_exit 2 "unknown option" "$GCSCALE" calibrate --bogus
 expect_exit 2 "size beyond memory" "$GCSCALE" calibrate --size 100T -o "$TMP/x.json"
 expect_exit 2 "malformed topology" "$GCSCALE" calibrate --topology "pack:2 nodex:2" -o "$TMP/x.json"
 expect_exit 2 "output directory missing" "$GCSCALE" calibrate --quick --size 1M -o "$TMP/no/such/dir/p.json"
+# -o naming a directory or a dangling link: refused before measuring (the
+# work was lost at the end), so no progress line precedes the error.
+mkdir "$TMP/outdir"
+expect_exit 2 "-o naming a directory" "$GCSCALE" calibrate --quick --topology "$SYN" --size 1M -o "$TMP/outdir"
+expect_grep "says it is a directory" "^gcscale calibrate: -o .*/outdir: cannot write: is a directory" "$TMP/err"
+ln -s "$TMP/no/such/p.json" "$TMP/dangling.json"
+expect_exit 2 "-o naming a dangling symbolic link" "$GCSCALE" calibrate --quick --topology "$SYN" --size 1M -o "$TMP/dangling.json"
+expect_grep "says it is a dangling link" "^gcscale calibrate: -o .*dangling.json: cannot write: symbolic link to a missing file" "$TMP/err"
 if [ -e "$TMP/no" ] || ls "$TMP"/x.json* >/dev/null 2>&1; then _report 1 "nothing left behind"; else _report 0 "nothing left behind"; fi
 
 expect_ok "synthetic 4-node quick calibration" "$GCSCALE" calibrate --quick --quiet --topology "$SYN" --size 1M -o "$TMP/p.json" --json

@@ -31,6 +31,15 @@ expect_exit 2 "--pid 0" "$GCSCALE" trace --pid 0
 expect_exit 2 "--pid and a program" "$GCSCALE" trace --pid 1 -- true
 expect_exit 2 "bad --buffer-size" "$GCSCALE" trace --buffer-size 1 -- true
 expect_exit 2 "-o in a directory that does not exist" "$GCSCALE" trace -o "$TMP/no/such/dir/t.trace" -- true
+# -o naming a directory (or a dangling link) can never be written: refused
+# before the program runs, not after it has been traced.
+mkdir "$TMP/outdir"
+expect_exit 2 "-o naming a directory" "$GCSCALE" trace -o "$TMP/outdir" -- touch "$TMP/ran"
+expect_grep "says it is a directory" "-o .*/outdir: cannot write: is a directory" "$TMP/err"
+[ ! -e "$TMP/ran" ]; _report $? "-o naming a directory: the program did not run"
+ln -s "$TMP/no/such/file" "$TMP/dangling"
+expect_exit 2 "-o naming a dangling symbolic link" "$GCSCALE" trace -o "$TMP/dangling" -- touch "$TMP/ran"
+[ ! -e "$TMP/ran" ]; _report $? "-o naming a dangling link: the program did not run"
 
 # ---- without the permission --------------------------------------------------------
 # As an unprivileged user (when there is one and it may run the binary).
