@@ -40,7 +40,9 @@ static void print_help(FILE *fp)
             "options:\n"
             "  -o, --output FILE   where to write (default data/machines/HOSTNAME.json,\n"
             "                      directory created if needed); written crash-safe.\n"
-            "                      FILE must not be a directory\n"
+            "                      FILE must not be a directory.  \"-\": the document\n"
+            "                      on stdout only, in place of the tables (not with --csv;\n"
+            "                      with --gc-only the profile is read from stdin)\n"
             "  --quick             fewer repetitions and load points (~20 s instead of ~90 s)\n"
             "  --gc-only           re-measure only the collector's costs and miss overlap\n"
             "                      into the existing profile FILE (-o): after a change to\n"
@@ -170,8 +172,14 @@ int cmd_calibrate(int argc, char **argv)
         snprintf(default_path, sizeof default_path, "data/machines/%s.json", host);
         output = default_path;
     }
-    /* The file must be writable before a minute of measuring, not after. */
-    cli_check_output(cmd, "-o", output);
+    /* "-" is stdout: the document goes there once, in place of the tables
+     * (printing both made stdout two documents, or a document and tables).
+     * A file must be writable before a minute of measuring, not after. */
+    int to_stdout = strcmp(output, "-") == 0;
+    if (to_stdout && fmt == GCS_FORMAT_CSV)
+        cli_usage_error(cmd, "-o - writes the profile document on stdout, where --csv tables cannot go too");
+    if (!to_stdout)
+        cli_check_output(cmd, "-o", output);
 
     gcs_err err = {{0}};
     gcs_profile *p = NULL;
@@ -200,12 +208,13 @@ int cmd_calibrate(int argc, char **argv)
         gcs_profile_free(p);
         cli_fail(cmd, &err);
     }
-    gcs_profile_print(p, stdout, fmt);
+    if (!to_stdout)
+        gcs_profile_print(p, stdout, fmt);
     gcs_profile_free(p);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         gcs_err_set(&err, "stdout: write failed");
         cli_fail(cmd, &err);
     }
-    fprintf(stderr, "wrote %s\n", output);
+    fprintf(stderr, "wrote %s\n", to_stdout ? "the profile on stdout" : output);
     return 0;
 }

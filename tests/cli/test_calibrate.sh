@@ -26,6 +26,15 @@ expect_grep "stdout is the profile" '"format": "gcscale-machine"' "$TMP/out"
 if [ "$(cat "$TMP/err")" = "wrote $TMP/p.json" ]; then _report 0 "stderr says wrote FILE"; else
     echo "# stderr: $(head -3 "$TMP/err")"; _report 1 "stderr says wrote FILE"; fi
 expect_ok "the profile loads" "$GCSCALE" machine show "$TMP/p.json" --json
+# -o -: the document goes to stdout once, in place of the tables (it was
+# saved there and then printed again: two documents, not JSON).
+for f in "" --json; do
+    expect_ok "-o - $f" "$GCSCALE" calibrate --quick --quiet --topology "node:1 pu:1" --size 1M -o - $f
+    cp "$TMP/out" "$TMP/dash.out"
+    expect_ok "-o - $f: stdout is one profile document" \
+        jq -e -s 'length == 1 and .[0].format == "gcscale-machine"' "$TMP/dash.out"
+done
+expect_exit 2 "-o - with --csv" "$GCSCALE" calibrate --quick --quiet --size 1M -o - --csv
 python3 - "$TMP/p.json" >"$TMP/check" 2>&1 <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
