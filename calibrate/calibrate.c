@@ -164,22 +164,36 @@ static gcs_chase_buf *new_buffer(ctx *c, uint64_t size, int mem_node, gcs_huge h
     return b;
 }
 
-/* CPUs for occupancy threads: the memory node's own CPUs first, then the
- * rest, so the first load points are local. */
-static int occupancy_cpus(ctx *c, int mem_node, int *cpus)
+/* CPUs for occupancy and bandwidth threads: the memory node's own CPUs
+ * first, then the rest, so the first load points are local.  A memory-only
+ * node has none of its own: it is loaded from the other nodes' CPUs, those
+ * of the nearest CPU node first.  The array is sized from the nodes' lists
+ * themselves, so no node layout can write past it.  Returns it malloc'ed,
+ * with its length in *n; NULL when out of memory. */
+static int *occupancy_cpus(const gcs_topo *t, int mem_node, int *n)
 {
-    int n = 0;
-    const gcs_topo_node *local = gcs_topo_node_at(c->t, mem_node);
+    size_t total = 0;
+    for (int k = 0; k < gcs_topo_nnodes(t); k++)
+        total += (size_t)gcs_topo_node_at(t, k)->ncpus;
+    int *cpus = calloc(total > 0 ? total : 1, sizeof *cpus);
+    if (!cpus)
+        return NULL;
+    size_t used = 0;
+    int first = gcs_topo_local_cpu_node(t, mem_node);
+    if (first < 0)
+        first = mem_node;
+    const gcs_topo_node *local = gcs_topo_node_at(t, first);
     for (int i = 0; i < local->ncpus; i++)
-        cpus[n++] = local->cpus[i];
-    for (int k = 0; k < gcs_topo_nnodes(c->t); k++) {
-        if (k == mem_node)
+        cpus[used++] = local->cpus[i];
+    for (int k = 0; k < gcs_topo_nnodes(t); k++) {
+        if (k == first)
             continue;
-        const gcs_topo_node *o = gcs_topo_node_at(c->t, k);
+        const gcs_topo_node *o = gcs_topo_node_at(t, k);
         for (int i = 0; i < o->ncpus; i++)
-            cpus[n++] = o->cpus[i];
+            cpus[used++] = o->cpus[i];
     }
-    return n;
+    *n = (int)used;
+    return cpus;
 }
 
 static json_t *fit_json(int rc, const gcs_occfit_result *f, const gcs_err *e)
@@ -193,9 +207,9 @@ static json_t *fit_json(int rc, const gcs_occfit_result *f, const gcs_err *e)
 static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, int real_cpus,
                      double *s_o, json_t *out, gcs_err *err)
 {
-    int ncpu_all = gcs_topo_ncpus(c->t);
-    int *cpus = calloc((size_t)ncpu_all, sizeof *cpus);
-    int *counts = calloc((size_t)ncpu_all + 1, sizeof *counts);
+    int ncpus = 0;
+    int *cpus = occupancy_cpus(c->t, mem_node, &ncpus);
+    int *counts = calloc((size_t)gcs_topo_ncpus(c->t) + 1, sizeof *counts);
     gcs_occ_result *r = malloc(sizeof *r);
     if (!cpus || !counts || !r) {
         free(cpus), free(counts), free(r);
@@ -204,7 +218,8 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
     }
     /* Synthetic: nothing can be pinned, and there are only real_cpus cores
      * to run threads on; more threads would only time-share. */
-    int ncpus = c->synthetic ? real_cpus : occupancy_cpus(c, mem_node, cpus);
+    if (c->synthetic)
+        ncpus = real_cpus;
     /* Thread counts 1..ncpus, or 1, 2, 4, ..., ncpus on large machines. */
     int nc = 0;
     for (int k = 1; k <= ncpus; k = ncpus <= 8 ? k + 1 : k * 2)
@@ -262,10 +277,12 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
     return 0;
 }
 
+/* Where M1 is measured from: the node's own CPUs, or for a memory-only
+ * node the CPU node nearest to it. */
 static int local_cpu_node(const gcs_topo *t, int mem_node)
 {
-    const gcs_topo_node *n = gcs_topo_node_at(t, mem_node);
-    return n->ncpus > 0 ? mem_node : 0;
+    int n = gcs_topo_local_cpu_node(t, mem_node);
+    return n >= 0 ? n : 0;
 }
 
 static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge primary,
@@ -341,11 +358,19 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
     t0 = step_begin(c, name, 0.5 * w_node);
     {
         gcs_bw_result bw;
-        int cpus[gcs_topo_ncpus(c->t) + 1];
-        int ncpus = c->synthetic ? real_cpus : occupancy_cpus(c, m, cpus);
+        int ncpus = 0;
+        int *cpus = occupancy_cpus(c->t, m, &ncpus);
+        if (!cpus) {
+            gcs_err_set(err, "bandwidth: out of memory");
+            goto fail;
+        }
+        if (c->synthetic)
+            ncpus = real_cpus;
         const gcs_chase_buf_info *in = gcs_chase_buf_info_get(b);
-        if (gcs_bw_measure(c->t, gcs_chase_buf_data(b), in->size_bytes, c->synthetic ? NULL : cpus,
-                           ncpus, c->pl.bw_reps, &bw, err) < 0)
+        int rc = gcs_bw_measure(c->t, gcs_chase_buf_data(b), in->size_bytes,
+                                c->synthetic ? NULL : cpus, ncpus, c->pl.bw_reps, &bw, err);
+        free(cpus);
+        if (rc < 0)
             goto fail;
         add_warning(c, bw.warning);
         p->bandwidth_gbs[m] = bw.best_gbs;
@@ -445,6 +470,16 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     uint64_t t0 = step_begin(&c, "topology and counters", 0.5);
     if (gcs_topo_fill_profile(c.t, p, err) < 0)
         goto fail;
+    /* The nodes and CPUs come from the topology alone: a layout the profile
+     * would refuse (a CPU in two nodes) is refused now, not after every
+     * node has been measured. */
+    if (gcs_profile_check_nodes(p, err) < 0) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        gcs_err_set(err, "calibrate: topology %s gives an invalid node layout: %.400s",
+                    gcs_topo_description(c.t), msg);
+        goto fail;
+    }
     char host[256] = "";
     if (gethostname(host, sizeof host - 1) < 0 || !host[0])
         snprintf(host, sizeof host, "unknown");

@@ -716,6 +716,15 @@ static int check_caches(const gcs_profile *p, gcs_err *err)
     return 0;
 }
 
+int gcs_profile_check_nodes(const gcs_profile *p, gcs_err *err)
+{
+    if (!p) {
+        gcs_err_set(err, "no profile");
+        return -1;
+    }
+    return check_nodes(p, err);
+}
+
 int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
 {
     if (!p) {

@@ -104,15 +104,16 @@ static int mem_node_of(const bench *b)
     return b->cpu_node >= 0 ? b->cpu_node : 0;
 }
 
-/* CPU side: --cpu, else --cpu-node, else the memory node's own CPUs. */
+/* CPU side: --cpu, else --cpu-node, else the memory node's own CPUs (the
+ * nearest CPU node's for a memory-only node). */
 static void cpu_side(const bench *b, int *cpu, int *cpu_node)
 {
     *cpu = b->cpu;
     *cpu_node = b->cpu_node;
     if (*cpu < 0 && *cpu_node < 0) {
         int m = mem_node_of(b);
-        const gcs_topo_node *n = gcs_topo_node_at(b->t, m);
-        *cpu_node = n && n->ncpus > 0 ? m : 0;
+        int near = gcs_topo_local_cpu_node(b->t, m);
+        *cpu_node = near >= 0 ? near : 0;
     }
 }
 
@@ -126,19 +127,33 @@ static void cpu_label(int cpu, int cpu_node, char *buf, size_t len)
         snprintf(buf, len, "any");
 }
 
-/* Occupancy/bandwidth threads: the memory node's CPUs first, then the rest. */
-static int ordered_cpus(const bench *b, int mem_node, int *cpus)
+/* Occupancy/bandwidth threads: the memory node's CPUs first (for a
+ * memory-only node, the nearest CPU node's), then the rest.  Sized from the nodes' lists,
+ * so that no node layout can write past it; exits when out of memory. */
+static int *ordered_cpus(const bench *b, int mem_node, int *n)
 {
-    int n = 0;
-    const gcs_topo_node *local = gcs_topo_node_at(b->t, mem_node);
+    size_t total = 0, used = 0;
+    for (int k = 0; k < gcs_topo_nnodes(b->t); k++)
+        total += (size_t)gcs_topo_node_at(b->t, k)->ncpus;
+    int *cpus = calloc(total > 0 ? total : 1, sizeof *cpus);
+    if (!cpus) {
+        gcs_err err;
+        gcs_err_set(&err, "out of memory");
+        cli_fail(cmd, &err);
+    }
+    int first = gcs_topo_local_cpu_node(b->t, mem_node);
+    if (first < 0)
+        first = mem_node;
+    const gcs_topo_node *local = gcs_topo_node_at(b->t, first);
     for (int i = 0; i < local->ncpus; i++)
-        cpus[n++] = local->cpus[i];
+        cpus[used++] = local->cpus[i];
     for (int k = 0; k < gcs_topo_nnodes(b->t); k++) {
         const gcs_topo_node *o = gcs_topo_node_at(b->t, k);
-        for (int i = 0; k != mem_node && i < o->ncpus; i++)
-            cpus[n++] = o->cpus[i];
+        for (int i = 0; k != first && i < o->ncpus; i++)
+            cpus[used++] = o->cpus[i];
     }
-    return n;
+    *n = (int)used;
+    return cpus;
 }
 
 static gcs_huge huge_single(const bench *b)
@@ -308,9 +323,8 @@ static int run_occupancy(const bench *b)
     char warn[768] = "";
     join_warn(warn, sizeof warn, gcs_chase_buf_info_get(buf)->warning);
 
-    int ncpu_all = gcs_topo_ncpus(b->t);
-    int *cpus = calloc((size_t)ncpu_all, sizeof *cpus);
-    int ncpus = ordered_cpus(b, m, cpus);
+    int ncpus;
+    int *cpus = ordered_cpus(b, m, &ncpus);
     int synthetic = gcs_topo_is_synthetic(b->t);
     if (synthetic) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -406,8 +420,8 @@ static int run_bandwidth(const bench *b)
         cli_fail(cmd, &err);
     char warn[768] = "";
     join_warn(warn, sizeof warn, gcs_chase_buf_info_get(buf)->warning);
-    int *cpus = calloc((size_t)gcs_topo_ncpus(b->t), sizeof *cpus);
-    int ncpus = ordered_cpus(b, m, cpus);
+    int ncpus;
+    int *cpus = ordered_cpus(b, m, &ncpus);
     int synthetic = gcs_topo_is_synthetic(b->t);
     if (synthetic) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);

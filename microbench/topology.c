@@ -50,6 +50,54 @@ static int *cpus_of_set(hwloc_const_cpuset_t set, int *n)
     return cpus;
 }
 
+/* Gives every CPU of the topology to exactly one memory node.  In hwloc 2.x
+ * a NUMA node's cpuset is its locality, not "the CPUs of this node": a
+ * memory-only node (CXL or PMEM memory, HBM in flat mode, a second memory
+ * child of a package) carries the cpuset of its parent, which overlaps the
+ * nodes that do own those CPUs.  Each CPU therefore goes to the node with
+ * the smallest cpuset containing it (ties: the lowest logical index), which
+ * is the CPU's own node on every layout hwloc builds, leaves memory-only
+ * nodes with no CPUs, and needs only the topology, so synthetic and XML
+ * topologies get the same answer as this system. */
+static int assign_node_cpus(gcs_topo *t)
+{
+    int *owner = malloc((size_t)t->ncpus * sizeof *owner);
+    if (!owner)
+        return -1;
+    for (int c = 0; c < t->ncpus; c++) {
+        owner[c] = -1;
+        int best_weight = 0;
+        for (int i = 0; i < t->nnodes; i++) {
+            hwloc_obj_t o = hwloc_get_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, (unsigned)i);
+            if (!o->cpuset || !hwloc_bitmap_isset(o->cpuset, (unsigned)t->cpus[c]))
+                continue;
+            int w = hwloc_bitmap_weight(o->cpuset);
+            if (owner[c] < 0 || w < best_weight) {
+                owner[c] = i;
+                best_weight = w;
+            }
+        }
+    }
+    int rc = 0;
+    for (int i = 0; i < t->nnodes && rc == 0; i++) {
+        gcs_topo_node *n = &t->nodes[i];
+        int count = 0;
+        for (int c = 0; c < t->ncpus; c++)
+            count += owner[c] == i;
+        n->cpus = calloc(count > 0 ? (size_t)count : 1, sizeof *n->cpus);
+        if (!n->cpus) {
+            rc = -1;
+            break;
+        }
+        /* t->cpus is ascending, so each node's list is too. */
+        for (int c = 0; c < t->ncpus; c++)
+            if (owner[c] == i)
+                n->cpus[n->ncpus++] = t->cpus[c];
+    }
+    free(owner);
+    return rc;
+}
+
 static int cmp_cache(const void *a, const void *b)
 {
     const gcs_topo_cache *x = a, *y = b;
@@ -157,12 +205,11 @@ gcs_topo *gcs_topo_load(const char *synthetic, gcs_err *err)
         n->id = i;
         n->os_index = (int)o->os_index;
         n->mem_bytes = o->attr ? o->attr->numanode.local_memory : 0;
-        n->cpus = cpus_of_set(o->cpuset, &n->ncpus);
-        if (!n->cpus) {
-            gcs_err_set(err, "topology: out of memory");
-            gcs_topo_free(t);
-            return NULL;
-        }
+    }
+    if (assign_node_cpus(t) < 0) {
+        gcs_err_set(err, "topology: out of memory");
+        gcs_topo_free(t);
+        return NULL;
     }
     if (copy_caches(t) < 0) {
         gcs_err_set(err, "topology: out of memory");
@@ -211,6 +258,30 @@ int gcs_topo_cpu_node(const gcs_topo *t, int cpu)
         for (int j = 0; j < t->nodes[i].ncpus; j++)
             if (t->nodes[i].cpus[j] == cpu)
                 return i;
+    return -1;
+}
+
+int gcs_topo_local_cpu_node(const gcs_topo *t, int node)
+{
+    if (node < 0 || node >= t->nnodes)
+        return -1;
+    if (t->nodes[node].ncpus > 0)
+        return node;
+    /* A memory-only node: hwloc's cpuset for it is its locality, the CPUs
+     * nearest to it; the node owning the first of them is the nearest CPU
+     * node. */
+    hwloc_obj_t o = hwloc_get_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, (unsigned)node);
+    unsigned id;
+    hwloc_bitmap_foreach_begin(id, o->cpuset)
+    {
+        int owner = gcs_topo_cpu_node(t, (int)id);
+        if (owner >= 0)
+            return owner;
+    }
+    hwloc_bitmap_foreach_end();
+    for (int i = 0; i < t->nnodes; i++)
+        if (t->nodes[i].ncpus > 0)
+            return i;
     return -1;
 }
 
@@ -295,10 +366,23 @@ int gcs_topo_pin_node(const gcs_topo *t, int node, char *warn, size_t warn_len, 
 {
     if (gcs_topo_check_node(t, node, err) < 0)
         return -1;
+    /* The node's own CPUs (node->cpus), not its hwloc cpuset, which for a
+     * node nested in another's locality holds CPUs of other nodes too.  A
+     * memory-only node has none: its locality, the CPUs nearest to it. */
+    const gcs_topo_node *n = &t->nodes[node];
     hwloc_obj_t o = hwloc_get_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, (unsigned)node);
+    hwloc_bitmap_t set = n->ncpus > 0 ? hwloc_bitmap_alloc() : hwloc_bitmap_dup(o->cpuset);
+    if (!set) {
+        gcs_err_set(err, "pin: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n->ncpus; i++)
+        hwloc_bitmap_set(set, (unsigned)n->cpus[i]);
     char what[32];
     snprintf(what, sizeof what, "CPU node %d", node);
-    return pin_set(t, o->cpuset, what, warn, warn_len);
+    int rc = pin_set(t, set, what, warn, warn_len);
+    hwloc_bitmap_free(set);
+    return rc;
 }
 
 int gcs_topo_bind_memory(const gcs_topo *t, void *addr, size_t len, int node, char *warn,

@@ -420,6 +420,26 @@ static void test_validate_in_memory(void **state)
     assert_null(gcs_profile_new(0));
 }
 
+/* The node rules alone: calibrate checks the topology's layout with them
+ * before it measures anything, when the matrices are still empty. */
+static void test_check_nodes(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_profile *p = gcs_profile_new(3);
+    int a[] = {0, 1}, b[] = {2};
+    p->nodes[0].ncpus = 2, p->nodes[0].cpus = malloc(sizeof a), memcpy(p->nodes[0].cpus, a, sizeof a);
+    p->nodes[1].ncpus = 1, p->nodes[1].cpus = malloc(sizeof b), memcpy(p->nodes[1].cpus, b, sizeof b);
+    /* nodes[2] has no CPUs: a memory-only node is allowed. */
+    assert_int_equal(gcs_profile_check_nodes(p, &err), 0);
+    assert_int_equal(gcs_profile_validate(p, &err), -1); /* latencies are still 0 */
+    p->nodes[2].ncpus = 2, p->nodes[2].cpus = malloc(sizeof a), memcpy(p->nodes[2].cpus, a, sizeof a);
+    assert_int_equal(gcs_profile_check_nodes(p, &err), -1);
+    assert_string_equal(err.msg, "nodes[2].cpus: CPU 0 also belongs to nodes[0]");
+    gcs_profile_free(p);
+    assert_int_equal(gcs_profile_check_nodes(NULL, &err), -1);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -584,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_save_refuses_and_leaves_nothing),
         cmocka_unit_test(test_validate_in_memory),
+        cmocka_unit_test(test_check_nodes),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_reference_profiles),
         cmocka_unit_test(test_print),

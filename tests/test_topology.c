@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <hwloc.h>
+
 #include "gcscale/profile.h"
 #include "gcscale/topology.h"
 
@@ -160,6 +162,96 @@ static void test_fill_profile(void **state)
     gcs_topo_free(t);
 }
 
+/* Every CPU of the topology is in exactly one node. */
+static void assert_one_node_per_cpu(const gcs_topo *t)
+{
+    int sum = 0;
+    for (int i = 0; i < gcs_topo_nnodes(t); i++)
+        sum += gcs_topo_node_at(t, i)->ncpus;
+    assert_int_equal(sum, gcs_topo_ncpus(t));
+    for (int c = 0; c < gcs_topo_ncpus(t); c++)
+        assert_true(gcs_topo_cpu_node(t, gcs_topo_cpus(t)[c]) >= 0);
+}
+
+/* "[numa] pack:2 [numa] core:1 pu:1": node 2 is memory attached to the
+ * machine, with no CPUs of its own, as CXL or PMEM memory is.  hwloc gives it
+ * the machine's cpuset (its locality); it used to get both CPUs, which were
+ * then in two nodes (the profile refused it, after a whole calibration). */
+static void check_memory_only_layout(gcs_topo *t)
+{
+    assert_int_equal(gcs_topo_nnodes(t), 3);
+    assert_int_equal(gcs_topo_ncpus(t), 2);
+    assert_int_equal(gcs_topo_node_at(t, 0)->ncpus, 1);
+    assert_int_equal(gcs_topo_node_at(t, 0)->cpus[0], 0);
+    assert_int_equal(gcs_topo_node_at(t, 1)->ncpus, 1);
+    assert_int_equal(gcs_topo_node_at(t, 1)->cpus[0], 1);
+    assert_int_equal(gcs_topo_node_at(t, 2)->ncpus, 0);
+    assert_one_node_per_cpu(t);
+    /* Measured from the nearest CPU node: its locality's first CPU's. */
+    assert_int_equal(gcs_topo_local_cpu_node(t, 2), 0);
+    assert_int_equal(gcs_topo_local_cpu_node(t, 1), 1);
+    assert_int_equal(gcs_topo_local_cpu_node(t, 3), -1);
+    gcs_err err = {{0}};
+    gcs_profile *p = gcs_profile_new(3);
+    assert_int_equal(gcs_topo_fill_profile(t, p, &err), 0);
+    assert_int_equal(p->nodes[2].ncpus, 0);
+    assert_int_equal(gcs_profile_check_nodes(p, &err), 0);
+    gcs_profile_free(p);
+}
+
+static void test_memory_only_node(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_topo *t = gcs_topo_load("[numa] pack:2 [numa] core:1 pu:1", &err);
+    assert_non_null(t);
+    check_memory_only_layout(t);
+    char warn[256] = "";
+    assert_int_equal(gcs_topo_pin_node(t, 2, warn, sizeof warn, &err), 1); /* synthetic */
+    gcs_topo_free(t);
+
+    /* Two memory nodes in one package, both with the package's cpuset: the
+     * first (lowest logical index) owns the CPUs. */
+    t = gcs_topo_load("pack:1 [numa] [numa] core:2 pu:1", &err);
+    assert_non_null(t);
+    assert_int_equal(gcs_topo_nnodes(t), 2);
+    assert_int_equal(gcs_topo_node_at(t, 0)->ncpus, 2);
+    assert_int_equal(gcs_topo_node_at(t, 1)->ncpus, 0);
+    assert_int_equal(gcs_topo_local_cpu_node(t, 1), 0);
+    assert_one_node_per_cpu(t);
+    gcs_topo_free(t);
+}
+
+/* The same layout loaded as this system (an XML file with
+ * HWLOC_THISSYSTEM=1), the path a real machine with CXL memory takes: the
+ * callers that add up the nodes' CPU lists wrote past arrays sized by the
+ * CPU count. */
+static void test_memory_only_node_this_system(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-topo-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    hwloc_topology_t hw;
+    assert_int_equal(hwloc_topology_init(&hw), 0);
+    assert_int_equal(hwloc_topology_set_synthetic(hw, "[numa] pack:2 [numa] core:1 pu:1"), 0);
+    assert_int_equal(hwloc_topology_load(hw), 0);
+    assert_int_equal(hwloc_topology_export_xml(hw, path, 0), 0);
+    hwloc_topology_destroy(hw);
+    setenv("HWLOC_XMLFILE", path, 1);
+    setenv("HWLOC_THISSYSTEM", "1", 1);
+    gcs_err err = {{0}};
+    gcs_topo *t = gcs_topo_load(NULL, &err);
+    unsetenv("HWLOC_XMLFILE");
+    unsetenv("HWLOC_THISSYSTEM");
+    unlink(path);
+    assert_non_null(t);
+    assert_false(gcs_topo_is_synthetic(t));
+    check_memory_only_layout(t);
+    gcs_topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +261,8 @@ int main(void)
         cmocka_unit_test(test_pin_and_bind_errors),
         cmocka_unit_test(test_synthetic_binding_is_a_warning),
         cmocka_unit_test(test_fill_profile),
+        cmocka_unit_test(test_memory_only_node),
+        cmocka_unit_test(test_memory_only_node_this_system),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

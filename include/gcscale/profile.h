@@ -96,6 +96,9 @@ gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err);
 gcs_profile *gcs_profile_load(const char *path, gcs_err *err);
 /* Checks an in-memory profile with the same rules as loading. */
 int gcs_profile_validate(const gcs_profile *p, gcs_err *err);
+/* The rules for `nodes` alone (ids, CPU lists, no CPU in two nodes): for
+ * checking a layout taken from the topology before anything is measured. */
+int gcs_profile_check_nodes(const gcs_profile *p, gcs_err *err);
 
 json_t *gcs_profile_to_json(const gcs_profile *p);            /* new reference */
 int gcs_profile_save(const gcs_profile *p, const char *path, gcs_err *err);

@@ -30,8 +30,10 @@ typedef struct gcs_topo gcs_topo;
 typedef struct gcs_topo_node {
     int id;               /* hwloc logical index */
     int os_index;         /* the kernel's node number, used for binding */
-    int ncpus;
-    int *cpus;            /* OS CPU numbers, ascending */
+    int ncpus;            /* 0 for a memory-only node */
+    int *cpus;            /* OS CPU numbers, ascending; every CPU is in one
+                           * node at most (the one with the smallest hwloc
+                           * cpuset holding it) */
     uint64_t mem_bytes;   /* local memory, 0 if unknown */
 } gcs_topo_node;
 
@@ -62,6 +64,11 @@ int gcs_topo_ncpus(const gcs_topo *t);
 const int *gcs_topo_cpus(const gcs_topo *t);
 /* Node id of an OS CPU, -1 if the topology has no such CPU. */
 int gcs_topo_cpu_node(const gcs_topo *t, int cpu);
+/* The CPU node nearest to memory node `node`: the node itself when it has
+ * CPUs; for a memory-only node, the node owning the first CPU of its hwloc
+ * locality (else the first node with CPUs).  -1 for a node that does not
+ * exist or a topology without CPUs in any node. */
+int gcs_topo_local_cpu_node(const gcs_topo *t, int node);
 /* Size of the largest data or unified cache (the LLC); 0 if none known. */
 uint64_t gcs_topo_llc_bytes(const gcs_topo *t);
 
@@ -69,7 +76,8 @@ uint64_t gcs_topo_llc_bytes(const gcs_topo *t);
 int gcs_topo_check_cpu(const gcs_topo *t, int cpu, gcs_err *err);
 int gcs_topo_check_node(const gcs_topo *t, int node, gcs_err *err);
 
-/* Pins the calling thread to one OS CPU, or to the CPUs of a node.
+/* Pins the calling thread to one OS CPU, or to the CPUs of a node (for a
+ * memory-only node, the CPUs nearest to it).
  * Returns 0 when pinned, 1 when the request is valid but could not be
  * honoured (reason in warn), -1 with err set for a CPU/node that does not
  * exist. */

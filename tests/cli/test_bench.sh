@@ -44,4 +44,38 @@ expect_grep "topology lists caches" '"level": 1' "$TMP/out"
 expect_ok "synthetic topology" "$GCSCALE" bench topology --topology "$SYN" --csv
 expect_grep "synthetic node 3 has CPUs 6-7" "^3,3,6-7," "$TMP/out"
 
+# A memory-only node (memory attached to the machine with no CPUs of its
+# own, as CXL or PMEM memory is): hwloc gives it the machine's cpuset, which
+# used to put both CPUs in it as well as in their own nodes.
+CPULESS="[numa] pack:2 [numa] core:1 pu:1"
+expect_ok "synthetic topology with a memory-only node" "$GCSCALE" bench topology --topology "$CPULESS" --csv
+expect_grep "the memory-only node has no CPUs" "^2,2,,0$" "$TMP/out"
+expect_grep "the others keep theirs" "^1,1,1,0$" "$TMP/out"
+# The same layout as this system (XML, HWLOC_THISSYSTEM=1): occupancy and
+# bandwidth add up the nodes' CPU lists, which overflowed an array sized by
+# the CPU count (check-asan catches it).
+cat >"$TMP/cpuless.xml" <<'X'
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x3" complete_cpuset="0x3" allowed_cpuset="0x3" nodeset="0x7" complete_nodeset="0x7" allowed_nodeset="0x7" gp_index="1">
+    <object type="NUMANode" os_index="2" cpuset="0x3" complete_cpuset="0x3" nodeset="0x4" complete_nodeset="0x4" gp_index="10"/>
+    <object type="Package" os_index="0" cpuset="0x1" complete_cpuset="0x1" nodeset="0x5" complete_nodeset="0x5" gp_index="4">
+      <object type="NUMANode" os_index="0" cpuset="0x1" complete_cpuset="0x1" nodeset="0x1" complete_nodeset="0x1" gp_index="5"/>
+      <object type="PU" os_index="0" cpuset="0x1" complete_cpuset="0x1" nodeset="0x5" complete_nodeset="0x5" gp_index="2"/>
+    </object>
+    <object type="Package" os_index="1" cpuset="0x2" complete_cpuset="0x2" nodeset="0x6" complete_nodeset="0x6" gp_index="8">
+      <object type="NUMANode" os_index="1" cpuset="0x2" complete_cpuset="0x2" nodeset="0x2" complete_nodeset="0x2" gp_index="9"/>
+      <object type="PU" os_index="1" cpuset="0x2" complete_cpuset="0x2" nodeset="0x6" complete_nodeset="0x6" gp_index="6"/>
+    </object>
+  </object>
+</topology>
+X
+XMLENV=(env HWLOC_XMLFILE="$TMP/cpuless.xml" HWLOC_THISSYSTEM=1)
+expect_ok "memory-only node as this system: topology" "${XMLENV[@]}" "$GCSCALE" bench topology --csv
+expect_grep "... it has no CPUs" "^2,2,,0$" "$TMP/out"
+expect_ok "memory-only node as this system: bandwidth" "${XMLENV[@]}" "$GCSCALE" bench bandwidth --size 1M --reps 1
+expect_ok "memory-only node as this system: occupancy of the memory-only node" \
+    "${XMLENV[@]}" "$GCSCALE" bench occupancy --node 2 --size 1M --reps 1 --chains 2 --steps 1024 --csv
+
 echo "1..$_n"

@@ -53,6 +53,19 @@ print("matrices ok" if ok else "matrices wrong")
 PY
 expect_grep "4x4 matrices, warnings and fits" "matrices ok" "$TMP/check"
 
+# A memory-only node (no CPUs of its own, like CXL or PMEM memory): it got
+# its neighbours' CPUs from hwloc's locality cpuset, and the finished profile
+# was refused after every node had been measured.  Now its cpus are empty
+# and it is measured from the other nodes' CPUs.
+expect_ok "calibration with a memory-only node" "$GCSCALE" calibrate --quick --quiet \
+    --topology "[numa] pack:2 [numa] core:1 pu:1" --size 1M -o "$TMP/cpuless.json"
+expect_ok "... its cpus are empty, the others keep theirs, it is measured" \
+    jq -e '.nodes == [{"id": 0, "cpus": [0], "mem_bytes": 0}, {"id": 1, "cpus": [1], "mem_bytes": 0},
+                      {"id": 2, "cpus": [], "mem_bytes": 0}]
+           and (.latency_ns.read | length) == 3 and (.bandwidth_gbs | length) == 3
+           and ([.calibration.occupancy[] | select(.mem_node == 2) | .points | length] | min) > 0' \
+    "$TMP/cpuless.json"
+
 # --gc-only: the collector's costs and miss overlap into an existing profile
 # (one with small caches, so that the overlap heap stays at its 1 M floor).
 expect_exit 2 "--gc-only, no such profile" "$GCSCALE" calibrate --gc-only --quick -o "$TMP/none.json"
