@@ -209,23 +209,27 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
 {
     int ncpus = 0;
     int *cpus = occupancy_cpus(c->t, mem_node, &ncpus);
-    int *counts = calloc((size_t)gcs_topo_ncpus(c->t) + 1, sizeof *counts);
+    /* Synthetic: nothing can be pinned, and there are only real_cpus cores
+     * to run threads on; more threads would only time-share.  The thread
+     * counts are therefore sized from the most threads used, not from the
+     * topology's CPUs (a synthetic topology can have fewer than the host). */
+    int max_threads = c->synthetic ? real_cpus : ncpus;
+    if (max_threads < 1)
+        max_threads = 1;
+    int *counts = calloc((size_t)max_threads + 1, sizeof *counts);
     gcs_occ_result *r = malloc(sizeof *r);
     if (!cpus || !counts || !r) {
         free(cpus), free(counts), free(r);
         gcs_err_set(err, "occupancy: out of memory");
         return -1;
     }
-    /* Synthetic: nothing can be pinned, and there are only real_cpus cores
-     * to run threads on; more threads would only time-share. */
-    if (c->synthetic)
-        ncpus = real_cpus;
-    /* Thread counts 1..ncpus, or 1, 2, 4, ..., ncpus on large machines. */
+    /* Thread counts 1..max_threads, or 1, 2, 4, ..., max_threads on large
+     * machines: at most max_threads + 1 of them. */
     int nc = 0;
-    for (int k = 1; k <= ncpus; k = ncpus <= 8 ? k + 1 : k * 2)
+    for (int k = 1; k <= max_threads; k = max_threads <= 8 ? k + 1 : k * 2)
         counts[nc++] = k;
-    if (counts[nc - 1] != ncpus)
-        counts[nc++] = ncpus;
+    if (counts[nc - 1] != max_threads)
+        counts[nc++] = max_threads;
     gcs_occ_opts o = {.rw = rw, .cpus = c->synthetic ? NULL : cpus, .ncpus = c->synthetic ? 0 : ncpus,
                       .thread_counts = counts, .nthread_counts = nc, .chain_counts = c->pl.chains,
                       .nchain_counts = c->pl.nchains, .reps = c->pl.occ_reps};
