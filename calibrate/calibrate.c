@@ -242,9 +242,10 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
     add_warning(c, r->warning);
     json_t *pts = json_array();
     for (int i = 0; i < r->npoints; i++)
-        json_array_append_new(pts, json_pack("{s:i, s:i, s:o, s:o, s:o}", "threads", r->threads[i],
+        json_array_append_new(pts, json_pack("{s:i, s:i, s:o, s:I, s:o, s:o}", "threads", r->threads[i],
                                              "chains", r->chains[i], "outstanding",
-                                             num(r->points[i].outstanding), "throughput_per_ns",
+                                             num(r->points[i].outstanding), "steps_per_chain",
+                                             (json_int_t)r->steps_per_chain[i], "throughput_per_ns",
                                              num(r->points[i].throughput_per_ns), "latency_ns",
                                              num(r->points[i].latency_ns)));
     gcs_occfit_result fo, fc;

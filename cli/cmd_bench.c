@@ -344,11 +344,11 @@ static int run_occupancy(const bench *b)
         chains[nch++] = max_chains;
 
     static const char *const pcols[] = {"access", "threads", "chains", "outstanding",
-                                        "throughput_per_ns", "latency_ns"};
+                                        "steps_per_chain", "throughput_per_ns", "latency_ns"};
     static const char *const fcols[] = {"access", "mem_node", "m1_ns", "open_s_o_ns",
                                         "open_rms_rel_residual", "closed_s_o_ns",
                                         "closed_rms_rel_residual", "note"};
-    gcs_table *pt = gcs_table_new("occupancy load points", 6, pcols);
+    gcs_table *pt = gcs_table_new("occupancy load points", 7, pcols);
     gcs_table *ft = gcs_table_new("occupancy fits (open: Endo et al.; closed: exact MVA)", 8, fcols);
     int first_cpu = synthetic || ncpus == 0 ? -1 : cpus[0];
     for (int rw = 0; rw < 2; rw++) {
@@ -375,6 +375,7 @@ static int run_occupancy(const bench *b)
             gcs_table_add_int(pt, r->threads[i]);
             gcs_table_add_int(pt, r->chains[i]);
             gcs_table_add_int(pt, (long long)r->points[i].outstanding);
+            gcs_table_add_int(pt, (long long)r->steps_per_chain[i]);
             gcs_table_add_num(pt, r->points[i].throughput_per_ns, 5);
             gcs_table_add_num(pt, r->points[i].latency_ns, 1);
         }
@@ -607,6 +608,9 @@ static void print_bench_help(const bench *b, FILE *fp)
     if (b->allowed & O_STEPS)
         fprintf(fp, "  --steps N           chase steps per repetition%s (default automatic)\n",
                 b->run == run_occupancy ? " and chain" : "");
+    if ((b->allowed & O_STEPS) && b->run == run_occupancy)
+        fprintf(fp, "                      at most the buffer's lines / N, so that the N chains\n"
+                    "                      of a load point walk disjoint lines\n");
     if (b->allowed & O_HUGE)
         fprintf(fp, "  --hugepages MODE    on, off, default%s (default: %s)\n",
                 b->run == run_latency ? " or both" : "",

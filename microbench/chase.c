@@ -20,7 +20,6 @@
 #include "chase_internal.h"
 
 #define HUGE_PAGE_BYTES (2u << 20)
-#define MAX_CHECKPOINTS 1024
 
 const char *gcs_chase_huge_name(gcs_huge h)
 {
@@ -265,7 +264,7 @@ int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_e
                     (unsigned long long)cycle_bytes);
         return -1;
     }
-    size_t nckpt = nlines < MAX_CHECKPOINTS ? nlines : MAX_CHECKPOINTS;
+    size_t nckpt = nlines < GCS_CHASE_MAX_CHECKPOINTS ? nlines : GCS_CHASE_MAX_CHECKPOINTS;
     void **ckpt = calloc(nckpt, sizeof *ckpt);
     if (!ckpt) {
         gcs_err_set(err, "chase: out of memory");

@@ -45,6 +45,9 @@ static inline __attribute__((always_inline)) void multi(void **cur, int k, uint6
 KERNELS(1) KERNELS(2) KERNELS(3) KERNELS(4) KERNELS(5) KERNELS(6) KERNELS(7) KERNELS(8)
 KERNELS(9) KERNELS(10) KERNELS(11) KERNELS(12) KERNELS(13) KERNELS(14) KERNELS(15) KERNELS(16)
 
+/* Load points shorter than this many steps per chain get a warning. */
+#define MIN_GOOD_STEPS 1024
+
 typedef void (*kernel_fn)(void **, uint64_t);
 static const kernel_fn kernels[2][GCS_OCC_MAX_CHAINS + 1] = {
     {NULL, multi_r1, multi_r2, multi_r3, multi_r4, multi_r5, multi_r6, multi_r7, multi_r8,
@@ -105,23 +108,56 @@ static void *occ_thread_fn(void *arg)
     return NULL;
 }
 
-/* One run of one load point; returns X and R through the pointers. */
+/* Stretches of the cycle, one per chain, each of seg whole checkpoint
+ * intervals: chain k starts at checkpoint tape + k * seg, so the n chains
+ * cover n * seg consecutive checkpoints and no line is on two chains' paths
+ * as long as n * seg <= nckpt.  Two chains sharing lines would walk them in
+ * lock-step, the second hitting in the cache or merging into the first's
+ * miss: the point would claim N outstanding misses and have fewer. */
+uint64_t gcs_occ_steps_cap(const gcs_chase_buf *b, int n, uint64_t steps)
+{
+    if (n < 1 || !b->ckpt || b->nckpt < (size_t)n)
+        return 0;
+    uint64_t cap = (uint64_t)(b->nckpt / (size_t)n) * b->ckpt_interval;
+    return steps < cap ? steps : cap;
+}
+
+int gcs_occ_chain_starts(gcs_chase_buf *b, int n, uint64_t *steps, void **starts)
+{
+    uint64_t allowed = gcs_occ_steps_cap(b, n, *steps);
+    if (allowed == 0)
+        return -1;
+    *steps = allowed;
+    uint64_t seg = (allowed + b->ckpt_interval - 1) / b->ckpt_interval;
+    for (int k = 0; k < n; k++) {
+        starts[k] = b->ckpt[b->tape % b->nckpt];
+        b->tape += seg;
+    }
+    return 0;
+}
+
+/* One run of one load point; returns X and R through the pointers.  steps
+ * is what gcs_occ_steps_cap allows for threads x chains. */
 static int run_point(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o, int threads,
                      int chains, uint64_t steps, double *x, double *r, char *warn, size_t warn_len,
                      gcs_err *err)
 {
     occ_thread th[threads];
     struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
-    uint64_t seg = (steps + b->ckpt_interval - 1) / b->ckpt_interval; /* checkpoints per chain */
+    void *starts[threads * chains];
+    uint64_t allowed = steps;
+    if (gcs_occ_chain_starts(b, threads * chains, &allowed, starts) < 0 || allowed != steps) {
+        gcs_err_set(err, "occupancy: %d chains cannot walk %llu disjoint steps each", threads * chains,
+                    (unsigned long long)steps);
+        return -1;
+    }
     int started = 0, rc = 0;
     for (int i = 0; i < threads; i++) {
         th[i] = (occ_thread){.t = t, .cpu = i < o->ncpus ? o->cpus[i] : -1,
                              .fn = kernels[o->rw ? 1 : 0][chains], .steps = steps,
                              .gate = &gate};
-        for (int j = 0; j < chains; j++) {
-            th[i].cur[j] = b->ckpt[b->tape % b->nckpt];
-            b->tape += seg;
-        }
+        for (int j = 0; j < chains; j++)
+            th[i].cur[j] = starts[i * chains + j];
     }
     pthread_t ids[threads];
     for (int i = 0; i < threads; i++) {
@@ -175,39 +211,71 @@ int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
                         GCS_OCC_MAX_CHAINS, chains[c]);
             return -1;
         }
+    int max_n = 0, max_chains = 0;
+    for (int c = 0; c < nchains; c++)
+        if (chains[c] > max_chains)
+            max_chains = chains[c];
     for (int i = 0; i < nthreads; i++) {
         int n = o->thread_counts ? o->thread_counts[i] : i + 1;
-        if (n < 1 || n > 1024) {
-            gcs_err_set(err, "occupancy: thread count %d is not 1..1024", n);
+        if (n < 1 || n > GCS_OCC_MAX_THREADS) {
+            gcs_err_set(err, "occupancy: thread count %d is not 1..%d", n, GCS_OCC_MAX_THREADS);
             return -1;
         }
+        if (n * max_chains > max_n)
+            max_n = n * max_chains;
+    }
+    /* Every chain of a load point needs a path of its own (see
+     * gcs_occ_steps_cap): refused before anything is measured. */
+    if (gcs_occ_steps_cap(b, max_n, 1) == 0) {
+        gcs_err_set(err, "occupancy: %d chains in flight need as many disjoint paths, and the "
+                         "buffer's cycle has only %llu lines: use a larger buffer",
+                    max_n, (unsigned long long)b->info.cycle_lines);
+        return -1;
     }
     uint64_t steps = o->steps_per_chain;
     if (!steps) {
-        /* ~64K steps per chain: 6-20 ms per load point from DRAM, and the
-         * whole run stays well inside one cycle of a 1 GiB buffer. */
+        /* ~64K steps per chain: 6-20 ms per load point from DRAM.  Points
+         * with more chains than a 1 GiB cycle has room for at 64K lines
+         * each (256) walk fewer steps, capped below. */
         steps = 1u << 16;
-        if (steps > b->info.cycle_lines)
-            steps = b->info.cycle_lines;
     }
     uint64_t t0 = gcs_now_ns();
     double xs[reps], rs[reps];
     gcs_occ_result tmp;
     memset(&tmp, 0, sizeof tmp);
+    uint64_t shortest = UINT64_MAX;
+    int shortest_n = 0;
     for (int ti = 0; ti < nthreads; ti++) {
         int threads = o->thread_counts ? o->thread_counts[ti] : ti + 1;
         for (int ci = 0; ci < nchains; ci++) {
+            int n = threads * chains[ci];
+            uint64_t point_steps = gcs_occ_steps_cap(b, n, steps);
             for (int k = 0; k < reps; k++)
-                if (run_point(b, t, o, threads, chains[ci], steps, &xs[k], &rs[k], r->warning,
+                if (run_point(b, t, o, threads, chains[ci], point_steps, &xs[k], &rs[k], r->warning,
                               sizeof r->warning, err) < 0)
                     return -1;
             int i = tmp.npoints++;
             tmp.threads[i] = threads;
             tmp.chains[i] = chains[ci];
-            tmp.points[i].outstanding = (double)threads * chains[ci];
+            tmp.steps_per_chain[i] = point_steps;
+            tmp.points[i].outstanding = (double)n;
             tmp.points[i].throughput_per_ns = gcs_stats_median(xs, (size_t)reps);
             tmp.points[i].latency_ns = gcs_stats_median(rs, (size_t)reps);
+            if (point_steps < shortest) {
+                shortest = point_steps;
+                shortest_n = n;
+            }
         }
+    }
+    /* A few hundred steps last tens of microseconds, where starting the
+     * threads is no longer negligible. */
+    if (shortest < MIN_GOOD_STEPS) {
+        char w[200];
+        snprintf(w, sizeof w, "occupancy: N = %d chains share a %llu-line cycle, %llu steps each "
+                              "(a larger buffer gives longer load points)",
+                 shortest_n, (unsigned long long)b->info.cycle_lines, (unsigned long long)shortest);
+        size_t used = strlen(r->warning);
+        snprintf(r->warning + used, sizeof r->warning - used, "%s%s", used ? "; " : "", w);
     }
     /* Sort by N (stable insertion sort: a few dozen points), so callers and
      * fits see the load rising. */
@@ -225,6 +293,7 @@ int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
         r->points[i] = tmp.points[idx[i]];
         r->threads[i] = tmp.threads[idx[i]];
         r->chains[i] = tmp.chains[idx[i]];
+        r->steps_per_chain[i] = tmp.steps_per_chain[idx[i]];
     }
     r->seconds = (double)(gcs_now_ns() - t0) / 1e9;
     return 0;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gcscale/microbench.h"
+#include "../microbench/chase_internal.h"
 
 /* Follows the cycle from line 0; returns the number of steps to come back,
  * or 0 if it leaves the buffer or revisits a line before returning. */
@@ -202,6 +203,84 @@ static void test_occupancy_points(void **state)
     gcs_topo_free(t);
 }
 
+/* Walks each of n chains from its start for steps steps, as the occupancy
+ * kernel does; fails if a line is on two chains' paths (or twice on one). */
+static void assert_disjoint_paths(gcs_chase_buf *b, void **starts, int n, uint64_t steps)
+{
+    const gcs_chase_buf_info *in = gcs_chase_buf_info_get(b);
+    char *data = gcs_chase_buf_data(b);
+    unsigned char *seen = calloc(in->cycle_lines, 1);
+    assert_non_null(seen);
+    for (int k = 0; k < n; k++) {
+        void *p = starts[k];
+        for (uint64_t s = 0; s < steps; s++) {
+            size_t line = (size_t)((char *)p - data) / GCS_LINE_BYTES;
+            assert_true(line < in->cycle_lines);
+            assert_int_equal(seen[line], 0);
+            seen[line] = 1;
+            p = *(void **)p;
+        }
+    }
+    free(seen);
+}
+
+/* The N = threads x chains chains of a load point used to start every
+ * ceil(steps / interval) checkpoints along a tape of 1024: once N x steps
+ * exceeded the cycle, chains started on the same checkpoint and walked the
+ * same lines in lock-step (2 threads x 16 chains of 64K steps on 64 MiB
+ * walked 16 distinct paths), so a point claimed N misses in flight and had
+ * fewer.  Now the steps are capped so that the N paths are disjoint. */
+static void test_occupancy_disjoint_paths(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_topo *t = gcs_topo_load(NULL, &err);
+    gcs_chase_buf *b = gcs_chase_buf_new(t, 4 << 20, 0, GCS_HUGE_DEFAULT, &err);
+    assert_non_null(b);
+    assert_int_equal(gcs_chase_build(b, 0, 5, &err), 0);
+    const gcs_chase_buf_info *in = gcs_chase_buf_info_get(b);
+    static const int ns[] = {1, 3, 32, 100, 512};
+    void *starts[512];
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        for (int rep = 0; rep < 3; rep++) {
+            uint64_t steps = 1u << 16;
+            assert_int_equal(gcs_occ_chain_starts(b, ns[i], &steps, starts), 0);
+            assert_true(steps >= 1 && steps * (uint64_t)ns[i] <= in->cycle_lines);
+            assert_true(steps == gcs_occ_steps_cap(b, ns[i], 1u << 16));
+            assert_disjoint_paths(b, starts, ns[i], steps);
+        }
+    }
+    /* Short requests are kept as they are. */
+    uint64_t steps = 100;
+    assert_int_equal(gcs_occ_chain_starts(b, 32, &steps, starts), 0);
+    assert_true(steps == 100);
+    assert_disjoint_paths(b, starts, 32, steps);
+
+    /* Through the measurement: 2 threads x 16 chains on a 1 MiB cycle
+     * (16384 lines) walk 512 steps each, recorded and warned about. */
+    assert_int_equal(gcs_chase_build(b, 1 << 20, 5, &err), 0);
+    int threads[] = {2}, chains[] = {16};
+    gcs_occ_opts o = {.thread_counts = threads, .nthread_counts = 1, .chain_counts = chains,
+                      .nchain_counts = 1, .reps = 1};
+    gcs_occ_result *r = malloc(sizeof *r);
+    assert_int_equal(gcs_occ_measure(b, t, &o, r, &err), 0);
+    assert_true(r->points[0].outstanding == 32);
+    assert_true(r->steps_per_chain[0] == 512);
+    assert_non_null(strstr(r->warning, "512 steps each"));
+
+    /* A cycle of 64 lines has no 80 disjoint paths: refused up front. */
+    assert_int_equal(gcs_chase_build(b, 64 * GCS_LINE_BYTES, 5, &err), 0);
+    threads[0] = 5;
+    assert_int_equal(gcs_occ_measure(b, t, &o, r, &err), -1);
+    assert_non_null(strstr(err.msg, "80 chains in flight need as many disjoint paths"));
+    threads[0] = 4;
+    assert_int_equal(gcs_occ_measure(b, t, &o, r, &err), 0);
+    assert_true(r->steps_per_chain[0] == 1);
+    free(r);
+    gcs_chase_buf_free(b);
+    gcs_topo_free(t);
+}
+
 static void test_sweep(void **state)
 {
     (void)state;
@@ -228,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_small_chase),
         cmocka_unit_test(test_bad_sizes_and_nodes),
         cmocka_unit_test(test_occupancy_points),
+        cmocka_unit_test(test_occupancy_disjoint_paths),
         cmocka_unit_test(test_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

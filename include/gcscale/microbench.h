@@ -137,6 +137,7 @@ int gcs_chase_sweep(gcs_chase_buf *b, uint64_t min_bytes, int fine, int reps, ui
 /* ---- occupancy load points ---------------------------------------------------- */
 
 #define GCS_OCC_MAX_CHAINS 16
+#define GCS_OCC_MAX_THREADS 1024
 #define GCS_OCC_MAX_POINTS 256
 
 typedef struct gcs_occ_opts {
@@ -156,14 +157,20 @@ typedef struct gcs_occ_result {
     gcs_occ_point points[GCS_OCC_MAX_POINTS]; /* sorted by outstanding N */
     int threads[GCS_OCC_MAX_POINTS];
     int chains[GCS_OCC_MAX_POINTS];
+    uint64_t steps_per_chain[GCS_OCC_MAX_POINTS]; /* what each chain walked */
     double seconds;
-    char warning[256];        /* pinning problems */
+    char warning[256];        /* pinning problems, load points too short */
 } gcs_occ_result;
 
 /* Measures load points on a built buffer: for each thread count and chain
  * count, that many pinned threads each chase that many independent chains
  * (interleaved in one loop, so their misses overlap) for steps_per_chain
- * steps.  Every chain starts on lines nobody touched for a whole cycle. */
+ * steps.  Every chain starts on lines nobody touched for a whole cycle, and
+ * the N = threads x chains chains of a load point walk disjoint stretches of
+ * the cycle, so each of the N requests in flight is a miss of its own: a
+ * point's steps per chain are capped at about cycle_lines / N (recorded in
+ * steps_per_chain; a warning when that is under 1024).  A buffer whose cycle
+ * has fewer lines than the largest N is an error. */
 int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
                     gcs_occ_result *r, gcs_err *err);
 
