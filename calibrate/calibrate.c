@@ -196,13 +196,26 @@ static int *occupancy_cpus(const gcs_topo *t, int mem_node, int *n)
     return cpus;
 }
 
+static const char *bound_name(int bound)
+{
+    return bound < 0 ? "lower" : bound > 0 ? "upper" : "none";
+}
+
 static json_t *fit_json(int rc, const gcs_occfit_result *f, const gcs_err *e)
 {
     if (rc < 0)
         return json_pack("{s:s}", "error", e->msg);
-    return json_pack("{s:o, s:o, s:i, s:i}", "s_o_ns", num(f->s_o_ns), "rms_rel_residual",
+    return json_pack("{s:o, s:s, s:o, s:o, s:i, s:i}", "s_o_ns", num(f->s_o_ns), "bound",
+                     bound_name(f->bound), "s_o_max_ns", num(f->s_o_max_ns), "rms_rel_residual",
                      num(f->rms_rel_residual), "npoints", f->npoints, "iterations", f->iterations);
 }
+
+/* Beyond this rms relative residual the open model does not describe the
+ * load points (this VM's honest fits give 0.15-0.35, docs/microbench.md). */
+#define POOR_FIT_RMS 0.5
+/* The N = 1 load point is an idle chase of its own: further than this from
+ * M1 (relative), one of the two is noise. */
+#define N1_M1_TOLERANCE 0.25
 
 static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, int real_cpus,
                      double *s_o, json_t *out, gcs_err *err)
@@ -258,17 +271,63 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
     for (int i = 0; i < r->npoints; i++)
         if (r->points[i].throughput_per_ns > xmax)
             xmax = r->points[i].throughput_per_ns;
+    /* The N = 1 point (one thread, one chain) is an idle chase too: a
+     * cross-check of M1, which the fit holds fixed. */
+    double n1 = NAN;
+    for (int i = 0; i < r->npoints && isnan(n1); i++)
+        if (r->points[i].outstanding == 1)
+            n1 = r->points[i].latency_ns;
+    double n1_dev = isfinite(n1) && m1 > 0 ? (n1 - m1) / m1 : NAN;
+    char n1_note[160] = "";
+    if (fabs(n1_dev) > N1_M1_TOLERANCE)
+        snprintf(n1_note, sizeof n1_note, "; the N = 1 load point (%.1f ns) is %.0f%% %s M1 (%.1f ns)",
+                 n1, 100 * fabs(n1_dev), n1_dev < 0 ? "below" : "above", m1);
+    const char *what = rw ? "rw" : "read";
     const char *used = "open";
+    /* not_measured: the S_O that goes into the profile is a bound or a
+     * fallback, not a fitted service time; it goes into the warnings and
+     * next to the fit (s_o_warning), and `gcscale calibrate` prints it.
+     * Doubts about an S_O that was fitted (a poor fit, an M1 the N = 1
+     * point disagrees with) are recorded in the warnings only. */
+    char not_measured[800] = "", doubt[800] = "";
     if (ro == 0 && isfinite(fo.s_o_ns) && fo.s_o_ns >= 0) {
         *s_o = fo.s_o_ns;
+        if (fo.bound < 0) {
+            used = "open, lower bound";
+            snprintf(not_measured, sizeof not_measured,
+                     "occupancy %s memory node %d: S_O = 0 is not a measurement: the open fit sits "
+                     "at its lower bound because the loaded latencies do not rise with load above "
+                     "M1 = %.1f ns (rms relative residual %.2f%s)%s",
+                     what, mem_node, m1, fo.rms_rel_residual,
+                     fo.rms_rel_residual > POOR_FIT_RMS ? ": the data contradict the model" : "",
+                     n1_note);
+        } else if (fo.bound > 0) {
+            used = "open, upper bound";
+            snprintf(not_measured, sizeof not_measured,
+                     "occupancy %s memory node %d: S_O = %.2f ns is the fit's upper bound, not a "
+                     "measurement: the loaded latencies rise more than the model explains (rms "
+                     "relative residual %.2f)%s",
+                     what, mem_node, fo.s_o_ns, fo.rms_rel_residual, n1_note);
+        } else if (fo.rms_rel_residual > POOR_FIT_RMS) {
+            snprintf(doubt, sizeof doubt,
+                     "occupancy %s memory node %d: the open model fits the load points poorly "
+                     "(rms relative residual %.2f), S_O = %.2f ns is uncertain%s",
+                     what, mem_node, fo.rms_rel_residual, fo.s_o_ns, n1_note);
+        } else if (n1_note[0]) {
+            snprintf(doubt, sizeof doubt,
+                     "occupancy %s memory node %d: S_O = %.2f ns is fitted against an M1 the load "
+                     "points disagree with%s",
+                     what, mem_node, fo.s_o_ns, n1_note);
+        }
     } else {
         *s_o = xmax > 0 ? 1 / xmax : 0;
         used = "1/max_throughput";
-        char w[600];
-        snprintf(w, sizeof w, "occupancy %s node %d: open fit failed (%s); S_O = 1/max throughput",
-                 rw ? "rw" : "read", mem_node, ro < 0 ? eo.msg : "no finite S_O");
-        add_warning(c, w);
+        snprintf(not_measured, sizeof not_measured,
+                 "occupancy %s memory node %d: open fit failed (%s); S_O = 1/max throughput%s", what,
+                 mem_node, ro < 0 ? eo.msg : "no finite S_O", n1_note);
     }
+    add_warning(c, not_measured);
+    add_warning(c, doubt);
     json_object_set_new(out, "mem_node", json_integer(mem_node));
     json_object_set_new(out, "access", json_string(rw ? "rw" : "read"));
     json_object_set_new(out, "m1_ns", num(m1));
@@ -277,6 +336,9 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
     json_object_set_new(out, "closed", fit_json(rcl, &fc, &ec));
     json_object_set_new(out, "s_o_ns", num(*s_o));
     json_object_set_new(out, "s_o_from", json_string(used));
+    json_object_set_new(out, "s_o_bound", json_string(ro == 0 ? bound_name(fo.bound) : "none"));
+    json_object_set_new(out, "s_o_warning", not_measured[0] ? json_string(not_measured) : json_null());
+    json_object_set_new(out, "n1_latency_ns", num(n1));
     json_object_set_new(out, "seconds", num(r->seconds));
     free(r);
     return 0;

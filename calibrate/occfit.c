@@ -8,7 +8,15 @@
  * The constraints 0 < S_O <= M1 and, for the open model, S_O * X < 1 at every
  * point are enforced by fitting theta with S_O = upper * logistic(theta):
  * every theta the solver tries is a valid S_O, so the model never divides by
- * a negative (1 - rho) and the residuals are always finite. */
+ * a negative (1 - rho) and the residuals are always finite.
+ *
+ * Data the model cannot explain push theta to an infinity: loaded latencies
+ * at or below M1 (no contention, or an M1 measured high) drive S_O to 0,
+ * latencies beyond anything S_O <= M1 gives drive it to the upper bound.
+ * The logistic then returns whatever the solver stopped at (0, or 5e-207),
+ * which looks like a measured value; so the bound the data lean on is
+ * recognised (the bound itself fits at least as well as the solver's point)
+ * and reported in `bound`, with S_O exactly 0 or exactly the upper bound. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -27,6 +35,9 @@
 /* Starting points tried before the solver runs: a scan over the allowed
  * interval makes the result independent of any single starting guess. */
 #define SCAN_POINTS 199
+/* A fitted S_O this close to a bound (relative to the upper bound), or
+ * fitting no better than the bound itself, is the bound. */
+#define BOUND_FRACTION 1e-6
 
 typedef enum fit_model { MODEL_OPEN, MODEL_CLOSED } fit_model;
 
@@ -123,9 +134,8 @@ static double model_latency(fit_data *d, int i, double s_o)
     return r;
 }
 
-static void compute_residuals(fit_data *d, double theta, double *res)
+static void compute_residuals_at(fit_data *d, double s_o, double *res)
 {
-    double s_o = s_o_of_theta(d, theta);
     if (d->model == MODEL_CLOSED) {
         double last;
         mva(d->m1_ns, s_o, d->think_ns, d->max_customers, d->mva_latency, &last);
@@ -134,13 +144,23 @@ static void compute_residuals(fit_data *d, double theta, double *res)
         res[i] = (model_latency(d, i, s_o) - d->pts[i].latency_ns) / d->pts[i].latency_ns;
 }
 
-static double cost_at(fit_data *d, double theta, double *res)
+static void compute_residuals(fit_data *d, double theta, double *res)
 {
-    compute_residuals(d, theta, res);
+    compute_residuals_at(d, s_o_of_theta(d, theta), res);
+}
+
+static double cost_at_s_o(fit_data *d, double s_o, double *res)
+{
+    compute_residuals_at(d, s_o, res);
     double sum = 0;
     for (int i = 0; i < d->n; i++)
         sum += res[i] * res[i];
     return sum;
+}
+
+static double cost_at(fit_data *d, double theta, double *res)
+{
+    return cost_at_s_o(d, s_o_of_theta(d, theta), res);
 }
 
 static int gsl_residuals(const gsl_vector *x, void *params, gsl_vector *f)
@@ -256,8 +276,26 @@ static int fit(fit_data *d, gcs_occfit_result *out, gcs_err *err)
         gcs_err_set(err, "occupancy fit (%s): the fit produced a non-finite result", name);
         goto done;
     }
+    /* At a bound when the solver ended next to it, or the bound fits as well
+     * (the cost is flat or still falling towards it).  The open model's
+     * upper bound puts the busiest point at rho = RHO_MAX, whose latency is
+     * enormous, so only a fit that really sits there finds it as good. */
+    int bound = 0;
+    double tol = 1e-9 * cost + 1e-15;
+    if (s_o <= BOUND_FRACTION * d->upper_ns || cost_at_s_o(d, 0, res) <= cost + tol) {
+        bound = -1;
+        s_o = 0;
+    } else if (s_o >= (1 - BOUND_FRACTION) * d->upper_ns ||
+               cost_at_s_o(d, d->upper_ns, res) <= cost + tol) {
+        bound = 1;
+        s_o = d->upper_ns;
+    }
+    if (bound)
+        cost = cost_at_s_o(d, s_o, res);
     out->m1_ns = d->m1_ns;
     out->s_o_ns = s_o;
+    out->s_o_max_ns = d->upper_ns;
+    out->bound = bound;
     out->rms_rel_residual = sqrt(cost / d->n);
     out->npoints = d->n;
     out->iterations = (int)gsl_multifit_nlinear_niter(w);

@@ -386,8 +386,15 @@ static int run_occupancy(const bench *b)
         char note[1200] = "";
         if (ro < 0)
             join_warn(note, sizeof note, eo.msg);
+        else if (fo.bound) /* a limit the data lean on, not a measured S_O */
+            join_warn(note, sizeof note,
+                      fo.bound < 0 ? "open S_O at its lower bound 0 (no latency rising with load)"
+                                   : "open S_O at its upper bound");
         if (rc < 0)
             join_warn(note, sizeof note, ec.msg);
+        else if (fc.bound)
+            join_warn(note, sizeof note, fc.bound < 0 ? "closed S_O at its lower bound 0"
+                                                      : "closed S_O at its upper bound");
         join_warn(note, sizeof note, warn);
         gcs_table_add_str(ft, rw ? "rw" : "read");
         gcs_table_add_int(ft, m);

@@ -35,7 +35,9 @@ static void print_help(FILE *fp)
             "when --size is below that heap).  Every detail\n"
             "(percentiles, huge-page variants, the cache staircase, occupancy load points\n"
             "and both fits, placement warnings, step durations) goes under \"calibration\".\n"
-            "Then prints the profile on stdout and 'wrote FILE' on stderr.\n"
+            "Then prints the profile on stdout and 'wrote FILE' on stderr, after a warning\n"
+            "for each S_O that is a bound of its fit (0: no contention seen, or load points\n"
+            "that contradict the model) rather than a measurement.\n"
             "\n"
             "options:\n"
             "  -o, --output FILE   where to write (default data/machines/HOSTNAME.json,\n"
@@ -98,6 +100,21 @@ static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, int quie
         }
     }
     json_object_set_new(gcs_profile_calibration(p), "gc_overlap", details);
+}
+
+/* An S_O that is a bound or a fallback (calibrate/calibrate.c) goes into the
+ * profile like a measured one: say so where it cannot be missed, not only
+ * in the calibration details. */
+static void warn_occupancy(gcs_profile *p)
+{
+    json_t *occ = json_object_get(gcs_profile_calibration(p), "occupancy");
+    size_t i;
+    json_t *o;
+    json_array_foreach(occ, i, o) {
+        const char *w = json_string_value(json_object_get(o, "s_o_warning"));
+        if (w && w[0])
+            fprintf(stderr, "gcscale calibrate: warning: %s\n", w);
+    }
 }
 
 static void make_dir(const char *dir)
@@ -198,6 +215,8 @@ int cmd_calibrate(int argc, char **argv)
         }
     } else if (gcs_calibrate_run(&opts, &p, &err) < 0) {
         cli_fail(cmd, &err);
+    } else {
+        warn_occupancy(p);
     }
     fit_overlap(p, opts.mode == GCS_CALIBRATE_QUICK, opts.size_bytes, opts.quiet);
     if (gcs_profile_validate(p, &err) < 0) {

@@ -193,7 +193,7 @@ static void test_fit_without_contention(void **state)
     gcs_err err = {{0}};
     if (gcs_occfit_open(pts, 4, 100, &res, &err) < 0)
         fail_msg("%s", err.msg);
-    assert_true(isfinite(res.s_o_ns) && res.s_o_ns >= 0 && res.s_o_ns < 1);
+    assert_true(res.s_o_ns == 0 && res.bound == -1);
     assert_true(isfinite(res.rms_rel_residual) && res.rms_rel_residual < 1e-3);
     /* Latency far above what any S_O <= M1 explains: S_O is pinned at the
      * bound and the residual says the model does not fit. */
@@ -201,8 +201,45 @@ static void test_fit_without_contention(void **state)
         pts[i].latency_ns = 100000;
     if (gcs_occfit_closed(pts, 4, 100, 0, &res, &err) < 0)
         fail_msg("%s", err.msg);
-    assert_true(res.s_o_ns <= 100 && res.s_o_ns > 99);
+    assert_true(res.s_o_ns == 100 && res.bound == 1 && res.s_o_max_ns == 100);
     assert_true(isfinite(res.rms_rel_residual) && res.rms_rel_residual > 0.9);
+}
+
+/* Load points that contradict the model: every loaded latency (12-15 ns)
+ * far below the idle M1 (28.7 ns, one noisy idle chase) -- the read points
+ * of a real quick calibration.  The fits used to return rc 0 with S_O = 0
+ * (open) or 5e-207 ns (closed), which calibrate stored as a measured S_O;
+ * now both say the data lean on the lower bound and S_O is exactly 0. */
+static void test_fit_at_lower_bound(void **state)
+{
+    (void)state;
+    gcs_occ_point p[] = {
+        {1, 0.08056737449, 12.41197205}, {2, 0.1622453312, 12.32701111},
+        {2, 0.1624601382, 12.31143188},  {4, 0.3048753256, 13.12011719},
+        {4, 0.3094532507, 12.93392181},  {8, 0.6190006742, 12.92405701},
+        {8, 0.5653947711, 14.14948273},  {16, 1.210323653, 13.21960449},
+        {16, 1.166750311, 13.71365356},  {32, 2.107812498, 15.18206787},
+    };
+    gcs_occfit_result res;
+    gcs_err err = {{0}};
+    assert_int_equal(gcs_occfit_open(p, 10, 28.73063374, &res, &err), 0);
+    assert_int_equal(res.bound, -1);
+    assert_true(res.s_o_ns == 0);
+    assert_true(res.rms_rel_residual > 1);
+    assert_true(res.s_o_max_ns > 0 && res.s_o_max_ns <= 28.73063374);
+    assert_int_equal(gcs_occfit_closed(p, 10, 28.73063374, 0, &res, &err), 0);
+    assert_int_equal(res.bound, -1);
+    assert_true(res.s_o_ns == 0);
+    assert_true(res.rms_rel_residual > 1);
+
+    /* Honest data keep their interior fit. */
+    gcs_occ_point good[NPOINTS];
+    open_points(270, 230, 1, good);
+    assert_int_equal(gcs_occfit_open(good, NPOINTS, 270, &res, &err), 0);
+    assert_int_equal(res.bound, 0);
+    closed_points(100, 40, 50, 1, good);
+    assert_int_equal(gcs_occfit_closed(good, NPOINTS, 100, 50, &res, &err), 0);
+    assert_int_equal(res.bound, 0);
 }
 
 static void test_bad_inputs(void **state)
@@ -261,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_closed_fit),
         cmocka_unit_test(test_closed_fit_fractional),
         cmocka_unit_test(test_fit_without_contention),
+        cmocka_unit_test(test_fit_at_lower_bound),
         cmocka_unit_test(test_bad_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

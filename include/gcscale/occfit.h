@@ -24,6 +24,15 @@ typedef struct gcs_occ_point {
 typedef struct gcs_occfit_result {
     double m1_ns;             /* idle latency used (fixed) */
     double s_o_ns;            /* fitted service time per request */
+    double s_o_max_ns;        /* its upper bound: M1, or (open) 1/X_max if less */
+    /* 0: S_O lies inside (0, s_o_max_ns).  -1: the data lean on the lower
+     * bound and S_O is exactly 0: the latencies do not rise above M1 (no
+     * contention was seen, or M1 was measured high), so 0 is not a measured
+     * service time.  +1: S_O is exactly s_o_max_ns: the latencies rise more
+     * than any S_O the model allows explains.  A bounded fit's S_O is a
+     * limit, not a measurement; its rms_rel_residual says how badly the
+     * model misses the points. */
+    int bound;
     double rms_rel_residual;  /* sqrt(mean(((R_model - R)/R)^2)) */
     int npoints;
     int iterations;
