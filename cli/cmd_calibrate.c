@@ -35,9 +35,12 @@ static void print_help(FILE *fp)
             "when --size is below that heap).  Every detail\n"
             "(percentiles, huge-page variants, the cache staircase, occupancy load points\n"
             "and both fits, placement warnings, step durations) goes under \"calibration\".\n"
-            "Then prints the profile on stdout and 'wrote FILE' on stderr, after a warning\n"
-            "for each S_O that is a bound of its fit (0: no contention seen, or load points\n"
-            "that contradict the model) rather than a measurement.\n"
+            "Then prints the profile on stdout and, on stderr, each of the calibration's\n"
+            "warnings (calibration.warnings; also with --quiet) as one line\n"
+            "\"gcscale calibrate: warning: ...\" and 'wrote FILE'.  They say what the\n"
+            "profile's figures are not: measured on a synthetic topology (nothing pinned\n"
+            "or bound), an S_O that is a bound of its fit (0: no contention seen, or load\n"
+            "points that contradict the model) rather than a measurement, and so on.\n"
             "\n"
             "options:\n"
             "  -o, --output FILE   where to write (default data/machines/HOSTNAME.json,\n"
@@ -56,7 +59,7 @@ static void print_help(FILE *fp)
             "  --size SIZE         chase buffer per node (e.g. 64M, 1G); default 8 x LLC,\n"
             "                      at least 1 GiB; small sizes measure caches, not memory\n"
             "  --seed N            seed of the random chase permutation (default fixed)\n"
-            "  --quiet             no progress lines on stderr\n"
+            "  --quiet             no progress lines on stderr (warnings are still printed)\n"
             "  --json              print the profile document instead of tables\n"
             "  --csv               print the tables as CSV\n"
             "  -h, --help          this text\n"
@@ -102,19 +105,42 @@ static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, int quie
     json_object_set_new(gcs_profile_calibration(p), "gc_overlap", details);
 }
 
-/* An S_O that is a bound or a fallback (calibrate/calibrate.c) goes into the
- * profile like a measured one: say so where it cannot be missed, not only
- * in the calibration details. */
-static void warn_occupancy(gcs_profile *p)
+/* The calibration's warnings (calibration.warnings: a synthetic topology
+ * that pins and binds nothing, placement, a chase buffer within the caches,
+ * an S_O that is a bound or a fallback, ...) go into the profile like its
+ * measurements: say so where they cannot be missed, once each, even with
+ * --quiet.  An S_O warning (s_o_warning next to its fit) is also among the
+ * warnings; one that were not would still be printed, but only once. */
+static void print_warnings(gcs_profile *p)
 {
-    json_t *occ = json_object_get(gcs_profile_calibration(p), "occupancy");
+    json_t *cal = gcs_profile_calibration(p);
+    json_t *printed = json_array();
+    json_t *all = json_array();
     size_t i;
-    json_t *o;
-    json_array_foreach(occ, i, o) {
-        const char *w = json_string_value(json_object_get(o, "s_o_warning"));
-        if (w && w[0])
-            fprintf(stderr, "gcscale calibrate: warning: %s\n", w);
+    json_t *v;
+    json_array_extend(all, json_object_get(cal, "warnings"));
+    json_array_foreach(json_object_get(cal, "occupancy"), i, v)
+        json_array_append(all, json_object_get(v, "s_o_warning"));
+    json_array_foreach(all, i, v) {
+        const char *w = json_string_value(v);
+        if (!w || !w[0])
+            continue;
+        int seen = 0;
+        size_t k;
+        json_t *q;
+        json_array_foreach(printed, k, q)
+            if (strcmp(json_string_value(q), w) == 0)
+                seen = 1;
+        if (seen)
+            continue;
+        json_array_append_new(printed, json_string(w));
+        char line[1024];
+        snprintf(line, sizeof line, "%s", w);
+        gcs_text_one_line(line);
+        fprintf(stderr, "gcscale calibrate: warning: %s\n", line);
     }
+    json_decref(printed);
+    json_decref(all);
 }
 
 static void make_dir(const char *dir)
@@ -215,8 +241,6 @@ int cmd_calibrate(int argc, char **argv)
         }
     } else if (gcs_calibrate_run(&opts, &p, &err) < 0) {
         cli_fail(cmd, &err);
-    } else {
-        warn_occupancy(p);
     }
     fit_overlap(p, opts.mode == GCS_CALIBRATE_QUICK, opts.size_bytes, opts.quiet);
     if (gcs_profile_validate(p, &err) < 0) {
@@ -229,6 +253,10 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!to_stdout)
         gcs_profile_print(p, stdout, fmt);
+    /* A --gc-only run adds none: the profile's warnings are its
+     * calibration's, printed when it was made. */
+    if (!gc_only)
+        print_warnings(p);
     gcs_profile_free(p);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         gcs_err_set(&err, "stdout: write failed");
