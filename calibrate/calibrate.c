@@ -38,6 +38,17 @@ typedef struct plan {
     int nchains;
     int bw_reps;
     int variant_rw;           /* also measure RW with the other page size */
+    /* Progress weights: each step's seconds as measured on the 2-vCPU
+     * development VM with a 1 GiB buffer (calibration.steps), so that the
+     * progress line's percentage and time left follow the clock.  The
+     * buffer weights scale with the buffer's size. */
+    double w_buffer;          /* allocate and fault a huge-page buffer, per GiB */
+    double w_buffer_4k;       /* the same with 4 KiB pages, and link it, per GiB */
+    double w_sweep;
+    double w_latency;         /* one latency measurement (one pair, read or RW) */
+    double w_occupancy;       /* one access's load points and fits */
+    double w_bandwidth;
+    double w_gc;
 } plan;
 
 static const int quick_chains[] = {1, 2, 4, 8, 16};
@@ -48,13 +59,15 @@ typedef struct ctx {
     plan pl;
     gcs_topo *t;
     int synthetic;
-    gcs_progress pr;
+    gcs_progress own_pr, *pr; /* pr: own_pr, or the caller's (opts->progress) */
     json_t *cal;              /* extra["calibration"] */
     json_t *warnings, *steps;
     gcs_counters_info counters;
     int count_llc;
     int all_bound;
 } ctx;
+
+#define W_TOPOLOGY 0.05
 
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
@@ -73,13 +86,13 @@ static void add_warning(ctx *c, const char *w)
 /* Progress and step durations: begin announces a step, end records it. */
 static uint64_t step_begin(ctx *c, const char *name, double work)
 {
-    gcs_progress_step(&c->pr, name, work);
+    gcs_progress_step(c->pr, name, work);
     return gcs_now_ns();
 }
 
 static void step_end(ctx *c, const char *name, double work, uint64_t t0)
 {
-    gcs_progress_done(&c->pr, work);
+    gcs_progress_done(c->pr, work);
     json_array_append_new(c->steps, json_pack("{s:s, s:o}", "step", name, "seconds",
                                               num((double)(gcs_now_ns() - t0) / 1e9)));
 }
@@ -357,17 +370,20 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
 {
     int nn = gcs_topo_nnodes(c->t);
     char name[96];
-    double w_node = 1.0;
+    double gib = (double)size / (double)(1u << 30);
+    double w_buf = (primary == GCS_HUGE_ON ? c->pl.w_buffer : c->pl.w_buffer_4k) * gib;
+    double w_var = (primary == GCS_HUGE_ON ? c->pl.w_buffer_4k : c->pl.w_buffer) * gib +
+                   (1 + c->pl.variant_rw) * c->pl.w_latency;
     /* 1. buffer, and on node 0 the sweep before the full cycle is linked. */
     snprintf(name, sizeof name, "node %d: buffer (%llu MiB)", m, (unsigned long long)(size >> 20));
-    uint64_t t0 = step_begin(c, name, w_node);
+    uint64_t t0 = step_begin(c, name, w_buf);
     gcs_chase_buf *b = new_buffer(c, size, m, primary, m != 0, err);
     if (!b)
         return -1;
-    step_end(c, name, w_node, t0);
+    step_end(c, name, w_buf, t0);
     if (m == 0) {
         snprintf(name, sizeof name, "sweep (latency vs working set, CPU node %d)", local_cpu_node(c->t, 0));
-        t0 = step_begin(c, name, 2 * w_node);
+        t0 = step_begin(c, name, c->pl.w_sweep);
         pinned_job j = {.b = b, .what = 1, .sweep_reps = c->pl.sweep_reps,
                         .sweep_fine = c->pl.sweep_fine};
         if (run_on_node(c, local_cpu_node(c->t, 0), &j, err) < 0)
@@ -384,7 +400,7 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
                                       "points", pts));
         if (gcs_chase_build(b, 0, c->opts->seed ? c->opts->seed : 0x5eed, err) < 0)
             goto fail;
-        step_end(c, name, 2 * w_node, t0);
+        step_end(c, name, c->pl.w_sweep, t0);
     }
     json_array_append_new(json_object_get(c->cal, "buffers"), buffer_json(gcs_chase_buf_info_get(b)));
 
@@ -394,7 +410,7 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
         for (int rw = 0; rw < 2; rw++) {
             snprintf(name, sizeof name, "latency %s: CPU node %d -> memory node %d", rw ? "rw" : "read",
                      cn, m);
-            double w = 1.0 / nn;
+            double w = c->pl.w_latency;
             t0 = step_begin(c, name, w);
             pinned_job j = {.b = b, .what = 0,
                             .prm = {.rw = rw, .reps = c->pl.reps, .steps = c->pl.steps,
@@ -411,18 +427,18 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
     int lc = local_cpu_node(c->t, m);
     for (int rw = 0; rw < 2; rw++) {
         snprintf(name, sizeof name, "occupancy %s: memory node %d", rw ? "rw" : "read", m);
-        t0 = step_begin(c, name, w_node);
+        t0 = step_begin(c, name, c->pl.w_occupancy);
         json_t *o = json_object();
         json_array_append_new(json_object_get(c->cal, "occupancy"), o);
         double m1 = p->latency_ns[rw][(size_t)lc * (size_t)nn + (size_t)m];
         if (occupancy(c, b, m, rw, m1, real_cpus, &p->occupancy_ns[rw][m], o, err) < 0)
             goto fail;
-        step_end(c, name, w_node, t0);
+        step_end(c, name, c->pl.w_occupancy, t0);
     }
 
     /* 4. bandwidth with every CPU (unpinned on a synthetic topology). */
     snprintf(name, sizeof name, "bandwidth: memory node %d", m);
-    t0 = step_begin(c, name, 0.5 * w_node);
+    t0 = step_begin(c, name, c->pl.w_bandwidth);
     {
         gcs_bw_result bw;
         int ncpus = 0;
@@ -447,7 +463,7 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
                                         "threads", bw.threads, "reps", bw.reps, "bytes",
                                         (json_int_t)bw.bytes));
     }
-    step_end(c, name, 0.5 * w_node, t0);
+    step_end(c, name, c->pl.w_bandwidth, t0);
     gcs_chase_buf_free(b);
     b = NULL;
 
@@ -455,7 +471,7 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
     if (thp) {
         gcs_huge other = primary == GCS_HUGE_ON ? GCS_HUGE_OFF : GCS_HUGE_ON;
         snprintf(name, sizeof name, "huge pages %s: memory node %d", gcs_chase_huge_name(other), m);
-        t0 = step_begin(c, name, 1.5 * w_node);
+        t0 = step_begin(c, name, w_var);
         b = new_buffer(c, size, m, other, 1, err);
         if (!b)
             return -1;
@@ -469,7 +485,7 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
             json_array_append_new(var, latency_json(lc, m, rw ? "rw" : "read", other, &j.res));
         }
         gcs_chase_buf_free(b);
-        step_end(c, name, 1.5 * w_node, t0);
+        step_end(c, name, w_var, t0);
     }
     return 0;
 fail:
@@ -484,9 +500,12 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     int quick = opts->mode == GCS_CALIBRATE_QUICK;
     c.pl = quick ? (plan){.reps = 5, .steps = 1u << 20, .sweep_reps = 3, .sweep_fine = 0,
                           .occ_reps = 3, .chains = quick_chains, .nchains = 5, .bw_reps = 5,
-                          .variant_rw = 0}
+                          .variant_rw = 0, .w_buffer = 2.5, .w_buffer_4k = 0.6, .w_sweep = 1.5,
+                          .w_latency = 1.1, .w_occupancy = 0.85, .w_bandwidth = 0.2, .w_gc = 0.3}
                  : (plan){.reps = 11, .steps = 0, .sweep_reps = 5, .sweep_fine = 1, .occ_reps = 5,
-                          .chains = full_chains, .nchains = 8, .bw_reps = 10, .variant_rw = 1};
+                          .chains = full_chains, .nchains = 8, .bw_reps = 10, .variant_rw = 1,
+                          .w_buffer = 2.9, .w_buffer_4k = 0.6, .w_sweep = 5.4, .w_latency = 4.5,
+                          .w_occupancy = 2.1, .w_bandwidth = 0.6, .w_gc = 0.5};
     uint64_t start = gcs_now_ns();
     gcs_profile *p = NULL;
     c.t = gcs_topo_load(opts->synthetic, err);
@@ -530,11 +549,22 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
         gcs_err_set(err, "calibrate: out of memory");
         goto fail;
     }
-    /* Work units: roughly the expected seconds of each step on a small
-     * machine, for the progress line's time estimate. */
-    gcs_progress_init(&c.pr, 0.5 + 2 + nn * (1 + 1 + 2 + 0.5 + (thp ? 1.5 : 0)) + 1, opts->quiet);
+    /* Work units: the expected seconds of each step (the plan's weights),
+     * the same figures step_begin/step_end count, so the series ends at
+     * 100% (it passed 100% before the last step) and the time left follows
+     * the clock.  A caller with steps of its own after the run (gcscale
+     * calibrate's miss-overlap fit) continues the same series. */
+    double gib = (double)size / (double)(1u << 30);
+    double w_buf = (thp ? c.pl.w_buffer : c.pl.w_buffer_4k) * gib;
+    double w_var = thp ? (c.pl.w_buffer_4k * gib + (1 + c.pl.variant_rw) * c.pl.w_latency) : 0;
+    double total = W_TOPOLOGY + c.pl.w_sweep + c.pl.w_gc +
+                   nn * (w_buf + 2.0 * nn * c.pl.w_latency + 2 * c.pl.w_occupancy + c.pl.w_bandwidth +
+                         w_var) +
+                   (opts->progress ? opts->extra_work : 0);
+    c.pr = opts->progress ? opts->progress : &c.own_pr;
+    gcs_progress_init(c.pr, total, opts->quiet);
 
-    uint64_t t0 = step_begin(&c, "topology and counters", 0.5);
+    uint64_t t0 = step_begin(&c, "topology and counters", W_TOPOLOGY);
     if (gcs_topo_fill_profile(c.t, p, err) < 0)
         goto fail;
     /* The nodes and CPUs come from the topology alone: a layout the profile
@@ -579,18 +609,18 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     json_object_set_new(c.cal, "counters",
                         json_pack("{s:s, s:s, s:s}", "source", c.counters.source, "event",
                                   c.counters.event, "reason", c.counters.reason));
-    step_end(&c, "topology and counters", 0.5, t0);
+    step_end(&c, "topology and counters", W_TOPOLOGY, t0);
 
     for (int m = 0; m < nn; m++)
         if (measure_node(&c, p, m, size, primary, thp, real_cpus, err) < 0)
             goto fail;
 
-    t0 = step_begin(&c, "gc costs (marker on cache-resident heaps)", 1);
+    t0 = step_begin(&c, "gc costs (marker on cache-resident heaps)", c.pl.w_gc);
     json_t *gc_costs;
     if (gcs_calibrate_gc_costs(quick, p, &gc_costs, err) < 0)
         goto fail;
     json_object_set_new(c.cal, "gc_costs", gc_costs);
-    step_end(&c, "gc costs (marker on cache-resident heaps)", 1, t0);
+    step_end(&c, "gc costs (marker on cache-resident heaps)", c.pl.w_gc, t0);
 
     json_object_set_new(c.cal, "binding_honoured", json_boolean(c.all_bound));
     json_object_set_new(c.cal, "warnings", c.warnings);
@@ -600,7 +630,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     p->extra = json_object();
     json_object_set_new(p->extra, "calibration", c.cal);
     c.cal = NULL;
-    gcs_progress_finish(&c.pr);
+    if (!opts->progress)
+        gcs_progress_finish(c.pr);
     gcs_topo_free(c.t);
     if (gcs_profile_validate(p, err) < 0) {
         char msg[sizeof err->msg];
@@ -622,16 +653,14 @@ fail:
 
 /* --gc-only: the marker's costs again, into a profile measured before (the
  * memory system has not changed, the collector has). */
-int gcs_calibrate_update_gc(gcs_profile *p, int quick, int quiet, gcs_err *err)
+int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err)
 {
-    gcs_progress pr;
-    gcs_progress_init(&pr, 1, quiet);
+    double w = quick ? 0.3 : 0.5; /* the plans' w_gc */
     json_t *costs = NULL;
-    gcs_progress_step(&pr, "gc costs (marker on cache-resident heaps)", 1);
+    gcs_progress_step(pr, "gc costs (marker on cache-resident heaps)", w);
     if (gcs_calibrate_gc_costs(quick, p, &costs, err) < 0)
         return -1;
-    gcs_progress_done(&pr, 1);
-    gcs_progress_finish(&pr);
+    gcs_progress_done(pr, w);
     json_t *cal = gcs_profile_calibration(p);
     json_object_set_new(cal, "gc_costs", costs);
     char when[64];

@@ -48,7 +48,11 @@ static void print_help(FILE *fp)
             "                      FILE must not be a directory.  \"-\": the document\n"
             "                      on stdout only, in place of the tables (not with --csv;\n"
             "                      with --gc-only the profile is read from stdin)\n"
-            "  --quick             fewer repetitions and load points (~20 s instead of ~90 s)\n"
+            "  --quick             fewer repetitions and load points: 7-15 s instead of\n"
+            "                      23-36 s for a full run, as measured on the 2-vCPU\n"
+            "                      development VM (one node, 1 GiB buffer; the spread is\n"
+            "                      other jobs on the VM).  More nodes take longer: every\n"
+            "                      (CPU node, memory node) pair is measured\n"
             "  --gc-only           re-measure only the collector's costs and miss overlap\n"
             "                      into the existing profile FILE (-o): after a change to\n"
             "                      the collector, when the memory system has not changed\n"
@@ -71,31 +75,58 @@ static void print_help(FILE *fp)
 /* The marker's miss overlap (gc-predict/overlap.c), after the marker's
  * costs: on a random graph of 4 x LLC (2 x quick), at least 2^20 objects, so
  * that misses dominate its mark.  A chase --size below that graph asks for a
- * small run (the tests'): not fitted, and the profile says so. */
-static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, int quiet)
+ * small run (the tests'): not fitted, and the profile says so.  Returns the
+ * graph's object count, or 0 with *note saying why it is not fitted; llc is
+ * the largest cache, ncaches how many there are. */
+static uint64_t overlap_objects(uint64_t llc, int ncaches, int quick, uint64_t size_bytes,
+                                const char **note)
+{
+    uint64_t bytes = (quick ? 2 : 4) * (llc ? llc : (8u << 20));
+    *note = NULL;
+    if (ncaches == 0) {
+        *note = "not fitted: the profile has no caches to simulate";
+        return 0;
+    }
+    if (size_bytes && size_bytes < bytes) {
+        *note = "not fitted: --size is below the heap the fit needs (2-4 x LLC)";
+        return 0;
+    }
+    return bytes / 32 > (1u << 20) ? bytes / 32 : (1u << 20);
+}
+
+/* The fit's expected seconds (progress weight): measured on the 2-vCPU VM,
+ * 0.47 s (quick) and 0.83 s (full) per 2^20 objects. */
+static double overlap_work(uint64_t objects, int quick)
+{
+    return (double)objects / (double)(1u << 20) * (quick ? 0.47 : 0.83);
+}
+
+static uint64_t profile_llc(const gcs_profile *p)
 {
     uint64_t llc = 0;
     for (int i = 0; i < p->ncaches; i++)
         if (p->caches[i].size_bytes > llc)
             llc = p->caches[i].size_bytes;
-    uint64_t bytes = (quick ? 2 : 4) * (llc ? llc : (8u << 20));
-    uint64_t objects = bytes / 32 > (1u << 20) ? bytes / 32 : (1u << 20);
+    return llc;
+}
+
+/* The fit itself, as the last step of the calibration's progress series. */
+static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, gcs_progress *pr)
+{
+    const char *note;
+    uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, size_bytes, &note);
     json_t *details = NULL;
     gcs_err err = {{0}};
-    if (p->ncaches == 0) {
-        details = json_pack("{s:s}", "note", "not fitted: the profile has no caches to simulate");
-    } else if (size_bytes && size_bytes < bytes) {
-        details = json_pack("{s:s}", "note", "not fitted: --size is below the heap the fit needs (2-4 x LLC)");
+    if (!objects) {
+        details = json_pack("{s:s}", "note", note);
     } else {
-        gcs_progress pr;
-        gcs_progress_init(&pr, 1, quiet);
-        gcs_progress_step(&pr, "gc miss overlap (marker on a random heap beyond the LLC)", 1);
+        double w = overlap_work(objects, quick);
+        gcs_progress_step(pr, "gc miss overlap (marker on a random heap beyond the LLC)", w);
         uint64_t t0 = gcs_now_ns();
         int rc = gcs_predict_fit_overlap(objects, quick ? 5 : 9, p, &details, &err);
         if (rc == 0) /* the step's time, as calibrate's own steps record theirs */
             json_object_set_new(details, "seconds", json_real((double)(gcs_now_ns() - t0) / 1e9));
-        gcs_progress_done(&pr, 1);
-        gcs_progress_finish(&pr);
+        gcs_progress_done(pr, w);
         if (rc < 0) {
             /* an optional step: keep the rest of the calibration */
             fprintf(stderr, "gcscale calibrate: warning: gc_miss_overlap not fitted: %s\n", err.msg);
@@ -196,12 +227,22 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (optind < argc)
         cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (opts.synthetic) {
-        /* A malformed description is bad input: say so before measuring. */
+    /* A malformed description is bad input: say so before measuring.  The
+     * topology's caches also tell how large the miss-overlap fit will be. */
+    uint64_t topo_llc = 0;
+    int topo_ncaches = 0;
+    if (!gc_only) {
         gcs_err err;
         gcs_topo *t = gcs_topo_load(opts.synthetic, &err);
-        if (!t)
-            cli_usage_error(cmd, "--topology: %s", err.msg);
+        if (!t) {
+            if (opts.synthetic)
+                cli_usage_error(cmd, "--topology: %s", err.msg);
+            cli_fail(cmd, &err);
+        }
+        topo_ncaches = gcs_topo_ncaches(t);
+        for (int i = 0; i < topo_ncaches; i++)
+            if (gcs_topo_cache_at(t, i)->size_bytes > topo_llc)
+                topo_llc = gcs_topo_cache_at(t, i)->size_bytes;
         gcs_topo_free(t);
     }
 
@@ -226,23 +267,36 @@ int cmd_calibrate(int argc, char **argv)
 
     gcs_err err = {{0}};
     gcs_profile *p = NULL;
+    int quick = opts.mode == GCS_CALIBRATE_QUICK;
+    const char *note;
+    /* One progress series for the whole job, the overlap fit included (it
+     * started a second one at 0% after "[100%] done"). */
+    gcs_progress pr;
     if (gc_only) {
         if (opts.synthetic || opts.size_bytes || opts.seed)
             cli_usage_error(cmd, "--gc-only measures the collector only: no --topology, --size or --seed");
         p = gcs_profile_load(output, &err);
         if (!p)
             cli_fail(cmd, &err);
-        if (gcs_calibrate_update_gc(p, opts.mode == GCS_CALIBRATE_QUICK, opts.quiet, &err) < 0) {
+        uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, 0, &note);
+        gcs_progress_init(&pr, (quick ? 0.3 : 0.5) + (objects ? overlap_work(objects, quick) : 0),
+                          opts.quiet);
+        if (gcs_calibrate_update_gc(p, quick, &pr, &err) < 0) {
             char msg[sizeof err.msg];
             snprintf(msg, sizeof msg, "%s", err.msg);
             gcs_err_set(&err, "%s: %s", output, msg);
             gcs_profile_free(p);
             cli_fail(cmd, &err);
         }
-    } else if (gcs_calibrate_run(&opts, &p, &err) < 0) {
-        cli_fail(cmd, &err);
+    } else {
+        uint64_t objects = overlap_objects(topo_llc, topo_ncaches, quick, opts.size_bytes, &note);
+        opts.progress = &pr;
+        opts.extra_work = objects ? overlap_work(objects, quick) : 0;
+        if (gcs_calibrate_run(&opts, &p, &err) < 0)
+            cli_fail(cmd, &err);
     }
-    fit_overlap(p, opts.mode == GCS_CALIBRATE_QUICK, opts.size_bytes, opts.quiet);
+    fit_overlap(p, quick, opts.size_bytes, &pr);
+    gcs_progress_finish(&pr);
     if (gcs_profile_validate(p, &err) < 0) {
         gcs_profile_free(p);
         cli_fail(cmd, &err);

@@ -18,8 +18,8 @@
 #include "gcscale/profile.h"
 
 typedef enum gcs_calibrate_mode {
-    GCS_CALIBRATE_FULL = 0,  /* about 90 s on a small machine */
-    GCS_CALIBRATE_QUICK = 1, /* about 20 s: fewer repetitions and load points */
+    GCS_CALIBRATE_FULL = 0,  /* about 25-35 s on a 2-vCPU VM (1 GiB buffer) */
+    GCS_CALIBRATE_QUICK = 1, /* about 8-11 s there: fewer repetitions and load points */
 } gcs_calibrate_mode;
 
 typedef struct gcs_calibrate_opts {
@@ -28,6 +28,13 @@ typedef struct gcs_calibrate_opts {
     const char *synthetic;   /* hwloc synthetic topology; NULL = this system */
     uint64_t size_bytes;     /* chase buffer; 0 = 8 x LLC, at least 1 GiB */
     uint64_t seed;           /* 0 = fixed default, so runs are comparable */
+    /* Progress: NULL = the run's own series, finished ("[100%] done") when
+     * it ends.  Set: the run initialises *progress (with quiet) for its own
+     * steps plus extra_work (the caller's steps after it, in the same units:
+     * expected seconds on a small machine) and leaves it unfinished, so the
+     * caller's steps continue the one series and the caller finishes it. */
+    gcs_progress *progress;
+    double extra_work;
 } gcs_calibrate_opts;
 
 /* Fills opts with the defaults (full mode, this system, automatic size). */
@@ -48,7 +55,9 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
 /* Re-measures only the marker's costs (gc_cost_ns, gc_steals) into p, a
  * profile calibrated before on this machine: for a collector that changed
  * while the memory system did not.  The details go to p's extra
- * "calibration" (gc_costs, and gc_only: when and how). */
-int gcs_calibrate_update_gc(gcs_profile *p, int quick, int quiet, gcs_err *err);
+ * "calibration" (gc_costs, and gc_only: when and how).  Reports its step on
+ * pr, which the caller has initialised and finishes (its weight is 0.3 in
+ * quick mode, 0.5 in full). */
+int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err);
 
 #endif

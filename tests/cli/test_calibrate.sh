@@ -5,6 +5,23 @@
 
 SYN="pack:2 node:2 core:2 pu:1"
 
+# progress_ok FILE: the progress lines on stderr (not a terminal: one line a
+# step) are one series: percentages never go down, no step starts at 100%
+# (the weights summed to less than the steps did), and one "[100%] done"
+# ends it (the miss-overlap fit started a second series at 0% after it).
+progress_ok() {
+    awk '/^\[ *[0-9]+%\]/ {
+            pc = $0; sub(/^\[ */, "", pc); sub(/%.*/, "", pc); pc += 0
+            if (pc < last) bad = bad " went down at: " $0
+            last = pc; lastline = $0
+            if ($0 ~ /\] done in /) done++
+            else if (pc >= 100) bad = bad " step at 100%: " $0
+         }
+         END { if (done != 1) bad = bad " " done + 0 " done lines"
+               if (lastline !~ /\] done in /) bad = bad " last: " lastline
+               if (bad != "") { print "#" bad; exit 1 } }' "$1"
+}
+
 expect_ok "calibrate --help" "$GCSCALE" calibrate --help
 expect_grep "help names --quick" "--quick" "$TMP/out"
 expect_exit 2 "unknown option" "$GCSCALE" calibrate --bogus
@@ -77,8 +94,9 @@ expect_grep "4x4 matrices, warnings and fits" "matrices ok" "$TMP/check"
 # its neighbours' CPUs from hwloc's locality cpuset, and the finished profile
 # was refused after every node had been measured.  Now its cpus are empty
 # and it is measured from the other nodes' CPUs.
-expect_ok "calibration with a memory-only node" "$GCSCALE" calibrate --quick --quiet \
+expect_ok "calibration with a memory-only node" "$GCSCALE" calibrate --quick \
     --topology "[numa] pack:2 [numa] core:1 pu:1" --size 1M -o "$TMP/cpuless.json"
+progress_ok "$TMP/err"; _report $? "... its progress is one series that ends at 100%"
 expect_ok "... its cpus are empty, the others keep theirs, it is measured" \
     jq -e '.nodes == [{"id": 0, "cpus": [0], "mem_bytes": 0}, {"id": 1, "cpus": [1], "mem_bytes": 0},
                       {"id": 2, "cpus": [], "mem_bytes": 0}]
@@ -112,7 +130,8 @@ jq '.caches = [{"level": 1, "type": "data", "size_bytes": 32768, "line_bytes": 6
                {"level": 2, "type": "unified", "size_bytes": 262144, "line_bytes": 64, "ways": 8, "cpus": [0]}]
     | del(.gc_miss_overlap) | .latency_ns.read[0][0] = 100' data/machines/dev-2core-kvm-epyc.json > "$TMP/small.json"
 cp "$TMP/small.json" "$TMP/small-before.json"
-expect_ok "--gc-only --quick" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/small.json" --json
+expect_ok "--gc-only --quick" "$GCSCALE" calibrate --gc-only --quick -o "$TMP/small.json" --json
+progress_ok "$TMP/err"; _report $? "... its progress, the overlap fit included, is one series"
 expect_ok "... fits gc_miss_overlap and keeps the memory measurements" \
     jq -e -s '.[1].gc_miss_overlap >= 1 and .[1].calibration.gc_overlap.objects == 1048576
               and .[1].latency_ns == .[0].latency_ns and .[1].caches == .[0].caches
