@@ -71,6 +71,20 @@ typedef struct ctx {
 
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
+/* "1 MiB", "1.5 MiB", "32 KiB": a size for a message. */
+static void size_text(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4)
+        v /= 1024, u++;
+    if (v == (double)(uint64_t)v)
+        snprintf(buf, len, "%llu %s", (unsigned long long)v, unit[u]);
+    else
+        snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
 static void add_warning(ctx *c, const char *w)
 {
     if (!w || !w[0])
@@ -594,11 +608,27 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
                  gcs_topo_description(c.t));
         add_warning(&c, w);
     }
+    /* A chase buffer the last-level cache holds measures that cache: the
+     * profile would give predict and validate cache latencies as if they
+     * were memory's (--help's "small sizes measure caches" was the only
+     * word of it). */
+    uint64_t llc = gcs_topo_llc_bytes(c.t);
+    if (opts->size_bytes && llc && size < llc) {
+        char w[400], sz[32], lz[32];
+        size_text(size, sz, sizeof sz);
+        size_text(llc, lz, sizeof lz);
+        snprintf(w, sizeof w,
+                 "--size %s is below the last-level cache (%s): the chase runs in the caches, so "
+                 "the profile's latencies, occupancy and bandwidth are the caches', not memory's "
+                 "(the default, 8 x LLC and at least 1 GiB, measures memory)",
+                 sz, lz);
+        add_warning(&c, w);
+    }
     json_object_set_new(c.cal, "mode", json_string(quick ? "quick" : "full"));
     json_object_set_new(c.cal, "topology", json_string(gcs_topo_description(c.t)));
     json_object_set_new(c.cal, "synthetic", json_boolean(c.synthetic));
     json_object_set_new(c.cal, "size_bytes", json_integer((json_int_t)size));
-    json_object_set_new(c.cal, "llc_bytes", json_integer((json_int_t)gcs_topo_llc_bytes(c.t)));
+    json_object_set_new(c.cal, "llc_bytes", json_integer((json_int_t)llc));
     json_object_set_new(c.cal, "thp", json_pack("{s:s, s:s}", "system", thp_mode, "primary",
                                                 gcs_chase_huge_name(primary)));
     json_object_set_new(c.cal, "buffers", json_array());

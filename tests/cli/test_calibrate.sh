@@ -90,6 +90,24 @@ print("matrices ok" if ok else "matrices wrong")
 PY
 expect_grep "4x4 matrices, warnings and fits" "matrices ok" "$TMP/check"
 
+# --size below the last-level cache measures the cache, not memory: it went
+# into the profile without a word.  Now a warning on stderr and in
+# calibration.warnings (a synthetic topology gives the LLC: 4 MiB).
+expect_ok "--size below the LLC" "$GCSCALE" calibrate --quick --quiet \
+    --topology "node:1 l3:1(size=4194304) core:1 pu:1" --size 1M -o "$TMP/small-llc.json"
+expect_grep "... warns on stderr" \
+    "^gcscale calibrate: warning: --size 1 MiB is below the last-level cache \(4 MiB\): the chase runs in the caches" "$TMP/err"
+expect_ok "... and in calibration.warnings" \
+    jq -e '[.calibration.warnings[] | select(test("^--size 1 MiB is below the last-level cache"))] | length == 1' \
+    "$TMP/small-llc.json"
+# Above the LLC (256 KiB here) no such warning; with the overlap fit (the
+# heap's 2^20 objects fit the 1 MiB --size) the progress is still one series.
+expect_ok "--size above the LLC" "$GCSCALE" calibrate --quick \
+    --topology "node:1 l2:1(size=262144) core:1 pu:1" --size 1M -o "$TMP/big-llc.json"
+if grep -q "last-level cache" "$TMP/err"; then _report 1 "... no LLC warning"; else _report 0 "... no LLC warning"; fi
+progress_ok "$TMP/err"; _report $? "... one progress series, the overlap fit included"
+expect_ok "... the overlap was fitted" jq -e '.gc_miss_overlap >= 1' "$TMP/big-llc.json"
+
 # A memory-only node (no CPUs of its own, like CXL or PMEM memory): it got
 # its neighbours' CPUs from hwloc's locality cpuset, and the finished profile
 # was refused after every node had been measured.  Now its cpus are empty
