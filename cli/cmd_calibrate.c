@@ -3,7 +3,7 @@
  *
  *   gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]
  *                     [--seed N] [--quiet] [--json | --csv]
- *   gcscale calibrate --gc-only [-o FILE] [--quick] [--quiet] [--json | --csv]
+ *   gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--quiet] [--json | --csv]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +23,8 @@ static void print_help(FILE *fp)
     fprintf(fp,
             "usage: gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]\n"
             "                         [--seed N] [--quiet] [--json | --csv]\n"
-            "       gcscale calibrate --gc-only [-o FILE] [--quick] [--quiet] [--json | --csv]\n"
+            "       gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--quiet]\n"
+            "                         [--json | --csv]\n"
             "\n"
             "Measures this machine's memory system and writes its machine profile (JSON,\n"
             "format \"gcscale-machine\" version 1): nodes and caches (hwloc), idle read and\n"
@@ -55,7 +56,12 @@ static void print_help(FILE *fp)
             "                      (CPU node, memory node) pair is measured\n"
             "  --gc-only           re-measure only the collector's costs and miss overlap\n"
             "                      into the existing profile FILE (-o): after a change to\n"
-            "                      the collector, when the memory system has not changed\n"
+            "                      the collector, when the memory system has not changed.\n"
+            "                      A profile of another machine (its host, or unless it\n"
+            "                      was calibrated on a synthetic topology its CPU count,\n"
+            "                      differs from this one's) is refused, exit 2\n"
+            "  --force             with --gc-only: write this machine's marker costs into\n"
+            "                      another machine's profile all the same (with a warning)\n"
             "  --topology SYNTH    pretend the machine is an hwloc synthetic topology, e.g.\n"
             "                      \"pack:2 node:2 core:2 pu:1\"; nothing can be pinned or bound,\n"
             "                      so every pair is measured on this machine's memory (a\n"
@@ -176,6 +182,42 @@ static void print_warnings(gcs_profile *p)
     json_decref(all);
 }
 
+/* --gc-only puts this machine's marker costs into the profile FILE: one of
+ * another machine (another host, or as many CPUs as this one has not) would
+ * silently describe a machine with a collector it never ran.  Returns 0
+ * when the profile is this machine's, else 1 with msg saying how it is not.
+ * A profile calibrated on a synthetic topology has the topology's CPUs, not
+ * the host's: only its host counts. */
+static int foreign_profile(gcs_profile *p, const char *path, char *msg, size_t len)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) < 0 || !host[0])
+        snprintf(host, sizeof host, "unknown");
+    int pcpus = 0;
+    for (int i = 0; i < p->nnodes; i++)
+        pcpus += p->nodes[i].ncpus;
+    int cpus = -1;
+    gcs_err err;
+    gcs_topo *t = gcs_topo_load(NULL, &err);
+    if (t) {
+        cpus = 0;
+        for (int k = 0; k < gcs_topo_nnodes(t); k++)
+            cpus += gcs_topo_node_at(t, k)->ncpus;
+        gcs_topo_free(t);
+    }
+    int synthetic = json_is_true(json_object_get(gcs_profile_calibration(p), "synthetic"));
+    int other_host = strcmp(p->host, host) != 0;
+    int other_cpus = !synthetic && cpus >= 0 && pcpus != cpus;
+    if (!other_host && !other_cpus)
+        return 0;
+    snprintf(msg, len, "%.160s is the profile of %s%.80s%s (%d CPUs%s), this is host \"%.80s\" (%d CPUs)",
+             path,
+             other_host ? "host \"" : "this host with other CPUs", other_host ? p->host : "",
+             other_host ? "\"" : "", pcpus, synthetic ? " on a synthetic topology" : "", host, cpus);
+    gcs_text_one_line(msg);
+    return 1;
+}
+
 static void make_dir(const char *dir)
 {
     if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
@@ -191,6 +233,7 @@ int cmd_calibrate(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"quick", no_argument, NULL, 'q'},
         {"gc-only", no_argument, NULL, 'g'},
+        {"force", no_argument, NULL, 'F'},
         {"topology", required_argument, NULL, 't'},
         {"size", required_argument, NULL, 's'},
         {"seed", required_argument, NULL, 'S'},
@@ -204,13 +247,14 @@ int cmd_calibrate(int argc, char **argv)
     gcs_calibrate_opts_init(&opts);
     const char *output = NULL;
     gcs_format fmt = GCS_FORMAT_TEXT;
-    int c, gc_only = 0;
+    int c, gc_only = 0, force = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'q': opts.mode = GCS_CALIBRATE_QUICK; break;
         case 'g': gc_only = 1; break;
+        case 'F': force = 1; break;
         case 't': opts.synthetic = optarg; break;
         case 's': {
             opts.size_bytes = cli_parse_size(cmd, "--size", optarg);
@@ -229,6 +273,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (optind < argc)
         cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (force && !gc_only)
+        cli_usage_error(cmd, "--force goes with --gc-only (writing into another machine's profile)");
     /* A malformed description is bad input: say so before measuring.  The
      * topology's caches also tell how large the miss-overlap fit will be. */
     uint64_t topo_llc = 0;
@@ -280,6 +326,17 @@ int cmd_calibrate(int argc, char **argv)
         p = gcs_profile_load(output, &err);
         if (!p)
             cli_fail(cmd, &err);
+        char foreign[440] = "";
+        if (foreign_profile(p, to_stdout ? "the profile on stdin" : output, foreign, sizeof foreign)) {
+            if (!force) {
+                gcs_profile_free(p);
+                gcs_err_set(&err, "%s: not this machine's (--force to write its marker costs into it)",
+                            foreign);
+                cli_fail(cmd, &err);
+            }
+            fprintf(stderr, "gcscale calibrate: warning: --force: %s; writing this machine's marker "
+                    "costs into it\n", foreign);
+        }
         uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, 0, &note);
         gcs_progress_init(&pr, (quick ? 0.3 : 0.5) + (objects ? overlap_work(objects, quick) : 0),
                           opts.quiet);
@@ -290,6 +347,9 @@ int cmd_calibrate(int argc, char **argv)
             gcs_profile_free(p);
             cli_fail(cmd, &err);
         }
+        if (foreign[0]) /* the profile keeps the record of it */
+            json_object_set_new(json_object_get(gcs_profile_calibration(p), "gc_only"), "forced",
+                                json_string(foreign));
     } else {
         uint64_t objects = overlap_objects(topo_llc, topo_ncaches, quick, opts.size_bytes, &note);
         opts.progress = &pr;

@@ -144,9 +144,14 @@ fi
 # (one with small caches, so that the overlap heap stays at its 1 M floor).
 expect_exit 2 "--gc-only, no such profile" "$GCSCALE" calibrate --gc-only --quick -o "$TMP/none.json"
 expect_exit 2 "--gc-only with --size" "$GCSCALE" calibrate --gc-only --size 1M -o "$TMP/p.json"
-jq '.caches = [{"level": 1, "type": "data", "size_bytes": 32768, "line_bytes": 64, "ways": 8, "cpus": [0]},
+# The profile is this machine's: its host and CPU count (another machine's
+# is refused, below).
+ncpus=$("$GCSCALE" bench topology --json | jq '.system[0].cpus')
+jq --arg host "$(uname -n)" --argjson n "$ncpus" \
+    '.caches = [{"level": 1, "type": "data", "size_bytes": 32768, "line_bytes": 64, "ways": 8, "cpus": [0]},
                {"level": 2, "type": "unified", "size_bytes": 262144, "line_bytes": 64, "ways": 8, "cpus": [0]}]
-    | del(.gc_miss_overlap) | .latency_ns.read[0][0] = 100' data/machines/dev-2core-kvm-epyc.json > "$TMP/small.json"
+    | del(.gc_miss_overlap) | .latency_ns.read[0][0] = 100 | .host = $host | .nodes[0].cpus = [range($n)]' \
+    data/machines/dev-2core-kvm-epyc.json > "$TMP/small.json"
 cp "$TMP/small.json" "$TMP/small-before.json"
 expect_ok "--gc-only --quick" "$GCSCALE" calibrate --gc-only --quick -o "$TMP/small.json" --json
 progress_ok "$TMP/err"; _report $? "... its progress, the overlap fit included, is one series"
@@ -154,5 +159,23 @@ expect_ok "... fits gc_miss_overlap and keeps the memory measurements" \
     jq -e -s '.[1].gc_miss_overlap >= 1 and .[1].calibration.gc_overlap.objects == 1048576
               and .[1].latency_ns == .[0].latency_ns and .[1].caches == .[0].caches
               and .[1].calibration.gc_only.mode == "quick"' "$TMP/small-before.json" "$TMP/small.json"
+
+# --gc-only onto another machine's profile wrote this machine's marker costs
+# into it without a word: refused (one line, exit 2, the file untouched)
+# unless --force, which warns and records it.
+cp data/machines/o2k.json "$TMP/o2k.json"
+expect_exit 2 "--gc-only onto another host's profile" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/o2k.json"
+expect_grep "... says whose profile it is and names --force" \
+    '^gcscale calibrate: .*/o2k.json is the profile of host "sgi-origin-2000 \(64 CPUs\)" \(64 CPUs\), this is host ".*--force' "$TMP/err"
+cmp -s "$TMP/o2k.json" data/machines/o2k.json; _report $? "... the profile is untouched"
+jq --argjson n "$ncpus" '.nodes[0].cpus = [range($n + 1)]' "$TMP/small-before.json" > "$TMP/morecpus.json"
+expect_exit 2 "--gc-only onto this host's profile with other CPUs" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/morecpus.json"
+expect_exit 2 "--force without --gc-only" "$GCSCALE" calibrate --force --quick --quiet --size 1M -o "$TMP/x.json"
+expect_ok "--gc-only --force onto another host's profile" "$GCSCALE" calibrate --gc-only --force --quick --quiet -o "$TMP/o2k.json"
+expect_grep "... warns" "^gcscale calibrate: warning: --force: .*o2k.json is the profile of host" "$TMP/err"
+expect_ok "... and records it" jq -e '(.calibration.gc_only.forced | test("sgi-origin-2000")) and .gc_cost_ns.object > 0' "$TMP/o2k.json"
+# A profile calibrated on a synthetic topology here has the topology's CPUs:
+# its host is what counts.
+expect_ok "--gc-only onto this host's synthetic-topology profile" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/p.json"
 
 echo "1..$_n"
