@@ -36,6 +36,11 @@ void cli_fail(const char *cmd, const gcs_err *err) __attribute__((noreturn));
  * '?' and ':' cases with the argv and the optstring used. */
 void cli_bad_option(const char *cmd, char **argv) __attribute__((noreturn));
 
+/* Records the output format an option asks for (--json, --csv) in *fmt,
+ * which starts as GCS_FORMAT_TEXT; asking for two different ones is a usage
+ * error rather than the last one silently winning. */
+void cli_set_format(const char *cmd, gcs_format *fmt, gcs_format wanted);
+
 /* Parses an integer/size option or exits with a usage error naming it. */
 long cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max);
 uint64_t cli_parse_size(const char *cmd, const char *opt, const char *text);

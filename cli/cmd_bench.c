@@ -703,8 +703,8 @@ int cmd_bench(int argc, char **argv)
             b->access = optarg;
             break;
         case 'e': b->seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 1, 1L << 62); break;
-        case 'j': b->fmt = GCS_FORMAT_JSON; break;
-        case 'v': b->fmt = GCS_FORMAT_CSV; break;
+        case 'j': cli_set_format(cmd, &b->fmt, GCS_FORMAT_JSON); break;
+        case 'v': cli_set_format(cmd, &b->fmt, GCS_FORMAT_CSV); break;
         case 'h': print_bench_help(b, stdout); return 0;
         default: cli_bad_option(cmd, sub_argv);
         }

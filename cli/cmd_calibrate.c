@@ -265,8 +265,8 @@ int cmd_calibrate(int argc, char **argv)
         }
         case 'S': opts.seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 1, (1L << 62)); break;
         case 'Q': opts.quiet = 1; break;
-        case 'j': fmt = GCS_FORMAT_JSON; break;
-        case 'c': fmt = GCS_FORMAT_CSV; break;
+        case 'j': cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
+        case 'c': cli_set_format(cmd, &fmt, GCS_FORMAT_CSV); break;
         case 'h': print_help(stdout); return 0;
         default: cli_bad_option(cmd, argv);
         }

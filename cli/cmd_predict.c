@@ -134,8 +134,12 @@ int cmd_predict(int argc, char **argv)
         switch (c) {
         case 'm': machine = optarg; break;
         case 't': threads_text = optarg; break;
-        case O_FAST: predictor = GCS_INSPECT_FAST; break;
-        case O_SLOW: predictor = GCS_INSPECT_SLOW; break;
+        case O_FAST:
+        case O_SLOW:
+            if (predictor >= 0 && predictor != (c == O_FAST ? GCS_INSPECT_FAST : GCS_INSPECT_SLOW))
+                cli_usage_error(cmd, "--fast and --slow exclude each other");
+            predictor = c == O_FAST ? GCS_INSPECT_FAST : GCS_INSPECT_SLOW;
+            break;
         case O_NO_PREFETCH: no_prefetch = 1; break;
         case O_MVA:
             if (strcmp(optarg, "open") == 0)
@@ -184,8 +188,8 @@ int cmd_predict(int argc, char **argv)
         }
         case O_MEASURED: measured_path = optarg; break;
         case O_PLOT: plot_path = optarg; break;
-        case O_JSON: fmt = GCS_FORMAT_JSON; break;
-        case O_CSV: fmt = GCS_FORMAT_CSV; break;
+        case O_JSON: cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
+        case O_CSV: cli_set_format(cmd, &fmt, GCS_FORMAT_CSV); break;
         case 'h':
             print_help(stdout);
             return 0;

@@ -72,3 +72,10 @@ void cli_check_output(const char *cmd, const char *opt, const char *path)
         cli_fail(cmd, &err);
     }
 }
+
+void cli_set_format(const char *cmd, gcs_format *fmt, gcs_format wanted)
+{
+    if (*fmt != GCS_FORMAT_TEXT && *fmt != wanted)
+        cli_usage_error(cmd, "--json and --csv exclude each other");
+    *fmt = wanted;
+}

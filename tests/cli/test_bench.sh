@@ -12,6 +12,7 @@ expect_grep "latency help names --hugepages" "--hugepages" "$TMP/out"
 expect_exit 2 "no benchmark" "$GCSCALE" bench
 expect_exit 2 "unknown benchmark" "$GCSCALE" bench nosuch
 expect_exit 2 "unknown option" "$GCSCALE" bench latency --bogus
+expect_exit 2 "--json --csv" "$GCSCALE" bench latency --json --csv
 expect_exit 2 "nonexistent CPU" "$GCSCALE" bench latency --cpu 999 --size 64K
 expect_exit 2 "nonexistent memory node" "$GCSCALE" bench latency --node 7 --size 64K
 expect_exit 2 "size beyond memory" "$GCSCALE" bench latency --size 100T

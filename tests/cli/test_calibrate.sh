@@ -25,6 +25,7 @@ progress_ok() {
 expect_ok "calibrate --help" "$GCSCALE" calibrate --help
 expect_grep "help names --quick" "--quick" "$TMP/out"
 expect_exit 2 "unknown option" "$GCSCALE" calibrate --bogus
+expect_exit 2 "--json --csv" "$GCSCALE" calibrate --json --csv -o "$TMP/x.json"
 expect_exit 2 "size beyond memory" "$GCSCALE" calibrate --size 100T -o "$TMP/x.json"
 expect_exit 2 "malformed topology" "$GCSCALE" calibrate --topology "pack:2 nodex:2" -o "$TMP/x.json"
 expect_exit 2 "output directory missing" "$GCSCALE" calibrate --quick --size 1M -o "$TMP/no/such/dir/p.json"

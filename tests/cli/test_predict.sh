@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..57"
+echo "1..59"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -74,6 +74,10 @@ expect_exit 2 "a profile without gc_cost_ns" "$GCSCALE" predict --machine data/m
 expect_grep "says what is missing" "gc_cost_ns" "$TMP/err"
 expect_ok "--costs supplies the marker costs" \
     "$GCSCALE" predict --machine data/machines/o2k.json "$SNAP" --costs 108,100 --threads 1-64 --fast
+
+# Options that contradict each other are refused, not "last one wins".
+expect_exit 2 "--json --csv" "$GCSCALE" predict --machine "$DEV" "$SNAP" --json --csv
+expect_exit 2 "--fast --slow" "$GCSCALE" predict --machine "$DEV" "$SNAP" --fast --slow
 
 # Thread lists.
 for t in 0 5-2 1-100000 abc 2,,3 -1; do
