@@ -714,7 +714,7 @@ void gcs_sweep_worker(gcs_worker *w)
 {
     gcs_collector *gc = w->gc;
     uint64_t t0 = gcs_now_ns();
-    int mode = atomic_load_explicit(&gc->mark_mode, memory_order_relaxed);
+    int mode = gc->job_mode; /* the mode the mark of this collection used */
     for (int l = 0; l < GCS_NLISTS; l++)
         w->partial_head[l] = w->partial_tail[l] = -1;
     w->live_objects = w->live_bytes = w->freed_objects = w->pages_in_use = w->pages_freed = 0;
@@ -863,13 +863,17 @@ static int choose_threads(gcs_collector *gc, gcs_gc_decision *d)
 }
 
 /* What a collection and a re-mark set up alike: the statistics' fixed
- * fields and every worker's counters and empty mark stack. */
+ * fields, the mode and instrumentation of this mark (read here once, gc_lock
+ * held, and used by every worker, the sweep, the rescan and the snapshot),
+ * and every worker's counters and empty mark stack. */
 static void mark_begin(gcs_collector *gc, gcs_gc_stats *st, uint64_t index, int threads, uint64_t t_start)
 {
     memset(st, 0, sizeof *st);
+    gc->job_mode = gc->mark_mode;
+    gc->job_instr = gc->instrument;
     st->index = index;
     st->threads = threads;
-    st->mark_mode = atomic_load_explicit(&gc->mark_mode, memory_order_relaxed);
+    st->mark_mode = (gcs_gc_mark_mode)gc->job_mode;
     st->start_ns = t_start;
     st->heap_limit = gc->npages << GCS_PAGE_SHIFT;
     st->span = NAN;
@@ -1277,18 +1281,27 @@ int gcs_gc_threads(void)
 
 int gcs_gc_max_threads(void) { return gcs_gc_global ? gcs_gc_global->pool_size : 0; }
 
+/* Both settings take effect at the next collection or re-mark: mark_begin
+ * copies them under gc_lock, so a collection under way (which holds gc_lock)
+ * keeps the mode its mark started with, and this call waits for its end. */
 void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode)
 {
     gcs_collector *gc = gcs_gc_global;
-    if (gc)
-        atomic_store_explicit(&gc->mark_mode, (int)mode, memory_order_relaxed);
+    if (!gc || (unsigned)mode > GCS_GC_MARK_ATOMIC_BITS)
+        return;
+    pthread_mutex_lock(&gc->gc_lock);
+    gc->mark_mode = (int)mode;
+    pthread_mutex_unlock(&gc->gc_lock);
 }
 
 void gcs_gc_set_instrumentation(int on)
 {
     gcs_collector *gc = gcs_gc_global;
-    if (gc)
-        atomic_store_explicit(&gc->instrument, on ? 1 : 0, memory_order_relaxed);
+    if (!gc)
+        return;
+    pthread_mutex_lock(&gc->gc_lock);
+    gc->instrument = on ? 1 : 0;
+    pthread_mutex_unlock(&gc->gc_lock);
 }
 
 void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer)
@@ -1416,8 +1429,8 @@ static int init_collector(const gcs_gc_options *opts_in, gcs_err *err)
     gc->pool_size = opts.max_threads;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     gc->online_cpus = online > 0 ? (int)online : 1;
-    atomic_init(&gc->mark_mode, (int)opts.mark_mode);
-    atomic_init(&gc->instrument, 1);
+    gc->mark_mode = (int)opts.mark_mode;
+    gc->instrument = 1;
     gc->generation = ++generations;
     gc->nnodes = numa_available() >= 0 ? numa_max_node() + 1 : 1;
     if (opts.numa_policy == GCS_GC_NUMA_NODE && (opts.numa_node < 0 || opts.numa_node >= gc->nnodes)) {

@@ -114,10 +114,13 @@ typedef struct gcs_collector {
     gcs_gc_options opts;
     char log_path[4096];
     int threads;                  /* P for the next collection */
-    _Atomic int instrument;       /* per-object counters and search clocks (default 1) */
+    /* Settings for the next collections (gcs_gc_set_instrumentation,
+     * gcs_gc_set_mark_mode), guarded by gc_lock.  No worker reads them: a
+     * collection or re-mark copies them once into job_instr / job_mode. */
+    int instrument;               /* per-object counters and search clocks (default 1) */
     int counters_ok;              /* PAPI LLC-miss event found (llc.c) */
     int pool_size;
-    _Atomic int mark_mode;
+    int mark_mode;
 
     /* stop the world */
     pthread_mutex_t gc_lock;
@@ -151,6 +154,17 @@ typedef struct gcs_collector {
     int have_last;
     int remarking;                /* gcs_gc_remark has stopped the world (not a collection) */
     int policy_paused;            /* gcs_gc_set_thread_policy_active(0); guarded by gc_lock */
+
+    /* This collection's (or re-mark's) mark mode and instrumentation, copied
+     * by mark_begin (gc_lock held, before any job of it is handed out).  The
+     * mark workers, the sweep workers, the root pushes and the overflow
+     * rescan all read these copies, never mark_mode / instrument, so that a
+     * setter called during a collection cannot make the mark write one mark
+     * table and the sweep read the other (the sweep would free every live
+     * object).  Written only between jobs; the pool_lock hand-off orders the
+     * write before the workers' reads.  (Kept here, at the end, so that the
+     * offsets the mark loop uses, mark_idle's, stay as they were.) */
+    int job_mode, job_instr;
 
     /* heap snapshots (snapshot_gc.c); guarded by gc_lock */
     char snap_pattern[4096];      /* periodic: path pattern, "" off */

@@ -158,7 +158,7 @@ void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
 {
     gcs_worker *w = &gc->workers[worker];
     stack_push(w, obj, 0);
-    if (atomic_load_explicit(&gc->instrument, memory_order_relaxed))
+    if (gc->job_instr)
         w->st.edges_examined++; /* a root's mark test */
 }
 
@@ -519,8 +519,10 @@ MARK_DRAIN_COPY(mark_drain_atomic_bits_instr, GCS_GC_MARK_ATOMIC_BITS, 1)
 
 static void mark_worker(gcs_worker *w, int nthreads)
 {
-    int mode = atomic_load_explicit(&w->gc->mark_mode, memory_order_relaxed);
-    int instr = atomic_load_explicit(&w->gc->instrument, memory_order_relaxed);
+    /* The collection's copies (mark_begin), the same for every worker and
+     * for the sweep that reads these marks. */
+    int mode = w->gc->job_mode;
+    int instr = w->gc->job_instr;
     void (*drain)(gcs_worker *);
     if (mode == GCS_GC_MARK_ATOMIC_BITS)
         drain = instr ? mark_drain_atomic_bits_instr : mark_drain_atomic_bits;

@@ -277,13 +277,19 @@ int gcs_gc_set_threads(int threads);
 int gcs_gc_set_thread_policy_active(int on);
 int gcs_gc_threads(void);
 int gcs_gc_max_threads(void);
+/* The mark mode of the next collections and re-marks.  Any thread may call
+ * it at any time: a collection reads the mode once, when it starts, and its
+ * mark and sweep all use that copy (gcs_gc_stats.mark_mode); a call made
+ * during a collection waits for it to end.  A value that is not a
+ * gcs_gc_mark_mode is ignored. */
 void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode);
 void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer);
 /* Instrumentation (default on).  Off, workers keep no per-object counters
  * (objects_scanned, pointers_scanned, bytes_marked, chunks_scanned stay 0)
  * and read no clock around their searches for work (search_ns 0, busy_ns =
  * mark_ns); phase times, steals and spills are still recorded.  It exists to
- * measure what the instrumentation costs (gcscale gc-bench --instr-cost). */
+ * measure what the instrumentation costs (gcscale gc-bench --instr-cost).
+ * Like the mark mode, read once per collection or re-mark. */
 void gcs_gc_set_instrumentation(int on);
 /* LLC misses per worker (workers[i].cache_misses): 1 when a PAPI event
  * counts them, with its name in buf; 0 when unavailable, with PAPI's reason
