@@ -80,6 +80,8 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libgcscale.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests -o $@ $< $(BUILD)/libgcscale.a $(TEST_LIBS) $(LIBS) $(ALL_LDFLAGS)
 # the fuzz targets, included and run on fixed inputs
 $(BUILD)/tests/test_fuzz_harness: $(wildcard tests/fuzz/fuzz_*.c)
+# makes malloc/realloc fail during collections (the mark stack cannot grow)
+$(BUILD)/tests/test_gc_oom: private ALL_LDFLAGS += -Wl,--wrap=malloc,--wrap=realloc
 
 # The main job on this machine: calibrate it (data/machines/HOSTNAME.json),
 # then check the model and the adaptive mode against the collector on the

@@ -890,6 +890,63 @@ static void mark_begin(gcs_collector *gc, gcs_gc_stats *st, uint64_t index, int 
     }
 }
 
+/* Pushes the objects of every root slot and shadow stack for the rescan. */
+static void rescan_roots(gcs_collector *gc)
+{
+    pthread_mutex_lock(&gc->roots_lock);
+    for (size_t i = 0; i < gc->nroots; i++)
+        if (*gc->roots[i])
+            gcs_mark_rescan_push(gc, (uintptr_t)*gc->roots[i], 0);
+    pthread_mutex_unlock(&gc->roots_lock);
+    for (gcs_mutator *m = gc->mutators; m; m = m->next)
+        for (size_t i = 0; i < m->shadow_top; i++)
+            if (*m->shadow[i])
+                gcs_mark_rescan_push(gc, (uintptr_t)*m->shadow[i], 0);
+}
+
+static inline void rescan_object(gcs_collector *gc, const char *slot)
+{
+    uint64_t hdr = *(const uint64_t *)slot;
+    uint32_t np = GCS_HDR_NPTRS(hdr);
+    if (np) /* a range entry: its fields are examined like an array chunk's */
+        gcs_mark_rescan_push(gc, (uintptr_t)(slot + 8), (uintptr_t)(slot + 8 + 8 * (size_t)np));
+}
+
+/* After the mark (world stopped, gc_lock and heap_lock held): if a worker
+ * dropped a mark-stack entry for want of memory, the marks are incomplete
+ * and the sweep would free reachable objects.  Rescan until a round drops
+ * nothing: each round pushes the roots and the fields of every marked object
+ * and marks from them (mark.c, "mark-stack overflow", argues why this ends
+ * with every reachable object marked, needing no memory).  Returns the
+ * number of rounds, 0 when nothing was dropped. */
+static uint64_t mark_recover(gcs_collector *gc, int threads)
+{
+    int mode = gc->job_mode;
+    uint64_t rounds = 0;
+    while (gcs_mark_overflowed(gc, threads)) {
+        rounds++;
+        gcs_mark_rescan_begin(gc, threads);
+        rescan_roots(gc);
+        for (size_t i = 0; i < gc->high_water; i++) {
+            gcs_page *pg = &gc->pages[i];
+            char *start = page_start(gc, i);
+            size_t g0 = i * GCS_GRANULES_PER_PAGE;
+            if (pg->kind == GCS_PAGE_LARGE_HEAD) {
+                if (mark_test_clear(gc, g0, mode))
+                    rescan_object(gc, start);
+            } else if (pg->kind == GCS_PAGE_SMALL && !gc->page_noscan[i]) {
+                uint32_t slot = pg->slot_bytes;
+                size_t gstep = slot >> GCS_GRANULE_SHIFT;
+                for (uint32_t s = 0; s < pg->nslots; s++)
+                    if (mark_test_clear(gc, g0 + s * gstep, mode))
+                        rescan_object(gc, start + (size_t)s * slot);
+            }
+        }
+        gcs_mark_rescan_end(gc);
+    }
+    return rounds;
+}
+
 static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_start, uint64_t t_stopped)
 {
     gcs_gc_decision decision;
@@ -928,6 +985,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     gcs_trace_set_state(GCS_TRACE_GC_STOPPED);
 
     gcs_mark_run(gc, threads);
+    st->mark_rescans = mark_recover(gc, threads);
     uint64_t t2 = gcs_now_ns();
     st->mark_ns = t2 - t1;
 
@@ -1012,6 +1070,7 @@ static void remark_locked(gcs_collector *gc, int threads, gcs_gc_stats *st, uint
     uint64_t t1 = gcs_now_ns();
     st->roots_ns = t1 - t0;
     gcs_mark_run(gc, threads);
+    st->mark_rescans = mark_recover(gc, threads);
     uint64_t t2 = gcs_now_ns();
     st->mark_ns = t2 - t1;
 
@@ -1146,6 +1205,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
     U("edges_examined", s->edges_examined);
     U("steal_attempts", s->steal_attempts);
     U("steals", s->steals);
+    U("mark_rescans", s->mark_rescans);
     U("live_objects", s->live_objects);
     U("live_bytes", s->live_bytes);
     U("freed_objects", s->freed_objects);

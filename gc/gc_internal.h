@@ -71,7 +71,8 @@ typedef struct gcs_worker {
     /* private mark stack: entries [lo, hi); the oldest at lo */
     gcs_mark_entry *stack;
     size_t lo, hi, cap;
-    int oom;                /* the private stack could not grow */
+    int oom;                /* an entry was dropped: neither stack nor deque could grow
+                               (read after the mark: gcs_mark_overflowed, mark_recover) */
     uint32_t rng;
     int papi_eventset;      /* this worker's LLC-miss event set; -1 none (PAPI_NULL) */
     gcs_gc_worker_stats st;
@@ -184,6 +185,11 @@ void gcs_pool_stop(gcs_collector *gc);
 void gcs_pool_run(gcs_collector *gc, int job, int threads);
 void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker);
 void gcs_mark_run(gcs_collector *gc, int threads);
+/* After a mark-stack overflow (mark.c: why the rescan is correct and ends). */
+int gcs_mark_overflowed(const gcs_collector *gc, int threads);
+void gcs_mark_rescan_begin(gcs_collector *gc, int threads);
+void gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end);
+void gcs_mark_rescan_end(gcs_collector *gc);
 double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
                         double cost_object, double cost_pointer);
 /* llc.c: LLC misses per worker through PAPI, where the machine has them */

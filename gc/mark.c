@@ -77,8 +77,9 @@ static inline void stack_push(gcs_worker *w, uintptr_t begin, uintptr_t end)
     if (__builtin_expect(w->hi == w->cap, 0)) {
         if (stack_grow(w) < 0) {
             /* Out of memory for the private stack: push to the deque instead
-             * (it grows too); if that fails as well, note it and let the
-             * coordinator report the collection as failed. */
+             * (it grows too); if that fails as well, the entry is dropped:
+             * note it, and the coordinator rescans the heap after the mark
+             * (see "mark-stack overflow" below). */
             if (gcs_deque_push(&w->deque, (gcs_mark_entry){begin, end}) < 0)
                 w->oom = 1;
             return;
@@ -517,19 +518,25 @@ MARK_DRAIN_COPY(mark_drain_relaxed_bytes_instr, GCS_GC_MARK_RELAXED_BYTES, 1)
 MARK_DRAIN_COPY(mark_drain_atomic_bytes_instr, GCS_GC_MARK_ATOMIC_BYTES, 1)
 MARK_DRAIN_COPY(mark_drain_atomic_bits_instr, GCS_GC_MARK_ATOMIC_BITS, 1)
 
+typedef void (*drain_fn)(gcs_worker *);
+
+/* The copy of the drain loop for this collection's mode and instrumentation
+ * (the copies mark_begin made: the same for every worker, the rescan and the
+ * sweep that reads these marks). */
+static drain_fn drain_of(const gcs_collector *gc)
+{
+    int mode = gc->job_mode, instr = gc->job_instr;
+    if (mode == GCS_GC_MARK_ATOMIC_BITS)
+        return instr ? mark_drain_atomic_bits_instr : mark_drain_atomic_bits;
+    if (mode == GCS_GC_MARK_ATOMIC_BYTES)
+        return instr ? mark_drain_atomic_bytes_instr : mark_drain_atomic_bytes;
+    return instr ? mark_drain_relaxed_bytes_instr : mark_drain_relaxed_bytes;
+}
+
 static void mark_worker(gcs_worker *w, int nthreads)
 {
-    /* The collection's copies (mark_begin), the same for every worker and
-     * for the sweep that reads these marks. */
-    int mode = w->gc->job_mode;
     int instr = w->gc->job_instr;
-    void (*drain)(gcs_worker *);
-    if (mode == GCS_GC_MARK_ATOMIC_BITS)
-        drain = instr ? mark_drain_atomic_bits_instr : mark_drain_atomic_bits;
-    else if (mode == GCS_GC_MARK_ATOMIC_BYTES)
-        drain = instr ? mark_drain_atomic_bytes_instr : mark_drain_atomic_bytes;
-    else
-        drain = instr ? mark_drain_relaxed_bytes_instr : mark_drain_relaxed_bytes;
+    drain_fn drain = drain_of(w->gc);
     gcs_llc_worker_start(w);
     uint64_t t0 = gcs_now_ns();
     /* job_start_ns was written under pool_lock before the broadcast that woke us */
@@ -548,6 +555,81 @@ void gcs_mark_run(gcs_collector *gc, int threads)
     gcs_pool_run(gc, GCS_JOB_MARK, threads);
     for (int i = 0; i < threads; i++)
         gcs_deque_release_retired(&gc->workers[i].deque);
+}
+
+/* ---- mark-stack overflow ---------------------------------------------------
+ * stack_push drops an entry, and sets w->oom, only when neither the private
+ * stack nor the deque can grow (realloc and malloc both failed).  Whatever
+ * was reachable only through dropped entries is then unmarked, and a sweep
+ * would free it while it is still referenced.  So after every mark the
+ * coordinator checks the flags (gcs_mark_overflowed) and, if one is set,
+ * rescans, as the Boehm collector does on mark-stack overflow, until a round
+ * drops nothing (gc.c, mark_recover):
+ *
+ *   one round: clear the flags; push every root, and for every object that
+ *   is marked when the heap walk reaches it, an entry for its pointer
+ *   fields (a range entry, examined like a chunk of a pointer array); drain
+ *   on worker 0's stack, the coordinator running the mark loop itself while
+ *   the pool is idle.
+ *
+ * Why it is correct.  A round in which nothing was dropped leaves the marks
+ * closed: an object marked before the round was pushed (the walk reaches
+ * every marked slot) and its fields examined; an object marked during the
+ * round was scanned by the mark loop, which pushed its fields, and none of
+ * those pushes was dropped; every pushed entry is examined before the round
+ * ends; the roots were pushed.  So every field of every marked object points
+ * to a marked object, and every reachable object is marked.
+ *
+ * Why it ends.  The pushes of a round never fail: gcs_mark_rescan_push
+ * drains the stack when it is full, and the stack keeps the capacity it had
+ * (a failed realloc leaves it as it was; it is at least 4096 entries from
+ * gcs_pool_start).  Inside the mark loop a push can only be dropped while
+ * scanning an object that it has just marked (an entry popped first leaves
+ * room for the chunk's rest and for a deque take).  So a round that drops
+ * something has marked at least one object that was unmarked, and the
+ * number of rounds is at most the number of reachable objects plus one --
+ * in practice a few, since each round marks thousands.  Memory never has to
+ * come back: the rescan allocates nothing beyond what the stack and deque
+ * already hold.  The cost is a walk of the heap per round, only after an
+ * overflow. */
+
+int gcs_mark_overflowed(const gcs_collector *gc, int threads)
+{
+    for (int i = 0; i < threads; i++)
+        if (gc->workers[i].oom)
+            return 1;
+    return 0;
+}
+
+/* Worker 0's stack and deque, used by the coordinator thread: the workers
+ * are parked on job_cond, and the pool_lock hand-offs of the last job and the
+ * next order this thread's accesses after and before theirs. */
+void gcs_mark_rescan_begin(gcs_collector *gc, int threads)
+{
+    for (int i = 0; i < threads; i++)
+        gc->workers[i].oom = 0;
+    /* nobody to share with: no spills (every deque is empty after a mark) */
+    atomic_store_explicit(&gc->mark_idle, 0, memory_order_relaxed);
+    gcs_worker *w = &gc->workers[0];
+    w->lo = w->hi = 0;
+}
+
+void gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end)
+{
+    gcs_worker *w = &gc->workers[0];
+    if (w->hi == w->cap) {
+        drain_of(gc)(w); /* empties stack and deque, so the push below cannot fail */
+        w->lo = w->hi = 0;
+    }
+    stack_push(w, begin, end);
+}
+
+void gcs_mark_rescan_end(gcs_collector *gc)
+{
+    gcs_worker *w = &gc->workers[0];
+    drain_of(gc)(w);
+    w->lo = w->hi = 0;
+    gcs_deque_release_retired(&w->deque);
 }
 
 /* ---- worker pool ----------------------------------------------------------- */

@@ -196,6 +196,12 @@ struct gcs_gc_stats {
     uint64_t objects_marked;    /* sum of objects_scanned (may exceed live in RELAXED mode) */
     uint64_t pointers_scanned;
     uint64_t steal_attempts, steals;
+    /* Rounds of rescanning the marked heap because a worker's mark stack
+     * could not grow (out of memory) and an entry was dropped: the marks are
+     * completed before anything is swept, so no reachable object is lost.
+     * 0 normally.  The rescan's time is in mark_ns, its reads in
+     * pointers_scanned and edges_examined (of worker 0, which it runs as). */
+    uint64_t mark_rescans;
     uint64_t live_objects;      /* after sweep, exact */
     uint64_t live_bytes;        /* slot bytes of the live objects (incl. headers, padding) */
     uint64_t freed_objects;     /* objects reclaimed by this sweep */
@@ -330,8 +336,9 @@ void gcs_gc_snapshot_heap_release(gcs_gc_snapshot_heap *heap);
 /* Re-mark ------------------------------------------------------------------ */
 /* Marks the current heap again from the current roots with `threads` workers
  * (1..max_threads) and fills *out with the mark's statistics (mark_ns, t1_ns,
- * roots, objects_marked, steals, edges_examined, per-worker busy/search) and
- * with live_objects / live_bytes / node_live_bytes counted from the marks;
+ * roots, objects_marked, steals, edges_examined, mark_rescans, per-worker
+ * busy/search) and with live_objects / live_bytes / node_live_bytes counted
+ * from the marks;
  * sweep, span, snapshot and decision fields stay 0, and out->remark is 1.
  * Nothing is swept or freed, no snapshot is written, no log line is written,
  * and the collection count is unchanged: afterwards the mark table is clear
