@@ -49,6 +49,39 @@ static void set_last_error(const char *fmt, ...)
 
 const char *gcs_gc_last_error(void) { return tls_last_error; }
 
+/* ---- calls made during a collection ---------------------------------------------
+ * The collecting thread holds gc_lock for the whole collection and calls the
+ * thread policy's choose() and the on_collection callback with it held
+ * (tls_in_collection is set around collect_locked).  gc_lock is not
+ * recursive, so an API call from there that locked it would wait for itself
+ * forever.  Reads and settings therefore skip the lock on that thread (it
+ * holds it already, and nothing else runs); calls that would allocate,
+ * collect, park or change the set of threads are refused with an error. */
+
+int gcs_api_lock(gcs_collector *gc)
+{
+    if (tls_in_collection)
+        return 0;
+    pthread_mutex_lock(&gc->gc_lock);
+    return 1;
+}
+
+void gcs_api_unlock(gcs_collector *gc, int locked)
+{
+    if (locked)
+        pthread_mutex_unlock(&gc->gc_lock);
+}
+
+int gcs_api_refused(const char *what, gcs_err *err)
+{
+    if (!tls_in_collection)
+        return 0;
+    set_last_error("gc: %s is not allowed during a collection (from an on_collection callback or a "
+                   "thread policy's choose)", what);
+    gcs_err_set(err, "%s", tls_last_error);
+    return 1;
+}
+
 static gcs_mutator *current_mutator(gcs_collector *gc)
 {
     if (!gc || tls_generation != gc->generation)
@@ -307,6 +340,8 @@ static void *alloc_large(gcs_collector *gc, size_t total, uint64_t hdr)
 static void *alloc_object(size_t size, size_t nptrs)
 {
     gcs_collector *gc = gcs_gc_global;
+    if (gcs_api_refused("allocation", NULL))
+        return NULL; /* it would collect, or park at the safepoint, on itself */
     gcs_mutator *m = current_mutator(gc);
     if (!m) {
         set_last_error("gc: allocation from a thread that is not attached");
@@ -466,8 +501,8 @@ static void park_locked(gcs_collector *gc, gcs_mutator *m)
 void gcs_gc_safepoint_slow(void)
 {
     gcs_collector *gc = gcs_gc_global;
-    if (!gc)
-        return;
+    if (!gc || tls_in_collection)
+        return; /* the world is stopped by this very thread: nothing to wait for */
     gcs_mutator *m = current_mutator(gc);
     pthread_mutex_lock(&gc->gc_lock);
     if (gc->collecting)
@@ -537,7 +572,6 @@ static int collect_from(gcs_collector *gc, gcs_gc_reason reason, int refill_list
             w->want_list = -1;
         }
     pthread_mutex_unlock(&gc->heap_lock);
-    gc->collections++;
     gc->collecting = 0;
     __atomic_store_n(&gcs_gc_stop_requested_, 0, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&gc->resume_cond);
@@ -549,7 +583,7 @@ static int collect_from(gcs_collector *gc, gcs_gc_reason reason, int refill_list
 int gcs_gc_collect(void)
 {
     gcs_collector *gc = gcs_gc_global;
-    if (!gc)
+    if (!gc || gcs_api_refused("gcs_gc_collect", NULL))
         return -1;
     return collect_from(gc, GCS_GC_REASON_REQUEST, -1);
 }
@@ -561,6 +595,8 @@ int gcs_gc_attach(gcs_err *err)
         gcs_err_set(err, "gc: attach before gcs_gc_init");
         return -1;
     }
+    if (gcs_api_refused("gcs_gc_attach", err))
+        return -1;
     if (current_mutator(gc)) {
         gcs_err_set(err, "gc: thread already attached");
         return -1;
@@ -597,7 +633,7 @@ void gcs_gc_detach(void)
 {
     gcs_collector *gc = gcs_gc_global;
     gcs_mutator *m = current_mutator(gc);
-    if (!m)
+    if (!m || gcs_api_refused("gcs_gc_detach", NULL))
         return;
     lock_gc_traced(gc);
     /* A collection may be waiting for this thread: let it finish first, so
@@ -1040,6 +1076,11 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     }
     st->pause_ns = gcs_now_ns() - t_start - st->snapshot_ns;
     gc->have_last = 1;
+    /* Counted before the callback, so that gcs_gc_collections() there agrees
+     * with gcs_gc_last_stats() (this collection).  Threads parked on it
+     * cannot see the count change before collect_from broadcasts resume_cond
+     * and lets go of gc_lock. */
+    gc->collections++;
     log_stats(gc, st);
     if (gc->opts.on_collection)
         gc->opts.on_collection(st, gc->opts.on_collection_arg);
@@ -1122,8 +1163,8 @@ int gcs_gc_remark(int threads, gcs_gc_stats *out)
         return -1;
     if (tls_in_collection) {
         /* From an on_collection callback: the world is stopped and we hold
-         * gc_lock; collections is counted up only after the callback. */
-        remark_locked(gc, threads, out, gc->collections + 1);
+         * gc_lock; the collection is counted already (collect_locked). */
+        remark_locked(gc, threads, out, gc->collections);
         return 0;
     }
     uint64_t t0 = gcs_now_ns();
@@ -1157,11 +1198,11 @@ int gcs_gc_last_stats(gcs_gc_stats *out)
     gcs_collector *gc = gcs_gc_global;
     if (!gc)
         return -1;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     int ok = gc->have_last;
     if (ok)
         *out = gc->last;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
     return ok ? 0 : -1;
 }
 
@@ -1170,9 +1211,9 @@ uint64_t gcs_gc_collections(void)
     gcs_collector *gc = gcs_gc_global;
     if (!gc)
         return 0;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     uint64_t n = gc->collections;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
     return n;
 }
 
@@ -1311,9 +1352,9 @@ int gcs_gc_set_threads(int threads)
     gcs_collector *gc = gcs_gc_global;
     if (!gc || threads < 1 || threads > gc->pool_size)
         return -1;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     gc->threads = threads;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
     return 0;
 }
 
@@ -1322,9 +1363,9 @@ int gcs_gc_set_thread_policy_active(int on)
     gcs_collector *gc = gcs_gc_global;
     if (!gc || !gc->opts.thread_policy.name)
         return -1;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     gc->policy_paused = !on;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
     return 0;
 }
 
@@ -1333,9 +1374,9 @@ int gcs_gc_threads(void)
     gcs_collector *gc = gcs_gc_global;
     if (!gc)
         return 0;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     int t = gc->threads;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
     return t;
 }
 
@@ -1349,9 +1390,9 @@ void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode)
     gcs_collector *gc = gcs_gc_global;
     if (!gc || (unsigned)mode > GCS_GC_MARK_ATOMIC_BITS)
         return;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     gc->mark_mode = (int)mode;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
 }
 
 void gcs_gc_set_instrumentation(int on)
@@ -1359,9 +1400,9 @@ void gcs_gc_set_instrumentation(int on)
     gcs_collector *gc = gcs_gc_global;
     if (!gc)
         return;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     gc->instrument = on ? 1 : 0;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
 }
 
 void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer)
@@ -1369,11 +1410,11 @@ void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer)
     gcs_collector *gc = gcs_gc_global;
     if (!gc)
         return;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     gc->opts.compute_span = on;
     gc->opts.span_cost_object = cost_object > 0 ? cost_object : 1;
     gc->opts.span_cost_pointer = cost_pointer >= 0 ? cost_pointer : 1;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
 }
 
 int gcs_gc_is_initialized(void) { return gcs_gc_global != NULL; }
@@ -1570,7 +1611,7 @@ int gcs_gc_init(const gcs_gc_options *opts, gcs_err *err)
 void gcs_gc_shutdown(void)
 {
     gcs_collector *gc = gcs_gc_global;
-    if (!gc)
+    if (!gc || gcs_api_refused("gcs_gc_shutdown", NULL))
         return;
     gcs_gc_detach();
     gcs_gc_global = NULL;

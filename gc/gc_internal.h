@@ -200,6 +200,14 @@ void gcs_llc_worker_start(gcs_worker *w);
 void gcs_llc_worker_stop(gcs_worker *w);       /* sets w->st.cache_misses */
 /* gc.c */
 void gcs_sweep_worker(gcs_worker *w);
+/* API calls that may come from the collecting thread itself (on_collection,
+ * a thread policy's choose(): gc_lock is held there).  gcs_api_lock takes
+ * gc_lock unless this thread holds it already and returns what
+ * gcs_api_unlock must know; gcs_api_refused returns 1, with the error set in
+ * gcs_gc_last_error() and err, when called there (the call must fail). */
+int gcs_api_lock(gcs_collector *gc);
+void gcs_api_unlock(gcs_collector *gc, int locked);
+int gcs_api_refused(const char *what, gcs_err *err);
 /* snapshot_gc.c */
 int gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err); /* at init */
 int gcs_snap_due(gcs_collector *gc, uint64_t index);

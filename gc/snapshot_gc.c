@@ -54,10 +54,10 @@ int gcs_gc_set_snapshot(const char *path, uint64_t every)
     gcs_collector *gc = gcs_gc_global;
     if (!gc || (path && strlen(path) >= sizeof gc->snap_pattern))
         return -1;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     snprintf(gc->snap_pattern, sizeof gc->snap_pattern, "%s", path ? path : "");
     gc->snap_every = every ? every : 1;
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
     return 0;
 }
 
@@ -72,9 +72,9 @@ int gcs_gc_snapshot_next(const char *path)
     gcs_collector *gc = gcs_gc_global;
     if (!gc || !path || !*path || strlen(path) >= sizeof gc->snap_next)
         return -1;
-    pthread_mutex_lock(&gc->gc_lock);
+    int locked = gcs_api_lock(gc);
     snapshot_next_locked(gc, path);
-    pthread_mutex_unlock(&gc->gc_lock);
+    gcs_api_unlock(gc, locked);
     return 0;
 }
 
@@ -89,6 +89,8 @@ int gcs_gc_collect_snapshot(const char *path, gcs_err *err)
         gcs_err_set(err, "gc: bad snapshot path");
         return -1;
     }
+    if (gcs_api_refused("gcs_gc_collect_snapshot", err))
+        return -1;
     /* The collector holds gc_lock for a whole collection, so the request and
      * its result are read between collections. */
     pthread_mutex_lock(&gc->gc_lock);
@@ -414,6 +416,8 @@ int gcs_gc_build_snapshot(const gcs_snapshot *g, gcs_gc_snapshot_heap *out, gcs_
         gcs_err_set(err, "gc: build snapshot heap: no collector");
         return -1;
     }
+    if (gcs_api_refused("gcs_gc_build_snapshot", err))
+        return -1; /* it allocates */
     gcs_err verr;
     if (gcs_snapshot_validate(g, &verr) < 0) {
         gcs_err_set(err, "gc: build snapshot heap: %s", verr.msg);

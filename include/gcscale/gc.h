@@ -81,8 +81,10 @@ typedef struct gcs_gc_stats gcs_gc_stats;
  * count") and may fill the decision's predictions and note.  The collector
  * times the call (decision_ns) and stores the decision in the collection's
  * statistics and log line.  choose() runs on the collecting thread with the
- * world stopped: it must not allocate GC objects or call back into the
- * collector.  destroy(state) is called once, by gcs_gc_shutdown() or by a
+ * world stopped: it may make the calls an on_collection callback may make
+ * (gcs_gc_options.on_collection; gcs_gc_collections() there does not count
+ * the collection about to run yet), and the others fail there as they do in
+ * the callback.  destroy(state) is called once, by gcs_gc_shutdown() or by a
  * failing gcs_gc_init(): from gcs_gc_init() on, the collector owns state. */
 typedef struct gcs_gc_decision {
     int used;                   /* 1: a policy chose this collection's P */
@@ -125,7 +127,21 @@ typedef struct gcs_gc_options {
     double span_cost_pointer; /* both 0: 1 and 1 (units of objects + pointers) */
     const char *log_path;     /* append one JSON line per collection; NULL: $GCSCALE_GC_LOG */
     /* Called by the collecting thread at the end of every collection, with the
-     * world still stopped (it may read, not allocate). */
+     * world still stopped (and the collector's lock held).  It may read:
+     * gcs_gc_collections() (which counts this collection: stats->index),
+     * gcs_gc_last_stats() (this collection's), gcs_gc_threads(),
+     * gcs_gc_max_threads(), gcs_gc_census(), gcs_gc_last_error(),
+     * gcs_gc_cache_miss_info(), gcs_gc_size/nptrs/node_of/is_heap_pointer on
+     * live objects, gcs_gc_stats_to_json(); re-mark: gcs_gc_remark(); and
+     * change settings, which apply from the next collection:
+     * gcs_gc_set_threads, _set_mark_mode, _set_instrumentation,
+     * _set_compute_span, _set_thread_policy_active, _set_snapshot,
+     * gcs_gc_snapshot_next, gcs_gc_add_root/remove_root.  It must not
+     * allocate, collect or change the threads: gcs_gc_alloc*() return NULL,
+     * gcs_gc_collect(), gcs_gc_collect_snapshot(), gcs_gc_build_snapshot()
+     * and gcs_gc_attach() return -1, gcs_gc_detach() and gcs_gc_shutdown()
+     * do nothing, all with gcs_gc_last_error() (and err) saying "... is not
+     * allowed during a collection"; gcs_gc_safepoint() returns at once. */
     void (*on_collection)(const gcs_gc_stats *stats, void *arg);
     void *on_collection_arg;
     /* Chooses P per collection (see gcs_gc_thread_policy); name NULL: none,
@@ -355,6 +371,8 @@ int gcs_gc_remark(int threads, gcs_gc_stats *out);
 
 /* Statistics --------------------------------------------------------------- */
 int gcs_gc_last_stats(gcs_gc_stats *out);   /* -1 before the first collection */
+/* Collections so far; in an on_collection callback, including the one being
+ * reported (= its stats' index, as gcs_gc_last_stats() there). */
 uint64_t gcs_gc_collections(void);
 /* Walks the heap (world must be quiet: call from an attached thread with no
  * other thread running) and counts allocated objects and their payload bytes.
