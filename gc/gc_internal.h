@@ -170,11 +170,23 @@ typedef struct gcs_collector {
     /* heap snapshots (snapshot_gc.c); guarded by gc_lock */
     char snap_pattern[4096];      /* periodic: path pattern, "" off */
     uint64_t snap_every;
-    char snap_next[4096];         /* one-shot request, "" none */
-    uint64_t snap_ticket, snap_done_ticket;
-    int snap_done_status;
-    char snap_done_error[512];
+    char snap_next[4096];         /* gcs_gc_snapshot_next's request, "" none */
+    struct gcs_snap_request *snap_requests; /* gcs_gc_collect_snapshot's, in order */
 } gcs_collector;
+
+/* A gcs_gc_collect_snapshot() call waiting for its file.  It lives on the
+ * caller's stack and is linked into gc->snap_requests (gc_lock held) until
+ * the next collection writes the file, records the result, sets done and
+ * unlinks it; the caller returns only after that.  Each call has its own
+ * entry, so one call's request can never be replaced by another's, nor
+ * another's write be taken for its own (snapshot_gc.c). */
+typedef struct gcs_snap_request {
+    struct gcs_snap_request *next;
+    const char *path;             /* the caller's string ("%d" expanded when written) */
+    int done;                     /* a collection has tried to write it */
+    int status;                   /* 1 written, -1 failed (error) */
+    char error[512];
+} gcs_snap_request;
 
 extern gcs_collector *gcs_gc_global;
 extern const uint32_t gcs_class_bytes[GCS_NCLASSES];

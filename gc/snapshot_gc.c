@@ -61,23 +61,23 @@ int gcs_gc_set_snapshot(const char *path, uint64_t every)
     return 0;
 }
 
-static uint64_t snapshot_next_locked(gcs_collector *gc, const char *path)
-{
-    snprintf(gc->snap_next, sizeof gc->snap_next, "%s", path);
-    return ++gc->snap_ticket;
-}
-
 int gcs_gc_snapshot_next(const char *path)
 {
     gcs_collector *gc = gcs_gc_global;
     if (!gc || !path || !*path || strlen(path) >= sizeof gc->snap_next)
         return -1;
     int locked = gcs_api_lock(gc);
-    snapshot_next_locked(gc, path);
+    snprintf(gc->snap_next, sizeof gc->snap_next, "%s", path);
     gcs_api_unlock(gc, locked);
     return 0;
 }
 
+/* Each call queues a request of its own (gcs_snap_request, on this stack)
+ * and returns the result of writing that request's file.  There used to be
+ * one pending slot and a ticket count: a request from another thread made
+ * before the collection replaced our path, the collection wrote the other
+ * file, and `done ticket >= our ticket` took that write for ours (0 returned,
+ * no file). */
 int gcs_gc_collect_snapshot(const char *path, gcs_err *err)
 {
     gcs_collector *gc = gcs_gc_global;
@@ -91,27 +91,45 @@ int gcs_gc_collect_snapshot(const char *path, gcs_err *err)
     }
     if (gcs_api_refused("gcs_gc_collect_snapshot", err))
         return -1;
-    /* The collector holds gc_lock for a whole collection, so the request and
-     * its result are read between collections. */
+    gcs_snap_request req = {.path = path};
+    /* The collector holds gc_lock from before it decides whether a snapshot
+     * is due until after it has written them, so a request queued here is
+     * either served by a collection as a whole or left for the next one. */
     pthread_mutex_lock(&gc->gc_lock);
-    uint64_t ticket = snapshot_next_locked(gc, path);
+    gcs_snap_request **tail = &gc->snap_requests;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = &req;
     pthread_mutex_unlock(&gc->gc_lock);
     for (;;) {
-        gcs_gc_collect(); /* may be served by a collection already under way */
+        /* Runs a collection or joins one under way; either writes every
+         * queued request, so this loop normally runs once. */
+        int rc = gcs_gc_collect();
         pthread_mutex_lock(&gc->gc_lock);
-        int done = gc->snap_done_ticket >= ticket;
-        int status = gc->snap_done_status;
-        if (done && status < 0)
-            gcs_err_set(err, "%s", gc->snap_done_error);
+        int done = req.done;
+        if (!done && rc < 0) { /* no collection will come: withdraw the request */
+            for (tail = &gc->snap_requests; *tail; tail = &(*tail)->next)
+                if (*tail == &req) {
+                    *tail = req.next;
+                    break;
+                }
+        }
         pthread_mutex_unlock(&gc->gc_lock);
-        if (done)
-            return status < 0 ? -1 : 0;
+        if (done) {
+            if (req.status < 0)
+                gcs_err_set(err, "%s", req.error);
+            return req.status < 0 ? -1 : 0;
+        }
+        if (rc < 0) {
+            gcs_err_set(err, "gc: %s: the collection failed", path);
+            return -1;
+        }
     }
 }
 
 int gcs_snap_due(gcs_collector *gc, uint64_t index)
 {
-    return gc->snap_next[0] || (gc->snap_pattern[0] && index % gc->snap_every == 0);
+    return gc->snap_next[0] || gc->snap_requests || (gc->snap_pattern[0] && index % gc->snap_every == 0);
 }
 
 /* Every "%d" becomes the collection index; everything else is literal. */
@@ -379,32 +397,69 @@ done:
     return rc;
 }
 
+/* One file: expands pattern into path (n bytes) and writes the marked heap. */
+static int snap_write(gcs_collector *gc, const gcs_gc_stats *st, void **roots, size_t nroots, const char *pattern,
+                      char *path, size_t n, uint64_t *bytes, uint64_t *objects, gcs_err *err)
+{
+    if (expand_path(pattern, st->index, path, n) < 0) {
+        snprintf(path, n, "%s", pattern);
+        gcs_err_set(err, "%s: path too long after expanding %%d", pattern);
+        return -1;
+    }
+    if (nroots != st->roots) {
+        gcs_err_set(err, "%s: out of memory for the root list", path);
+        return -1;
+    }
+    return write_heap(gc, st, roots, nroots, path, bytes, objects, err);
+}
+
+/* The files of this collection, each written from the same marks: the
+ * gcs_gc_snapshot_next request, else the periodic file when due (either kind
+ * of one-shot request replaces the periodic file for this collection), then
+ * every gcs_gc_collect_snapshot request, whose callers get their own file's
+ * result.  The statistics describe the first file (path, bytes, objects);
+ * their status is -1, with that file's error, once any file failed, and
+ * snapshot_ns covers them all. */
 int gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroots)
 {
     uint64_t t0 = gcs_now_ns();
-    int oneshot = gc->snap_next[0] != 0;
-    const char *pattern = oneshot ? gc->snap_next : gc->snap_pattern;
-    gcs_err err = {{0}};
-    int rc = -1;
-    if (expand_path(pattern, st->index, st->snapshot_path, sizeof st->snapshot_path) < 0) {
-        snprintf(st->snapshot_path, sizeof st->snapshot_path, "%s", pattern);
-        gcs_err_set(&err, "%s: path too long after expanding %%d", pattern);
-    } else if (nroots != st->roots) {
-        gcs_err_set(&err, "%s: out of memory for the root list", st->snapshot_path);
-    } else {
-        rc = write_heap(gc, st, roots, nroots, st->snapshot_path, &st->snapshot_bytes, &st->snapshot_objects,
-                        &err);
-    }
-    st->snapshot_status = rc == 0 ? 1 : -1;
-    snprintf(st->snapshot_error, sizeof st->snapshot_error, "%s", rc == 0 ? "" : err.msg);
-    if (oneshot) {
+    int nfiles = 0, failed = 0;
+    const char *pattern = gc->snap_next[0] ? gc->snap_next : !gc->snap_requests ? gc->snap_pattern : NULL;
+    if (pattern) {
+        gcs_err err = {{0}};
+        int rc = snap_write(gc, st, roots, nroots, pattern, st->snapshot_path, sizeof st->snapshot_path,
+                            &st->snapshot_bytes, &st->snapshot_objects, &err);
+        st->snapshot_status = rc == 0 ? 1 : -1;
+        snprintf(st->snapshot_error, sizeof st->snapshot_error, "%s", rc == 0 ? "" : err.msg);
+        failed |= rc < 0;
+        nfiles++;
         gc->snap_next[0] = 0;
-        gc->snap_done_ticket = gc->snap_ticket;
-        gc->snap_done_status = st->snapshot_status;
-        snprintf(gc->snap_done_error, sizeof gc->snap_done_error, "%s", st->snapshot_error);
+    }
+    while (gc->snap_requests) {
+        gcs_snap_request *r = gc->snap_requests;
+        char path[sizeof st->snapshot_path];
+        uint64_t bytes = 0, objects = 0;
+        gcs_err err = {{0}};
+        int rc = snap_write(gc, st, roots, nroots, r->path, path, sizeof path, &bytes, &objects, &err);
+        if (nfiles++ == 0) {
+            snprintf(st->snapshot_path, sizeof st->snapshot_path, "%s", path);
+            st->snapshot_bytes = bytes;
+            st->snapshot_objects = objects;
+            st->snapshot_status = 1;
+        }
+        if (rc < 0 && !failed)
+            snprintf(st->snapshot_error, sizeof st->snapshot_error, "%s", err.msg);
+        if (rc < 0) {
+            st->snapshot_status = -1;
+            failed = 1;
+        }
+        r->status = rc == 0 ? 1 : -1;
+        snprintf(r->error, sizeof r->error, "%s", rc == 0 ? "" : err.msg);
+        r->done = 1;
+        gc->snap_requests = r->next; /* the caller may return once gc_lock is free */
     }
     st->snapshot_ns = gcs_now_ns() - t0;
-    return rc;
+    return failed ? -1 : 0;
 }
 
 /* ---- building a heap from a snapshot ------------------------------------------------ */

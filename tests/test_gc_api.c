@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "gcscale/gc.h"
+#include "gcscale/snapshot.h"
 
 /* ---- mark mode and instrumentation changed during collections ---------------- */
 
@@ -348,6 +350,117 @@ static void test_choose_calls(void **state)
     gcs_gc_shutdown();
 }
 
+/* ---- concurrent gcs_gc_collect_snapshot calls --------------------------------- */
+
+#define SNAP_CALLS 200
+
+typedef struct snapper {
+    char path[256];
+    int calls, failed_rc, missing, unreadable;
+    char first_problem[600];
+} snapper;
+
+static atomic_int next_stop;
+
+/* Attached; each call must leave its own file, readable, whatever the other
+ * threads ask for meanwhile.  Before the fix, a request made by the other
+ * thread before the collection replaced this one, and the call returned 0
+ * with no file (hundreds of calls in 2000). */
+static void *snapping(void *arg)
+{
+    snapper *me = arg;
+    gcs_err err;
+    if (gcs_gc_attach(&err) < 0) {
+        me->failed_rc = -1;
+        return NULL;
+    }
+    for (int i = 0; i < SNAP_CALLS; i++) {
+        unlink(me->path);
+        int rc = gcs_gc_collect_snapshot(me->path, &err);
+        me->calls++;
+        if (rc != 0) {
+            if (!me->failed_rc++)
+                snprintf(me->first_problem, sizeof me->first_problem, "call %d: %s", i, err.msg);
+            continue;
+        }
+        if (access(me->path, F_OK) != 0) {
+            if (!me->missing++)
+                snprintf(me->first_problem, sizeof me->first_problem, "call %d returned 0, no file", i);
+            continue;
+        }
+        gcs_snapshot *g = gcs_snapshot_read(me->path, &err);
+        if (!g) {
+            if (!me->unreadable++)
+                snprintf(me->first_problem, sizeof me->first_problem, "call %d: %s", i, err.msg);
+            continue;
+        }
+        gcs_snapshot_free(g);
+        gcs_gc_safepoint();
+    }
+    gcs_gc_detach();
+    return NULL;
+}
+
+/* Not attached: keeps replacing the gcs_gc_snapshot_next request, which
+ * must never take the place of a gcs_gc_collect_snapshot request. */
+static void *requesting_next(void *arg)
+{
+    const char *path = arg;
+    while (!atomic_load(&next_stop)) {
+        gcs_gc_snapshot_next(path);
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void test_collect_snapshot_concurrent(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gcs-test-api-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.threads = 2;
+    o.heap_limit = 8u << 20;
+    gcs_err err;
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    static void *root;
+    root = list_of(500);
+    assert_int_equal(gcs_gc_add_root(&root), 0);
+    gcs_gc_detach(); /* this thread only waits */
+    snapper sn[2];
+    memset(sn, 0, sizeof sn);
+    pthread_t t[2], tn;
+    char next_path[300];
+    snprintf(next_path, sizeof next_path, "%s/next.gcsnap", dir);
+    atomic_store(&next_stop, 0);
+    assert_int_equal(pthread_create(&tn, NULL, requesting_next, next_path), 0);
+    for (int i = 0; i < 2; i++) {
+        snprintf(sn[i].path, sizeof sn[i].path, "%s/snap-%c.gcsnap", dir, 'A' + i);
+        assert_int_equal(pthread_create(&t[i], NULL, snapping, &sn[i]), 0);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    atomic_store(&next_stop, 1);
+    pthread_join(tn, NULL);
+    for (int i = 0; i < 2; i++) {
+        if (sn[i].failed_rc || sn[i].missing || sn[i].unreadable)
+            fprintf(stderr, "thread %c: %d calls, %d failed, %d returned 0 without a file, %d unreadable; "
+                    "first: %s\n", 'A' + i, sn[i].calls, sn[i].failed_rc, sn[i].missing, sn[i].unreadable,
+                    sn[i].first_problem);
+        assert_int_equal(sn[i].calls, SNAP_CALLS);
+        assert_int_equal(sn[i].failed_rc, 0);
+        assert_int_equal(sn[i].missing, 0);
+        assert_int_equal(sn[i].unreadable, 0);
+        unlink(sn[i].path);
+    }
+    assert_int_equal(gcs_gc_attach(&err), 0);
+    gcs_gc_remove_root(&root);
+    gcs_gc_shutdown();
+    unlink(next_path);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* A failed case must not leave its collector to the next one. */
 static int teardown(void **state)
 {
@@ -365,6 +478,7 @@ int main(void)
         cmocka_unit_test_teardown(test_callback_calls, teardown),
         cmocka_unit_test_teardown(test_callback_calls_unattached_collector, teardown),
         cmocka_unit_test_teardown(test_choose_calls, teardown),
+        cmocka_unit_test_teardown(test_collect_snapshot_concurrent, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

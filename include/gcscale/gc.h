@@ -321,12 +321,18 @@ int gcs_gc_cache_miss_info(char *buf, size_t n);
 /* Heap snapshots ------------------------------------------------------------ */
 /* The next collection (whoever triggers it) also writes a snapshot to path
  * ("%d" expanded as above), whether or not a periodic one is due; the
- * periodic one is skipped for that collection.  One request is pending at a
- * time: a second one before that collection replaces the first.  -1 if no
+ * periodic one is skipped for that collection.  One such request is pending
+ * at a time: a second gcs_gc_snapshot_next before that collection replaces
+ * the first (it never replaces a gcs_gc_collect_snapshot request).  -1 if no
  * collector. */
 int gcs_gc_snapshot_next(const char *path);
-/* Collects now and writes a snapshot of the live heap to path.  0, or -1 with
- * err set (the collection itself always happens). */
+/* Collects now (or joins a collection already under way) and writes a
+ * snapshot of the live heap to path ("%d" expanded).  0 means this call's
+ * own file was written; -1 with err set when it was not (the collection
+ * itself always happens).  Calls from several threads are independent: each
+ * queues its own request, and one collection writes every queued file (the
+ * periodic file is skipped for it; its statistics describe the first file,
+ * and snapshot_status is -1 if any failed). */
 int gcs_gc_collect_snapshot(const char *path, gcs_err *err);
 /* Periodic snapshots from now on: path pattern (NULL: off) every N-th (0: 1). */
 int gcs_gc_set_snapshot(const char *path, uint64_t every);
