@@ -137,16 +137,14 @@ static int desired_node(gcs_collector *gc, size_t page_index)
     }
 }
 
-/* Bind pages [i, i+n) to their node before first touch.  A page whose memory
- * is still there (dirty) keeps its node: mbind without MOVE would not move it,
- * so recording a new node would be a lie. */
-static void place_pages(gcs_collector *gc, size_t i, size_t n)
+/* Binds pages [i, i+n) to node (one mbind) and records it, unless every one
+ * of them is bound there already. */
+static void bind_run(gcs_collector *gc, size_t i, size_t n, int node)
 {
-    int node = desired_node(gc, i);
-    gcs_page *pg = &gc->pages[i];
-    if (pg->node == node && !pg->bind_failed)
-        return;
-    if (pg->dirty && pg->node >= 0)
+    size_t k = i;
+    while (k < i + n && gc->pages[k].node == node && !gc->pages[k].bind_failed)
+        k++;
+    if (k == i + n)
         return;
     unsigned long mask[16] = {0};
     int ok = node >= 0 && node < (int)(sizeof mask * 8);
@@ -155,12 +153,36 @@ static void place_pages(gcs_collector *gc, size_t i, size_t n)
         ok = mbind(page_start(gc, i), n << GCS_PAGE_SHIFT, MPOL_BIND, mask,
                    sizeof mask * 8, 0) == 0;
     }
-    for (size_t k = i; k < i + n; k++) {
+    for (k = i; k < i + n; k++) {
         gc->pages[k].node = ok ? node : -1;
         gc->pages[k].bind_failed = !ok;
     }
     if (!ok)
         gc->bind_failures += n;
+}
+
+/* Bind pages [i, i+n) to their node before first touch.  A page whose memory
+ * is still there (dirty: its release was skipped or failed) keeps its node:
+ * mbind without MOVE would not move it, so recording a new node would be a
+ * lie.  So this must run while `dirty` still says so, before pages_take
+ * zeroes the page and clears the flag (it used to run after, and the check
+ * never fired: node_of / node_live_bytes could name a node the memory was
+ * not on).  Per page, since a span can mix dirty and released pages; the
+ * others are bound in runs, one mbind each. */
+static void place_pages(gcs_collector *gc, size_t i, size_t n)
+{
+    int node = desired_node(gc, i);
+    for (size_t k = i; k < i + n;) {
+        if (gc->pages[k].dirty && gc->pages[k].node >= 0) {
+            k++;
+            continue;
+        }
+        size_t e = k + 1;
+        while (e < i + n && !(gc->pages[e].dirty && gc->pages[e].node >= 0))
+            e++;
+        bind_run(gc, k, e - k, node);
+        k = e;
+    }
 }
 
 static inline int page_is_free(gcs_collector *gc, size_t i)
@@ -201,6 +223,7 @@ static int64_t pages_find(gcs_collector *gc, size_t n)
 
 static void pages_take(gcs_collector *gc, size_t i, size_t n)
 {
+    place_pages(gc, i, n); /* first: it reads `dirty`, cleared below */
     for (size_t k = i; k < i + n; k++) {
         page_set_used(gc, k);
         if (gc->pages[k].dirty) {
@@ -208,7 +231,6 @@ static void pages_take(gcs_collector *gc, size_t i, size_t n)
             gc->pages[k].dirty = 0;
         }
     }
-    place_pages(gc, i, n);
     if (i + n > gc->high_water)
         gc->high_water = i + n;
     gc->pages_used += n;
