@@ -261,9 +261,9 @@ int cmd_trace(int argc, char **argv)
                       (double)ru.ru_stime.tv_usec / 1e6;
     if (!quiet)
         fprintf(stderr,
-                "gcscale trace: wrote %s: %zu threads, %zu state changes, %.3f s; %llu records read on %d CPUs, "
+                "gcscale trace: wrote %s: %zu thread%s, %zu state changes, %.3f s; %llu records read on %d CPUs, "
                 "%llu lost; tracer CPU %.3f s\n",
-                out, nthreads - skipped, nchanges, sec(info->end_ns - info->start_ns),
+                out, nthreads - skipped, nthreads - skipped == 1 ? "" : "s", nchanges, sec(info->end_ns - info->start_ns),
                 (unsigned long long)info->samples, info->ncpus, (unsigned long long)info->lost, self_cpu);
     if (info->lost)
         fprintf(stderr,
