@@ -683,7 +683,7 @@ void gcs_gc_detach(void)
 
 #define SWEEP_CLAIM_PAGES 16
 
-static inline int mark_test_clear(gcs_collector *gc, size_t g, int mode)
+static inline int mark_is_set(gcs_collector *gc, size_t g, int mode)
 {
     if (mode == GCS_GC_MARK_ATOMIC_BITS) {
         uint64_t bit = 1ull << (g & 63);
@@ -795,7 +795,7 @@ void gcs_sweep_worker(gcs_worker *w)
             size_t g0 = i * GCS_GRANULES_PER_PAGE;
             if (kind == GCS_PAGE_LARGE_HEAD) {
                 size_t n = pg->span_pages;
-                if (mark_test_clear(gc, g0, mode)) {
+                if (mark_is_set(gc, g0, mode)) {
                     page_mark_clear(gc, i, mode);
                     w->live_objects++;
                     w->live_bytes += n << GCS_PAGE_SHIFT;
@@ -816,7 +816,7 @@ void gcs_sweep_worker(gcs_worker *w)
             /* Backwards, so the free list comes out in address order. */
             for (uint32_t s = live == nslots ? 0 : nslots; s-- > 0;) {
                 char *p = start + (size_t)s * slot;
-                if (!mark_test_clear(gc, g0 + s * gstep, mode)) {
+                if (!mark_is_set(gc, g0 + s * gstep, mode)) {
                     if (*(uint64_t *)p != 0) {
                         w->freed_objects++;
                         *(uint64_t *)p = 0;
@@ -990,13 +990,13 @@ static uint64_t mark_recover(gcs_collector *gc, int threads)
             char *start = page_start(gc, i);
             size_t g0 = i * GCS_GRANULES_PER_PAGE;
             if (pg->kind == GCS_PAGE_LARGE_HEAD) {
-                if (mark_test_clear(gc, g0, mode))
+                if (mark_is_set(gc, g0, mode))
                     rescan_object(gc, start);
             } else if (pg->kind == GCS_PAGE_SMALL && !gc->page_noscan[i]) {
                 uint32_t slot = pg->slot_bytes;
                 size_t gstep = slot >> GCS_GRANULE_SHIFT;
                 for (uint32_t s = 0; s < pg->nslots; s++)
-                    if (mark_test_clear(gc, g0 + s * gstep, mode))
+                    if (mark_is_set(gc, g0 + s * gstep, mode))
                         rescan_object(gc, start + (size_t)s * slot);
             }
         }
@@ -1143,7 +1143,7 @@ static void remark_locked(gcs_collector *gc, int threads, gcs_gc_stats *st, uint
         size_t g0 = i * GCS_GRANULES_PER_PAGE;
         uint64_t live = 0, bytes = 0;
         if (pg->kind == GCS_PAGE_LARGE_HEAD) {
-            if (mark_test_clear(gc, g0, mode)) {
+            if (mark_is_set(gc, g0, mode)) {
                 live = 1;
                 bytes = (uint64_t)pg->span_pages << GCS_PAGE_SHIFT;
             }
