@@ -50,7 +50,8 @@ static void print_help(FILE *fp)
             "  --machine FILE       machine profile for adaptive (default $GCSCALE_MACHINE,\n"
             "                       else data/machines/HOSTNAME.json)\n"
             "  --heap SIZE          heap limit (default: the workload's, which gives its\n"
-            "                       default size many collections; K/M/G suffixes)\n"
+            "                       default size many collections, plus 1 MiB per\n"
+            "                       mutator; K/M/G suffixes)\n"
             "  --size S             the workload's scale: bodies (bh), beam width (cube),\n"
             "                       sentences per round (cky)\n"
             "  --steps N            time steps (bh), scramble length = levels (cube),\n"
@@ -87,7 +88,7 @@ static void list_workloads(int json)
     } else {
         for (size_t i = 0; i < gcs_workload_count(); i++) {
             const gcs_workload_info *w = gcs_workload_info_at(i);
-            printf("%-5s %s\n      default --size %llu (%s), --steps %llu (%s), --heap %zuM\n", w->name,
+            printf("%-5s %s\n      default --size %llu (%s), --steps %llu (%s), --heap %zuM + 1M per mutator\n", w->name,
                    w->summary, (unsigned long long)w->default_size, w->size_meaning,
                    (unsigned long long)w->default_steps, w->steps_meaning, w->default_heap >> 20);
         }
@@ -214,7 +215,7 @@ int cmd_run(int argc, char **argv)
     gcs_err err = {{0}};
     gcs_gc_options go;
     gcs_gc_options_default(&go);
-    go.heap_limit = heap ? heap : info->default_heap;
+    go.heap_limit = heap ? heap : gcs_workload_default_heap(info, wo.mutators);
     if (gcs_adaptive_configure(&go, gc_threads, machine, &err) < 0)
         cli_fail(cmd, &err);
     gcs_outfile logf;

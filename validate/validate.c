@@ -168,7 +168,7 @@ static int run_workload(const run_spec *rs, gcs_validate_whole_run *out, gcs_err
     memset(out, 0, sizeof *out);
     gcs_gc_options go;
     gcs_gc_options_default(&go);
-    go.heap_limit = rs->info->default_heap;
+    go.heap_limit = gcs_workload_default_heap(rs->info, o->mutators);
     go.log_path = "";
     char spec[32];
     if (rs->adaptive)

@@ -34,6 +34,11 @@ const gcs_workload_info *gcs_workload_find(const char *name)
 
 const char *const *gcs_workload_names(void) { return names; }
 
+size_t gcs_workload_default_heap(const gcs_workload_info *info, int mutators)
+{
+    return info->default_heap + (size_t)(mutators > 0 ? mutators : 1) * GCS_WORKLOAD_HEAP_PER_MUTATOR;
+}
+
 /* ---- per-collection log ------------------------------------------------------ */
 
 void gcs_workload_gclog_hook(const gcs_gc_stats *st, void *arg)

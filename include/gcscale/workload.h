@@ -53,9 +53,22 @@ typedef struct gcs_workload_info {
     uint64_t max_size;
     uint64_t max_steps;
     /* A heap limit that gives the default size many collections (each
-     * marking tens of MB): `gcscale run` uses it unless --heap is given. */
+     * marking tens of MB): `gcscale run` uses it, plus the per-mutator
+     * slack below, unless --heap is given (gcs_workload_default_heap). */
     size_t default_heap;
 } gcs_workload_info;
+
+/* Heap added to default_heap for each mutator thread.  Every mutator
+ * allocates from a page of its own per size class it uses, so right after
+ * a collection M mutators take up to M x (classes in use) 64 KiB pages
+ * between them: with 16 mutators and cky's 48 MiB (36 MiB live) one of them
+ * found no page left after two collections of its own ("heap exhausted",
+ * seen on a 16-CPU machine).  1 MiB is 16 such pages per mutator. */
+#define GCS_WORKLOAD_HEAP_PER_MUTATOR ((size_t)1 << 20)
+
+/* The heap limit a run of `mutators` threads gets when none is given:
+ * default_heap + mutators x GCS_WORKLOAD_HEAP_PER_MUTATOR. */
+size_t gcs_workload_default_heap(const gcs_workload_info *info, int mutators);
 
 /* The registered workloads, in a fixed order; NULL-terminated names. */
 size_t gcs_workload_count(void);
