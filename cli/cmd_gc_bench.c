@@ -706,19 +706,23 @@ int cmd_gc_bench(int argc, char **argv)
         gcs_json_print(doc, stdout);
         json_decref(doc);
     } else {
+        /* CSV: the first table alone is plain CSV; what follows it is
+         * "# " comment lines, and a second table comes after a blank line
+         * and its "# title" (the sections of calibrate --csv). */
+        const char *note = csv ? "# " : "";
         gcs_table_print(t, stdout, csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
-        if (!csv) {
+        if (!csv)
             printf("build %.0f ms; busy_share = each worker's busy_ns / mark wall time; "
                    "LLC misses: %s\n", build_ms, llc_info);
-            if (span)
-                printf("T-infinity %.0f (objects + pointers), parallelism %.1f, computed in %.0f ms\n",
-                       span_value, ((double)info.objects + (double)info.pointers) / span_value, span_ms);
-        }
+        if (span)
+            printf("%sT-infinity %.0f (objects + pointers), parallelism %.1f, computed in %.0f ms\n", note,
+                   span_value, ((double)info.objects + (double)info.pointers) / span_value, span_ms);
         if (at) {
             printf("\n");
+            if (csv)
+                printf("# gc-bench: adaptive policy, one row per collection\n");
             gcs_table_print(at, stdout, csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
-            if (!csv)
-                printf("%s\n", aline);
+            printf("%s%s\n", note, aline);
         }
     }
     gcs_table_free(t);

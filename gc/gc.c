@@ -1434,6 +1434,8 @@ void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer)
         return;
     int locked = gcs_api_lock(gc);
     gc->opts.compute_span = on;
+    if (cost_object <= 0 && cost_pointer <= 0)
+        cost_object = cost_pointer = 1; /* both 0: objects + pointers, as gcs_gc_init reads them */
     gc->opts.span_cost_object = cost_object > 0 ? cost_object : 1;
     gc->opts.span_cost_pointer = cost_pointer >= 0 ? cost_pointer : 1;
     gcs_api_unlock(gc, locked);

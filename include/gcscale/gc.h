@@ -305,6 +305,9 @@ int gcs_gc_max_threads(void);
  * during a collection waits for it to end.  A value that is not a
  * gcs_gc_mark_mode is ignored. */
 void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode);
+/* T-infinity of each following collection's marked graph (gcs_gc_stats.span)
+ * with w(v) = cost_object + cost_pointer * nptrs(v); both 0: 1 and 1, the
+ * unit "objects + pointers", as in gcs_gc_options. */
 void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer);
 /* Instrumentation (default on).  Off, workers keep no per-object counters
  * (objects_scanned, pointers_scanned, bytes_marked, chunks_scanned stay 0)

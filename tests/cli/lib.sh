@@ -15,8 +15,18 @@ _report() { # status description
     if [ "$1" -eq 0 ]; then echo "ok $_n - $2"; else echo "not ok $_n - $2"; fi
 }
 
+# A check must not read $TMP/out through expect_ok or expect_exit: they
+# truncate it before the check runs, and `jq -e` passes on empty input.
+# Read it with expect_jq or expect_grep instead; this refuses the mistake.
+_reads_out() {
+    local a
+    for a in "$@"; do [ "$a" = "$TMP/out" ] && return 0; done
+    return 1
+}
+
 expect_ok() {
     local d=$1; shift
+    if _reads_out "$@"; then echo "# test bug: '$d' reads \$TMP/out, which expect_ok overwrites"; _report 1 "$d"; return; fi
     "$@" >"$TMP/out" 2>"$TMP/err"
     local rc=$?
     [ $rc -eq 0 ] || { echo "# exit $rc: $(head -c 400 "$TMP/err")"; }
@@ -25,6 +35,7 @@ expect_ok() {
 
 expect_exit() {
     local want=$1 d=$2; shift 2
+    if _reads_out "$@"; then echo "# test bug: '$d' reads \$TMP/out, which expect_exit overwrites"; _report 1 "$d"; return; fi
     "$@" >"$TMP/out" 2>"$TMP/err"
     local rc=$? lines
     lines=$(wc -l <"$TMP/err")
@@ -39,6 +50,16 @@ expect_grep() {
     local d=$1 pat=$2 file=$3
     if grep -Eq -- "$pat" "$file"; then _report 0 "$d"; else
         echo "# /$pat/ not found in $file:"; head -5 "$file" | sed 's/^/#   /'
+        _report 1 "$d"
+    fi
+}
+
+# expect_jq DESC FILTER FILE: jq -e FILTER holds on FILE, which must hold one
+# JSON document (an empty or missing file fails, where jq -e alone passes).
+expect_jq() {
+    local d=$1 filter=$2 file=$3
+    if [ -s "$file" ] && jq -e "$filter" "$file" >/dev/null 2>"$TMP/jq.err"; then _report 0 "$d"; else
+        echo "# jq -e '$filter' failed on $file:"; head -c 300 "$file" | sed 's/^/#   /'
         _report 1 "$d"
     fi
 }

@@ -42,7 +42,7 @@ expect_ok "boxes widest first, heights add up to wall - idle" jq -e '
   ((([.boxes[].share_ms] | add) - (.wall_ms - .idle_ms)) | fabs) < 1e-9 and .idle_ms == 0' "$TMP/v4.json"
 expect_ok "per-thread state times" jq -e '.threads[0].state_ms["blocked-lock"] * 1000 - 11 | fabs < 1e-9' "$TMP/v4.json"
 expect_ok "--group class: one mutator box of 4 threads, P = 60/22" \
-    bash -c "'$GCSCALE' bottle '$TMP/v4.trace' --group class --json | jq -e '(.boxes | length) == 1 and .boxes[0].threads == 4 and ((.boxes[0].parallelism - 60/22) | fabs) < 1e-9'"
+    bash -o pipefail -c "'$GCSCALE' bottle '$TMP/v4.trace' --group class --json | jq -e '(.boxes | length) == 1 and .boxes[0].threads == 4 and ((.boxes[0].parallelism - 60/22) | fabs) < 1e-9'"
 expect_ok "--csv" "$GCSCALE" bottle "$TMP/v4.trace" --csv
 expect_grep "csv header" "^box,class,threads,share_ms,share_pct,run_ms,parallelism" "$TMP/out"
 expect_ok "--svg" "$GCSCALE" bottle "$TMP/v4.trace" --svg "$TMP/v4.svg" --title "four threads"

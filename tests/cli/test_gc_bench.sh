@@ -3,7 +3,7 @@
 # row per P and the speedup fields, CSV, a snapshot round trip, and one-line
 # usage errors for bad input.
 . "$(dirname "$0")/lib.sh"
-echo "1..31"
+echo "1..34"
 
 expect_ok "gc-bench --help" "$GCSCALE" gc-bench --help
 expect_grep "help names the shapes" "tree, list, random or wide" "$TMP/out"
@@ -33,12 +33,21 @@ expect_grep "csv header" "^threads,mark_ms,mark_ms_min" "$TMP/out"
 
 expect_ok "--instr-cost and --span" \
     "$GCSCALE" gc-bench --shape tree --depth 10 --threads 1 --reps 5 --quiet --json --instr-cost --span
-expect_ok "instr-cost fields and T-infinity 33 of a depth-10 tree" \
-    jq -e '(.rows[0].instr_overhead_pct | type) == "number" and .rows[0].mark_ms_uninstrumented > 0 and .span == 33' "$TMP/out"
+expect_jq "instr-cost fields and T-infinity 33 of a depth-10 tree" \
+    '(.rows[0].instr_overhead_pct | type) == "number" and .rows[0].mark_ms_uninstrumented > 0 and .span == 33' "$TMP/out"
+
+# CSV with a second table: a blank line and a "# title" before it, notes as
+# comment lines, so a reader can split the sections.
+expect_ok "--csv --span --gc-threads adaptive" "$GCSCALE" gc-bench --shape tree --depth 10 --threads 1-2 \
+    --reps 5 --quiet --csv --span --gc-threads adaptive:2 --machine data/machines/dev-2core-kvm-epyc.json
+expect_grep "... T-infinity as a comment line" "^# T-infinity 33 \(objects \+ pointers\)" "$TMP/out"
+cp "$TMP/out" "$TMP/adaptive.csv"
+expect_ok "... the adaptive table after a blank line and its # title" \
+    awk 'prev == "" && /^# gc-bench: adaptive policy/ { t = 1 } t && /^collection,/ { ok = 1 } { prev = $0 } END { exit !ok }' "$TMP/adaptive.csv"
 
 expect_ok "--snapshot-out" "$GCSCALE" gc-bench --shape random --objects 5000 --threads 1 --reps 5 --quiet \
     --snapshot-out "$TMP/r.snap"
-expect_ok "--snapshot rebuilds it: 5001 live objects" bash -c \
+expect_ok "--snapshot rebuilds it: 5001 live objects" bash -o pipefail -c \
     "'$GCSCALE' gc-bench --snapshot '$TMP/r.snap' --threads 1-2 --reps 5 --quiet --json | jq -e '.objects == 5001 and (.rows | length) == 2'"
 
 # A snapshot that cannot be written is an error, not a silent exit 0: up

@@ -24,8 +24,8 @@ expect_ok "P within the profile's CPUs" \
 expect_ok "... and no warning" test ! -s "$TMP/err-within"
 
 expect_ok "predict --json" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1,2 --json
-expect_ok "the JSON parses, with 2 rows and P=1 speedup 1" \
-    jq -e '(.rows | length) == 2 and .rows[0].speedup == 1 and .span == "paper"' "$TMP/out"
+expect_jq "the JSON parses, with 2 rows and P=1 speedup 1" \
+    '(.rows | length) == 2 and .rows[0].speedup == 1 and .span == "paper"' "$TMP/out"
 
 expect_ok "predict --csv --fast --mva closed --span critical" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --csv --fast --mva closed --span critical
@@ -41,7 +41,7 @@ expect_grep "... says so" "--plot .*: cannot write: is a directory" "$TMP/err"
 # --measured without --plot: the table gets the measured speedup and the error.
 expect_ok "--measured puts measured columns in the JSON" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-3 --fast --measured "$TMP/tree.json" --json
-expect_ok "... measured at P = 1, 2 (error against it), not at 3" jq -e '.rows[0].measured_speedup == 1 and
+expect_jq "... measured at P = 1, 2 (error against it), not at 3" '.rows[0].measured_speedup == 1 and
     .rows[0].error_pct == 0 and (.rows[1].error_pct | type) == "number" and .rows[2].measured_speedup == null' "$TMP/out"
 expect_exit 2 "--measured file missing" "$GCSCALE" predict --machine "$DEV" "$SNAP" --measured "$TMP/none.json"
 expect_grep "... in the words every reader uses" "none.json: cannot read: No such file" "$TMP/err"
@@ -67,7 +67,7 @@ PY
 jq '.caches |= map(.type = "instruction")' "$DEV" > "$TMP/icache-only.json"
 expect_ok "instruction caches only: the default predictor runs" \
     "$GCSCALE" predict --machine "$TMP/icache-only.json" "$SNAP" --threads 1-2 --json
-expect_ok "... and it is the fast one" jq -e '.inputs.predictor == "fast"' "$TMP/out"
+expect_jq "... and it is the fast one" '.inputs.predictor == "fast"' "$TMP/out"
 
 # The paper's profiles: a hand-written profile needs --costs (no gc_cost_ns).
 expect_exit 2 "a profile without gc_cost_ns" "$GCSCALE" predict --machine data/machines/o2k.json "$SNAP"
@@ -115,7 +115,7 @@ expect_exit 2 "--overlap fitted, profile without gc_miss_overlap" "$GCSCALE" pre
 expect_grep "says what is missing" "gc_miss_overlap" "$TMP/err"
 jq '.gc_miss_overlap = 6.5' "$DEV" > "$TMP/dev-overlap.json"
 expect_ok "--overlap fitted takes the profile's" \
-    sh -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --overlap fitted | jq -e '.overlap == 6.5'"
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --overlap fitted | jq -e '.overlap == 6.5'"
 expect_exit 2 "--overlap below 1" "$GCSCALE" predict --machine "$DEV" "$SNAP" --overlap 0.5
 expect_exit 2 "--overlap with --mva closed" "$GCSCALE" predict --machine "$DEV" "$SNAP" --overlap 4 --mva closed
 expect_exit 2 "no snapshot given" "$GCSCALE" predict --machine "$DEV"

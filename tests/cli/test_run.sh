@@ -11,7 +11,7 @@ expect_ok "run --list" "$GCSCALE" run --list
 expect_grep "--list: bh" "^bh " "$TMP/out"
 expect_grep "--list: cube" "^cube " "$TMP/out"
 expect_grep "--list: cky" "^cky " "$TMP/out"
-expect_ok "run --list --json: three workloads" bash -c \
+expect_ok "run --list --json: three workloads" bash -o pipefail -c \
     "'$GCSCALE' run --list --json | jq -e '[.[].workload] == [\"bh\", \"cube\", \"cky\"]'"
 
 expect_ok "bh small, text" "$GCSCALE" run bh --size 3000 --steps 3 --heap 2M --mutators 2 --gc-threads 2 --quiet
@@ -38,8 +38,8 @@ expect_ok "--log: as many lines as collections" bash -c \
     "[ \$(wc -l < '$TMP/gc.log') -eq \$(jq .collections '$TMP/cky.json') ]"
 expect_ok "--log: no temporary file left" bash -c "! ls '$TMP'/gc.log.tmp.* 2>/dev/null"
 
-expect_ok "GCSCALE_GC_THREADS=1 is honoured without --gc-threads" bash -c \
-    "GCSCALE_GC_THREADS=1 '$GCSCALE' run cky --size 100 --steps 4 --heap 2M --quiet --json | jq -e '.threads_used | keys == [\"1\"]'"
+expect_ok "GCSCALE_GC_THREADS=1 is honoured without --gc-threads" bash -o pipefail -c \
+    "GCSCALE_GC_THREADS=1 '$GCSCALE' run cky --size 100 --steps 4 --heap 4M --quiet --json | jq -e '.threads_used | keys == [\"1\"]'"
 
 expect_exit 2 "no workload" "$GCSCALE" run
 expect_exit 2 "--trace into a directory: refused before the run" "$GCSCALE" run cky --trace "$TMP"

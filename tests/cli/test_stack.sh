@@ -80,7 +80,7 @@ expect_grep "svg legend" "synchronization" "$TMP/s.svg"
 sed 's/^end 120$/end 240/' "$TMP/st.trace" >"$TMP/st2.trace"
 expect_ok "two baselines: each --multi against the --single before it" "$GCSCALE" stack --single "$TMP/st.trace" \
     --multi "$TMP/mt.trace" --single "$TMP/st2.trace" --multi "$TMP/mt.trace" --json
-expect_ok "speedups 1.5 (T_1 120) and 3 (T_1 240), both adding up to 2" jq -e '
+expect_jq "speedups 1.5 (T_1 120) and 3 (T_1 240), both adding up to 2" '
   (.stacks | map(.components.speedup)) == [1.5, 3] and all(.stacks[]; ((.sum - 2) | fabs) < 1e-9)
   and (.stacks[1].single_trace | endswith("st2.trace"))' "$TMP/out"
 expect_exit 2 "--labels count must match" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/mt.trace" \
