@@ -35,6 +35,7 @@ typedef struct gcs_page {
     uint8_t noscan;         /* small: a pointer-free page (objects with no pointer fields) */
     uint8_t dirty;          /* free page whose memory was not released: zero on reuse */
     uint8_t bind_failed;
+    uint8_t marks_resident; /* its slices of the mark tables are faulted in (marks_fault_in) */
     int32_t node;           /* memory node the page is bound to; -1 unknown */
     uint32_t slot_bytes;    /* small: slot size including header */
     uint32_t nslots;

@@ -225,6 +225,11 @@ struct gcs_gc_stats {
     uint64_t pages_freed;       /* pages this sweep emptied */
     uint64_t heap_limit;
     uint64_t bind_failures;     /* pages whose NUMA bind failed so far */
+    /* Minor page faults of the whole process during the pause
+     * (getrusage; the mutators are parked, so they are the collector's):
+     * memory the mark or sweep touched for the first time.  0 normally; see
+     * "First-touch faults" in docs/collector.md. */
+    uint64_t page_faults;
     int compute_span;
     double span;                /* T-infinity in the cost units below; NaN if not computed */
     double span_cost_object, span_cost_pointer;
