@@ -46,7 +46,9 @@ static void print_help(FILE *fp)
             "built-in recorder ('gcscale run --trace'); 'gcscale trace' sees no GC states.\n"
             "\n"
             "options:\n"
-            "  --single TRACE1  the run with one application thread\n"
+            "  --single TRACE1  the run with one application thread; a trace with one\n"
+            "                   thread in all (an unmodified serial program) counts that\n"
+            "                   one, whatever its class\n"
             "  --multi TRACE    a run with N application threads; repeat it, or list more\n"
             "                   traces after it (up to %d).  --single may be given again:\n"
             "                   each --multi is compared with the --single before it (the\n"
@@ -68,13 +70,20 @@ static void print_help(FILE *fp)
 
 static const char *app_class = GCS_ACCT_APP_CLASS;
 
-static void run_times(const char *path, gcs_acct_run_times *rt)
+/* single: a --single trace.  An unmodified serial program traced with
+ * 'gcscale trace' has one thread, its main thread (class "main"), where its
+ * parallel runs have worker threads: that one thread is the application
+ * thread of the single-threaded run, whatever its class. */
+static void run_times(const char *path, int single, gcs_acct_run_times *rt)
 {
     gcs_err err;
     gcs_trace *t = gcs_trace_read(path, &err);
     if (!t)
         cli_fail(cmd, &err);
     if (gcs_acct_run_times_compute(t, app_class, rt, &err) != 0)
+        cli_fail(cmd, &err);
+    if (single && rt->napp == 0 && t->nthreads == 1 &&
+        gcs_acct_run_times_compute(t, t->threads[0].cls, rt, &err) != 0)
         cli_fail(cmd, &err);
     gcs_trace_free(t);
 }
@@ -149,14 +158,14 @@ int cmd_stack(int argc, char **argv)
     gcs_err err;
     gcs_acct_run_times st[MAX_MULTI];
     for (int k = 0; k < nsingle; k++)
-        run_times(singles[k], &st[k]);
+        run_times(singles[k], 1, &st[k]);
     gcs_acct_stack stacks[MAX_MULTI];
     const char *single_of[MAX_MULTI];
     for (int i = 0; i < nmulti; i++) {
         int k = pair[i] < 0 ? 0 : pair[i];
         single_of[i] = singles[k];
         gcs_acct_run_times mt;
-        run_times(multi[i], &mt);
+        run_times(multi[i], 0, &mt);
         if (gcs_acct_stack_compute(&st[k], &mt, app_class, &stacks[i], &err) != 0) {
             gcs_err e2;
             gcs_err_set(&e2, "%s vs %s: %s", singles[k], multi[i], err.msg);

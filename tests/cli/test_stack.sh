@@ -4,7 +4,7 @@
 # GC component's time agrees with the collector's own pause times (5%), and
 # one-line errors with exit 2.
 . "$(dirname "$0")/lib.sh"
-echo "1..26"
+echo "1..29"
 
 cat >"$TMP/st.trace" <<'T'
 gcscale-trace 1
@@ -109,3 +109,37 @@ expect_exit 2 "--app-class worker: no such threads here" "$GCSCALE" stack --sing
 expect_grep "names the class" 'has 0 application \(class "worker"\) threads' "$TMP/err"
 printf 'gcscale-trace 1\nsource builtin\nclock monotonic\nthread 1 0 main m\nthread 1 0 main m\nend 9\n' >"$TMP/bad.trace"
 expect_exit 2 "malformed multi trace" "$GCSCALE" stack --single "$TMP/st.trace" --multi "$TMP/bad.trace"
+
+# An unmodified program: the serial run is its main thread alone, the parallel
+# one a main thread that waits while two workers run (gcscale trace classes).
+cat >"$TMP/serial.trace" <<'T'
+gcscale-trace 1
+source sched
+clock monotonic
+thread 1 0 main prog
+e 0 1 running
+end 100
+T
+cat >"$TMP/par.trace" <<'T'
+gcscale-trace 1
+source sched
+clock monotonic
+thread 1 0 main prog
+thread 2 10 worker prog
+thread 3 10 worker prog
+e 0 1 running
+e 10 1 blocked-lock
+e 10 2 running
+e 10 3 running
+e 60 2 exited
+e 60 3 exited
+e 60 1 running
+end 70
+T
+expect_ok "a one-thread trace is the single run of --app-class worker" "$GCSCALE" stack --single "$TMP/serial.trace" \
+    --multi "$TMP/par.trace" --app-class worker --json
+expect_jq "... N = 2, speedup 100/70, the parts add up to 2" \
+    '.stacks[0].n == 2 and ((.stacks[0].components.speedup - 100/70) | fabs) < 1e-9 and ((.stacks[0].sum - 2) | fabs) < 1e-9' "$TMP/out"
+expect_exit 2 "... but not a one-thread trace as the multi run" "$GCSCALE" stack --single "$TMP/serial.trace" \
+    --multi "$TMP/serial.trace" --app-class worker
+
