@@ -299,8 +299,10 @@ int cmd_calibrate(int argc, char **argv)
         char host[256] = "";
         if (gethostname(host, sizeof host - 1) < 0 || !host[0])
             snprintf(host, sizeof host, "unknown");
-        make_dir("data");
-        make_dir("data/machines");
+        if (!gc_only) { /* --gc-only reads the profile there: nothing to create */
+            make_dir("data");
+            make_dir("data/machines");
+        }
         snprintf(default_path, sizeof default_path, "data/machines/%s.json", host);
         output = default_path;
     }

@@ -144,6 +144,9 @@ fi
 # --gc-only: the collector's costs and miss overlap into an existing profile
 # (one with small caches, so that the overlap heap stays at its 1 M floor).
 expect_exit 2 "--gc-only, no such profile" "$GCSCALE" calibrate --gc-only --quick -o "$TMP/none.json"
+mkdir -p "$TMP/empty"
+expect_exit 2 "--gc-only, no default profile here" sh -c "cd '$TMP/empty' && exec '$(realpath "$GCSCALE")' calibrate --gc-only --quick"
+expect_ok "... and no data/machines/ left behind" test ! -e "$TMP/empty/data"
 expect_exit 2 "--gc-only with --size" "$GCSCALE" calibrate --gc-only --size 1M -o "$TMP/p.json"
 # The profile is this machine's: its host and CPU count (another machine's
 # is refused, below).
