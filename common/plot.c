@@ -5,6 +5,7 @@
  * numbers (1, 2, 5 x 10^k) so that the axes read naturally. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gcscale/plot.h"
@@ -43,6 +44,39 @@ static void xml_text(FILE *fp, const char *s)
     }
 }
 
+/* A centred heading line.  One that would run past the canvas (a long
+ * path in a title did, cut off at both edges) gets a smaller font, down to
+ * two thirds of its size, and what still does not fit loses its middle to
+ * "...".  Widths are estimated at 0.55 em per character, generous for
+ * Helvetica's average (textLength would be exact, but not every renderer
+ * honours it). */
+static void heading(FILE *fp, int width, int y, int font_size, const char *fill, const char *text)
+{
+    const double em = 0.55;
+    double room = width - 40, size = font_size, len = (double)strlen(text);
+    if (em * size * len > room)
+        size = room / (em * len) > font_size * 2.0 / 3 ? room / (em * len) : font_size * 2.0 / 3;
+    size_t fit = (size_t)(room / (em * size));
+    fprintf(fp, "<text x=\"%d\" y=\"%d\" font-size=\"%.1f\"%s%s%s text-anchor=\"middle\">", width / 2, y, size,
+            fill ? " fill=\"" : "", fill ? fill : "", fill ? "\"" : "");
+    if (len <= fit || fit < 8) {
+        xml_text(fp, text);
+    } else { /* keep the start and the end, which name the thing */
+        size_t head = (fit - 3) / 2, tail = fit - 3 - head;
+        char *cut = malloc(fit + 1);
+        if (cut) {
+            memcpy(cut, text, head);
+            memcpy(cut + head, "...", 3);
+            memcpy(cut + head + 3, text + strlen(text) - tail, tail + 1);
+            xml_text(fp, cut);
+            free(cut);
+        } else {
+            xml_text(fp, text);
+        }
+    }
+    fprintf(fp, "</text>\n");
+}
+
 /* The document's start: canvas, white background, title, subtitle. */
 static void svg_begin(FILE *fp, int width, const char *title, const char *subtitle)
 {
@@ -50,15 +84,9 @@ static void svg_begin(FILE *fp, int width, const char *title, const char *subtit
                 "viewBox=\"0 0 %d %d\" font-family=\"Helvetica, Arial, sans-serif\">\n",
             width, HEIGHT, width, HEIGHT);
     fprintf(fp, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    fprintf(fp, "<text x=\"%d\" y=\"26\" font-size=\"18\" text-anchor=\"middle\">", width / 2);
-    xml_text(fp, title);
-    fprintf(fp, "</text>\n");
-    if (subtitle) {
-        fprintf(fp, "<text x=\"%d\" y=\"46\" font-size=\"12\" fill=\"#555\" text-anchor=\"middle\">",
-                width / 2);
-        xml_text(fp, subtitle);
-        fprintf(fp, "</text>\n");
-    }
+    heading(fp, width, 26, 18, NULL, title);
+    if (subtitle)
+        heading(fp, width, 46, 12, "#555", subtitle);
 }
 
 static void data_range(const gcs_plot *p, double *x0, double *x1, double *y0, double *y1)

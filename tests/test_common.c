@@ -364,10 +364,49 @@ static void test_bar_chart(void **state)
     unlink(path);
 }
 
+/* A title longer than the canvas is set smaller and, past two thirds of
+ * its size, loses its middle: both ends stay, nothing runs off the page. */
+static void test_plot_long_title(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-title-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char title[400];
+    memset(title, 'x', sizeof title - 1);
+    memcpy(title, "START", 5);
+    memcpy(title + sizeof title - 4, "END", 4);
+    double xs[2] = {1, 2}, ys[2] = {1, 2};
+    gcs_plot_series s = {.label = "a", .x = xs, .y = ys, .n = 2};
+    gcs_plot p = {.title = title, .subtitle = "short", .x_label = "P", .y_label = "speedup", .nseries = 1,
+                  .series = &s, .x_min = NAN, .x_max = NAN, .y_min = NAN, .y_max = NAN};
+    gcs_err err;
+    assert_int_equal(gcs_plot_write_svg(&p, path, &err), 0);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char buf[32768];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+    const char *t = strstr(buf, "y=\"26\"");
+    assert_non_null(t);
+    double size = strtod(strstr(t, "font-size=\"") + 11, NULL);
+    assert_true(size >= 11.9 && size <= 12.1); /* 18 px down to two thirds */
+    const char *text = strchr(t, '>') + 1, *end = strstr(text, "</text>");
+    assert_non_null(end);
+    assert_true(strncmp(text, "START", 5) == 0 && strncmp(end - 3, "END", 3) == 0);
+    assert_non_null(strstr(text, "...") );
+    assert_true(0.55 * size * (double)(end - text) <= 800 - 40); /* fits the canvas */
+    assert_non_null(strstr(buf, ">short</text>")); /* a short one is untouched */
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_err_one_line),
+        cmocka_unit_test(test_plot_long_title),
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_percentiles),
