@@ -440,8 +440,13 @@ static void test_heap_reuse(void **state)
 static void test_new_pages_do_not_fault_in_collection(void **state)
 {
     (void)state;
+    /* Under a sanitizer its allocator and shadow memory fault too: the
+     * collections still run (and are checked for races and leaks), the
+     * fault bound is checked in the plain build. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    skip(); /* the sanitizers' own allocators and shadow memory fault too */
+    const int bound_faults = 0;
+#else
+    const int bound_faults = 1;
 #endif
     gcs_gc_options o;
     gcs_gc_options_default(&o);
@@ -470,7 +475,7 @@ static void test_new_pages_do_not_fault_in_collection(void **state)
         gcs_gc_last_stats(&st);
         assert_true(st.live_objects > (uint64_t)(round + 1) * ((4 << 20) / 32));
         /* the first collection may grow the workers' stacks and deques */
-        if (round > 0 && st.page_faults > 8)
+        if (bound_faults && round > 0 && st.page_faults > 8)
             fail_msg("collection %d: %llu page faults (its heap grew by 64 pages)", round + 1,
                      (unsigned long long)st.page_faults);
     }
