@@ -93,10 +93,14 @@ expect_ok "bh with 1 and 2 mutators, traced" bash -c "
 expect_ok "stack of the real runs" "$GCSCALE" stack --single "$TMP/b1.trace" --multi "$TMP/b2.trace" --json
 cp "$TMP/out" "$TMP/b.json"
 expect_ok "adds up to 2" jq -e '((.stacks[0].sum - 2) | fabs) < 1e-9' "$TMP/b.json"
-expect_ok "T_GC within 5% of the collector's summed pauses, both runs" bash -c "
+# The trace's pause ends when the first thread is back at its own work:
+# after the collector has timed its pause, run its statistics callback and
+# woken the world, 25-30 us per collection later on the development VM
+# (2026-11-25), 4% of these 0.7 ms pauses.  So: 5%, plus 50 us per collection.
+expect_ok "T_GC within 5% + 50 us per collection of the collector's summed pauses, both runs" bash -c "
   jq -e --slurpfile r1 '$TMP/b1.json' --slurpfile r2 '$TMP/b2.json' '
-    def close(a; b): b > 0 and (((a - b) | fabs) <= 0.05 * b);
-    close(.stacks[0].single.gc_ms; \$r1[0].gc_pause_ms) and close(.stacks[0].multi.gc_ms; \$r2[0].gc_pause_ms)' '$TMP/b.json'"
+    def close(a; r): r.gc_pause_ms > 0 and (((a - r.gc_pause_ms) | fabs) <= 0.05 * r.gc_pause_ms + 0.05 * r.collections);
+    close(.stacks[0].single.gc_ms; \$r1[0]) and close(.stacks[0].multi.gc_ms; \$r2[0])' '$TMP/b.json'"
 
 # Errors
 expect_exit 2 "--multi without files" "$GCSCALE" stack --single "$TMP/st.trace"
