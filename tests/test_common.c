@@ -330,6 +330,16 @@ static void test_minheap_orders_and_grows(void **state)
     gcs_minheap_free(&h);
 }
 
+/* The file at path, NUL-terminated, into buf (at most size - 1 bytes). */
+static void read_whole(const char *path, char *buf, size_t size)
+{
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    size_t n = fread(buf, 1, size - 1, fp);
+    buf[n] = 0;
+    fclose(fp);
+}
+
 /* A stacked bar chart: one rect per non-zero segment, a negative one drawn
  * (below zero), labels escaped, and bad shapes refused. */
 static void test_bar_chart(void **state)
@@ -346,12 +356,8 @@ static void test_bar_chart(void **state)
                        .ngroups = 1, .groups = groups, .y_max = NAN, .label_values = 1};
     gcs_err err;
     assert_int_equal(gcs_plot_write_bars_svg(&p, path, &err), 0);
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
     char buf[16384];
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = 0;
-    fclose(fp);
+    read_whole(path, buf, sizeof buf);
     int rects = 0;
     for (const char *q = buf; (q = strstr(q, "<rect x=")) != NULL; q++)
         rects++;
@@ -383,12 +389,8 @@ static void test_plot_long_title(void **state)
                   .series = &s, .x_min = NAN, .x_max = NAN, .y_min = NAN, .y_max = NAN};
     gcs_err err;
     assert_int_equal(gcs_plot_write_svg(&p, path, &err), 0);
-    FILE *fp = fopen(path, "r");
-    assert_non_null(fp);
     char buf[32768];
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = 0;
-    fclose(fp);
+    read_whole(path, buf, sizeof buf);
     const char *t = strstr(buf, "y=\"26\"");
     assert_non_null(t);
     double size = strtod(strstr(t, "font-size=\"") + 11, NULL);
