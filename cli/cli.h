@@ -51,4 +51,7 @@ double cli_parse_double(const char *cmd, const char *opt, const char *text, doub
  * typo.  Exits 2 with "gcscale CMD: OPT PATH: cannot write: ...". */
 void cli_check_output(const char *cmd, const char *opt, const char *path);
 
+/* The last component of a path (for titles and labels). */
+const char *cli_base_name(const char *path);
+
 #endif

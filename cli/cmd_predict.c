@@ -294,9 +294,8 @@ int cmd_predict(int argc, char **argv)
     if (plot_path) {
         char title[256], subtitle[512];
         /* base names: the paths are in the JSON; a title is read at a glance */
-        const char *snap_name = strrchr(snapshot_path, '/'), *machine_name = strrchr(machine, '/');
-        snprintf(title, sizeof title, "Predicted mark speedup: %s on %s", snap_name ? snap_name + 1 : snapshot_path,
-                 machine_name ? machine_name + 1 : machine);
+        snprintf(title, sizeof title, "Predicted mark speedup: %s on %s", cli_base_name(snapshot_path),
+                 cli_base_name(machine));
         snprintf(subtitle, sizeof subtitle,
                  "%llu objects, T1 %.4g ms, Tinf %.4g ms; %s predictor, %s MVA, %s span, overlap %.3g; "
                  "recommended P = %d",

@@ -88,7 +88,8 @@ static void list_workloads(int json)
     } else {
         for (size_t i = 0; i < gcs_workload_count(); i++) {
             const gcs_workload_info *w = gcs_workload_info_at(i);
-            printf("%-5s %s\n      default --size %llu (%s), --steps %llu (%s), --heap %zuM + 1M per mutator\n", w->name,
+            printf("%-5s %s\n      default --size %llu (%s), --steps %llu (%s), "
+                   "--heap %zuM + 1M per mutator\n", w->name,
                    w->summary, (unsigned long long)w->default_size, w->size_meaning,
                    (unsigned long long)w->default_steps, w->steps_meaning, w->default_heap >> 20);
         }

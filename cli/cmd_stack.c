@@ -80,18 +80,10 @@ static void run_times(const char *path, int single, gcs_acct_run_times *rt)
     gcs_trace *t = gcs_trace_read(path, &err);
     if (!t)
         cli_fail(cmd, &err);
-    if (gcs_acct_run_times_compute(t, app_class, rt, &err) != 0)
-        cli_fail(cmd, &err);
-    if (single && rt->napp == 0 && t->nthreads == 1 &&
-        gcs_acct_run_times_compute(t, t->threads[0].cls, rt, &err) != 0)
+    const char *cls = single && t->nthreads == 1 ? t->threads[0].cls : app_class;
+    if (gcs_acct_run_times_compute(t, cls, rt, &err) != 0)
         cli_fail(cmd, &err);
     gcs_trace_free(t);
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
 }
 
 int cmd_stack(int argc, char **argv)
@@ -176,7 +168,7 @@ int cmd_stack(int argc, char **argv)
     if (svg) {
         char sub[400];
         if (nsingle == 1)
-            snprintf(sub, sizeof sub, "against %.100s (T_1 = %.1f ms); components add up to N", base_name(single),
+            snprintf(sub, sizeof sub, "against %.100s (T_1 = %.1f ms); components add up to N", cli_base_name(single),
                      st[0].wall_ns / 1e6);
         else
             snprintf(sub, sizeof sub, "each against the single-threaded run given before it; components add up to N");

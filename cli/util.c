@@ -79,3 +79,9 @@ void cli_set_format(const char *cmd, gcs_format *fmt, gcs_format wanted)
         cli_usage_error(cmd, "--json and --csv exclude each other");
     *fmt = wanted;
 }
+
+const char *cli_base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}

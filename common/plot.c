@@ -55,7 +55,7 @@ static void heading(FILE *fp, int width, int y, int font_size, const char *fill,
     const double em = 0.55;
     double room = width - 40, size = font_size, len = (double)strlen(text);
     if (em * size * len > room)
-        size = room / (em * len) > font_size * 2.0 / 3 ? room / (em * len) : font_size * 2.0 / 3;
+        size = fmax(room / (em * len), font_size * 2.0 / 3);
     size_t fit = (size_t)(room / (em * size));
     fprintf(fp, "<text x=\"%d\" y=\"%d\" font-size=\"%.1f\"%s%s%s text-anchor=\"middle\">", width / 2, y, size,
             fill ? " fill=\"" : "", fill ? fill : "", fill ? "\"" : "");
@@ -67,7 +67,7 @@ static void heading(FILE *fp, int width, int y, int font_size, const char *fill,
         if (cut) {
             memcpy(cut, text, head);
             memcpy(cut + head, "...", 3);
-            memcpy(cut + head + 3, text + strlen(text) - tail, tail + 1);
+            memcpy(cut + head + 3, text + (size_t)len - tail, tail + 1);
             xml_text(fp, cut);
             free(cut);
         } else {

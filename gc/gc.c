@@ -231,13 +231,22 @@ static int64_t pages_find(gcs_collector *gc, size_t n)
  * time writes its slices: 4 KiB of mark bytes, exactly one OS page, and 512
  * bytes of mark bits.  The slices stay resident (released pages give back
  * their heap memory only), so this runs once per page. */
+#define OS_PAGE_BYTES 4096
+
+/* Writes a zero into every OS page of [p, p + bytes): memory that is zero
+ * already, now mapped. */
+static void fault_in(void *p, size_t bytes)
+{
+    volatile char *c = p;
+    for (size_t off = 0; off < bytes; off += OS_PAGE_BYTES)
+        c[off] = 0;
+}
+
 static void marks_fault_in(gcs_collector *gc, size_t k)
 {
     size_t g0 = k * GCS_GRANULES_PER_PAGE;
-    volatile uint8_t *bytes = gc->mark_bytes + g0;
-    for (size_t off = 0; off < GCS_GRANULES_PER_PAGE; off += 4096)
-        bytes[off] = 0;
-    ((volatile uint64_t *)gc->mark_bits)[g0 >> 6] = 0;
+    fault_in(gc->mark_bytes + g0, GCS_GRANULES_PER_PAGE);
+    fault_in(&gc->mark_bits[g0 >> 6], GCS_GRANULES_PER_PAGE / 8);
     gc->pages[k].marks_resident = 1;
 }
 
@@ -308,11 +317,8 @@ static int take_page(gcs_collector *gc, gcs_mutator *m, int l, int last_resort)
          * as marks_fault_in's). */
         int fresh = !gc->pages[pi].dirty;
         pages_take(gc, (size_t)pi, 1);
-        if (fresh) {
-            volatile char *mem = page_start(gc, (size_t)pi);
-            for (size_t off = 0; off < GCS_GC_PAGE_BYTES; off += 4096)
-                mem[off] = 0;
-        }
+        if (fresh)
+            fault_in(page_start(gc, (size_t)pi), GCS_GC_PAGE_BYTES);
         gcs_page *pg = &gc->pages[pi];
         pg->kind = GCS_PAGE_SMALL;
         pg->size_class = (uint8_t)c;
