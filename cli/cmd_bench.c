@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ typedef struct bench {
     const char *synthetic, *access;
     gcs_format fmt;
     gcs_topo *t;
+    int quiet;              /* --quiet: no progress lines */
+    gcs_progress *pr;       /* the run's progress: one line per measurement on stderr */
 } bench;
 
 static void print_general_help(FILE *fp);
@@ -63,6 +66,21 @@ static void size_text(uint64_t b, char *buf, size_t len)
         u++;
     }
     snprintf(buf, len, v == floor(v) ? "%.0f%s" : "%.1f%s", v, units[u]);
+}
+
+/* A progress line for the next measurement ("occupancy rw: 40 load points
+ * on 3.8 GiB"): the default buffers are 8 x LLC, and a run takes from
+ * seconds to minutes with nothing else to show until its table. */
+static void bench_step(const bench *b, double work, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void bench_step(const bench *b, double work, const char *fmt, ...)
+{
+    char step[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(step, sizeof step, fmt, ap);
+    va_end(ap);
+    gcs_progress_step(b->pr, step, work);
 }
 
 static void print_tables(gcs_table **tables, const char *const *keys, int n, gcs_format fmt)
@@ -196,7 +214,12 @@ static int run_latency(const bench *b)
                                    15, cols);
     int cpu, cpu_node;
     cpu_side(b, &cpu, &cpu_node);
+    gcs_progress_init(b->pr, nmodes, b->quiet);
     for (int i = 0; i < nmodes; i++) {
+        char sz[32];
+        size_text(b->size ? b->size : default_size(b), sz, sizeof sz);
+        bench_step(b, 1, "%s latency, huge pages %s, %s buffer", rw ? "rw" : "read",
+                   gcs_chase_huge_name(modes[i]), sz);
         gcs_chase_opts o = {.cpu = cpu, .cpu_node = cpu < 0 ? cpu_node : -1,
                             .mem_node = mem_node_of(b), .size_bytes = b->size ? b->size : default_size(b),
                             .huge = modes[i],
@@ -228,7 +251,9 @@ static int run_latency(const bench *b)
         gcs_table_add_num(tab, r.max_ns, 1);
         gcs_table_add_num(tab, r.llc_misses_per_step, 2);
         gcs_table_add_str(tab, warn);
+        gcs_progress_done(b->pr, 1);
     }
+    gcs_progress_finish(b->pr);
     gcs_table_print(tab, stdout, b->fmt);
     gcs_table_free(tab);
     return 0;
@@ -268,12 +293,17 @@ static int run_sweep(const bench *b)
     j->huge = huge_single(b);
     int cpu, cpu_node;
     cpu_side(b, &cpu, &cpu_node);
-    char pin_warn[256];
+    char pin_warn[256], sz[32];
     gcs_err err = {{0}};
+    size_text(b->size ? b->size : default_size(b), sz, sizeof sz);
+    gcs_progress_init(b->pr, 1, b->quiet);
+    bench_step(b, 1, "sweep, working sets 4 KiB to %s (one table at the end)", sz);
     if (gcs_topo_run_pinned(b->t, cpu, cpu_node, sweep_fn, j, pin_warn, sizeof pin_warn, &err) < 0)
         cli_fail(cmd, &err);
     if (j->rc < 0)
         cli_fail(cmd, &j->err);
+    gcs_progress_done(b->pr, 1);
+    gcs_progress_finish(b->pr);
     join_warn(j->warn, sizeof j->warn, pin_warn);
     static const char *const cols[] = {"size_bytes", "size", "median_ns", "p10_ns", "p90_ns"};
     char title[700];
@@ -316,12 +346,19 @@ static int run_occupancy(const bench *b)
 {
     int m = mem_node_of(b);
     gcs_err err = {{0}};
+    char sz[32];
+    size_text(b->size ? b->size : default_size(b), sz, sizeof sz);
+    int nclasses = strcmp(b->access, "both") == 0 ? 2 : 1;
+    /* work: the buffer and its cycle 1, then per class M1 1 and the points 4 */
+    gcs_progress_init(b->pr, 1 + 5 * nclasses, b->quiet);
+    bench_step(b, 1, "occupancy: a %s buffer on node %d and its random cycle", sz, m);
     gcs_chase_buf *buf = gcs_chase_buf_new(b->t, b->size ? b->size : default_size(b), m,
                                            huge_single(b), &err);
     if (!buf || gcs_chase_build(buf, 0, b->seed, &err) < 0)
         cli_fail(cmd, &err);
     char warn[768] = "";
     join_warn(warn, sizeof warn, gcs_chase_buf_info_get(buf)->warning);
+    gcs_progress_done(b->pr, 1);
 
     int ncpus;
     int *cpus = ordered_cpus(b, m, &ncpus);
@@ -355,6 +392,7 @@ static int run_occupancy(const bench *b)
         if ((rw && strcmp(b->access, "read") == 0) || (!rw && strcmp(b->access, "rw") == 0))
             continue;
         /* M1: the idle latency from the first thread's CPU, on this buffer. */
+        bench_step(b, 1, "occupancy %s: idle latency M1", rw ? "rw" : "read");
         m1_job mj = {.buf = buf, .prm = {.rw = rw, .reps = b->reps > 0 ? b->reps : 5}};
         char pin_warn[256];
         if (gcs_topo_run_pinned(b->t, first_cpu, -1, m1_fn, &mj, pin_warn, sizeof pin_warn, &err) < 0)
@@ -362,6 +400,9 @@ static int run_occupancy(const bench *b)
         if (mj.rc < 0)
             cli_fail(cmd, &mj.err);
         join_warn(warn, sizeof warn, pin_warn);
+        gcs_progress_done(b->pr, 1);
+        bench_step(b, 4, "occupancy %s: %d load points (up to %d threads x %d chains)", rw ? "rw" : "read",
+                   nc * nch, threads, max_chains);
         gcs_occ_opts o = {.rw = rw, .cpus = synthetic ? NULL : cpus, .ncpus = synthetic ? 0 : ncpus,
                           .thread_counts = counts, .nthread_counts = nc, .chain_counts = chains,
                           .nchain_counts = nch, .steps_per_chain = b->steps,
@@ -369,6 +410,7 @@ static int run_occupancy(const bench *b)
         gcs_occ_result *r = malloc(sizeof *r);
         if (gcs_occ_measure(buf, b->t, &o, r, &err) < 0)
             cli_fail(cmd, &err);
+        gcs_progress_done(b->pr, 4);
         join_warn(warn, sizeof warn, r->warning);
         for (int i = 0; i < r->npoints; i++) {
             gcs_table_add_str(pt, rw ? "rw" : "read");
@@ -406,6 +448,7 @@ static int run_occupancy(const bench *b)
         gcs_table_add_str(ft, note);
         free(r);
     }
+    gcs_progress_finish(b->pr);
     gcs_table *tabs[] = {pt, ft};
     static const char *const keys[] = {"points", "fits"};
     print_tables(tabs, keys, 2, b->fmt);
@@ -440,9 +483,15 @@ static int run_bandwidth(const bench *b)
         threads = ncpus;
     gcs_bw_result r;
     const gcs_chase_buf_info *in = gcs_chase_buf_info_get(buf);
+    char sz[32];
+    size_text(in->size_bytes, sz, sizeof sz);
+    gcs_progress_init(b->pr, 1, b->quiet);
+    bench_step(b, 1, "bandwidth: %d threads reading %s on node %d", threads, sz, m);
     if (gcs_bw_measure(b->t, gcs_chase_buf_data(buf), in->size_bytes, synthetic ? NULL : cpus,
                        threads, b->reps > 0 ? b->reps : 10, &r, &err) < 0)
         cli_fail(cmd, &err);
+    gcs_progress_done(b->pr, 1);
+    gcs_progress_finish(b->pr);
     join_warn(warn, sizeof warn, r.warning);
     static const char *const cols[] = {"mem_node", "threads", "size_bytes", "huge_pages", "reps",
                                        "best_gbs", "median_gbs", "warning"};
@@ -519,6 +568,7 @@ static int run_topology(const bench *b)
     "  --topology SYNTH    use an hwloc synthetic topology (nothing is pinned or bound;\n"   \
     "                      a warning says so)\n"                                             \
     "  --json | --csv      machine-readable output\n"                                        \
+    "  --quiet             no progress lines on stderr (warnings are still printed)\n"       \
     "  -h, --help          this text\n"
 #define PLACE_HELP                                                                           \
     "  --cpu N             pin to OS CPU N\n"                                                \
@@ -535,13 +585,13 @@ static bench benches[] = {
      "median, p10, p90, min and max over repetitions, after one warm-up repetition.\n"
      "With transparent huge pages available, runs once with 4 KiB pages\n"
      "(MADV_NOHUGEPAGE) and once with huge pages (MADV_HUGEPAGE).\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
     {"rw", run_latency, O_CPU | O_CPU_NODE | O_NODE | O_SIZE | O_REPS | O_HUGE | O_TOPO | O_STEPS | O_SEED,
      "idle atomic read-modify-write latency (a marker setting mark bits)",
      "The latency chase where every step is an atomic read-modify-write of the word\n"
      "holding the next pointer (lock cmpxchg on x86), as a marker does when it sets\n"
      "a mark bit.  Options and output as for latency.\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
     {"occupancy", run_occupancy, O_NODE | O_SIZE | O_REPS | O_HUGE | O_THREADS | O_CHAINS | O_TOPO | O_STEPS | O_ACCESS | O_SEED,
      "load points (threads x chains) on one memory node and the S_O fits",
      "Loads one memory node with 1..THREADS pinned threads, each chasing 1..CHAINS\n"
@@ -550,26 +600,26 @@ static bench benches[] = {
      "fits the occupancy S_O with M1 = the idle latency measured on the same buffer:\n"
      "the open model R = M1 + S_O*rho/(1-rho), rho = S_O*X (Endo et al.) and a\n"
      "closed exact-MVA model, each with its RMS relative residual.\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
     {"bandwidth", run_bandwidth, O_NODE | O_SIZE | O_REPS | O_HUGE | O_THREADS | O_TOPO | O_SEED,
      "read bandwidth of one memory node with all CPUs loading it",
      "Every thread (one per CPU, pinned; the memory node's own CPUs first) reads and\n"
      "sums its slice of a buffer bound to the node, STREAM-style.  GB/s = bytes /\n"
      "(last finish - first start), best and median over repetitions.\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
     {"sweep", run_sweep, O_CPU | O_CPU_NODE | O_NODE | O_SIZE | O_REPS | O_HUGE | O_TOPO | O_STEPS | O_SEED,
      "read latency vs working set, 4 KiB to SIZE (the cache staircase)",
      "Read latency chases over working sets from 4 KiB up to SIZE (doubling, with a\n"
      "1.5x point between), relinking one buffer for each size.  The steps of the\n"
      "staircase are the cache levels; the last points are memory.\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
     {"topology", run_topology, O_TOPO,
      "nodes, CPUs, caches, huge pages and counters as gcscale sees them",
      "Prints what hwloc reports: memory nodes with OS CPU numbers and memory,\n"
      "caches with level, type, size, line size, associativity and the CPUs sharing\n"
      "each instance, plus the transparent-huge-page mode and whether PAPI counters\n"
      "work (and PAPI's reason when they do not).\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
 };
 #define NBENCHES (int)(sizeof benches / sizeof benches[0])
 
@@ -657,7 +707,8 @@ int cmd_bench(int argc, char **argv)
         {"topology", required_argument, NULL, 'T'}, {"steps", required_argument, NULL, 'S'},
         {"access", required_argument, NULL, 'a'},   {"seed", required_argument, NULL, 'e'},
         {"json", no_argument, NULL, 'j'},           {"csv", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     static const struct { int opt; unsigned bit; const char *name; } bits[] = {
         {'c', O_CPU, "--cpu"}, {'C', O_CPU_NODE, "--cpu-node"}, {'n', O_NODE, "--node"},
@@ -703,6 +754,7 @@ int cmd_bench(int argc, char **argv)
             b->access = optarg;
             break;
         case 'e': b->seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 1, 1L << 62); break;
+        case 'q': b->quiet = 1; break;
         case 'j': cli_set_format(cmd, &b->fmt, GCS_FORMAT_JSON); break;
         case 'v': cli_set_format(cmd, &b->fmt, GCS_FORMAT_CSV); break;
         case 'h': print_bench_help(b, stdout); return 0;
@@ -729,6 +781,8 @@ int cmd_bench(int argc, char **argv)
         cli_usage_error(cmd, "--node: %s", err.msg);
     if (b->cpu_node >= 0 && gcs_topo_node_at(b->t, b->cpu_node)->ncpus == 0)
         cli_usage_error(cmd, "--cpu-node: node %d has no CPUs", b->cpu_node);
+    gcs_progress pr;
+    b->pr = &pr;
     int rc = b->run(b);
     gcs_topo_free(b->t);
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -839,19 +839,28 @@ typedef struct raccess {
 } raccess;
 
 /* With two CPUs or more, a large replay of a heap marked out of address
- * order (one with records, see records_pay()) runs as a two-stage pipeline:
- * the walk (this thread) writes its accesses into chunks of PIPE_CHUNK, a
- * second thread simulates them in the same order, so the results are those
- * of the one-thread replay and the wall time is that of the slower stage.
- * The simulator and the per-node misses belong to the second thread until
- * the end.  There the walk, waiting on the host's memory, is the slower
- * stage (random heap: 580 -> 440 ms); on a heap marked in address order the
- * simulator is, and handing it the accesses through memory another core
- * wrote made it slower than running both stages on one core (tree: 370 ->
- * 420 ms), so those stay on one thread. */
+ * order (one with records, see records_pay()) can run as a two-stage
+ * pipeline: the walk (this thread) writes its accesses into chunks of
+ * PIPE_CHUNK, a second thread simulates them in the same order, so the
+ * results are those of the one-thread replay and the wall time is that of
+ * the slower stage.  The simulator and the per-node misses belong to the
+ * second thread while it runs.
+ *
+ * Whether that pays depends on the machine, and even on the hour, so it is
+ * tried, not assumed: after TRIAL_SKIP accesses the replay times
+ * TRIAL_WINDOW accesses on one thread, then TRIAL_WINDOW with the pipeline,
+ * and keeps the faster.  On a 2-core EPYC guest the walk, waiting on the
+ * host's memory, was the slower stage and the pipeline won (random heap:
+ * 580 -> 440 ms); on a 2-vCPU Xeon guest the same heap took 610 ms on one
+ * thread and 950-1280 ms piped one hour, 1240 and 1020-1070 ms a few hours
+ * later.  On a heap marked in address order the simulator is the slower
+ * stage and passing it the accesses through another core's memory only
+ * adds cost (tree: 370 -> 420 ms on the EPYC guest), so those are never
+ * piped. */
+#define TRIAL_SKIP (1u << 20)
+#define TRIAL_WINDOW (1u << 19)
 #define PIPE_CHUNK 4096
 #define PIPE_CHUNKS 4
-#define PIPE_MIN_OBJECTS 65536
 #define PIPE_LOOKAHEAD 32
 
 struct replay;
@@ -885,6 +894,13 @@ typedef struct replay {
     uint64_t last_line;   /* line of the last access put in the ring + 1 */
     unsigned rhead, rcount;
     raccess ring[RING];
+    /* the pipeline's trial (above) */
+    uint64_t issued;      /* accesses the walk has produced */
+    uint64_t next_check;  /* issued count of the trial's next step (UINT64_MAX: none) */
+    int trial_step;       /* 0: before, 1: timing one thread, 2: timing the pipeline, 3: done */
+    uint64_t trial_t0;
+    double trial_one_ns, trial_pipe_ns;
+    rpipe pipe_store;
 } replay;
 
 /* An object's fields, from its record where there is one, else from the
@@ -925,11 +941,14 @@ static inline void rsim(replay *r, const raccess *a)
 }
 
 static void pipe_publish(replay *r);
+static void replay_trial(replay *r);
 
 static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
 {
     if (__builtin_expect(r->walk_only, 0))
         return;
+    if (__builtin_expect(++r->issued == r->next_check, 0))
+        replay_trial(r);
     if (r->pipe) {
         /* the node now, from the record the walk has at hand, not from
          * the simulator's thread at random later */
@@ -1051,13 +1070,46 @@ static void pipe_finish(replay *r)
     r->pipe = NULL;
 }
 
+/* The pipeline's trial (see "the pipeline" above): called when the walk has
+ * produced next_check accesses, before the access that reached it is
+ * handed on, so that every access goes through exactly one stage in order. */
+static void replay_trial(replay *r)
+{
+    uint64_t now = gcs_now_ns();
+    r->next_check = UINT64_MAX;
+    if (r->trial_step == 0) {
+        r->trial_step = 1;
+        r->trial_t0 = now;
+        r->next_check = r->issued + TRIAL_WINDOW;
+    } else if (r->trial_step == 1) {
+        r->trial_one_ns = (double)(now - r->trial_t0);
+        rdrain(r); /* the ring's accesses precede the pipeline's */
+        r->trial_step = 3;
+        if (pipe_start(r, &r->pipe_store)) {
+            r->trial_step = 2;
+            r->trial_t0 = gcs_now_ns();
+            r->next_check = r->issued + TRIAL_WINDOW;
+        }
+    } else if (r->trial_step == 2) {
+        r->trial_pipe_ns = (double)(now - r->trial_t0);
+        r->trial_step = 3;
+        if (r->trial_pipe_ns >= r->trial_one_ns)
+            pipe_finish(r); /* back to one thread, the ring empty */
+    }
+}
+
 /* An object about to be examined: its mark byte and record, as the
  * collector prefetches a FIFO entry's header and mark. */
 static inline void rprefetch_obj(const replay *r, uint32_t obj)
 {
     __builtin_prefetch(r->marked + obj, 1);
-    if (r->rec)
+    if (r->rec) {
         __builtin_prefetch(r->rec + obj);
+    } else {
+        __builtin_prefetch(r->g->addr + obj);
+        __builtin_prefetch(r->g->nptrs + obj);
+        __builtin_prefetch(r->g->edge_start + obj);
+    }
 }
 
 static inline void rpush(replay *r, uint32_t obj, uint32_t begin, uint32_t end)
@@ -1187,6 +1239,8 @@ static void replay_run(replay *r)
                 }
                 continue;
             }
+            if (!r->rec) /* its fields, read when it leaves the FIFO */
+                __builtin_prefetch(g->edges + g->edge_start[e.obj]);
             if (fifo_count < MARK_FIFO) {
                 fifo[(fifo_head + fifo_count++) % MARK_FIFO] = e.obj;
                 continue;
@@ -1418,10 +1472,17 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
             rc = -1;
         } else {
             r.nlevels = r.sim->nlevels;
-            rpipe pipe;
-            if (rec && !opts->one_thread && !opts->walk_only && n >= PIPE_MIN_OBJECTS && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-                pipe_start(&r, &pipe);
+            r.next_check = UINT64_MAX;
+            if (rec && opts->replay_threads != 1 && !opts->walk_only && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+                if (opts->replay_threads == 2 && pipe_start(&r, &r.pipe_store))
+                    r.trial_step = 3; /* asked for: no trial */
+                else
+                    r.next_check = TRIAL_SKIP; /* the pipeline's trial */
+            }
             replay_run(&r);
+            out->replay_threads = r.pipe ? 2 : 1;
+            out->trial_one_ns = r.trial_one_ns;
+            out->trial_pipe_ns = r.trial_pipe_ns;
             pipe_finish(&r);
             if (r.oom) {
                 gcs_err_set(err, "inspect: out of memory for the mark replay's stack");
@@ -1488,6 +1549,7 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
                               (json_int_t)r->sim.level[k].misses[GCS_ACCESS_RW], "private",
                               k < r->sim.private_levels));
         json_object_set_new(j, "accesses", json_integer((json_int_t)(r->accesses[0] + r->accesses[1])));
+        json_object_set_new(j, "replay_threads", json_integer(r->replay_threads));
         json_object_set_new(j, "cache_levels", lv);
     }
     return j;

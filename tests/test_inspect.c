@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gcscale/inspect.h"
 
@@ -802,40 +803,71 @@ static void test_pointer_free_leaves(void **state)
     gcs_profile_free(p);
 }
 
-/* The slow predictor on g with Tinf given, one_thread and walk_only as asked. */
-static void run_slow(const gcs_snapshot *g, const gcs_profile *p, int one_thread, int walk_only,
+/* The slow predictor on g with Tinf given, replay_threads and walk_only as asked. */
+static void run_slow(const gcs_snapshot *g, const gcs_profile *p, int replay_threads, int walk_only,
                      gcs_inspect_result *out)
 {
     gcs_inspect_opts o;
     gcs_inspect_opts_init(&o);
     o.predictor = GCS_INSPECT_SLOW;
     o.tinf_ns = 0;
-    o.one_thread = one_thread;
+    o.replay_threads = replay_threads;
     o.walk_only = walk_only;
     gcs_err err;
     assert_int_equal(gcs_inspect_heap(g, p, &o, out, &err), 0);
 }
 
-/* A replay large enough to run as a pipeline (the walk on this thread, the
- * simulation on another) gives exactly the one-thread results. */
+/* The results of two replays must be the same, bit for bit. */
+static void assert_same_replay(const gcs_inspect_result *a, const gcs_inspect_result *b)
+{
+    assert_int_equal(a->marked, b->marked);
+    for (int k = 0; k < GCS_ACCESS_COUNT; k++) {
+        assert_int_equal(a->accesses[k], b->accesses[k]);
+        assert_true(a->heap.q1[k] == b->heap.q1[k]);
+        assert_true(a->heap.q1_prefetched[k] == b->heap.q1_prefetched[k]);
+    }
+    assert_true(a->heap.live_lines_avg == b->heap.live_lines_avg);
+    assert_true(a->heap.v[0] == b->heap.v[0]);
+    for (int k = 0; k < a->sim.nlevels; k++)
+        assert_memory_equal(&a->sim.level[k], &b->sim.level[k], sizeof a->sim.level[k]);
+}
+
+/* The pipeline (the walk on this thread, the simulation on another) gives
+ * exactly the one-thread results. */
 static void test_pipeline_same_results(void **state)
 {
     (void)state;
     gcs_snapshot *g = make_random(100000);
     gcs_profile *p = make_profile(1, 1);
     gcs_inspect_result a, b;
+    run_slow(g, p, 2, 0, &a);
+    run_slow(g, p, 1, 0, &b);
+    if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+        assert_int_equal(a.replay_threads, 2);
+    assert_int_equal(b.replay_threads, 1);
+    assert_same_replay(&a, &b);
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
+/* By default a replay long enough times one thread, then the pipeline, and
+ * keeps the faster: switching mid-replay, either way, changes nothing. */
+static void test_pipeline_trial_same_results(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = make_random(400000);
+    gcs_profile *p = make_profile(1, 1);
+    gcs_inspect_result a, b;
     run_slow(g, p, 0, 0, &a);
     run_slow(g, p, 1, 0, &b);
-    assert_int_equal(a.marked, b.marked);
-    for (int k = 0; k < GCS_ACCESS_COUNT; k++) {
-        assert_int_equal(a.accesses[k], b.accesses[k]);
-        assert_true(a.heap.q1[k] == b.heap.q1[k]);
-        assert_true(a.heap.q1_prefetched[k] == b.heap.q1_prefetched[k]);
+    /* long enough for the trial: 2^20 accesses, then two windows of 2^19 */
+    assert_true(a.accesses[0] + a.accesses[1] > (1u << 21));
+    if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+        assert_true(a.trial_one_ns > 0 && a.trial_pipe_ns > 0);
+        assert_int_equal(a.replay_threads, a.trial_pipe_ns < a.trial_one_ns ? 2 : 1);
     }
-    assert_true(a.heap.live_lines_avg == b.heap.live_lines_avg);
-    assert_true(a.heap.v[0] == b.heap.v[0]);
-    for (int k = 0; k < a.sim.nlevels; k++)
-        assert_memory_equal(&a.sim.level[k], &b.sim.level[k], sizeof a.sim.level[k]);
+    assert_true(b.trial_one_ns == 0 && b.trial_pipe_ns == 0);
+    assert_same_replay(&a, &b);
     gcs_snapshot_free(g);
     gcs_profile_free(p);
 }
@@ -880,6 +912,7 @@ int main(void)
         cmocka_unit_test(test_sampled_counts),
         cmocka_unit_test(test_pointer_free_leaves),
         cmocka_unit_test(test_pipeline_same_results),
+        cmocka_unit_test(test_pipeline_trial_same_results),
         cmocka_unit_test(test_walk_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,11 +51,13 @@ typedef struct gcs_inspect_opts {
     /* Slow predictor: model the hardware stream prefetcher (cachesim.h), so
      * that misses it covers go to heap.q1_prefetched.  Default 1. */
     int stream_prefetch;
-    /* Slow predictor: 1 keeps the replay on the calling thread; 0 (default)
-     * lets a large heap marked out of address order be simulated by a second
-     * thread while this one walks it (model/inspect.c, "the pipeline").  The
-     * results are the same either way. */
-    int one_thread;
+    /* Slow predictor, threads of the mark replay (model/inspect.c, "the
+     * pipeline"): 0 (default) lets a large heap marked out of address order
+     * try a second thread that simulates while this one walks, and keep it
+     * when that is faster; 1 keeps the replay on the calling thread; 2 uses
+     * the second thread from the start wherever it may (a heap marked out of
+     * address order, two CPUs).  The results are the same either way. */
+    int replay_threads;
     /* Slow predictor, for benchmarks only (bench-model): 1 runs the mark
      * replay's walk without simulating its accesses, to measure what the
      * walk alone costs -- the floor under the slow predictor's time.  The
@@ -78,6 +80,8 @@ typedef struct gcs_inspect_result {
     /* Slow predictor: the simulated serial mark. */
     uint64_t accesses[GCS_ACCESS_COUNT];
     uint64_t marked;                /* objects the replay marked (= reachable) */
+    int replay_threads;             /* threads the replay ended with: 1, or 2 with the pipeline */
+    double trial_one_ns, trial_pipe_ns; /* the pipeline's trial windows (0: not tried) */
     gcs_cachesim_geom geom;         /* simulated hierarchy (nlevels 0 for fast) */
     gcs_cachesim_result sim;
     double l_private_lines;         /* fast: lines of the private levels (the cap on L) */

@@ -12,8 +12,9 @@
  * 2. For each shape (gcbench's shapes.h, built in gcscale's collector): the
  *    serial (P = 1) mark time, median of --reps collections, then a snapshot
  *    of the heap, and the time of the fast predictor (sampled and exact), the
- *    Tinf walk and the slow predictor on it, each against the mark time;
- *    last the slow predictor's walk with the simulator switched off
+ *    Tinf walk and the slow predictor on it, each against the mark time
+ *    (the slow one as it chooses, then on one thread and on two: see "the
+ *    pipeline" in model/inspect.c); last its walk with the simulator off
  *    (gcs_inspect_opts.walk_only), the floor under the slow predictor.
  *
  * The profile gives the cache geometry and the gc costs; without --profile
@@ -174,12 +175,20 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
 
     printf("\n%s: %llu objects, %llu fields; serial mark %.1f ms (median of %d)\n", gcs_shape_name(kind),
            (unsigned long long)g->nobjects, (unsigned long long)g->nfields, mark_ms, reps);
-    struct { const char *name; gcs_inspect_predictor p; int exact; double tinf; int walk_only; } runs[] = {
-        {"fast, sampled, Tinf given", GCS_INSPECT_FAST, 0, 0, 0},
-        {"fast, exact counts, Tinf given", GCS_INSPECT_FAST, 1, 0, 0},
-        {"fast, sampled, Tinf walked", GCS_INSPECT_FAST, 0, -1, 0},
-        {"slow, Tinf given", GCS_INSPECT_SLOW, 0, 0, 0},
-        {"slow's walk alone (no simulator)", GCS_INSPECT_SLOW, 0, 0, 1},
+    struct {
+        const char *name;
+        gcs_inspect_predictor p;
+        int exact;
+        double tinf;
+        int walk_only, replay_threads;
+    } runs[] = {
+        {"fast, sampled, Tinf given", GCS_INSPECT_FAST, 0, 0, 0, 0},
+        {"fast, exact counts, Tinf given", GCS_INSPECT_FAST, 1, 0, 0, 0},
+        {"fast, sampled, Tinf walked", GCS_INSPECT_FAST, 0, -1, 0, 0},
+        {"slow, Tinf given", GCS_INSPECT_SLOW, 0, 0, 0, 0},
+        {"slow, one thread", GCS_INSPECT_SLOW, 0, 0, 0, 1},
+        {"slow, two threads", GCS_INSPECT_SLOW, 0, 0, 0, 2},
+        {"slow's walk alone (no simulator)", GCS_INSPECT_SLOW, 0, 0, 1, 0},
     };
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         gcs_inspect_opts o;
@@ -188,6 +197,7 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         o.exact = runs[k].exact;
         o.tinf_ns = runs[k].tinf;
         o.walk_only = runs[k].walk_only;
+        o.replay_threads = runs[k].replay_threads;
         gcs_inspect_result r;
         if (gcs_inspect_heap(g, prof, &o, &r, &err) < 0)
             die("inspect", &err);
@@ -198,7 +208,11 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
                r.heap.q1[0], r.heap.q1[1], r.heap.live_lines_avg, (unsigned long long)r.heap.live_lines,
                (unsigned long long)r.heap.edges);
         if (r.predictor == GCS_INSPECT_SLOW && !runs[k].walk_only)
-            printf(", %.1f M accesses/s", (double)(r.accesses[0] + r.accesses[1]) / r.misses_ns * 1e3);
+            printf(", %.1f M accesses/s, %d thread%s", (double)(r.accesses[0] + r.accesses[1]) / r.misses_ns * 1e3,
+                   r.replay_threads, r.replay_threads == 1 ? "" : "s");
+        if (r.trial_pipe_ns > 0)
+            printf(" (trial: %.1f ms one thread, %.1f ms piped, per %u accesses)", r.trial_one_ns * 1e-6,
+                   r.trial_pipe_ns * 1e-6, 1u << 19);
         printf("\n");
     }
     gcs_snapshot_free(g);

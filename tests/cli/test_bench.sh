@@ -40,6 +40,17 @@ expect_grep "occupancy has fits" '"open_s_o_ns"' "$TMP/out"
 expect_grep "occupancy has load points" '"outstanding": 8' "$TMP/out"
 expect_ok "bandwidth" "$GCSCALE" bench bandwidth --size 8M --reps 2
 expect_grep "bandwidth table" "best_gbs" "$TMP/out"
+
+# Progress: one line per measurement on stderr (stderr is a file here, so
+# plain lines), the table alone on stdout; --quiet leaves stderr empty.
+expect_ok "occupancy reports progress" "$GCSCALE" bench occupancy --size 4M --reps 1 --chains 2 --steps 1024 --json
+expect_grep "... a line per measurement" '^\[ *[0-9]+%\] occupancy rw: [0-9]+ load points' "$TMP/err"
+expect_grep "... and the end" '^\[100%\] done in' "$TMP/err"
+expect_jq "... stdout is still one JSON document" '.points | length > 0' "$TMP/out"
+expect_ok "latency reports both page modes" "$GCSCALE" bench latency --size 256K --reps 2 --hugepages both
+expect_grep "... as two steps" '^\[ 50%\] read latency, huge pages on' "$TMP/err"
+expect_ok "--quiet" "$GCSCALE" bench sweep --size 1M --reps 1 --quiet
+_report "$([ ! -s "$TMP/err" ]; echo $?)" "... prints nothing on stderr"
 expect_ok "topology of this machine" "$GCSCALE" bench topology --json
 expect_grep "topology lists caches" '"level": 1' "$TMP/out"
 expect_ok "synthetic topology" "$GCSCALE" bench topology --topology "$SYN" --csv
