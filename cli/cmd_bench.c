@@ -102,10 +102,12 @@ static void print_tables(gcs_table **tables, const char *const *keys, int n, gcs
     }
 }
 
-/* Default buffer: 8 x LLC, at least 1 GiB, so a random line is almost never
+/* The buffer: --size, else 8 x LLC, at least 1 GiB, so a random line is almost never
  * in any cache. */
-static uint64_t default_size(const bench *b)
+static uint64_t buffer_size(const bench *b)
 {
+    if (b->size)
+        return b->size;
     uint64_t s = 8 * gcs_topo_llc_bytes(b->t);
     if (s < (1ull << 30))
         s = 1ull << 30;
@@ -214,14 +216,14 @@ static int run_latency(const bench *b)
                                    15, cols);
     int cpu, cpu_node;
     cpu_side(b, &cpu, &cpu_node);
+    char sz[32];
+    size_text(buffer_size(b), sz, sizeof sz);
     gcs_progress_init(b->pr, nmodes, b->quiet);
     for (int i = 0; i < nmodes; i++) {
-        char sz[32];
-        size_text(b->size ? b->size : default_size(b), sz, sizeof sz);
         bench_step(b, 1, "%s latency, huge pages %s, %s buffer", rw ? "rw" : "read",
                    gcs_chase_huge_name(modes[i]), sz);
         gcs_chase_opts o = {.cpu = cpu, .cpu_node = cpu < 0 ? cpu_node : -1,
-                            .mem_node = mem_node_of(b), .size_bytes = b->size ? b->size : default_size(b),
+                            .mem_node = mem_node_of(b), .size_bytes = buffer_size(b),
                             .huge = modes[i],
                             .prm = {.rw = rw, .reps = b->reps > 0 ? b->reps : 7, .steps = b->steps,
                                     .count_llc = 1},
@@ -275,7 +277,7 @@ static void *sweep_fn(void *arg)
     sweep_job *j = arg;
     const bench *b = j->b;
     j->rc = -1;
-    gcs_chase_buf *buf = gcs_chase_buf_new(b->t, b->size ? b->size : default_size(b), mem_node_of(b),
+    gcs_chase_buf *buf = gcs_chase_buf_new(b->t, buffer_size(b), mem_node_of(b),
                                            j->huge, &j->err);
     if (!buf)
         return NULL;
@@ -295,7 +297,7 @@ static int run_sweep(const bench *b)
     cpu_side(b, &cpu, &cpu_node);
     char pin_warn[256], sz[32];
     gcs_err err = {{0}};
-    size_text(b->size ? b->size : default_size(b), sz, sizeof sz);
+    size_text(buffer_size(b), sz, sizeof sz);
     gcs_progress_init(b->pr, 1, b->quiet);
     bench_step(b, 1, "sweep, working sets 4 KiB to %s (one table at the end)", sz);
     if (gcs_topo_run_pinned(b->t, cpu, cpu_node, sweep_fn, j, pin_warn, sizeof pin_warn, &err) < 0)
@@ -347,12 +349,12 @@ static int run_occupancy(const bench *b)
     int m = mem_node_of(b);
     gcs_err err = {{0}};
     char sz[32];
-    size_text(b->size ? b->size : default_size(b), sz, sizeof sz);
+    size_text(buffer_size(b), sz, sizeof sz);
     int nclasses = strcmp(b->access, "both") == 0 ? 2 : 1;
     /* work: the buffer and its cycle 1, then per class M1 1 and the points 4 */
     gcs_progress_init(b->pr, 1 + 5 * nclasses, b->quiet);
     bench_step(b, 1, "occupancy: a %s buffer on node %d and its random cycle", sz, m);
-    gcs_chase_buf *buf = gcs_chase_buf_new(b->t, b->size ? b->size : default_size(b), m,
+    gcs_chase_buf *buf = gcs_chase_buf_new(b->t, buffer_size(b), m,
                                            huge_single(b), &err);
     if (!buf || gcs_chase_build(buf, 0, b->seed, &err) < 0)
         cli_fail(cmd, &err);
@@ -465,7 +467,7 @@ static int run_bandwidth(const bench *b)
 {
     int m = mem_node_of(b);
     gcs_err err = {{0}};
-    gcs_chase_buf *buf = gcs_chase_buf_new(b->t, b->size ? b->size : default_size(b), m,
+    gcs_chase_buf *buf = gcs_chase_buf_new(b->t, buffer_size(b), m,
                                            huge_single(b), &err);
     if (!buf)
         cli_fail(cmd, &err);

@@ -1474,8 +1474,8 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
             r.nlevels = r.sim->nlevels;
             r.next_check = UINT64_MAX;
             if (rec && opts->replay_threads != 1 && !opts->walk_only && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
-                if (opts->replay_threads == 2 && pipe_start(&r, &r.pipe_store))
-                    r.trial_step = 3; /* asked for: no trial */
+                if (opts->replay_threads == 2)
+                    pipe_start(&r, &r.pipe_store); /* asked for: no trial */
                 else
                     r.next_check = TRIAL_SKIP; /* the pipeline's trial */
             }
