@@ -14,12 +14,14 @@ void cli_usage_error(const char *cmd, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     gcs_text_one_line(msg); /* it quotes the bad argument */
+    gcs_progress_end_line();
     fprintf(stderr, "gcscale %s: %s (see 'gcscale %s --help')\n", cmd, msg, cmd);
     exit(CLI_EXIT_USAGE);
 }
 
 void cli_fail(const char *cmd, const gcs_err *err)
 {
+    gcs_progress_end_line();
     fprintf(stderr, "gcscale %s: %s\n", cmd, err->msg[0] ? err->msg : "unknown error");
     exit(CLI_EXIT_USAGE);
 }

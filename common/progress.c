@@ -9,6 +9,9 @@
 
 #include "gcscale/common.h"
 
+/* A live line is on the terminal (not yet ended by a newline). */
+static int line_open;
+
 void gcs_progress_init(gcs_progress *pr, double total_work, int quiet)
 {
     pr->total_work = total_work > 0 ? total_work : 1;
@@ -27,9 +30,10 @@ static void print_line(gcs_progress *pr, const char *step)
     char left[48] = "";
     if (fraction > 0.02)
         snprintf(left, sizeof left, ", about %.0f s left", elapsed / fraction - elapsed);
-    if (pr->tty)
+    if (pr->tty) {
         fprintf(stderr, "\r\033[K[%3.0f%%] %s%s", 100 * fraction, step, left);
-    else
+        line_open = 1;
+    } else
         fprintf(stderr, "[%3.0f%%] %s (%.1f s elapsed%s)\n", 100 * fraction, step, elapsed, left);
     fflush(stderr);
 }
@@ -54,4 +58,12 @@ void gcs_progress_finish(gcs_progress *pr)
     if (pr->tty)
         fprintf(stderr, "\r\033[K");
     fprintf(stderr, "[100%%] done in %.1f s\n", elapsed);
+    line_open = 0;
+}
+
+void gcs_progress_end_line(void)
+{
+    if (line_open)
+        fputc('\n', stderr);
+    line_open = 0;
 }

@@ -139,6 +139,9 @@ void gcs_progress_init(gcs_progress *pr, double total_work, int quiet);
 void gcs_progress_step(gcs_progress *pr, const char *step, double work_of_step);
 void gcs_progress_done(gcs_progress *pr, double work_of_step);
 void gcs_progress_finish(gcs_progress *pr);
+/* Ends a live progress line left on the terminal, so that a message printed
+ * next (an error that stops the run) gets a line of its own. */
+void gcs_progress_end_line(void);
 
 /* ---- result tables ------------------------------------------------------------
  * A table is a list of named columns and rows of cells.  It prints as an
