@@ -887,7 +887,13 @@ typedef struct replay {
     rentry *stack;
     size_t hi, cap;
     int nlevels, nnodes;
-    int walk_only;        /* gcs_inspect_opts.walk_only: no simulation */
+    /* Benchmarks only: the walk's accesses are not simulated as it goes
+     * (aside != 0): with stage == NULL they are dropped
+     * (gcs_inspect_opts.walk_only), else appended to stage and simulated
+     * after the walk (gcs_inspect_opts.stages). */
+    int aside;
+    raccess *stage;
+    size_t nstage, stage_cap;
     double *node_miss;    /* [nnodes + 1] */
     uint64_t nmarked;
     int oom;
@@ -943,10 +949,30 @@ static inline void rsim(replay *r, const raccess *a)
 static void pipe_publish(replay *r);
 static void replay_trial(replay *r);
 
+/* An access of the walk put aside (see replay.aside). */
+static void stage_push(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
+{
+    if (!r->stage)
+        return;
+    if (r->nstage == r->stage_cap) {
+        size_t ncap = r->stage_cap * 2;
+        raccess *s = realloc(r->stage, ncap * sizeof *s);
+        if (!s) {
+            r->oom = 2; /* the stages', not the stack's */
+            return;
+        }
+        r->stage = s;
+        r->stage_cap = ncap;
+    }
+    r->stage[r->nstage++] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+}
+
 static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
 {
-    if (__builtin_expect(r->walk_only, 0))
+    if (__builtin_expect(r->aside, 0)) {
+        stage_push(r, addr, cls, obj);
         return;
+    }
     if (__builtin_expect(++r->issued == r->next_check, 0))
         replay_trial(r);
     if (r->pipe) {
@@ -989,8 +1015,24 @@ static void rdrain(replay *r)
 
 /* ---- the pipeline ---- */
 
-/* Simulator thread: each chunk in turn, rows prefetched PIPE_LOOKAHEAD
- * accesses ahead. */
+/* Simulates n accesses that the walk has stored, in order, their simulator
+ * rows prefetched PIPE_LOOKAHEAD accesses ahead: the pipeline's second
+ * stage, and the staged replay's (gcs_inspect_opts.stages). */
+static void simulate_stored(replay *r, const raccess *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* the stored lines may come from the walk's core: fetch them well
+         * ahead, so that reading an address to prefetch its rows does not
+         * wait for them */
+        if ((i & 3) == 0)
+            __builtin_prefetch(a + i + 4 * PIPE_LOOKAHEAD);
+        if (i + PIPE_LOOKAHEAD < n)
+            gcs_cachesim_prefetch(r->sim, a[i + PIPE_LOOKAHEAD].addr);
+        rsim(r, &a[i]);
+    }
+}
+
+/* Simulator thread: each chunk in turn. */
 static void *pipe_main(void *arg)
 {
     rpipe *p = arg;
@@ -1002,18 +1044,7 @@ static void *pipe_main(void *arg)
                 return NULL;
             sched_yield();
         }
-        const raccess *a = p->buf + (c % PIPE_CHUNKS) * PIPE_CHUNK;
-        uint32_t n = p->len[c % PIPE_CHUNKS];
-        for (uint32_t i = 0; i < n; i++) {
-            /* the chunk's lines come from the walk's core: fetch them well
-             * ahead, so that reading an address to prefetch its rows does
-             * not wait for them */
-            if ((i & 3) == 0)
-                __builtin_prefetch(a + i + 4 * PIPE_LOOKAHEAD);
-            if (i + PIPE_LOOKAHEAD < n)
-                gcs_cachesim_prefetch(r->sim, a[i + PIPE_LOOKAHEAD].addr);
-            rsim(r, &a[i]);
-        }
+        simulate_stored(r, p->buf + (c % PIPE_CHUNKS) * PIPE_CHUNK, p->len[c % PIPE_CHUNKS]);
         atomic_store_explicit(&p->consumed, c + 1, memory_order_release);
     }
 }
@@ -1446,7 +1477,12 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         r.g = g;
         r.ly = ly;
         r.nnodes = nnodes;
-        r.walk_only = opts->walk_only;
+        r.aside = opts->walk_only || opts->stages;
+        if (opts->stages && !opts->walk_only) {
+            /* about three accesses per object; grown as needed */
+            r.stage_cap = 4 * (size_t)(n ? n : 1);
+            r.stage = malloc(r.stage_cap * sizeof *r.stage);
+        }
         out->geom.stream_prefetch = opts->stream_prefetch;
         r.sim = gcs_cachesim_new(&out->geom, err);
         uint64_t mark_table_bytes = (g->params.heap_limit >> ly.gshift) / (ly.bits ? 8 : 1) + 8;
@@ -1467,25 +1503,33 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         int rc = 0;
         if (!r.sim) {
             rc = -1;
-        } else if (!r.marked || !r.node_miss || !r.stack) {
+        } else if (!r.marked || !r.node_miss || !r.stack || (r.stage_cap && !r.stage)) {
             gcs_err_set(err, "inspect: out of memory for the mark replay");
             rc = -1;
         } else {
             r.nlevels = r.sim->nlevels;
             r.next_check = UINT64_MAX;
-            if (rec && opts->replay_threads != 1 && !opts->walk_only && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+            if (rec && opts->replay_threads != 1 && !r.aside && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
                 if (opts->replay_threads == 2)
                     pipe_start(&r, &r.pipe_store); /* asked for: no trial */
                 else
                     r.next_check = TRIAL_SKIP; /* the pipeline's trial */
             }
+            uint64_t tw = gcs_now_ns();
             replay_run(&r);
+            if (r.stage && !r.oom) {
+                uint64_t ts = gcs_now_ns();
+                simulate_stored(&r, r.stage, r.nstage);
+                out->stage_walk_ns = (double)(ts - tw);
+                out->stage_sim_ns = (double)(gcs_now_ns() - ts);
+            }
             out->replay_threads = r.pipe ? 2 : 1;
             out->trial_one_ns = r.trial_one_ns;
             out->trial_pipe_ns = r.trial_pipe_ns;
             pipe_finish(&r);
             if (r.oom) {
-                gcs_err_set(err, "inspect: out of memory for the mark replay's stack");
+                gcs_err_set(err, "inspect: out of memory for the mark replay's %s",
+                            r.oom == 2 ? "stored accesses" : "stack");
                 rc = -1;
             }
         }
@@ -1505,6 +1549,7 @@ int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_i
         free(r.rec);
         free(r.node_miss);
         free(r.stack);
+        free(r.stage);
         if (rc < 0) {
             free(c.node_lines);
             return -1;

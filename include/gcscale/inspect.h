@@ -63,6 +63,14 @@ typedef struct gcs_inspect_opts {
      * walk alone costs -- the floor under the slow predictor's time.  The
      * result then has no misses and no L (zeros).  Default 0. */
     int walk_only;
+    /* Slow predictor, for benchmarks only (bench-model): 1 runs the replay
+     * as two stages, one after the other, on the calling thread: the walk
+     * writes every access into memory (16 bytes each), then the simulator
+     * runs through them with its rows prefetched ahead, as the pipeline's
+     * second thread does.  The results are those of the plain replay; the
+     * result's stage_walk_ns and stage_sim_ns time each stage, so that
+     * "the simulation alone" can be set beside "the walk alone".  Default 0. */
+    int stages;
 } gcs_inspect_opts;
 
 typedef struct gcs_inspect_result {
@@ -82,6 +90,8 @@ typedef struct gcs_inspect_result {
     uint64_t marked;                /* objects the replay marked (= reachable) */
     int replay_threads;             /* threads the replay ended with: 1, or 2 with the pipeline */
     double trial_one_ns, trial_pipe_ns; /* the pipeline's trial windows (0: not tried) */
+    double stage_walk_ns, stage_sim_ns; /* opts.stages: the walk storing its accesses, then their
+                                           simulation (0 otherwise) */
     gcs_cachesim_geom geom;         /* simulated hierarchy (nlevels 0 for fast) */
     gcs_cachesim_result sim;
     double l_private_lines;         /* fast: lines of the private levels (the cap on L) */

@@ -14,8 +14,12 @@
  *    of the heap, and the time of the fast predictor (sampled and exact), the
  *    Tinf walk and the slow predictor on it, each against the mark time
  *    (the slow one as it chooses, then on one thread and on two: see "the
- *    pipeline" in model/inspect.c); last its walk with the simulator off
- *    (gcs_inspect_opts.walk_only), the floor under the slow predictor.
+ *    pipeline" in model/inspect.c); then its walk with the simulator off
+ *    (gcs_inspect_opts.walk_only); last the replay in two stages, the walk
+ *    storing its accesses and then their simulation, each timed
+ *    (gcs_inspect_opts.stages).  An exact replay with this simulator, on at
+ *    most two threads, costs at least the slower of "the walk alone" and "the
+ *    simulation alone": the "floor" line gives that, over the mark.
  *
  * The profile gives the cache geometry and the gc costs; without --profile
  * the machine this was written on is assumed (L1d 48 KiB 12-way, L2 2 MiB
@@ -180,16 +184,18 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         gcs_inspect_predictor p;
         int exact;
         double tinf;
-        int walk_only, replay_threads;
+        int walk_only, replay_threads, stages;
     } runs[] = {
-        {"fast, sampled, Tinf given", GCS_INSPECT_FAST, 0, 0, 0, 0},
-        {"fast, exact counts, Tinf given", GCS_INSPECT_FAST, 1, 0, 0, 0},
-        {"fast, sampled, Tinf walked", GCS_INSPECT_FAST, 0, -1, 0, 0},
-        {"slow, Tinf given", GCS_INSPECT_SLOW, 0, 0, 0, 0},
-        {"slow, one thread", GCS_INSPECT_SLOW, 0, 0, 0, 1},
-        {"slow, two threads", GCS_INSPECT_SLOW, 0, 0, 0, 2},
-        {"slow's walk alone (no simulator)", GCS_INSPECT_SLOW, 0, 0, 1, 0},
+        {"fast, sampled, Tinf given", GCS_INSPECT_FAST, 0, 0, 0, 0, 0},
+        {"fast, exact counts, Tinf given", GCS_INSPECT_FAST, 1, 0, 0, 0, 0},
+        {"fast, sampled, Tinf walked", GCS_INSPECT_FAST, 0, -1, 0, 0, 0},
+        {"slow, Tinf given", GCS_INSPECT_SLOW, 0, 0, 0, 0, 0},
+        {"slow, one thread", GCS_INSPECT_SLOW, 0, 0, 0, 1, 0},
+        {"slow, two threads", GCS_INSPECT_SLOW, 0, 0, 0, 2, 0},
+        {"slow's walk alone (no simulator)", GCS_INSPECT_SLOW, 0, 0, 1, 0, 0},
+        {"slow, staged (walk, then simulation)", GCS_INSPECT_SLOW, 0, 0, 0, 1, 1},
     };
+    double walk_alone_ms = 0;
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         gcs_inspect_opts o;
         gcs_inspect_opts_init(&o);
@@ -198,6 +204,7 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         o.tinf_ns = runs[k].tinf;
         o.walk_only = runs[k].walk_only;
         o.replay_threads = runs[k].replay_threads;
+        o.stages = runs[k].stages;
         gcs_inspect_result r;
         if (gcs_inspect_heap(g, prof, &o, &r, &err) < 0)
             die("inspect", &err);
@@ -214,6 +221,18 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
             printf(" (trial: %.1f ms one thread, %.1f ms piped, per %u accesses)", r.trial_one_ns * 1e-6,
                    r.trial_pipe_ns * 1e-6, 1u << 19);
         printf("\n");
+        if (runs[k].walk_only)
+            walk_alone_ms = r.misses_ns * 1e-6;
+        if (runs[k].stages) {
+            double sim_ms = r.stage_sim_ns * 1e-6, floor_ms = sim_ms > walk_alone_ms ? sim_ms : walk_alone_ms;
+            uint64_t acc = r.accesses[0] + r.accesses[1];
+            printf("  %-32s walk storing its accesses %.1f ms, simulation alone %.1f ms = %.2fx the mark\n"
+                   "  %-32s (%.2f accesses per object, %.1f ns each simulated, the mark %.1f ns per access)\n"
+                   "  %-32s floor of an exact replay, max(walk alone, simulation alone): %.2fx the mark\n",
+                   "", r.stage_walk_ns * 1e-6, sim_ms, sim_ms / mark_ms, "",
+                   (double)acc / (double)g->nobjects, r.stage_sim_ns / (double)acc, mark_ms * 1e6 / (double)acc,
+                   "", floor_ms / mark_ms);
+        }
     }
     gcs_snapshot_free(g);
     free(mark);
