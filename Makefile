@@ -26,7 +26,9 @@ CFLAGS   ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread -Iinclude $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS := -pthread $(LDFLAGS)
 ifneq ($(SAN),)
-ALL_CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all
+# the sanitizer builds also turn on the library's own invariant checks
+# (gcs_assert_internal, common/internal.h); release builds compile them out
+ALL_CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all -DGCS_ASSERT=1
 ALL_LDFLAGS += -fsanitize=$(SAN)
 endif
 LIBS     := $(PKG_LIBS) -lm

@@ -13,6 +13,11 @@
 #include <stdio.h>
 #include <jansson.h>
 
+/* GCS_API marks the library's public API: libgcscale is built with
+ * -fvisibility=hidden, so a function without it does not leave the shared
+ * library.  Every function declared in include/gcscale/ carries it. */
+#define GCS_API __attribute__((visibility("default")))
+
 /* ---- errors ---------------------------------------------------------------
  * Library functions never print and never exit: they return -1 (or NULL) and
  * describe the failure in one line in a caller-provided gcs_err.  The CLI

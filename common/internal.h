@@ -1,0 +1,40 @@
+/* internal.h -- what every library file may use and no user of the library sees.
+ *
+ * This header is not installed.  Public API lives in include/gcscale/ and is
+ * marked GCS_API (include/gcscale/common.h); functions that one folder calls
+ * in another but that are not part of that API carry the `_gcs_` prefix and
+ * are declared in the owning folder's *_internal.h.  The library is built
+ * with -fvisibility=hidden, so only GCS_API symbols leave libgcscale.so.
+ */
+#ifndef GCSCALE_INTERNAL_H
+#define GCSCALE_INTERNAL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- invariants -----------------------------------------------------------
+ * gcs_assert_internal(cond) states an invariant of the library's own code
+ * (not a check of user input: those return an error).  It is compiled in
+ * when GCS_ASSERT is defined, which the Makefile does for the sanitizer
+ * builds (make check-sanitize, SAN=...), and out of release builds, so the
+ * mark loop pays nothing for it.  The condition is not evaluated in release
+ * builds: it must have no side effects. */
+#if defined(GCS_ASSERT) && GCS_ASSERT
+#define gcs_assert_internal(cond)                                              \
+    ((cond) ? (void)0 : _gcs_assert_fail(#cond, __FILE__, __LINE__, __func__))
+#define GCS_ASSERT_ON 1
+#else
+#define gcs_assert_internal(cond) ((void)0)
+#define GCS_ASSERT_ON 0
+#endif
+
+__attribute__((noreturn, cold)) static inline void
+_gcs_assert_fail(const char *cond, const char *file, int line, const char *func)
+{
+    fprintf(stderr, "gcscale: internal assertion failed: %s (%s:%d, %s)\n", cond, file,
+            line, func);
+    fflush(stderr);
+    abort();
+}
+
+#endif
