@@ -33,7 +33,7 @@ ALL_LDFLAGS += -fsanitize=$(SAN)
 endif
 LIBS     := $(PKG_LIBS) -lm
 
-LIB_DIRS := common trace accounting microbench calibrate model gc adaptive gc-predict workloads gcbench schedtrace validate
+LIB_DIRS := common formats trace accounting microbench calibrate model gc adaptive gc-predict workloads gcbench schedtrace validate
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRCS := $(wildcard cli/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)

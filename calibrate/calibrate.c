@@ -74,15 +74,7 @@ static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); 
 /* "1 MiB", "1.5 MiB", "32 KiB": a size for a message. */
 static void size_text(uint64_t bytes, char *buf, size_t len)
 {
-    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 4)
-        v /= 1024, u++;
-    if (v == (double)(uint64_t)v)
-        snprintf(buf, len, "%llu %s", (unsigned long long)v, unit[u]);
-    else
-        snprintf(buf, len, "%.1f %s", v, unit[u]);
+    gcs_format_bytes(bytes, GCS_BYTES_WORD, buf, len);
 }
 
 static void add_warning(ctx *c, const char *w)
@@ -191,38 +183,6 @@ static gcs_chase_buf *new_buffer(ctx *c, uint64_t size, int mem_node, gcs_huge h
     return b;
 }
 
-/* CPUs for occupancy and bandwidth threads: the memory node's own CPUs
- * first, then the rest, so the first load points are local.  A memory-only
- * node has none of its own: it is loaded from the other nodes' CPUs, those
- * of the nearest CPU node first.  The array is sized from the nodes' lists
- * themselves, so no node layout can write past it.  Returns it malloc'ed,
- * with its length in *n; NULL when out of memory. */
-static int *occupancy_cpus(const gcs_topo *t, int mem_node, int *n)
-{
-    size_t total = 0;
-    for (int k = 0; k < gcs_topo_nnodes(t); k++)
-        total += (size_t)gcs_topo_node_at(t, k)->ncpus;
-    int *cpus = calloc(total > 0 ? total : 1, sizeof *cpus);
-    if (!cpus)
-        return NULL;
-    size_t used = 0;
-    int first = gcs_topo_local_cpu_node(t, mem_node);
-    if (first < 0)
-        first = mem_node;
-    const gcs_topo_node *local = gcs_topo_node_at(t, first);
-    for (int i = 0; i < local->ncpus; i++)
-        cpus[used++] = local->cpus[i];
-    for (int k = 0; k < gcs_topo_nnodes(t); k++) {
-        if (k == first)
-            continue;
-        const gcs_topo_node *o = gcs_topo_node_at(t, k);
-        for (int i = 0; i < o->ncpus; i++)
-            cpus[used++] = o->cpus[i];
-    }
-    *n = (int)used;
-    return cpus;
-}
-
 static const char *bound_name(int bound)
 {
     return bound < 0 ? "lower" : bound > 0 ? "upper" : "none";
@@ -240,41 +200,26 @@ static json_t *fit_json(int rc, const gcs_occfit_result *f, const gcs_err *e)
 /* Beyond this rms relative residual the open model does not describe the
  * load points (this VM's honest fits give 0.15-0.35, docs/microbench.md). */
 #define POOR_FIT_RMS 0.5
-/* The N = 1 load point is an idle chase of its own: further than this from
- * M1 (relative), one of the two is noise. */
-#define N1_M1_TOLERANCE 0.25
 
 static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, int real_cpus,
                      double *s_o, json_t *out, gcs_err *err)
 {
-    int ncpus = 0;
-    int *cpus = occupancy_cpus(c->t, mem_node, &ncpus);
-    /* Synthetic: nothing can be pinned, and there are only real_cpus cores
-     * to run threads on; more threads would only time-share.  The thread
-     * counts are therefore sized from the most threads used, not from the
-     * topology's CPUs (a synthetic topology can have fewer than the host). */
-    int max_threads = c->synthetic ? real_cpus : ncpus;
-    if (max_threads < 1)
-        max_threads = 1;
-    int *counts = calloc((size_t)max_threads + 1, sizeof *counts);
+    /* The plan (microbench/occplan.c): the node's CPUs first; on a
+     * synthetic topology real_cpus threads, unpinned. */
+    gcs_occ_plan plan;
+    if (gcs_occ_plan_init(&plan, c->t, mem_node, c->synthetic ? real_cpus : 0, err) < 0)
+        return -1;
     gcs_occ_result *r = malloc(sizeof *r);
-    if (!cpus || !counts || !r) {
-        free(cpus), free(counts), free(r);
+    if (!r) {
+        gcs_occ_plan_free(&plan);
         gcs_err_set(err, "occupancy: out of memory");
         return -1;
     }
-    /* Thread counts 1..max_threads, or 1, 2, 4, ..., max_threads on large
-     * machines: at most max_threads + 1 of them. */
-    int nc = 0;
-    for (int k = 1; k <= max_threads; k = max_threads <= 8 ? k + 1 : k * 2)
-        counts[nc++] = k;
-    if (counts[nc - 1] != max_threads)
-        counts[nc++] = max_threads;
-    gcs_occ_opts o = {.rw = rw, .cpus = c->synthetic ? NULL : cpus, .ncpus = c->synthetic ? 0 : ncpus,
-                      .thread_counts = counts, .nthread_counts = nc, .chain_counts = c->pl.chains,
-                      .nchain_counts = c->pl.nchains, .reps = c->pl.occ_reps};
+    gcs_occ_opts o = {.rw = rw, .chain_counts = c->pl.chains, .nchain_counts = c->pl.nchains,
+                      .reps = c->pl.occ_reps};
+    gcs_occ_plan_opts(&plan, &o);
     int rc = gcs_occ_measure(b, c->t, &o, r, err);
-    free(cpus), free(counts);
+    gcs_occ_plan_free(&plan);
     if (rc < 0) {
         free(r);
         return -1;
@@ -292,23 +237,13 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
     gcs_err eo = {""}, ec = {""};
     int ro = gcs_occfit_open(r->points, r->npoints, m1, &fo, &eo);
     int rcl = gcs_occfit_closed(r->points, r->npoints, m1, 0, &fc, &ec);
-    /* Without an open fit, a single server can still not deliver more than
-     * 1/S_O requests per ns: 1/X_max is the largest S_O the data allow. */
-    double xmax = 0;
-    for (int i = 0; i < r->npoints; i++)
-        if (r->points[i].throughput_per_ns > xmax)
-            xmax = r->points[i].throughput_per_ns;
-    /* The N = 1 point (one thread, one chain) is an idle chase too: a
-     * cross-check of M1, which the fit holds fixed. */
-    double n1 = NAN;
-    for (int i = 0; i < r->npoints && isnan(n1); i++)
-        if (r->points[i].outstanding == 1)
-            n1 = r->points[i].latency_ns;
-    double n1_dev = isfinite(n1) && m1 > 0 ? (n1 - m1) / m1 : NAN;
-    char n1_note[160] = "";
-    if (fabs(n1_dev) > N1_M1_TOLERANCE)
-        snprintf(n1_note, sizeof n1_note, "; the N = 1 load point (%.1f ns) is %.0f%% %s M1 (%.1f ns)",
-                 n1, 100 * fabs(n1_dev), n1_dev < 0 ? "below" : "above", m1);
+    /* The fallback S_O and the N = 1 cross-check of M1 (occplan.c). */
+    gcs_occ_check chk;
+    gcs_occ_check_points(r, m1, &chk);
+    double n1 = chk.n1_latency_ns;
+    char n1_note[168] = "";
+    if (chk.n1_disagrees)
+        snprintf(n1_note, sizeof n1_note, "; %s", chk.n1_note);
     const char *what = rw ? "rw" : "read";
     const char *used = "open";
     /* not_measured: the S_O that goes into the profile is a bound or a
@@ -347,7 +282,7 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
                      what, mem_node, fo.s_o_ns, n1_note);
         }
     } else {
-        *s_o = xmax > 0 ? 1 / xmax : 0;
+        *s_o = chk.s_o_fallback_ns;
         used = "1/max_throughput";
         snprintf(not_measured, sizeof not_measured,
                  "occupancy %s memory node %d: open fit failed (%s); S_O = 1/max throughput%s", what,
@@ -456,7 +391,7 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
     {
         gcs_bw_result bw;
         int ncpus = 0;
-        int *cpus = occupancy_cpus(c->t, m, &ncpus);
+        int *cpus = gcs_occ_cpu_order(c->t, m, &ncpus);
         if (!cpus) {
             gcs_err_set(err, "bandwidth: out of memory");
             goto fail;

@@ -944,20 +944,7 @@ static void format_cpu_list(const int *cpus, int n, char *buf, size_t size)
     free(sorted);
 }
 
-static void format_bytes(uint64_t bytes, char *buf, size_t size)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 5) {
-        v /= 1024;
-        u++;
-    }
-    if (v == floor(v))
-        snprintf(buf, size, "%.0f %s", v, units[u]);
-    else
-        snprintf(buf, size, "%.1f %s", v, units[u]);
-}
+static void format_bytes(uint64_t bytes, char *buf, size_t size) { gcs_format_bytes(bytes, 0, buf, size); }
 
 /* Prints one table and frees it.  CSV has no titles, so each CSV table is a
  * section introduced by a "# title" line; sections are separated by blank

@@ -11,6 +11,8 @@
 #ifndef GCSCALE_CLI_H
 #define GCSCALE_CLI_H
 
+#include <stdio.h>
+
 #include "gcscale/gcscale.h"
 
 #define CLI_EXIT_USAGE 2
@@ -41,6 +43,11 @@ void cli_bad_option(const char *cmd, char **argv) __attribute__((noreturn));
  * error rather than the last one silently winning. */
 void cli_set_format(const char *cmd, gcs_format *fmt, gcs_format wanted);
 
+/* The cases every command's getopt_long loop shares, for its default:
+ * 'j' (--json) and 'c' (--csv) into *fmt (cli_set_format), 'h' (--help)
+ * prints help on stdout and exits 0, anything else is cli_bad_option. */
+void cli_common_option(const char *cmd, int c, char **argv, gcs_format *fmt, void (*help)(FILE *));
+
 /* Parses an integer/size option or exits with a usage error naming it. */
 long cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max);
 uint64_t cli_parse_size(const char *cmd, const char *opt, const char *text);
@@ -50,6 +57,12 @@ double cli_parse_double(const char *cmd, const char *opt, const char *text, doub
  * written at the end (gcs_outfile_check): a long run must not be lost to a
  * typo.  Exits 2 with "gcscale CMD: OPT PATH: cannot write: ...". */
 void cli_check_output(const char *cmd, const char *opt, const char *path);
+
+/* The end of a command that printed its result: flushes stdout and exits 2
+ * with "gcscale CMD: stdout: write failed" where it could not be written
+ * (a full disk, a closed pipe), so a truncated result never exits 0.
+ * Returns 0, the command's exit status. */
+int cli_finish(const char *cmd);
 
 /* The last component of a path (for titles and labels). */
 const char *cli_base_name(const char *path);

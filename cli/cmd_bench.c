@@ -56,17 +56,8 @@ static void cpus_text(const int *cpus, int n, char *buf, size_t len)
     }
 }
 
-static void size_text(uint64_t b, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "K", "M", "G", "T"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, len, v == floor(v) ? "%.0f%s" : "%.1f%s", v, units[u]);
-}
+/* "1.5G", "64M": buffer sizes in progress lines and the sweep's table. */
+static void size_text(uint64_t b, char *buf, size_t len) { gcs_format_bytes(b, GCS_BYTES_SHORT, buf, len); }
 
 /* A progress line for the next measurement ("occupancy rw: 40 load points
  * on 3.8 GiB"): the default buffers are 8 x LLC, and a run takes from
@@ -145,35 +136,6 @@ static void cpu_label(int cpu, int cpu_node, char *buf, size_t len)
         snprintf(buf, len, "node %d", cpu_node);
     else
         snprintf(buf, len, "any");
-}
-
-/* Occupancy/bandwidth threads: the memory node's CPUs first (for a
- * memory-only node, the nearest CPU node's), then the rest.  Sized from the nodes' lists,
- * so that no node layout can write past it; exits when out of memory. */
-static int *ordered_cpus(const bench *b, int mem_node, int *n)
-{
-    size_t total = 0, used = 0;
-    for (int k = 0; k < gcs_topo_nnodes(b->t); k++)
-        total += (size_t)gcs_topo_node_at(b->t, k)->ncpus;
-    int *cpus = calloc(total > 0 ? total : 1, sizeof *cpus);
-    if (!cpus) {
-        gcs_err err;
-        gcs_err_set(&err, "out of memory");
-        cli_fail(cmd, &err);
-    }
-    int first = gcs_topo_local_cpu_node(b->t, mem_node);
-    if (first < 0)
-        first = mem_node;
-    const gcs_topo_node *local = gcs_topo_node_at(b->t, first);
-    for (int i = 0; i < local->ncpus; i++)
-        cpus[used++] = local->cpus[i];
-    for (int k = 0; k < gcs_topo_nnodes(b->t); k++) {
-        const gcs_topo_node *o = gcs_topo_node_at(b->t, k);
-        for (int i = 0; k != first && i < o->ncpus; i++)
-            cpus[used++] = o->cpus[i];
-    }
-    *n = (int)used;
-    return cpus;
 }
 
 static gcs_huge huge_single(const bench *b)
@@ -362,19 +324,11 @@ static int run_occupancy(const bench *b)
     join_warn(warn, sizeof warn, gcs_chase_buf_info_get(buf)->warning);
     gcs_progress_done(b->pr, 1);
 
-    int ncpus;
-    int *cpus = ordered_cpus(b, m, &ncpus);
-    int synthetic = gcs_topo_is_synthetic(b->t);
-    if (synthetic) {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        ncpus = online > 0 ? (int)online : 1; /* threads run unpinned */
-    }
-    int threads = b->threads > 0 ? b->threads : ncpus;
-    int counts[1024], nc = 0;
-    for (int k = 1; k <= threads && nc < 1023; k = threads <= 8 ? k + 1 : k * 2)
-        counts[nc++] = k;
-    if (counts[nc - 1] != threads)
-        counts[nc++] = threads;
+    /* The CPUs and thread counts calibrate uses (microbench/occplan.c). */
+    gcs_occ_plan plan;
+    if (gcs_occ_plan_init(&plan, b->t, m, b->threads, &err) < 0)
+        cli_fail(cmd, &err);
+    int threads = plan.max_threads, nc = plan.nthread_counts;
     int max_chains = b->chains > 0 ? b->chains : GCS_OCC_MAX_CHAINS;
     int chains[GCS_OCC_MAX_CHAINS + 1], nch = 0;
     for (int k = 1; k <= max_chains; k *= 2)
@@ -389,7 +343,6 @@ static int run_occupancy(const bench *b)
                                         "closed_rms_rel_residual", "note"};
     gcs_table *pt = gcs_table_new("occupancy load points", 7, pcols);
     gcs_table *ft = gcs_table_new("occupancy fits (open: Endo et al.; closed: exact MVA)", 8, fcols);
-    int first_cpu = synthetic || ncpus == 0 ? -1 : cpus[0];
     for (int rw = 0; rw < 2; rw++) {
         if ((rw && strcmp(b->access, "read") == 0) || (!rw && strcmp(b->access, "rw") == 0))
             continue;
@@ -397,7 +350,7 @@ static int run_occupancy(const bench *b)
         bench_step(b, 1, "occupancy %s: idle latency M1", rw ? "rw" : "read");
         m1_job mj = {.buf = buf, .prm = {.rw = rw, .reps = b->reps > 0 ? b->reps : 5}};
         char pin_warn[256];
-        if (gcs_topo_run_pinned(b->t, first_cpu, -1, m1_fn, &mj, pin_warn, sizeof pin_warn, &err) < 0)
+        if (gcs_topo_run_pinned(b->t, plan.first_cpu, -1, m1_fn, &mj, pin_warn, sizeof pin_warn, &err) < 0)
             cli_fail(cmd, &err);
         if (mj.rc < 0)
             cli_fail(cmd, &mj.err);
@@ -405,10 +358,9 @@ static int run_occupancy(const bench *b)
         gcs_progress_done(b->pr, 1);
         bench_step(b, 4, "occupancy %s: %d load points (up to %d threads x %d chains)", rw ? "rw" : "read",
                    nc * nch, threads, max_chains);
-        gcs_occ_opts o = {.rw = rw, .cpus = synthetic ? NULL : cpus, .ncpus = synthetic ? 0 : ncpus,
-                          .thread_counts = counts, .nthread_counts = nc, .chain_counts = chains,
-                          .nchain_counts = nch, .steps_per_chain = b->steps,
-                          .reps = b->reps > 0 ? b->reps : 3};
+        gcs_occ_opts o = {.rw = rw, .chain_counts = chains, .nchain_counts = nch,
+                          .steps_per_chain = b->steps, .reps = b->reps > 0 ? b->reps : 3};
+        gcs_occ_plan_opts(&plan, &o);
         gcs_occ_result *r = malloc(sizeof *r);
         if (gcs_occ_measure(buf, b->t, &o, r, &err) < 0)
             cli_fail(cmd, &err);
@@ -427,13 +379,22 @@ static int run_occupancy(const bench *b)
         gcs_err eo = {{0}}, ec = {{0}};
         int ro = gcs_occfit_open(r->points, r->npoints, mj.res.median_ns, &fo, &eo);
         int rc = gcs_occfit_closed(r->points, r->npoints, mj.res.median_ns, 0, &fc, &ec);
+        /* calibrate's checks: what S_O it would store without an open fit,
+         * and whether the N = 1 point agrees with M1 */
+        gcs_occ_check chk;
+        gcs_occ_check_points(r, mj.res.median_ns, &chk);
         char note[1200] = "";
-        if (ro < 0)
-            join_warn(note, sizeof note, eo.msg);
+        if (ro < 0 || !isfinite(fo.s_o_ns) || fo.s_o_ns < 0) {
+            char fb[96];
+            snprintf(fb, sizeof fb, "calibrate would store S_O = 1/max throughput = %.2f ns", chk.s_o_fallback_ns);
+            join_warn(note, sizeof note, ro < 0 ? eo.msg : "no finite open S_O");
+            join_warn(note, sizeof note, fb);
+        }
         else if (fo.bound) /* a limit the data lean on, not a measured S_O */
             join_warn(note, sizeof note,
                       fo.bound < 0 ? "open S_O at its lower bound 0 (no latency rising with load)"
                                    : "open S_O at its upper bound");
+        join_warn(note, sizeof note, chk.n1_note);
         if (rc < 0)
             join_warn(note, sizeof note, ec.msg);
         else if (fc.bound)
@@ -457,7 +418,7 @@ static int run_occupancy(const bench *b)
     gcs_table_free(pt);
     gcs_table_free(ft);
     gcs_chase_buf_free(buf);
-    free(cpus);
+    gcs_occ_plan_free(&plan);
     return 0;
 }
 
@@ -474,7 +435,11 @@ static int run_bandwidth(const bench *b)
     char warn[768] = "";
     join_warn(warn, sizeof warn, gcs_chase_buf_info_get(buf)->warning);
     int ncpus;
-    int *cpus = ordered_cpus(b, m, &ncpus);
+    int *cpus = gcs_occ_cpu_order(b->t, m, &ncpus); /* occupancy's order */
+    if (!cpus) {
+        gcs_err_set(&err, "out of memory");
+        cli_fail(cmd, &err);
+    }
     int synthetic = gcs_topo_is_synthetic(b->t);
     if (synthetic) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -787,9 +752,6 @@ int cmd_bench(int argc, char **argv)
     b->pr = &pr;
     int rc = b->run(b);
     gcs_topo_free(b->t);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        gcs_err_set(&err, "stdout: write failed");
-        cli_fail(cmd, &err);
-    }
+    cli_finish(cmd);
     return rc;
 }

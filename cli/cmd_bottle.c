@@ -84,7 +84,8 @@ int cmd_bottle(int argc, char **argv)
     const char *svg = NULL, *title = NULL;
     gcs_acct_grouping group = GCS_ACCT_BY_THREAD;
     uint32_t mask = GCS_ACCT_ACTIVE_CPU;
-    int json = 0, csv = 0, c;
+    int c;
+    gcs_format fmt = GCS_FORMAT_TEXT;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
         case O_SVG: svg = optarg; break;
@@ -105,17 +106,10 @@ int cmd_bottle(int argc, char **argv)
             else
                 cli_usage_error(cmd, "--active: expected cpu or useful, got '%s'", optarg);
             break;
-        case 'j': json = 1; break;
-        case 'c': csv = 1; break;
-        case 'h':
-            print_help(stdout);
-            return 0;
         default:
-            cli_bad_option(cmd, argv);
+            cli_common_option(cmd, c, argv, &fmt, print_help);
         }
     }
-    if (json && csv)
-        cli_usage_error(cmd, "--json and --csv exclude each other");
     if (optind >= argc)
         cli_usage_error(cmd, "missing TRACE");
     if (argc - optind > 1)
@@ -142,7 +136,7 @@ int cmd_bottle(int argc, char **argv)
         if (gcs_acct_bottle_write_svg(b, title ? title : deftitle, sub, svg, &err) != 0)
             cli_fail(cmd, &err);
     }
-    if (json) {
+    if (fmt == GCS_FORMAT_JSON) {
         json_t *doc = gcs_acct_bottle_to_json(b);
         json_object_set_new(doc, "trace", json_string(path));
         json_object_set_new(doc, "source", json_string(t->source));
@@ -157,7 +151,7 @@ int cmd_bottle(int argc, char **argv)
         json_decref(doc);
     } else {
         gcs_table *tab = gcs_acct_bottle_table(b, "bottle graph, widest box (bottom) first");
-        if (!csv) {
+        if (fmt != GCS_FORMAT_CSV) {
             char command[1024]; /* from the file: control characters shown as '?' */
             snprintf(command, sizeof command, "%s", t->command ? t->command : "");
             gcs_text_one_line(command);
@@ -166,9 +160,9 @@ int cmd_bottle(int argc, char **argv)
             printf("wall %.3f ms = boxes %.3f ms + idle %.3f ms (no thread active); active = %s, one box per %s\n\n",
                    b->wall_ns / 1e6, b->busy_ns / 1e6, b->idle_ns / 1e6, active_name, group_name);
         }
-        gcs_table_print(tab, stdout, csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
+        gcs_table_print(tab, stdout, fmt);
         gcs_table_free(tab);
-        if (svg && !csv)
+        if (svg && fmt != GCS_FORMAT_CSV)
             printf("\nwrote %s\n", svg);
     }
     gcs_acct_bottle_free(b);

@@ -376,10 +376,7 @@ int cmd_calibrate(int argc, char **argv)
     if (!gc_only)
         print_warnings(p);
     gcs_profile_free(p);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        gcs_err_set(&err, "stdout: write failed");
-        cli_fail(cmd, &err);
-    }
+    cli_finish(cmd);
     fprintf(stderr, "wrote %s\n", to_stdout ? "the profile on stdout" : output);
     return 0;
 }

@@ -46,11 +46,7 @@ static int show(const char *path, gcs_format fmt)
     gcs_profile_print(p, stdout, fmt);
     gcs_profile_free(p);
     /* A full disk or closed pipe must not pass for a shown profile. */
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        gcs_err_set(&err, "stdout: write failed");
-        cli_fail(cmd, &err);
-    }
-    return 0;
+    return cli_finish(cmd);
 }
 
 int cmd_machine(int argc, char **argv)
@@ -62,22 +58,16 @@ int cmd_machine(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *optstring = ":h";
-    int json = 0, csv = 0, c;
+    int c;
+    gcs_format fmt = GCS_FORMAT_TEXT;
     /* Options may come before or after the action and file (GNU getopt
      * permutes the operands to the end). */
     while ((c = getopt_long(argc, argv, optstring, options, NULL)) != -1) {
         switch (c) {
-        case 'j': json = 1; break;
-        case 'c': csv = 1; break;
-        case 'h':
-            print_help(stdout);
-            return 0;
         default:
-            cli_bad_option(cmd, argv);
+            cli_common_option(cmd, c, argv, &fmt, print_help);
         }
     }
-    if (json && csv)
-        cli_usage_error(cmd, "--json and --csv exclude each other");
     int nargs = argc - optind;
     if (nargs < 1)
         cli_usage_error(cmd, "missing action (show FILE)");
@@ -88,5 +78,5 @@ int cmd_machine(int argc, char **argv)
         cli_usage_error(cmd, "show: missing FILE");
     if (nargs > 2)
         cli_usage_error(cmd, "show: unexpected argument '%s' (one FILE at a time)", argv[optind + 2]);
-    return show(argv[optind + 1], json ? GCS_FORMAT_JSON : csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
+    return show(argv[optind + 1], fmt);
 }

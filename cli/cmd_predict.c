@@ -341,9 +341,5 @@ int cmd_predict(int argc, char **argv)
     free(threads);
     gcs_snapshot_free(snap);
     gcs_profile_free(prof);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        gcs_err_set(&err, "stdout: write failed");
-        cli_fail(cmd, &err);
-    }
-    return 0;
+    return cli_finish(cmd);
 }

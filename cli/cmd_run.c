@@ -403,10 +403,7 @@ int cmd_run(int argc, char **argv)
     free(mark);
     free(pause);
     gcs_workload_gclog_free(&gclog);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        gcs_err_set(&err, "stdout: write failed");
-        cli_fail(cmd, &err);
-    }
+    cli_finish(cmd);
     if (!res.verified) {
         fprintf(stderr, "gcscale run: %s: verification failed: %s\n", info->name, res.verify_msg);
         return 1;

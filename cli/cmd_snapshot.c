@@ -213,11 +213,7 @@ static int info(const char *path, gcs_format fmt)
     }
     gcs_snapshot_stats_free(&st);
     gcs_snapshot_free(g);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        gcs_err_set(&err, "stdout: write failed");
-        cli_fail(cmd, &err);
-    }
-    return 0;
+    return cli_finish(cmd);
 }
 
 static int synth(const char *kind_name, const char *out, uint64_t size, long nodes,
@@ -265,25 +261,19 @@ int cmd_snapshot(int argc, char **argv)
     const char *out = NULL, *placement = NULL;
     uint64_t size = 1000000, seed = 1;
     long nodes = 1;
-    int json = 0, csv = 0, c;
+    int c;
+    gcs_format fmt = GCS_FORMAT_TEXT;
     while ((c = getopt_long(argc, argv, optstring, options, NULL)) != -1) {
         switch (c) {
-        case 'j': json = 1; break;
-        case 'c': csv = 1; break;
         case 'o': out = optarg; break;
         case O_SIZE: size = (uint64_t)cli_parse_long(cmd, "--size", optarg, 2, 100000000); break;
         case O_NODES: nodes = cli_parse_long(cmd, "--nodes", optarg, 1, GCS_SNAPSHOT_MAX_NODES); break;
         case O_PLACEMENT: placement = optarg; break;
         case O_SEED: seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 0, 0x7fffffffffffffffL); break;
-        case 'h':
-            print_help(stdout);
-            return 0;
         default:
-            cli_bad_option(cmd, argv);
+            cli_common_option(cmd, c, argv, &fmt, print_help);
         }
     }
-    if (json && csv)
-        cli_usage_error(cmd, "--json and --csv exclude each other");
     int nargs = argc - optind;
     if (nargs < 1)
         cli_usage_error(cmd, "missing action (info FILE, or synth bh|cube -o FILE)");
@@ -299,5 +289,5 @@ int cmd_snapshot(int argc, char **argv)
         cli_usage_error(cmd, "info: missing FILE");
     if (nargs > 2)
         cli_usage_error(cmd, "info: unexpected argument '%s' (one FILE at a time)", argv[optind + 2]);
-    return info(argv[optind + 1], json ? GCS_FORMAT_JSON : csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
+    return info(argv[optind + 1], fmt);
 }

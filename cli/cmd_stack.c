@@ -104,7 +104,8 @@ int cmd_stack(int argc, char **argv)
     const char *singles[MAX_MULTI], *svg = NULL, *title = NULL, *labels_arg = NULL;
     const char *multi[MAX_MULTI];
     int pair[MAX_MULTI];        /* multi[i] is compared with singles[pair[i]]; -1: the first */
-    int nsingle = 0, nmulti = 0, json = 0, csv = 0, c;
+    int nsingle = 0, nmulti = 0, c;
+    gcs_format fmt = GCS_FORMAT_TEXT;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
         case O_SINGLE:
@@ -122,17 +123,10 @@ int cmd_stack(int argc, char **argv)
         case O_TITLE: title = optarg; break;
         case O_LABELS: labels_arg = optarg; break;
         case O_APP: app_class = optarg; break;
-        case 'j': json = 1; break;
-        case 'c': csv = 1; break;
-        case 'h':
-            print_help(stdout);
-            return 0;
         default:
-            cli_bad_option(cmd, argv);
+            cli_common_option(cmd, c, argv, &fmt, print_help);
         }
     }
-    if (json && csv)
-        cli_usage_error(cmd, "--json and --csv exclude each other");
     if (optind < argc && !nmulti)
         cli_usage_error(cmd, "unexpected argument '%s' (traces of multi-threaded runs go after --multi)",
                         argv[optind]);
@@ -186,7 +180,7 @@ int cmd_stack(int argc, char **argv)
             cli_fail(cmd, &err);
         free(copy);
     }
-    if (json) {
+    if (fmt == GCS_FORMAT_JSON) {
         json_t *arr = json_array();
         for (int i = 0; i < nmulti; i++) {
             json_t *s = gcs_acct_stack_to_json(&stacks[i]);
@@ -216,9 +210,9 @@ int cmd_stack(int argc, char **argv)
         }
         gcs_table_add_num(tab, sum, 3);
     }
-    gcs_table_print(tab, stdout, csv ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
+    gcs_table_print(tab, stdout, fmt);
     gcs_table_free(tab);
-    if (!csv) {
+    if (fmt != GCS_FORMAT_CSV) {
         static const char *const icols[] = {"trace", "app_threads", "wall_ms", "gc_ms", "seq_ms", "sync_ms",
                                             "exit_ms", "blocked_other_ms", "gc_lag_ms"};
         gcs_table *in = gcs_table_new("inputs (sync, exit, blocked_other, gc_lag: summed over application threads)",

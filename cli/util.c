@@ -82,6 +82,29 @@ void cli_set_format(const char *cmd, gcs_format *fmt, gcs_format wanted)
     *fmt = wanted;
 }
 
+int cli_finish(const char *cmd)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        gcs_err err;
+        gcs_err_set(&err, "stdout: write failed");
+        cli_fail(cmd, &err);
+    }
+    return 0;
+}
+
+void cli_common_option(const char *cmd, int c, char **argv, gcs_format *fmt, void (*help)(FILE *))
+{
+    switch (c) {
+    case 'j': cli_set_format(cmd, fmt, GCS_FORMAT_JSON); return;
+    case 'c': cli_set_format(cmd, fmt, GCS_FORMAT_CSV); return;
+    case 'h':
+        help(stdout);
+        exit(0);
+    default:
+        cli_bad_option(cmd, argv);
+    }
+}
+
 const char *cli_base_name(const char *path)
 {
     const char *s = strrchr(path, '/');

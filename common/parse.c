@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -173,4 +174,20 @@ int gcs_parse_count_list(const char *text, int max, int **values, int *n, gcs_er
 fail:
     free(list);
     return -1;
+}
+
+void gcs_format_bytes(uint64_t bytes, unsigned flags, char *buf, size_t len)
+{
+    static const char *const iec[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    static const char *const letter[] = {"B", "K", "M", "G", "T"};
+    int shortform = (flags & GCS_BYTES_SHORT) != 0;
+    int top = shortform || (flags & GCS_BYTES_WORD) ? 4 : 5;
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < top) {
+        v /= 1024;
+        u++;
+    }
+    const char *unit = shortform ? letter[u] : u == 0 && (flags & GCS_BYTES_WORD) ? "bytes" : iec[u];
+    snprintf(buf, len, v == floor(v) ? "%.0f%s%s" : "%.1f%s%s", v, shortform ? "" : " ", unit);
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gcscale/gcbench_result.h"
 #include "gcscale/plot.h"
 #include "gcscale/predict.h"
 
@@ -67,41 +68,31 @@ gcs_table *gcs_predict_table(const gcs_model_result *r, int n, const gcs_predict
     return t;
 }
 
+/* The curve of a gc-bench result: the reader (formats/gcbench_result.c)
+ * knows the document's keys; what the curve needs of it is a measured
+ * speedup at every P. */
 int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err *err)
 {
     memset(m, 0, sizeof *m);
-    json_t *doc = gcs_json_read_file(path, err);
-    if (!doc)
+    gcs_gcbench_result *r;
+    if (gcs_gcbench_result_read(path, &r, err) < 0)
         return -1;
-    const char *format = json_string_value(json_object_get(doc, "format"));
-    json_t *rows = json_object_get(doc, "rows");
-    if (!format || strcmp(format, "gcscale-gc-bench") != 0 || !json_is_array(rows)) {
-        gcs_err_set(err, "%s: not the JSON of 'gcscale gc-bench --json' (format, rows)", path);
-        json_decref(doc);
-        return -1;
-    }
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row) {
-        json_t *p = json_object_get(row, "threads"), *s = json_object_get(row, "speedup_mark");
-        if (!json_is_integer(p) || !json_is_number(s) || json_integer_value(p) < 1 ||
-            !(json_number_value(s) > 0)) {
-            gcs_err_set(err, "%s: rows[%zu]: needs integer threads >= 1 and a positive speedup_mark",
-                        path, i);
-            json_decref(doc);
+    for (int i = 0; i < r->nrows; i++) {
+        if (!(r->rows[i].speedup_mark > 0)) {
+            gcs_err_set(err, "%s: rows[%d]: needs integer threads >= 1 and a positive speedup_mark", path, i);
+            gcs_gcbench_result_free(r);
             return -1;
         }
         if (m->n == GCS_PREDICT_MAX_THREADS)
             break;
-        m->threads[m->n] = (double)json_integer_value(p);
-        m->speedup[m->n] = json_number_value(s);
+        m->threads[m->n] = (double)r->rows[i].threads;
+        m->speedup[m->n] = r->rows[i].speedup_mark;
         m->n++;
     }
-    json_t *objects = json_object_get(doc, "objects");
-    m->objects = json_is_integer(objects) ? json_integer_value(objects) : -1;
-    const char *shape = json_string_value(json_object_get(doc, "shape"));
+    m->objects = r->has_objects ? (long long)r->objects : -1;
+    const char *shape = r->shape[0] ? r->shape : NULL;
     snprintf(m->label, sizeof m->label, "measured (gc-bench%s%s)", shape ? " " : "", shape ? shape : "");
-    json_decref(doc);
+    gcs_gcbench_result_free(r);
     if (m->n == 0) {
         gcs_err_set(err, "%s: no rows", path);
         return -1;

@@ -75,6 +75,15 @@ int gcs_parse_double(const char *text, double min, double max, double *value, gc
  * and counts above max are errors that quote the list. */
 int gcs_parse_count_list(const char *text, int max, int **values, int *n, gcs_err *err);
 
+/* The inverse of gcs_parse_size, for people: "64 MiB", "1.5 GiB" (binary
+ * units up to PiB, one decimal where the value is not whole).  flags:
+ * GCS_BYTES_SHORT writes "64M", "1.5G" (no space, one letter, up to T;
+ * gcscale bench's labels); GCS_BYTES_WORD writes "bytes" rather than "B"
+ * below 1 KiB and stops at TiB (calibrate's messages). */
+#define GCS_BYTES_SHORT 1u
+#define GCS_BYTES_WORD 2u
+GCS_API void gcs_format_bytes(uint64_t bytes, unsigned flags, char *buf, size_t len);
+
 /* ---- priority queue ----------------------------------------------------------
  * A binary min-heap of (key, item) pairs that grows as needed, for the
  * Dijkstra walks that compute the span T-infinity.  push returns -1 when it

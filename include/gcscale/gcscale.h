@@ -24,6 +24,8 @@
 #include "gcscale/gc.h"
 #include "gcscale/snapshot.h"
 #include "gcscale/shapes.h"
+#include "gcscale/gcbench_result.h"
+#include "gcscale/gcbench.h"
 #include "gcscale/model.h"
 #include "gcscale/cachesim.h"
 #include "gcscale/inspect.h"

@@ -7,7 +7,8 @@
  * occupancy load points (threads x independent chains on one memory node),
  * the read bandwidth of a node, and LLC-miss counting through PAPI.
  * Calls common.h, topology.h, libnuma and PAPI.  The occupancy *fit* is not
- * here: callers pass gcs_occ_result.points to occfit.h.
+ * here: callers pass gcs_occ_result.points (gcs_occ_point, defined here) to
+ * calibrate's occfit.h.
  *
  * Every measurement takes a CPU (or CPU node), a memory node, a size, a
  * repetition count and a huge-page mode; -1 for a CPU/node means "do not pin
@@ -20,7 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gcscale/common.h"
-#include "gcscale/occfit.h"
 #include "gcscale/topology.h"
 
 #define GCS_LINE_BYTES 64
@@ -140,6 +140,13 @@ int gcs_chase_sweep(gcs_chase_buf *b, uint64_t min_bytes, int fine, int reps, ui
 #define GCS_OCC_MAX_THREADS 1024
 #define GCS_OCC_MAX_POINTS 256
 
+/* One load point: what the occupancy fit (occfit.h) takes. */
+typedef struct gcs_occ_point {
+    double outstanding;       /* N: concurrent requests (threads x chains) */
+    double throughput_per_ns; /* X: requests completed per ns at the node */
+    double latency_ns;        /* R: mean latency of one request */
+} gcs_occ_point;
+
 typedef struct gcs_occ_opts {
     int rw;
     const int *cpus;        /* CPUs for threads 1..ncpus, in order of use */
@@ -173,6 +180,58 @@ typedef struct gcs_occ_result {
  * has fewer lines than the largest N is an error. */
 int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
                     gcs_occ_result *r, gcs_err *err);
+
+/* ---- the occupancy plan (occplan.c) ----------------------------------------------
+ * Which CPUs and thread counts load a memory node, and what the load points
+ * say besides the fit: one plan for `gcscale calibrate` and `gcscale bench
+ * occupancy`, so that both measure and report the same data alike. */
+
+/* The CPUs that load mem_node, in order of use: the node's own CPUs first,
+ * then the rest, so the first load points are local.  A memory-only node has
+ * none of its own: the nearest CPU node's come first.  Sized from the nodes'
+ * lists, so no layout can write past it.  malloc'ed, length in *n; NULL
+ * when out of memory.  Bandwidth runs use the same order. */
+GCS_API int *gcs_occ_cpu_order(const gcs_topo *t, int mem_node, int *n);
+
+typedef struct gcs_occ_plan {
+    int *cpus;                /* gcs_occ_cpu_order; NULL on a synthetic topology (unpinned) */
+    int ncpus;                /* 0 on a synthetic topology */
+    int first_cpu;            /* where M1 is measured: cpus[0], or -1 (unpinned) */
+    int max_threads;          /* at least 1 */
+    int *thread_counts;       /* 1..max_threads, or 1, 2, 4, ..., max_threads beyond 8 */
+    int nthread_counts;
+} gcs_occ_plan;
+
+/* The plan for mem_node: at most max_threads threads (0: one per CPU of the
+ * topology; on a synthetic topology one per CPU online, since nothing can be
+ * pinned and more threads would only time-share).  -1 when out of memory. */
+GCS_API int gcs_occ_plan_init(gcs_occ_plan *pl, const gcs_topo *t, int mem_node, int max_threads,
+                              gcs_err *err);
+GCS_API void gcs_occ_plan_free(gcs_occ_plan *pl);
+/* The plan's part of the load points' options: CPUs and thread counts. */
+GCS_API void gcs_occ_plan_opts(const gcs_occ_plan *pl, gcs_occ_opts *o);
+
+/* The N = 1 load point (one thread, one chain) is an idle chase too: a
+ * cross-check of M1, which the fit holds fixed.  Further than this
+ * (relative) from M1, one of the two is noise. */
+#define GCS_OCC_N1_TOLERANCE 0.25
+
+/* What the load points say besides the fit. */
+typedef struct gcs_occ_check {
+    double max_throughput_per_ns; /* X_max over the points */
+    /* The fallback S_O when no fit gives one: a single server cannot
+     * deliver more than 1/S_O requests per ns, so 1/X_max is the largest S_O
+     * the data allow (0 without throughput). */
+    double s_o_fallback_ns;
+    double n1_latency_ns;     /* the N = 1 point's latency; NaN without one */
+    double n1_deviation;      /* (n1 - M1) / M1; NaN without either */
+    int n1_disagrees;         /* |n1_deviation| > GCS_OCC_N1_TOLERANCE */
+    /* "the N = 1 load point (81.2 ns) is 31% above M1 (62.0 ns)" where it
+     * disagrees, else "" */
+    char n1_note[160];
+} gcs_occ_check;
+
+GCS_API void gcs_occ_check_points(const gcs_occ_result *r, double m1_ns, gcs_occ_check *c);
 
 /* ---- bandwidth ------------------------------------------------------------------ */
 

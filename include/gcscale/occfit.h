@@ -8,18 +8,14 @@
  *           of service S_O and a delay of M1 - S_O; predicts X(N), R(N).
  * X is the node's throughput (requests per ns) and R the mean latency of one
  * request at the load point.  Both fits use GSL's nonlinear least squares on
- * relative latency residuals.  Calls only common.h and GSL.
+ * relative latency residuals.  Calls common.h, microbench.h (the load
+ * points' type) and GSL.
  */
 #ifndef GCSCALE_OCCFIT_H
 #define GCSCALE_OCCFIT_H
 
 #include "gcscale/common.h"
-
-typedef struct gcs_occ_point {
-    double outstanding;       /* N: concurrent requests (threads x chains) */
-    double throughput_per_ns; /* X: requests completed per ns at the node */
-    double latency_ns;        /* R: mean latency of one request */
-} gcs_occ_point;
+#include "gcscale/microbench.h" /* gcs_occ_point, the load points it fits */
 
 typedef struct gcs_occfit_result {
     double m1_ns;             /* idle latency used (fixed) */
