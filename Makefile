@@ -33,7 +33,7 @@ ALL_LDFLAGS += -fsanitize=$(SAN)
 endif
 LIBS     := $(PKG_LIBS) -lm
 
-LIB_DIRS := common trace accounting microbench calibrate model gc adaptive gc-predict workloads gcbench schedtrace validate
+LIB_DIRS := common formats trace accounting microbench calibrate model gc adaptive gc-predict workloads gcbench schedtrace validate
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRCS := $(wildcard cli/*.c)
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -149,8 +149,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -Iinclude $(PKG_CFLAGS)
-FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c gc/snapshot.c common/err.c common/outfile.c
-FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c calibrate/profile.c common/err.c common/outfile.c \
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c common/err.c common/outfile.c
+FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c common/err.c common/outfile.c \
                 common/table.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
                 accounting/stack.c common/err.c common/outfile.c common/table.c common/plot.c
