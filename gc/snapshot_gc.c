@@ -73,11 +73,9 @@ int gcs_gc_snapshot_next(const char *path)
 }
 
 /* Each call queues a request of its own (gcs_snap_request, on this stack)
- * and returns the result of writing that request's file.  There used to be
- * one pending slot and a ticket count: a request from another thread made
- * before the collection replaced our path, the collection wrote the other
- * file, and `done ticket >= our ticket` took that write for ours (0 returned,
- * no file). */
+ * and returns the result of writing that request's file, so that a request
+ * from another thread never replaces ours and another file's write is never
+ * taken for ours (docs/snapshot-format.md, "Writing from the collector"). */
 int gcs_gc_collect_snapshot(const char *path, gcs_err *err)
 {
     gcs_collector *gc = gcs_gc_global;
@@ -168,8 +166,9 @@ typedef struct heap_index {
 
 #define BAD_ID UINT64_MAX
 
-/* Without -mpopcnt, __builtin_popcountll is a libgcc call (6 % of a
- * snapshot of the tree); this is a handful of inline instructions. */
+/* Without -mpopcnt, __builtin_popcountll is a libgcc call, a measurable
+ * part of a snapshot (docs/snapshot-format.md); this is a handful of inline
+ * instructions. */
 static inline uint64_t popcount64(uint64_t x)
 {
     x = x - ((x >> 1) & 0x5555555555555555ull);

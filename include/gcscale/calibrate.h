@@ -20,8 +20,9 @@
 #include "gcscale/topology.h"
 
 typedef enum gcs_calibrate_mode {
-    GCS_CALIBRATE_FULL = 0,  /* about 25-35 s on a 2-vCPU VM (1 GiB buffer) */
-    GCS_CALIBRATE_QUICK = 1, /* about 8-11 s there: fewer repetitions and load points */
+    /* run times of both: docs/microbench.md, "Run time and progress" */
+    GCS_CALIBRATE_FULL = 0,
+    GCS_CALIBRATE_QUICK = 1, /* fewer repetitions and load points */
 } gcs_calibrate_mode;
 
 typedef struct gcs_calibrate_opts {
