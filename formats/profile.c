@@ -44,8 +44,9 @@ static const char *const access_keys[GCS_ACCESS_COUNT] = {"read", "rw"};
  * CPU list and the cache list allocated for their counts.  gcs_profile_new
  * makes it, the loader and calibrate keep it, and gcs_profile_validate
  * refuses a profile without it, so a validated profile that lacks it is a
- * bug here.  Only evaluated where gcs_assert_internal is on. */
-static inline int profile_shape_ok(const gcs_profile *p)
+ * bug here.  Only compiled where gcs_assert_internal is on. */
+#if GCS_ASSERT_ON
+static int profile_shape_ok(const gcs_profile *p)
 {
     if (!p || p->nnodes < 1 || p->nnodes > MAX_NODES || !p->nodes)
         return 0;
@@ -62,6 +63,7 @@ static inline int profile_shape_ok(const gcs_profile *p)
             return 0;
     return 1;
 }
+#endif
 
 static int is_modelled_key(const char *key)
 {
