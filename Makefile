@@ -143,14 +143,15 @@ bench: all $(BENCH_BOEHM)
 # The corpora they grow are kept in $(BUILD)/fuzz/corpus, corpus-profile and
 # corpus-trace; a crash leaves its input as $(BUILD)/fuzz/crash-*.  `make
 # check` runs the same targets without libFuzzer on fixed inputs (seeds, their
-# prefixes and corruptions, past findings: tests/test_fuzz_harness.c).
+# prefixes and corruptions, past findings: tests/test_fuzz_harness.c).  Like
+# the sanitizer builds, the fuzz builds turn on gcs_assert_internal.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
-                -fno-sanitize-recover=all -Iinclude $(PKG_CFLAGS)
-FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c gc/snapshot.c common/err.c common/outfile.c
-FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c calibrate/profile.c common/err.c common/outfile.c \
+                -fno-sanitize-recover=all -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c common/err.c common/outfile.c
+FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c common/err.c common/outfile.c \
                 common/table.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
                 accounting/stack.c common/err.c common/outfile.c common/table.c common/plot.c

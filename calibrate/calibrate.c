@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "gcscale/gcscale.h"
+#include "calibrate_internal.h"
 
 void gcs_calibrate_opts_init(gcs_calibrate_opts *opts)
 {
@@ -501,20 +502,21 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     /* Work units: the expected seconds of each step (the plan's weights),
      * the same figures step_begin/step_end count, so the series ends at
      * 100% (it passed 100% before the last step) and the time left follows
-     * the clock.  A caller with steps of its own after the run (gcscale
-     * calibrate's miss-overlap fit) continues the same series. */
+     * the clock.  A caller with steps of its own after the run continues
+     * the same series. */
     double gib = (double)size / (double)(1u << 30);
     double w_buf = (thp ? c.pl.w_buffer : c.pl.w_buffer_4k) * gib;
     double w_var = thp ? (c.pl.w_buffer_4k * gib + (1 + c.pl.variant_rw) * c.pl.w_latency) : 0;
     double total = W_TOPOLOGY + c.pl.w_sweep + c.pl.w_gc +
                    nn * (w_buf + 2.0 * nn * c.pl.w_latency + 2 * c.pl.w_occupancy + c.pl.w_bandwidth +
                          w_var) +
+                   _gcs_calibrate_overlap_work_topo(c.t, quick, opts->size_bytes) +
                    (opts->progress ? opts->extra_work : 0);
     c.pr = opts->progress ? opts->progress : &c.own_pr;
     gcs_progress_init(c.pr, total, opts->quiet);
 
     uint64_t t0 = step_begin(&c, "topology and counters", W_TOPOLOGY);
-    if (gcs_topo_fill_profile(c.t, p, err) < 0)
+    if (gcs_calibrate_fill_profile(c.t, p, err) < 0)
         goto fail;
     /* The nodes and CPUs come from the topology alone: a layout the profile
      * would refuse (a CPU in two nodes) is refused now, not after every
@@ -595,6 +597,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     p->extra = json_object();
     json_object_set_new(p->extra, "calibration", c.cal);
     c.cal = NULL;
+    /* Last, outside the timed steps: it needs the gc costs just fitted. */
+    _gcs_calibrate_overlap_step(p, quick, opts->size_bytes, c.pr);
     if (!opts->progress)
         gcs_progress_finish(c.pr);
     gcs_topo_free(c.t);
@@ -618,9 +622,19 @@ fail:
 
 /* --gc-only: the marker's costs again, into a profile measured before (the
  * memory system has not changed, the collector has). */
+static double update_gc_cost_work(int quick)
+{
+    return quick ? 0.3 : 0.5; /* the plans' w_gc */
+}
+
+double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick)
+{
+    return update_gc_cost_work(quick) + _gcs_calibrate_overlap_work(p, quick, 0);
+}
+
 int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err)
 {
-    double w = quick ? 0.3 : 0.5; /* the plans' w_gc */
+    double w = update_gc_cost_work(quick);
     json_t *costs = NULL;
     gcs_progress_step(pr, "gc costs (marker on cache-resident heaps)", w);
     if (gcs_calibrate_gc_costs(quick, p, &costs, err) < 0)
@@ -632,5 +646,6 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
     gcs_now_iso8601(when, sizeof when);
     json_object_set_new(cal, "gc_only", json_pack("{s:s, s:s}", "time", when, "mode",
                                                    quick ? "quick" : "full"));
+    _gcs_calibrate_overlap_step(p, quick, 0, pr);
     return gcs_profile_validate(p, err);
 }

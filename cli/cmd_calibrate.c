@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "gcscale/predict.h"
 
 static const char *const cmd = "calibrate";
 
@@ -80,68 +79,15 @@ static void print_help(FILE *fp)
             "Methods: docs/microbench.md.\n");
 }
 
-/* The marker's miss overlap (gc-predict/overlap.c), after the marker's
- * costs: on a random graph of 4 x LLC (2 x quick), at least 2^20 objects, so
- * that misses dominate its mark.  A chase --size below that graph asks for a
- * small run (the tests'): not fitted, and the profile says so.  Returns the
- * graph's object count, or 0 with *note saying why it is not fitted; llc is
- * the largest cache, ncaches how many there are. */
-static uint64_t overlap_objects(uint64_t llc, int ncaches, int quick, uint64_t size_bytes,
-                                const char **note)
+/* The miss-overlap fit is an optional step of the library's run: a failed
+ * one leaves the rest of the profile and records its error
+ * (calibration.gc_overlap.error), said here as soon as the run returns. */
+static void warn_overlap(gcs_profile *p)
 {
-    uint64_t bytes = (quick ? 2 : 4) * (llc ? llc : (8u << 20));
-    *note = NULL;
-    if (ncaches == 0) {
-        *note = "not fitted: the profile has no caches to simulate";
-        return 0;
-    }
-    if (size_bytes && size_bytes < bytes) {
-        *note = "not fitted: --size is below the heap the fit needs (2-4 x LLC)";
-        return 0;
-    }
-    return bytes / 32 > (1u << 20) ? bytes / 32 : (1u << 20);
-}
-
-/* The fit's expected seconds (progress weight): measured on the 2-vCPU VM,
- * 0.47 s (quick) and 0.83 s (full) per 2^20 objects. */
-static double overlap_work(uint64_t objects, int quick)
-{
-    return (double)objects / (double)(1u << 20) * (quick ? 0.47 : 0.83);
-}
-
-static uint64_t profile_llc(const gcs_profile *p)
-{
-    uint64_t llc = 0;
-    for (int i = 0; i < p->ncaches; i++)
-        if (p->caches[i].size_bytes > llc)
-            llc = p->caches[i].size_bytes;
-    return llc;
-}
-
-/* The fit itself, as the last step of the calibration's progress series. */
-static void fit_overlap(gcs_profile *p, int quick, uint64_t size_bytes, gcs_progress *pr)
-{
-    const char *note;
-    uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, size_bytes, &note);
-    json_t *details = NULL;
-    gcs_err err = {{0}};
-    if (!objects) {
-        details = json_pack("{s:s}", "note", note);
-    } else {
-        double w = overlap_work(objects, quick);
-        gcs_progress_step(pr, "gc miss overlap (marker on a random heap beyond the LLC)", w);
-        uint64_t t0 = gcs_now_ns();
-        int rc = gcs_predict_fit_overlap(objects, quick ? 5 : 9, p, &details, &err);
-        if (rc == 0) /* the step's time, as calibrate's own steps record theirs */
-            json_object_set_new(details, "seconds", json_real((double)(gcs_now_ns() - t0) / 1e9));
-        gcs_progress_done(pr, w);
-        if (rc < 0) {
-            /* an optional step: keep the rest of the calibration */
-            fprintf(stderr, "gcscale calibrate: warning: gc_miss_overlap not fitted: %s\n", err.msg);
-            details = json_pack("{s:s, s:s}", "note", "not fitted: the fit failed", "error", err.msg);
-        }
-    }
-    json_object_set_new(gcs_profile_calibration(p), "gc_overlap", details);
+    json_t *overlap = json_object_get(gcs_profile_calibration(p), "gc_overlap");
+    const char *error = json_string_value(json_object_get(overlap, "error"));
+    if (error)
+        fprintf(stderr, "gcscale calibrate: warning: gc_miss_overlap not fitted: %s\n", error);
 }
 
 /* The calibration's warnings (calibration.warnings: a synthetic topology
@@ -275,10 +221,7 @@ int cmd_calibrate(int argc, char **argv)
         cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (force && !gc_only)
         cli_usage_error(cmd, "--force goes with --gc-only (writing into another machine's profile)");
-    /* A malformed description is bad input: say so before measuring.  The
-     * topology's caches also tell how large the miss-overlap fit will be. */
-    uint64_t topo_llc = 0;
-    int topo_ncaches = 0;
+    /* A malformed description is bad input: say so before measuring. */
     if (!gc_only) {
         gcs_err err;
         gcs_topo *t = gcs_topo_load(opts.synthetic, &err);
@@ -287,10 +230,6 @@ int cmd_calibrate(int argc, char **argv)
                 cli_usage_error(cmd, "--topology: %s", err.msg);
             cli_fail(cmd, &err);
         }
-        topo_ncaches = gcs_topo_ncaches(t);
-        for (int i = 0; i < topo_ncaches; i++)
-            if (gcs_topo_cache_at(t, i)->size_bytes > topo_llc)
-                topo_llc = gcs_topo_cache_at(t, i)->size_bytes;
         gcs_topo_free(t);
     }
 
@@ -318,9 +257,8 @@ int cmd_calibrate(int argc, char **argv)
     gcs_err err = {{0}};
     gcs_profile *p = NULL;
     int quick = opts.mode == GCS_CALIBRATE_QUICK;
-    const char *note;
-    /* One progress series for the whole job, the overlap fit included (it
-     * started a second one at 0% after "[100%] done"). */
+    /* One progress series for the whole job, kept here so that the overlap
+     * warning comes before its "[100%] done". */
     gcs_progress pr;
     if (gc_only) {
         if (opts.synthetic || opts.size_bytes || opts.seed)
@@ -339,9 +277,7 @@ int cmd_calibrate(int argc, char **argv)
             fprintf(stderr, "gcscale calibrate: warning: --force: %s; writing this machine's marker "
                     "costs into it\n", foreign);
         }
-        uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, 0, &note);
-        gcs_progress_init(&pr, (quick ? 0.3 : 0.5) + (objects ? overlap_work(objects, quick) : 0),
-                          opts.quiet);
+        gcs_progress_init(&pr, gcs_calibrate_update_gc_work(p, quick), opts.quiet);
         if (gcs_calibrate_update_gc(p, quick, &pr, &err) < 0) {
             char msg[sizeof err.msg];
             snprintf(msg, sizeof msg, "%s", err.msg);
@@ -353,18 +289,12 @@ int cmd_calibrate(int argc, char **argv)
             json_object_set_new(json_object_get(gcs_profile_calibration(p), "gc_only"), "forced",
                                 json_string(foreign));
     } else {
-        uint64_t objects = overlap_objects(topo_llc, topo_ncaches, quick, opts.size_bytes, &note);
         opts.progress = &pr;
-        opts.extra_work = objects ? overlap_work(objects, quick) : 0;
         if (gcs_calibrate_run(&opts, &p, &err) < 0)
             cli_fail(cmd, &err);
     }
-    fit_overlap(p, quick, opts.size_bytes, &pr);
+    warn_overlap(p);
     gcs_progress_finish(&pr);
-    if (gcs_profile_validate(p, &err) < 0) {
-        gcs_profile_free(p);
-        cli_fail(cmd, &err);
-    }
     if (gcs_profile_save(p, output, &err) < 0) {
         gcs_profile_free(p);
         cli_fail(cmd, &err);

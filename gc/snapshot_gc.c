@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "gc_internal.h"
-#include "snapshot_io.h"
+#include "../formats/snapshot_internal.h"
 
 /* ---- settings ---------------------------------------------------------------- */
 
@@ -73,11 +73,9 @@ int gcs_gc_snapshot_next(const char *path)
 }
 
 /* Each call queues a request of its own (gcs_snap_request, on this stack)
- * and returns the result of writing that request's file.  There used to be
- * one pending slot and a ticket count: a request from another thread made
- * before the collection replaced our path, the collection wrote the other
- * file, and `done ticket >= our ticket` took that write for ours (0 returned,
- * no file). */
+ * and returns the result of writing that request's file, so that a request
+ * from another thread never replaces ours and another file's write is never
+ * taken for ours (docs/snapshot-format.md, "Writing from the collector"). */
 int gcs_gc_collect_snapshot(const char *path, gcs_err *err)
 {
     gcs_collector *gc = gcs_gc_global;
@@ -168,8 +166,9 @@ typedef struct heap_index {
 
 #define BAD_ID UINT64_MAX
 
-/* Without -mpopcnt, __builtin_popcountll is a libgcc call (6 % of a
- * snapshot of the tree); this is a handful of inline instructions. */
+/* Without -mpopcnt, __builtin_popcountll is a libgcc call, a measurable
+ * part of a snapshot (docs/snapshot-format.md); this is a handful of inline
+ * instructions. */
 static inline uint64_t popcount64(uint64_t x)
 {
     x = x - ((x >> 1) & 0x5555555555555555ull);
@@ -301,7 +300,7 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
     if (gcs_outfile_open(&out, path, err) < 0)
         goto done;
     out_open = 1;
-    if (gcs_snapw_init(&w, out.fp) < 0) {
+    if (_gcs_snapw_init(&w, out.fp) < 0) {
         gcs_err_set(err, "%s: out of memory", path);
         goto done;
     }
@@ -322,31 +321,31 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
     p.header_bytes = 8;
     p.granule_bytes = 1u << GCS_GRANULE_SHIFT;
 
-    gcs_snapw_header(&w, n, m, nroots, runs.n);
-    gcs_snapw_params(&w, &p);
+    _gcs_snapw_header(&w, n, m, nroots, runs.n);
+    _gcs_snapw_params(&w, &p);
     /* Pass 1: object rows. */
-    gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
     for (size_t k = 0; k < x.nwords; k++) {
         for (uint64_t b = x.bits[k]; b; b &= b - 1) {
             uint64_t off = ((k << 6) + (uint64_t)__builtin_ctzll(b)) << GCS_GRANULE_SHIFT;
             uint64_t hdr = *(const uint64_t *)(gc->base + off);
-            uint8_t *row = gcs_snapw_reserve(&w, SNAP_OBJECT_BYTES);
+            uint8_t *row = _gcs_snapw_reserve(&w, SNAP_OBJECT_BYTES);
             snap_st64(row, off + 8);
             snap_st32(row + 8, GCS_HDR_WORDS(hdr));
             snap_st32(row + 12, GCS_HDR_NPTRS(hdr));
         }
     }
-    gcs_snapw_section_end(&w);
-    gcs_snapw_section_begin(&w, SNAP_SEC_NODES, runs.n * SNAP_RUN_BYTES);
+    _gcs_snapw_section_end(&w);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_NODES, runs.n * SNAP_RUN_BYTES);
     for (size_t k = 0; k < runs.n; k++) {
-        uint8_t *r = gcs_snapw_reserve(&w, SNAP_RUN_BYTES);
+        uint8_t *r = _gcs_snapw_reserve(&w, SNAP_RUN_BYTES);
         snap_st32(r, runs.first[k]);
         snap_st16(r + 4, runs.node[k]);
         snap_st16(r + 6, 0);
     }
-    gcs_snapw_section_end(&w);
+    _gcs_snapw_section_end(&w);
     /* Pass 2: pointer fields as ids. */
-    gcs_snapw_section_begin(&w, SNAP_SEC_EDGES, m * SNAP_ID_BYTES);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_EDGES, m * SNAP_ID_BYTES);
     for (size_t k = 0; k < x.nwords; k++) {
         for (uint64_t b = x.bits[k]; b; b &= b - 1) {
             uint64_t off = ((k << 6) + (uint64_t)__builtin_ctzll(b)) << GCS_GRANULE_SHIFT;
@@ -360,27 +359,27 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
                                 "a live object", path, j, (unsigned long long)(off + 8), (void *)f[j]);
                     goto done;
                 }
-                gcs_snapw_u32(&w, (uint32_t)id);
+                _gcs_snapw_u32(&w, (uint32_t)id);
             }
         }
     }
-    gcs_snapw_section_end(&w);
-    gcs_snapw_section_begin(&w, SNAP_SEC_ROOTS, (uint64_t)nroots * SNAP_ID_BYTES);
+    _gcs_snapw_section_end(&w);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_ROOTS, (uint64_t)nroots * SNAP_ID_BYTES);
     for (size_t k = 0; k < nroots; k++) {
         uint64_t id = id_of(&x, (uintptr_t)roots[k]);
         if (id == BAD_ID || id == GCS_SNAPSHOT_NULL) {
             gcs_err_set(err, "%s: root %zu holds %p, which is not a live object", path, k, roots[k]);
             goto done;
         }
-        gcs_snapw_u32(&w, (uint32_t)id);
+        _gcs_snapw_u32(&w, (uint32_t)id);
     }
-    gcs_snapw_section_end(&w);
-    gcs_snapw_flush(&w);
+    _gcs_snapw_section_end(&w);
+    _gcs_snapw_flush(&w);
     if (w.failed) {
         gcs_err_set(err, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
         goto done;
     }
-    *bytes_out = gcs_snapw_offset(&w);
+    *bytes_out = _gcs_snapw_offset(&w);
     *objects_out = n;
     out_open = 0;
     if (gcs_outfile_commit(&out, err) < 0)
@@ -389,7 +388,7 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
 done:
     if (out_open)
         gcs_outfile_abort(&out);
-    gcs_snapw_free(&w);
+    _gcs_snapw_free(&w);
     free(x.bits);
     free(x.rank);
     free(runs.first);

@@ -16,7 +16,6 @@
 #include <hwloc.h>
 
 #include "gcscale/topology.h"
-#include "gcscale/profile.h"
 
 struct gcs_topo {
     hwloc_topology_t hw;
@@ -495,45 +494,5 @@ int gcs_topo_run_pinned(const gcs_topo *t, int cpu, int node, void *(*fn)(void *
         return -1;
     }
     pthread_join(th, NULL);
-    return 0;
-}
-
-int gcs_topo_fill_profile(const gcs_topo *t, gcs_profile *p, gcs_err *err)
-{
-    if (p->nnodes != t->nnodes) {
-        gcs_err_set(err, "profile has %d nodes, topology %d", p->nnodes, t->nnodes);
-        return -1;
-    }
-    for (int i = 0; i < t->nnodes; i++) {
-        gcs_profile_node *pn = &p->nodes[i];
-        const gcs_topo_node *tn = &t->nodes[i];
-        free(pn->cpus);
-        pn->id = tn->id;
-        pn->mem_bytes = tn->mem_bytes;
-        pn->ncpus = tn->ncpus;
-        pn->cpus = calloc(tn->ncpus > 0 ? (size_t)tn->ncpus : 1, sizeof *pn->cpus);
-        if (!pn->cpus) {
-            pn->ncpus = 0;
-            gcs_err_set(err, "profile: out of memory");
-            return -1;
-        }
-        memcpy(pn->cpus, tn->cpus, (size_t)tn->ncpus * sizeof *pn->cpus);
-    }
-    for (int i = 0; i < p->ncaches; i++)
-        free(p->caches[i].cpus);
-    free(p->caches);
-    p->caches = NULL;
-    p->ncaches = 0;
-    for (int i = 0; i < t->ncaches; i++) {
-        const gcs_topo_cache *tc = &t->caches[i];
-        gcs_profile_cache pc = {.level = tc->level, .size_bytes = tc->size_bytes,
-                                .line_bytes = tc->line_bytes, .ways = tc->ways,
-                                .ncpus = tc->ncpus, .cpus = tc->cpus};
-        snprintf(pc.type, sizeof pc.type, "%s", tc->type);
-        if (gcs_profile_add_cache(p, &pc) < 0) {
-            gcs_err_set(err, "profile: out of memory");
-            return -1;
-        }
-    }
     return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <hwloc.h>
 
+#include "gcscale/calibrate.h"
 #include "gcscale/profile.h"
 #include "gcscale/topology.h"
 
@@ -148,7 +149,7 @@ static void test_fill_profile(void **state)
     assert_non_null(t);
     gcs_profile *p = gcs_profile_new(4);
     assert_non_null(p);
-    assert_int_equal(gcs_topo_fill_profile(t, p, &err), 0);
+    assert_int_equal(gcs_calibrate_fill_profile(t, p, &err), 0);
     assert_int_equal(p->nodes[3].ncpus, 2);
     assert_int_equal(p->nodes[3].cpus[0], 6);
     assert_int_equal(p->ncaches, 4);
@@ -157,7 +158,7 @@ static void test_fill_profile(void **state)
     assert_int_equal(p->caches[0].ncpus, 2);
     gcs_profile_free(p);
     p = gcs_profile_new(2);
-    assert_int_equal(gcs_topo_fill_profile(t, p, &err), -1);
+    assert_int_equal(gcs_calibrate_fill_profile(t, p, &err), -1);
     gcs_profile_free(p);
     gcs_topo_free(t);
 }
@@ -193,7 +194,7 @@ static void check_memory_only_layout(gcs_topo *t)
     assert_int_equal(gcs_topo_local_cpu_node(t, 3), -1);
     gcs_err err = {{0}};
     gcs_profile *p = gcs_profile_new(3);
-    assert_int_equal(gcs_topo_fill_profile(t, p, &err), 0);
+    assert_int_equal(gcs_calibrate_fill_profile(t, p, &err), 0);
     assert_int_equal(p->nodes[2].ncpus, 0);
     assert_int_equal(gcs_profile_check_nodes(p, &err), 0);
     gcs_profile_free(p);

@@ -5,10 +5,11 @@
  * node, memory node) pair, occupancy (read and RW) per memory node with both
  * fits, bandwidth per node and hardware counters, into a gcs_profile whose
  * extra JSON holds every detail under "calibration"; and the marker's own
- * costs (gc_cost_ns, gc_steals), timed on the collector.  Calls common.h,
- * topology.h, microbench.h, occfit.h, profile.h and the collector's public
- * gc.h.  (The marker's miss overlap needs the model: predict.h,
- * gcs_predict_fit_overlap.)
+ * costs (gc_cost_ns, gc_steals), timed on the collector, and its miss
+ * overlap (gc_miss_overlap), fitted on the collector with the model; and
+ * the profile's nodes and caches taken from the topology.  Calls common.h,
+ * topology.h, microbench.h, occfit.h, profile.h, the collector's public
+ * gc.h and snapshot.h, and, for the miss overlap, inspect.h and model.h.
  */
 #ifndef GCSCALE_CALIBRATE_H
 #define GCSCALE_CALIBRATE_H
@@ -16,10 +17,12 @@
 #include <stdint.h>
 #include "gcscale/common.h"
 #include "gcscale/profile.h"
+#include "gcscale/topology.h"
 
 typedef enum gcs_calibrate_mode {
-    GCS_CALIBRATE_FULL = 0,  /* about 25-35 s on a 2-vCPU VM (1 GiB buffer) */
-    GCS_CALIBRATE_QUICK = 1, /* about 8-11 s there: fewer repetitions and load points */
+    /* run times of both: docs/microbench.md, "Run time and progress" */
+    GCS_CALIBRATE_FULL = 0,
+    GCS_CALIBRATE_QUICK = 1, /* fewer repetitions and load points */
 } gcs_calibrate_mode;
 
 typedef struct gcs_calibrate_opts {
@@ -41,7 +44,12 @@ typedef struct gcs_calibrate_opts {
 void gcs_calibrate_opts_init(gcs_calibrate_opts *opts);
 
 /* Runs the calibration; on success *out is a new profile (free with
- * gcs_profile_free).  Returns -1 with err set on failure. */
+ * gcs_profile_free).  Its last step fits the marker's miss overlap
+ * (gcs_calibrate_fit_overlap) on a random heap of 4 x LLC (2 x in quick
+ * mode), at least 2^20 objects; an opts->size_bytes below that heap means a
+ * small run and skips it.  That step is optional: a failed fit leaves
+ * gc_miss_overlap out and records why in calibration.gc_overlap ("note",
+ * "error").  Returns -1 with err set on failure. */
 int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err *err);
 
 /* Times the collector's mark on small cache-resident heaps of varied shape and
@@ -51,13 +59,31 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
  * collector, so none may exist in the process.  quick: fewer repetitions. */
 int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err);
 
-
-/* Re-measures only the marker's costs (gc_cost_ns, gc_steals) into p, a
+/* Re-measures only the marker's costs (gc_cost_ns, gc_steals) and its miss
+ * overlap (gc_miss_overlap, as gcs_calibrate_run's last step) into p, a
  * profile calibrated before on this machine: for a collector that changed
  * while the memory system did not.  The details go to p's extra
- * "calibration" (gc_costs, and gc_only: when and how).  Reports its step on
- * pr, which the caller has initialised and finishes (its weight is 0.3 in
- * quick mode, 0.5 in full). */
+ * "calibration" (gc_costs, gc_only: when and how, gc_overlap).  Reports its
+ * steps on pr, which the caller has initialised with at least
+ * gcs_calibrate_update_gc_work(p, quick) and finishes. */
 int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err);
+/* The expected seconds of gcs_calibrate_update_gc(p, quick), in pr's units. */
+GCS_API double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick);
+
+/* Fits gc_miss_overlap, how many misses the collector's marker overlaps
+ * (docs/model.md, "Overlapped misses"), into p: times the collector's mark
+ * at P = 1 of a random graph of `objects` objects (median of reps) and
+ * solves the model at P = 1, on the same graph inspected with the slow
+ * predictor, for the overlap.  Needs p's gc_cost_ns and caches, and a graph
+ * several times the last-level cache.  *details gets the measurement and
+ * the fit (new reference).  Starts and shuts down a collector, so none may
+ * run in the process. */
+GCS_API int gcs_calibrate_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t **details,
+                                      gcs_err *err);
+
+/* Copies nodes and caches into a profile made by gcs_profile_new(nnodes)
+ * with nnodes == gcs_topo_nnodes(t).  Arrays are malloc'ed (the profile
+ * frees them). */
+GCS_API int gcs_calibrate_fill_profile(const gcs_topo *t, gcs_profile *p, gcs_err *err);
 
 #endif

@@ -2,11 +2,9 @@
  * recommendation, and its presentation (prefix gcs_predict_).
  *
  * Calls model.h for every prediction; knows nothing of how the model's
- * inputs were obtained, with one exception: gcs_predict_fit_overlap fits the
- * marker's miss overlap for `--overlap fitted`, which needs both the
- * collector and the model (a step of `gcscale calibrate` that calibrate/,
- * being below the model, cannot take).  Calls common.h, plot.h, model.h, and
- * for that fit gc.h and inspect.h.
+ * inputs were obtained (the marker's miss overlap that `--overlap fitted`
+ * reads is fitted by calibrate: calibrate.h, gcs_calibrate_fit_overlap).
+ * Calls common.h, plot.h and model.h.
  */
 #ifndef GCSCALE_PREDICT_H
 #define GCSCALE_PREDICT_H
@@ -46,15 +44,5 @@ int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err
  * when measured is not NULL, the measured curve. */
 int gcs_predict_plot(const gcs_model_result *results, int n, const gcs_predict_measured *measured,
                      const char *title, const char *subtitle, const char *path, gcs_err *err);
-
-/* Fits gc_miss_overlap, how many misses the collector's marker overlaps
- * (docs/model.md, "Overlapped misses"), into p: times the collector's mark
- * at P = 1 of a random graph of `objects` objects (median of reps) and
- * solves the model at P = 1, on the same graph inspected with the slow
- * predictor, for the overlap.  Needs p's gc_cost_ns and caches, and a graph
- * several times the last-level cache.  *details gets the measurement and
- * the fit (new reference).  Starts and shuts down a collector, so none may
- * run in the process. */
-int gcs_predict_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err);
 
 #endif

@@ -23,8 +23,6 @@
 #include <stdint.h>
 #include "gcscale/common.h"
 
-struct gcs_profile;
-
 typedef struct gcs_topo gcs_topo;
 
 typedef struct gcs_topo_node {
@@ -102,10 +100,5 @@ double gcs_topo_check_placement(const gcs_topo *t, const void *addr, size_t len,
  * set for a nonexistent CPU/node or when no thread can be started. */
 int gcs_topo_run_pinned(const gcs_topo *t, int cpu, int node, void *(*fn)(void *), void *arg,
                         char *warn, size_t warn_len, gcs_err *err);
-
-/* Copies nodes and caches into a profile made by gcs_profile_new(nnodes)
- * with nnodes == gcs_topo_nnodes(t).  Arrays are malloc'ed (the profile
- * frees them). */
-int gcs_topo_fill_profile(const gcs_topo *t, struct gcs_profile *p, gcs_err *err);
 
 #endif

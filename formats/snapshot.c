@@ -1,6 +1,6 @@
 /* snapshot.c -- heap snapshot files: the in-memory graph, the writer, the
  * validating reader and graph statistics.  The byte layout is specified in
- * docs/snapshot-format.md; snapshot_io.h has its constants.
+ * docs/snapshot-format.md; snapshot_internal.h has its constants.
  *
  * Reader: the header is read first and every count is checked against the
  * header's file size and the real file size before anything is allocated, so
@@ -17,10 +17,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "snapshot_io.h"
+#include "../common/internal.h"
+#include "snapshot_internal.h"
 
-const char gcs_snap_tags[SNAP_NSECTIONS][5] = {"PARM", "OBJS", "NODE", "EDGE", "ROOT"};
-const char *const gcs_snap_names[SNAP_NSECTIONS] = {"params", "objects", "nodes", "edges", "roots"};
+static const char snap_tags[SNAP_NSECTIONS][5] = {"PARM", "OBJS", "NODE", "EDGE", "ROOT"};
+static const char *const snap_names[SNAP_NSECTIONS] = {"params", "objects", "nodes", "edges", "roots"};
 
 #define SNAP_CHUNK (1u << 20)
 
@@ -43,8 +44,10 @@ const char *gcs_snapshot_numa_policy_name(uint32_t policy)
 
 /* ---- sizes ------------------------------------------------------------------ */
 
-void gcs_snap_section_sizes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs,
-                            uint64_t payload[SNAP_NSECTIONS], int *ok)
+/* Payload bytes of each section for the given counts; 0 with *ok = 0 on
+ * overflow. */
+static void snap_section_sizes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs,
+                               uint64_t payload[SNAP_NSECTIONS], int *ok)
 {
     *ok = n <= GCS_SNAPSHOT_MAX_OBJECTS && runs <= GCS_SNAPSHOT_MAX_OBJECTS
           && m <= (UINT64_MAX >> 6) && r <= (UINT64_MAX >> 6);
@@ -55,11 +58,12 @@ void gcs_snap_section_sizes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs,
     payload[SNAP_SEC_ROOTS] = *ok ? r * SNAP_ID_BYTES : 0;
 }
 
-uint64_t gcs_snap_file_bytes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
+/* Total file bytes for those counts; 0 on overflow. */
+static uint64_t snap_file_bytes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
 {
     uint64_t payload[SNAP_NSECTIONS];
     int ok;
-    gcs_snap_section_sizes(n, m, r, runs, payload, &ok);
+    snap_section_sizes(n, m, r, runs, payload, &ok);
     if (!ok)
         return 0;
     uint64_t total = SNAP_HEADER_BYTES;
@@ -287,7 +291,7 @@ int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
 
 /* ---- the writer ---------------------------------------------------------------- */
 
-int gcs_snapw_init(gcs_snapw *w, FILE *fp)
+int _gcs_snapw_init(gcs_snapw *w, FILE *fp)
 {
     memset(w, 0, sizeof *w);
     w->fp = fp;
@@ -297,13 +301,13 @@ int gcs_snapw_init(gcs_snapw *w, FILE *fp)
     return w->buf ? 0 : -1;
 }
 
-void gcs_snapw_free(gcs_snapw *w)
+void _gcs_snapw_free(gcs_snapw *w)
 {
     free(w->buf);
     w->buf = NULL;
 }
 
-void gcs_snapw_flush(gcs_snapw *w)
+void _gcs_snapw_flush(gcs_snapw *w)
 {
     if (w->crc_from != SIZE_MAX) {
         w->crc = crc_update(w->crc, w->buf + w->crc_from, w->len - w->crc_from);
@@ -315,12 +319,12 @@ void gcs_snapw_flush(gcs_snapw *w)
     w->len = 0;
 }
 
-void gcs_snapw_put(gcs_snapw *w, const void *p, size_t n)
+void _gcs_snapw_put(gcs_snapw *w, const void *p, size_t n)
 {
     const uint8_t *s = p;
     while (n > 0) {
         if (w->len == w->cap)
-            gcs_snapw_flush(w);
+            _gcs_snapw_flush(w);
         size_t k = w->cap - w->len < n ? w->cap - w->len : n;
         memcpy(w->buf + w->len, s, k);
         w->len += k;
@@ -329,7 +333,7 @@ void gcs_snapw_put(gcs_snapw *w, const void *p, size_t n)
     }
 }
 
-void gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
+void _gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
 {
     uint8_t h[SNAP_HEADER_BYTES] = {0};
     memcpy(h, SNAP_MAGIC, 8);
@@ -341,40 +345,45 @@ void gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t
     snap_st64(h + 32, m);
     snap_st64(h + 40, r);
     snap_st64(h + 48, runs);
-    snap_st64(h + 56, gcs_snap_file_bytes(n, m, r, runs));
+    snap_st64(h + 56, snap_file_bytes(n, m, r, runs));
     snap_st32(h + 64, SNAP_NSECTIONS);
     snap_st32(h + 68, crc_update(0, h, 68));
-    gcs_snapw_put(w, h, sizeof h);
+    _gcs_snapw_put(w, h, sizeof h);
 }
 
-void gcs_snapw_section_begin(gcs_snapw *w, int section, uint64_t payload_bytes)
+void _gcs_snapw_section_begin(gcs_snapw *w, int section, uint64_t payload_bytes)
 {
-    if (w->crc_from != SIZE_MAX || gcs_snapw_offset(w) % 8)
-        w->failed = 1; /* a bug: sections never nest and start 8-aligned */
+    /* Sections never nest and start 8-aligned; a caller that breaks this is
+     * a bug, and in a release build the file is reported unwritten. */
+    gcs_assert_internal(w->crc_from == SIZE_MAX && _gcs_snapw_offset(w) % 8 == 0);
+    if (w->crc_from != SIZE_MAX || _gcs_snapw_offset(w) % 8)
+        w->failed = 1;
     w->crc = crc_update(0, NULL, 0);
     w->crc_from = w->len;
     uint8_t h[SNAP_SECTION_HEAD] = {0};
-    memcpy(h, gcs_snap_tags[section], 4);
+    memcpy(h, snap_tags[section], 4);
     snap_st64(h + 8, payload_bytes);
-    gcs_snapw_put(w, h, sizeof h);
-    w->section_start = gcs_snapw_offset(w);
+    _gcs_snapw_put(w, h, sizeof h);
+    w->section_start = _gcs_snapw_offset(w);
     w->section_len = payload_bytes;
 }
 
-void gcs_snapw_section_end(gcs_snapw *w)
+void _gcs_snapw_section_end(gcs_snapw *w)
 {
-    if (gcs_snapw_offset(w) - w->section_start != w->section_len)
-        w->failed = 1; /* a bug: the payload does not match the declared length */
+    /* The payload matches the length declared in the section's head. */
+    gcs_assert_internal(_gcs_snapw_offset(w) - w->section_start == w->section_len);
+    if (_gcs_snapw_offset(w) - w->section_start != w->section_len)
+        w->failed = 1;
     static const uint8_t zero[8];
-    gcs_snapw_put(w, zero, snap_pad8(w->section_len) - w->section_len);
+    _gcs_snapw_put(w, zero, snap_pad8(w->section_len) - w->section_len);
     w->crc = crc_update(w->crc, w->buf + w->crc_from, w->len - w->crc_from);
     w->crc_from = SIZE_MAX;
     uint8_t t[SNAP_SECTION_TAIL] = {0};
     snap_st32(t, w->crc);
-    gcs_snapw_put(w, t, sizeof t);
+    _gcs_snapw_put(w, t, sizeof t);
 }
 
-void gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p)
+void _gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p)
 {
     uint8_t b[SNAP_PARAMS_BYTES] = {0};
     snap_st32(b + 0, p->gc_threads);
@@ -389,9 +398,9 @@ void gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p)
     snap_st64(b + 48, p->heap_base);
     snap_st32(b + 56, p->header_bytes);
     snap_st32(b + 60, p->granule_bytes);
-    gcs_snapw_section_begin(w, SNAP_SEC_PARAMS, SNAP_PARAMS_BYTES);
-    gcs_snapw_put(w, b, sizeof b);
-    gcs_snapw_section_end(w);
+    _gcs_snapw_section_begin(w, SNAP_SEC_PARAMS, SNAP_PARAMS_BYTES);
+    _gcs_snapw_put(w, b, sizeof b);
+    _gcs_snapw_section_end(w);
 }
 
 int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err)
@@ -408,42 +417,42 @@ int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err)
     if (gcs_outfile_open(&out, path, err) < 0)
         return -1;
     gcs_snapw w;
-    if (gcs_snapw_init(&w, out.fp) < 0) {
+    if (_gcs_snapw_init(&w, out.fp) < 0) {
         gcs_outfile_abort(&out);
         gcs_err_set(err, "%s: out of memory", path);
         return -1;
     }
-    gcs_snapw_header(&w, n, g->nfields, g->nroots, runs);
-    gcs_snapw_params(&w, &g->params);
-    gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
+    _gcs_snapw_header(&w, n, g->nfields, g->nroots, runs);
+    _gcs_snapw_params(&w, &g->params);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
     for (uint64_t i = 0; i < n; i++) {
-        uint8_t *p = gcs_snapw_reserve(&w, SNAP_OBJECT_BYTES);
+        uint8_t *p = _gcs_snapw_reserve(&w, SNAP_OBJECT_BYTES);
         snap_st64(p, g->addr[i]);
         snap_st32(p + 8, g->words[i]);
         snap_st32(p + 12, g->nptrs[i]);
     }
-    gcs_snapw_section_end(&w);
-    gcs_snapw_section_begin(&w, SNAP_SEC_NODES, runs * SNAP_RUN_BYTES);
+    _gcs_snapw_section_end(&w);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_NODES, runs * SNAP_RUN_BYTES);
     for (uint64_t i = 0; i < n; i++) {
         if (i > 0 && g->node[i] == g->node[i - 1])
             continue;
-        uint8_t *p = gcs_snapw_reserve(&w, SNAP_RUN_BYTES);
+        uint8_t *p = _gcs_snapw_reserve(&w, SNAP_RUN_BYTES);
         snap_st32(p, (uint32_t)i);
         snap_st16(p + 4, g->node[i]);
         snap_st16(p + 6, 0);
     }
-    gcs_snapw_section_end(&w);
-    gcs_snapw_section_begin(&w, SNAP_SEC_EDGES, g->nfields * SNAP_ID_BYTES);
+    _gcs_snapw_section_end(&w);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_EDGES, g->nfields * SNAP_ID_BYTES);
     for (uint64_t e = 0; e < g->nfields; e++)
-        gcs_snapw_u32(&w, g->edges[e]);
-    gcs_snapw_section_end(&w);
-    gcs_snapw_section_begin(&w, SNAP_SEC_ROOTS, g->nroots * SNAP_ID_BYTES);
+        _gcs_snapw_u32(&w, g->edges[e]);
+    _gcs_snapw_section_end(&w);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_ROOTS, g->nroots * SNAP_ID_BYTES);
     for (uint64_t k = 0; k < g->nroots; k++)
-        gcs_snapw_u32(&w, g->roots[k]);
-    gcs_snapw_section_end(&w);
-    gcs_snapw_flush(&w);
+        _gcs_snapw_u32(&w, g->roots[k]);
+    _gcs_snapw_section_end(&w);
+    _gcs_snapw_flush(&w);
     int failed = w.failed;
-    gcs_snapw_free(&w);
+    _gcs_snapw_free(&w);
     if (failed) {
         gcs_outfile_abort(&out);
         gcs_err_set(err, "%s: write failed: %s", path, strerror(errno ? errno : EIO));
@@ -485,7 +494,7 @@ static int src_fill(snap_src *s, uint8_t *buf, size_t n, gcs_err *err)
         }
         if (k == 0) {
             gcs_err_set(err, "%s: truncated in section '%s' (the file shrank while being read)", s->name,
-                        gcs_snap_names[section_at(s, s->pos + got)]);
+                        snap_names[section_at(s, s->pos + got)]);
             return -1;
         }
         got += (size_t)k;
@@ -580,7 +589,7 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
     c->r = snap_ld64(h + 40);
     c->runs = snap_ld64(h + 48);
     c->file_bytes = snap_ld64(h + 56);
-    uint64_t need = gcs_snap_file_bytes(c->n, c->m, c->r, c->runs);
+    uint64_t need = snap_file_bytes(c->n, c->m, c->r, c->runs);
     if (need == 0 || need != c->file_bytes) {
         char needs[48];
         if (need)
@@ -595,13 +604,13 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
     }
     uint64_t payload[SNAP_NSECTIONS];
     int ok;
-    gcs_snap_section_sizes(c->n, c->m, c->r, c->runs, payload, &ok);
+    snap_section_sizes(c->n, c->m, c->r, c->runs, payload, &ok);
     s->sec_off[0] = SNAP_HEADER_BYTES;
     for (int i = 0; i < (int)SNAP_NSECTIONS; i++)
         s->sec_off[i + 1] = s->sec_off[i] + SNAP_SECTION_HEAD + snap_pad8(payload[i]) + SNAP_SECTION_TAIL;
     if (s->size < c->file_bytes) {
         gcs_err_set(err, "%s: truncated in section '%s' (file has %llu of %llu bytes)", name,
-                    gcs_snap_names[section_at(s, s->size)], (unsigned long long)s->size,
+                    snap_names[section_at(s, s->size)], (unsigned long long)s->size,
                     (unsigned long long)c->file_bytes);
         return -1;
     }
@@ -644,24 +653,24 @@ static int section_close(snap_src *s, int sec, uint32_t crc, const uint8_t head[
     if (stored != crc || snap_ld32(t + 4) != 0) {
         if (stored != crc)
             gcs_err_set(err, "%s: checksum mismatch in section '%s' (stored %08x, computed %08x)", s->name,
-                        gcs_snap_names[sec], stored, crc);
+                        snap_names[sec], stored, crc);
         else
             gcs_err_set(err, "%s: checksum mismatch in section '%s' (damaged checksum trailer)", s->name,
-                        gcs_snap_names[sec]);
+                        snap_names[sec]);
         return -1;
     }
-    if (memcmp(head, gcs_snap_tags[sec], 4) != 0) {
+    if (memcmp(head, snap_tags[sec], 4) != 0) {
         gcs_err_set(err, "%s: section %d is not '%s' (tag %02x%02x%02x%02x)", s->name, sec + 1,
-                    gcs_snap_tags[sec], head[0], head[1], head[2], head[3]);
+                    snap_tags[sec], head[0], head[1], head[2], head[3]);
         return -1;
     }
     if (snap_ld32(head + 4) != 0 || !pad_zero) {
-        gcs_err_set(err, "%s: section '%s': reserved bytes are not zero", s->name, gcs_snap_names[sec]);
+        gcs_err_set(err, "%s: section '%s': reserved bytes are not zero", s->name, snap_names[sec]);
         return -1;
     }
     if (snap_ld64(head + 8) != payload) {
         gcs_err_set(err, "%s: section '%s' declares %llu bytes, the header's counts give %llu", s->name,
-                    gcs_snap_names[sec], (unsigned long long)snap_ld64(head + 8), (unsigned long long)payload);
+                    snap_names[sec], (unsigned long long)snap_ld64(head + 8), (unsigned long long)payload);
         return -1;
     }
     return 0;

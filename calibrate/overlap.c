@@ -1,7 +1,8 @@
 /* overlap.c -- how many misses the collector's marker overlaps:
  * gc_miss_overlap, for `gcscale predict --overlap fitted` (docs/model.md,
- * "Overlapped misses").  `gcscale calibrate` runs it after the machine's
- * measurements and stores the result in the profile.
+ * "Overlapped misses").  The calibration runs it as its last step
+ * (gcs_calibrate_run, and gcs_calibrate_update_gc for --gc-only) and stores
+ * the result in the profile.
  *
  * The paper's model makes every miss stall its worker for the whole memory
  * latency M1.  gcscale's marker does not wait like that: its prefetch FIFO
@@ -23,19 +24,22 @@
  * flight at most: header and mark byte), with a note when it is.
  *
  * The heap must be several times the last-level cache for the misses to
- * dominate; cli/cmd_calibrate.c picks the size.  It lives here, not in
- * calibrate/, because it needs the model (only the cache simulation can
- * count the misses) and the model reads profiles: calibrate/ stays below
- * model/.  Calls the collector's public gc.h, inspect.h and model.h. */
+ * dominate; the sizing policy (overlap_objects) is here with the fit.  Only
+ * the cache simulation can count the misses, so this is the one calibration
+ * step that calls the model (inspect.h, model.h); calibrate sits above the
+ * model, which reads profiles from formats/.  Also calls the collector's
+ * public gc.h and snapshot.h. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
 #include "gcscale/inspect.h"
 #include "gcscale/model.h"
-#include "gcscale/predict.h"
 #include "gcscale/snapshot.h"
+#include "gcscale/topology.h"
+#include "calibrate_internal.h"
 
 #define OVERLAP_MAX (2.0 * GCS_GC_MARK_FIFO)
 #define SLOT_BYTES 32   /* header + two pointers + one data word */
@@ -114,7 +118,7 @@ done:
     return rc;
 }
 
-int gcs_predict_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err)
+int gcs_calibrate_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err)
 {
     *details = NULL;
     if (!p->has_gc_cost || p->ncaches == 0) {
@@ -180,4 +184,92 @@ int gcs_predict_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t *
 done:
     gcs_snapshot_free(g);
     return rc;
+}
+
+/* ---- the calibration's step ---------------------------------------------------- */
+
+/* The graph's size: 4 x LLC (2 x quick), at least 2^20 objects, so that
+ * misses dominate its mark.  A chase size_bytes below that graph asks for a
+ * small run (the tests'): not fitted, and the profile says so.  Returns the
+ * graph's object count, or 0 with *note saying why it is not fitted; llc is
+ * the largest cache, ncaches how many there are. */
+static uint64_t overlap_objects(uint64_t llc, int ncaches, int quick, uint64_t size_bytes,
+                                const char **note)
+{
+    uint64_t bytes = (quick ? 2 : 4) * (llc ? llc : (8u << 20));
+    *note = NULL;
+    if (ncaches == 0) {
+        *note = "not fitted: the profile has no caches to simulate";
+        return 0;
+    }
+    if (size_bytes && size_bytes < bytes) {
+        *note = "not fitted: --size is below the heap the fit needs (2-4 x LLC)";
+        return 0;
+    }
+    return bytes / 32 > (1u << 20) ? bytes / 32 : (1u << 20);
+}
+
+/* The fit's expected seconds per 2^20 objects, its weight in the progress
+ * series (docs/microbench.md, "Run time and progress"). */
+#define OVERLAP_S_PER_MOBJ_QUICK 0.47
+#define OVERLAP_S_PER_MOBJ_FULL 0.83
+
+static double objects_work(uint64_t objects, int quick)
+{
+    return (double)objects / (double)(1u << 20) *
+           (quick ? OVERLAP_S_PER_MOBJ_QUICK : OVERLAP_S_PER_MOBJ_FULL);
+}
+
+static uint64_t profile_llc(const gcs_profile *p)
+{
+    uint64_t llc = 0;
+    for (int i = 0; i < p->ncaches; i++)
+        if (p->caches[i].size_bytes > llc)
+            llc = p->caches[i].size_bytes;
+    return llc;
+}
+
+double _gcs_calibrate_overlap_work(const gcs_profile *p, int quick, uint64_t size_bytes)
+{
+    const char *note;
+    uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, size_bytes, &note);
+    return objects ? objects_work(objects, quick) : 0;
+}
+
+/* The topology's caches become the profile's (gcs_calibrate_fill_profile):
+ * the same size, before there is a profile to ask. */
+double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes)
+{
+    uint64_t llc = 0;
+    int ncaches = gcs_topo_ncaches(t);
+    for (int i = 0; i < ncaches; i++)
+        if (gcs_topo_cache_at(t, i)->size_bytes > llc)
+            llc = gcs_topo_cache_at(t, i)->size_bytes;
+    const char *note;
+    uint64_t objects = overlap_objects(llc, ncaches, quick, size_bytes, &note);
+    return objects ? objects_work(objects, quick) : 0;
+}
+
+void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes, gcs_progress *pr)
+{
+    const char *note;
+    uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, size_bytes, &note);
+    json_t *details = NULL;
+    gcs_err err = {{0}};
+    if (!objects) {
+        details = json_pack("{s:s}", "note", note);
+    } else {
+        double w = objects_work(objects, quick);
+        gcs_progress_step(pr, "gc miss overlap (marker on a random heap beyond the LLC)", w);
+        uint64_t t0 = gcs_now_ns();
+        int rc = gcs_calibrate_fit_overlap(objects, quick ? 5 : 9, p, &details, &err);
+        if (rc == 0) /* the step's time, as calibrate's own steps record theirs */
+            json_object_set_new(details, "seconds", json_real((double)(gcs_now_ns() - t0) / 1e9));
+        gcs_progress_done(pr, w);
+        /* An optional step: a failed fit keeps the rest of the calibration,
+         * and the profile records why (the CLI warns from that record). */
+        if (rc < 0)
+            details = json_pack("{s:s, s:s}", "note", "not fitted: the fit failed", "error", err.msg);
+    }
+    json_object_set_new(gcs_profile_calibration(p), "gc_overlap", details);
 }

@@ -1,9 +1,11 @@
-/* snapshot_io.h -- gc/ internal: the byte layout of heap snapshot files
- * (docs/snapshot-format.md) and a buffered, checksumming section writer
- * shared by gcs_snapshot_write() (snapshot.c) and the collector's heap
- * writer (snapshot_gc.c). */
-#ifndef GCSCALE_SNAPSHOT_IO_H
-#define GCSCALE_SNAPSHOT_IO_H
+/* snapshot_internal.h -- formats/ internal: the byte layout of heap snapshot
+ * files (docs/snapshot-format.md) and a buffered, checksumming section writer
+ * shared by gcs_snapshot_write() (formats/snapshot.c) and the collector's
+ * heap writer (gc/snapshot_gc.c), which streams the collector's heap straight
+ * into the file without building a gcs_snapshot first.  Not installed; the
+ * functions carry the internal prefix _gcs_snapw_. */
+#ifndef GCSCALE_SNAPSHOT_INTERNAL_H
+#define GCSCALE_SNAPSHOT_INTERNAL_H
 
 #include <stdio.h>
 #include <stdint.h>
@@ -22,18 +24,11 @@
 #define SNAP_ID_BYTES 4u
 #define SNAP_NSECTIONS 5u
 
+/* Sections in file order; their tags ("PARM", "OBJS", "NODE", "EDGE",
+ * "ROOT") and names are snapshot.c's. */
 enum { SNAP_SEC_PARAMS, SNAP_SEC_OBJECTS, SNAP_SEC_NODES, SNAP_SEC_EDGES, SNAP_SEC_ROOTS };
-extern const char gcs_snap_tags[SNAP_NSECTIONS][5];   /* "PARM", "OBJS", "NODE", "EDGE", "ROOT" */
-extern const char *const gcs_snap_names[SNAP_NSECTIONS]; /* "params", "objects", ... */
 
 static inline uint64_t snap_pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
-
-/* Payload bytes of each section for the given counts; 0 with *ok = 0 on
- * overflow. */
-void gcs_snap_section_sizes(uint64_t nobjects, uint64_t nfields, uint64_t nroots, uint64_t nruns,
-                            uint64_t payload[SNAP_NSECTIONS], int *ok);
-/* Total file bytes for those counts; 0 on overflow. */
-uint64_t gcs_snap_file_bytes(uint64_t nobjects, uint64_t nfields, uint64_t nroots, uint64_t nruns);
 
 /* ---- the writer ------------------------------------------------------------ */
 typedef struct gcs_snapw {
@@ -48,15 +43,15 @@ typedef struct gcs_snapw {
     int failed;
 } gcs_snapw;
 
-int gcs_snapw_init(gcs_snapw *w, FILE *fp);
-void gcs_snapw_free(gcs_snapw *w);
-void gcs_snapw_flush(gcs_snapw *w);
-void gcs_snapw_put(gcs_snapw *w, const void *p, size_t n);
-static inline uint64_t gcs_snapw_offset(const gcs_snapw *w) { return w->written + w->len; }
-static inline uint8_t *gcs_snapw_reserve(gcs_snapw *w, size_t n)
+int _gcs_snapw_init(gcs_snapw *w, FILE *fp);
+void _gcs_snapw_free(gcs_snapw *w);
+void _gcs_snapw_flush(gcs_snapw *w);
+void _gcs_snapw_put(gcs_snapw *w, const void *p, size_t n);
+static inline uint64_t _gcs_snapw_offset(const gcs_snapw *w) { return w->written + w->len; }
+static inline uint8_t *_gcs_snapw_reserve(gcs_snapw *w, size_t n)
 {
     if (__builtin_expect(w->cap - w->len < n, 0))
-        gcs_snapw_flush(w);
+        _gcs_snapw_flush(w);
     uint8_t *p = w->buf + w->len;
     w->len += n;
     return p;
@@ -67,11 +62,11 @@ static inline void snap_st64(uint8_t *p, uint64_t v) { v = htole64(v); memcpy(p,
 static inline uint32_t snap_ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return le32toh(v); }
 static inline uint16_t snap_ld16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return le16toh(v); }
 static inline uint64_t snap_ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return le64toh(v); }
-static inline void gcs_snapw_u32(gcs_snapw *w, uint32_t v) { snap_st32(gcs_snapw_reserve(w, 4), v); }
+static inline void _gcs_snapw_u32(gcs_snapw *w, uint32_t v) { snap_st32(_gcs_snapw_reserve(w, 4), v); }
 
-void gcs_snapw_header(gcs_snapw *w, uint64_t nobjects, uint64_t nfields, uint64_t nroots, uint64_t nruns);
-void gcs_snapw_section_begin(gcs_snapw *w, int section, uint64_t payload_bytes);
-void gcs_snapw_section_end(gcs_snapw *w);
-void gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p);
+void _gcs_snapw_header(gcs_snapw *w, uint64_t nobjects, uint64_t nfields, uint64_t nroots, uint64_t nruns);
+void _gcs_snapw_section_begin(gcs_snapw *w, int section, uint64_t payload_bytes);
+void _gcs_snapw_section_end(gcs_snapw *w);
+void _gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p);
 
 #endif

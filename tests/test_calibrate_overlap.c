@@ -1,6 +1,7 @@
-/* test_predict_overlap.c -- gc-predict's one step with the collector: fitting the
- * marker's miss overlap (gc-predict/overlap.c).  The rest of the predict job
- * is tested end to end in tests/cli/test_predict.sh. */
+/* test_calibrate_overlap.c -- calibrate's one step with the model: fitting
+ * the marker's miss overlap (calibrate/overlap.c).  Its place in the
+ * calibration run and its sizing are tested end to end in
+ * tests/cli/test_calibrate.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,8 @@
 #include <string.h>
 
 #include "gcscale/gc.h"
-#include "gcscale/predict.h"
+#include "gcscale/calibrate.h"
+#include "gcscale/model.h"
 
 /* The miss overlap fit on a heap far beyond a (pretended) 256 KiB cache: the
  * model at P = 1 with the fitted overlap gives back the measured mark time. */
@@ -34,12 +36,12 @@ static void test_overlap_fit_inverts_the_model(void **state)
     gcs_err err;
     json_t *details = NULL;
     /* no costs yet: refused */
-    assert_int_equal(gcs_predict_fit_overlap(65536, 3, p, &details, &err), -1);
+    assert_int_equal(gcs_calibrate_fit_overlap(65536, 3, p, &details, &err), -1);
     assert_non_null(strstr(err.msg, "gc_cost_ns"));
     p->has_gc_cost = 1;
     p->gc_cost_object_ns = 1;
     p->gc_cost_pointer_ns = 1;
-    assert_int_equal(gcs_predict_fit_overlap(65536, 3, p, &details, &err), 0);
+    assert_int_equal(gcs_calibrate_fit_overlap(65536, 3, p, &details, &err), 0);
     assert_int_equal(p->has_gc_overlap, 1);
     assert_true(p->gc_miss_overlap >= 1 && p->gc_miss_overlap <= 2 * GCS_GC_MARK_FIFO);
     double measured = json_real_value(json_object_get(details, "measured_mark_ns"));
@@ -69,7 +71,7 @@ static void test_overlap_fit_refuses_when_a_collector_runs(void **state)
     l1.cpus = &cpu0;
     assert_int_equal(gcs_profile_add_cache(p, &l1), 0);
     json_t *details = NULL;
-    assert_int_equal(gcs_predict_fit_overlap(65536, 3, p, &details, &err), -1);
+    assert_int_equal(gcs_calibrate_fit_overlap(65536, 3, p, &details, &err), -1);
     assert_non_null(strstr(err.msg, "already runs"));
     assert_null(details);
     assert_int_equal(p->has_gc_overlap, 0);

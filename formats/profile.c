@@ -3,14 +3,17 @@
  *
  * The JSON form is fixed in ../shared/model-notes.md section 3 and described
  * for users in docs/machine-profile.md.  Loading is done in two passes:
- * profile_from_doc() checks the document's shape (keys present, types,
+ * gcs_profile_from_json() checks the document's shape (keys present, types,
  * array sizes) and copies it into a gcs_profile; gcs_profile_validate() then
  * checks the values.  A profile built in memory by calibrate goes through the
  * same value checks, so one set of rules (and one wording of the messages,
  * which always start with the JSON key) covers both.
  *
  * Matrices and per-node arrays are indexed by position in "nodes", not by
- * node id: row i and column i belong to nodes[i]. */
+ * node id: row i and column i belong to nodes[i].
+ *
+ * A file format of formats/: calls only common/ (errors, crash-safe files,
+ * tables) and jansson, so that everything above may read profiles. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "gcscale/profile.h"
+#include "../common/internal.h"
 
 /* Past these a value is a unit mistake (seconds written as ns, bytes as GB)
  * rather than a measurement: no memory access takes a second, no memory node
@@ -33,6 +37,33 @@ static const char *const modelled_keys[] = {
 };
 
 static const char *const access_keys[GCS_ACCESS_COUNT] = {"read", "rw"};
+
+/* The shape every profile this file hands out has, whoever filled in its
+ * values: nodes, and each latency matrix (nnodes x nnodes, row-major) and
+ * occupancy vector (nnodes), allocated for nnodes in [1, MAX_NODES]; every
+ * CPU list and the cache list allocated for their counts.  gcs_profile_new
+ * makes it, the loader and calibrate keep it, and gcs_profile_validate
+ * refuses a profile without it, so a validated profile that lacks it is a
+ * bug here.  Only compiled where gcs_assert_internal is on. */
+#if GCS_ASSERT_ON
+static int profile_shape_ok(const gcs_profile *p)
+{
+    if (!p || p->nnodes < 1 || p->nnodes > MAX_NODES || !p->nodes)
+        return 0;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++)
+        if (!p->latency_ns[a] || !p->occupancy_ns[a])
+            return 0;
+    for (int i = 0; i < p->nnodes; i++)
+        if (p->nodes[i].ncpus < 0 || (p->nodes[i].ncpus > 0 && !p->nodes[i].cpus))
+            return 0;
+    if (p->ncaches < 0 || (p->ncaches > 0 && !p->caches))
+        return 0;
+    for (int i = 0; i < p->ncaches; i++)
+        if (p->caches[i].ncpus < 0 || (p->caches[i].ncpus > 0 && !p->caches[i].cpus))
+            return 0;
+    return 1;
+}
+#endif
 
 static int is_modelled_key(const char *key)
 {
@@ -67,6 +98,7 @@ gcs_profile *gcs_profile_new(int nnodes)
     for (int i = 0; i < nnodes; i++)
         p->nodes[i].id = i;
     snprintf(p->counters_source, sizeof p->counters_source, "none");
+    gcs_assert_internal(profile_shape_ok(p));
     return p;
 }
 
@@ -397,6 +429,10 @@ static int read_per_access(const json_t *doc, const char *member, int matrix, gc
                                "an object with \"read\" and \"rw\"", err);
     if (!obj)
         return -1;
+    /* The rows and vectors below are read into the matrices gcs_profile_new
+     * allocated for p->nnodes nodes (read_nodes); node_matrix and
+     * node_vector refuse any other length, so they never write past them. */
+    gcs_assert_internal(p->nnodes >= 1 && p->latency_ns[0] && p->occupancy_ns[0]);
     for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
         char key[64];
         snprintf(key, sizeof key, "%s.%s", member, access_keys[a]);
@@ -782,6 +818,8 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
         gcs_err_set(err, "extra keys: expected a JSON object");
         return -1;
     }
+    /* The rules above include the shape's: what passes them has it. */
+    gcs_assert_internal(profile_shape_ok(p));
     return 0;
 }
 
