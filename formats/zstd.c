@@ -39,6 +39,29 @@ static int grow(unsigned char **buf, size_t *cap, size_t need)
     return 0;
 }
 
+/* Decodes what `ib` holds into the growing buffer.  ZSTD_decompressStream's
+ * hint (0 at a frame's end), or SIZE_MAX with *why set. */
+static size_t decode(ZSTD_DStream *ds, ZSTD_inBuffer *ib, unsigned char **out, size_t *cap, size_t *len,
+                     const char **why)
+{
+    if (grow(out, cap, *len + ZSTD_DStreamOutSize()) < 0) {
+        *why = "out of memory for the decompressed file";
+        return SIZE_MAX;
+    }
+    ZSTD_outBuffer ob = {*out + *len, *cap - *len, 0};
+    size_t hint = ZSTD_decompressStream(ds, &ob, ib);
+    if (ZSTD_isError(hint)) {
+        *why = ZSTD_getErrorName(hint);
+        return SIZE_MAX;
+    }
+    *len += ob.pos;
+    if (ib->size == 0 && ob.pos == 0 && hint != 0) {
+        *why = "truncated zstd stream";
+        return SIZE_MAX;
+    }
+    return hint;
+}
+
 int _gcs_zstd_load_fd(int fd, const char *name, void **data, size_t *len, gcs_err *err)
 {
     unsigned char head[4];
@@ -46,7 +69,7 @@ int _gcs_zstd_load_fd(int fd, const char *name, void **data, size_t *len, gcs_er
         return 0;
     size_t in_cap = ZSTD_DStreamInSize();
     unsigned char *in = malloc(in_cap), *out = NULL;
-    size_t out_cap = 0, out_len = 0, last = 1; /* last: ZSTD_decompressStream's hint, 0 at a frame's end */
+    size_t out_cap = 0, out_len = 0, hint = 1;
     ZSTD_DStream *ds = ZSTD_createDStream();
     off_t off = 0;
     const char *why = NULL;
@@ -57,9 +80,9 @@ int _gcs_zstd_load_fd(int fd, const char *name, void **data, size_t *len, gcs_er
     ZSTD_initDStream(ds);
     for (;;) {
         ssize_t got = pread(fd, in, in_cap, off);
+        if (got < 0 && errno == EINTR)
+            continue;
         if (got < 0) {
-            if (errno == EINTR)
-                continue;
             why = strerror(errno);
             goto fail;
         }
@@ -67,38 +90,15 @@ int _gcs_zstd_load_fd(int fd, const char *name, void **data, size_t *len, gcs_er
             break;
         off += got;
         ZSTD_inBuffer ib = {in, (size_t)got, 0};
-        while (ib.pos < ib.size) {
-            if (grow(&out, &out_cap, out_len + ZSTD_DStreamOutSize()) < 0) {
-                why = "out of memory for the decompressed file";
+        while (ib.pos < ib.size)
+            if ((hint = decode(ds, &ib, &out, &out_cap, &out_len, &why)) == SIZE_MAX)
                 goto fail;
-            }
-            ZSTD_outBuffer ob = {out + out_len, out_cap - out_len, 0};
-            last = ZSTD_decompressStream(ds, &ob, &ib);
-            if (ZSTD_isError(last)) {
-                why = ZSTD_getErrorName(last);
-                goto fail;
-            }
-            out_len += ob.pos;
-        }
     }
     /* Input used up: flush what the decoder still holds. */
-    while (last != 0) {
-        if (grow(&out, &out_cap, out_len + ZSTD_DStreamOutSize()) < 0) {
-            why = "out of memory for the decompressed file";
-            goto fail;
-        }
+    while (hint != 0) {
         ZSTD_inBuffer ib = {in, 0, 0};
-        ZSTD_outBuffer ob = {out + out_len, out_cap - out_len, 0};
-        last = ZSTD_decompressStream(ds, &ob, &ib);
-        if (ZSTD_isError(last)) {
-            why = ZSTD_getErrorName(last);
+        if ((hint = decode(ds, &ib, &out, &out_cap, &out_len, &why)) == SIZE_MAX)
             goto fail;
-        }
-        out_len += ob.pos;
-        if (ob.pos == 0 && last != 0) {
-            why = "truncated zstd stream";
-            goto fail;
-        }
     }
     ZSTD_freeDStream(ds);
     free(in);

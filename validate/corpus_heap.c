@@ -69,7 +69,7 @@ done:
     return rc;
 }
 
-int _gcs_corpus_make_dir(const char *dir, gcs_err *err)
+int _gcs_validate_make_dir(const char *dir, gcs_err *err)
 {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", dir);

@@ -18,7 +18,7 @@ int _gcs_corpus_shape_snapshot(const gcs_shape_params *sp, const char *path, gcs
 /* The heap limit a shape gets (gc-bench's: twice the heap plus 64 MiB). */
 size_t _gcs_corpus_shape_heap_limit(const gcs_shape_params *sp);
 
-/* mkdir -p. */
-int _gcs_corpus_make_dir(const char *dir, gcs_err *err);
+/* mkdir -p (validate.c and the corpus). */
+int _gcs_validate_make_dir(const char *dir, gcs_err *err);
 
 #endif
