@@ -256,14 +256,15 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
             all += sum_err[p - 1];
             nall += cnt_err[p - 1];
         }
-    json_t *machine = json_object_get(doc, "machine");
-    json_t *e = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:o, s:f, s:f, s:o}", "name", ename, "dir", dir, "predictor",
+    json_t *machine = json_object_get(doc, "machine"), *missing = json_object_get(doc, "missing");
+    missing = missing ? json_incref(missing) : json_array();
+    json_t *e = json_pack("{s:s, s:s, s:s, s:O, s:O, s:o, s:o, s:f, s:f, s:o}", "name", ename, "dir", dir, "predictor",
                           gcs_inspect_predictor_name(o->predictor >= 0 ? (gcs_inspect_predictor)o->predictor
                                                                        : gcs_inspect_default_predictor(prof)),
                           "cpus",
                           json_object_get(machine, "cpus") ?: json_null(), "cpu_model",
                           json_object_get(machine, "cpu_model") ?: json_null(), "missing",
-                          json_object_get(doc, "missing") ?: json_array(), "mae_pct", mae, "mae_all_pct",
+                          missing, "mae_pct", mae, "mae_all_pct",
                           nall ? all / nall : 0.0, "p1_time_mae_pct",
                           json_array_size(heaps) ? sum_p1 / (double)json_array_size(heaps) : 0.0, "heaps", heaps);
     json_array_append_new(entries, e);
