@@ -15,7 +15,7 @@ BUILD    ?= build
 SAN      ?=
 CC       ?= cc
 
-PKGS      := hwloc gsl jansson numa papi zlib
+PKGS      := hwloc gsl jansson numa papi zlib libzstd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 TEST_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
@@ -58,6 +58,17 @@ $(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
 # (and the measured cost of its instrumentation) does not move with code
 # added elsewhere in the file; see docs/collector.md "Instrumentation".
 $(BUILD)/obj/gc/mark.o: ALL_CFLAGS += -falign-loops=32 -falign-jumps=32
+
+# The build's git revision, which corpus entries record (validate/corpus_record.c);
+# the header is rewritten only when the revision changes.
+GIT_REVISION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+.PHONY: FORCE
+$(BUILD)/gen/git-revision.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define GCS_GIT_REVISION "%s"\n' '$(GIT_REVISION)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(BUILD)/obj/validate/corpus_record.o: $(BUILD)/gen/git-revision.h
+$(BUILD)/obj/validate/corpus_record.o: ALL_CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/libgcscale.a: $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -150,7 +161,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
-FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c common/err.c common/outfile.c
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c common/err.c common/outfile.c
 FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c common/err.c common/outfile.c \
                 common/table.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
@@ -162,7 +173,7 @@ FUZZ_NEED_CC  = @command -v $(FUZZ_CC) >/dev/null || \
 $(FUZZ_DIR)/fuzz_snapshot: $(FUZZ_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -ljansson -lz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -ljansson -lz -lzstd
 $(FUZZ_DIR)/fuzz_profile: $(FUZZ_PROFILE_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
@@ -192,6 +203,15 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace 
 MV_PROFILE ?= data/machines/$(shell hostname).json
 model-validation: all
 	scripts/model-validation $(BUILD) $(MV_PROFILE)
+
+# make model-accuracy: the current model against the measured corpus
+# (data/corpus/*/, docs/corpus.md): per machine and P, measured and predicted
+# speedup, errors, recommended against best P, P = 1 times; fails when any
+# figure is worse than data/corpus/floor.json.  The CI test
+# (tests/cli/test_corpus.sh) runs the same check.
+.PHONY: model-accuracy
+model-accuracy: all
+	$(BUILD)/gcscale corpus accuracy --floor data/corpus/floor.json
 
 # make bench-model: the cache simulator's accesses per second and what the
 # fast and slow heap inspection cost against the serial mark time of the

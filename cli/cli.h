@@ -20,6 +20,7 @@
 int cmd_bench(int argc, char **argv);
 int cmd_bottle(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_corpus(int argc, char **argv);
 int cmd_gc_bench(int argc, char **argv);
 int cmd_machine(int argc, char **argv);
 int cmd_predict(int argc, char **argv);

@@ -27,6 +27,7 @@ static const command commands[] = {
     {"bottle",    cmd_bottle,    "bottle graph of a thread-state trace: share and parallelism per thread"},
     {"stack",     cmd_stack,     "speedup stacks from traces of a 1-thread and N-thread run"},
     {"validate",  cmd_validate,  "the model and adaptive GC threads against the collector: a report"},
+    {"corpus",    cmd_corpus,    "the measured corpus: corpus record (this machine), corpus accuracy (the model)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -19,6 +19,7 @@
 
 #include "../common/internal.h"
 #include "snapshot_internal.h"
+#include "zstd_internal.h"
 
 static const char snap_tags[SNAP_NSECTIONS][5] = {"PARM", "OBJS", "NODE", "EDGE", "ROOT"};
 static const char *const snap_names[SNAP_NSECTIONS] = {"params", "objects", "nodes", "edges", "roots"};
@@ -850,6 +851,16 @@ gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err)
         gcs_err_set(err, "%s: cannot read: %s", path, fst != 0 ? strerror(errno) : "not a regular file");
         close(s.fd);
         return NULL;
+    }
+    /* A zstd-compressed snapshot (.snap.zst, the corpus) is read from memory. */
+    void *plain;
+    size_t plain_len;
+    int z = _gcs_zstd_load_fd(s.fd, path, &plain, &plain_len, err);
+    if (z != 0) {
+        close(s.fd);
+        gcs_snapshot *g = z > 0 ? gcs_snapshot_read_mem(plain, plain_len, path, err) : NULL;
+        free(z > 0 ? plain : NULL);
+        return g;
     }
     s.size = (uint64_t)sb.st_size;
     s.chunk = malloc(SNAP_CHUNK);

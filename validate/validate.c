@@ -29,6 +29,7 @@
 #include "gcscale/snapshot.h"
 #include "gcscale/validate.h"
 #include "gcscale/workload.h"
+#include "corpus_internal.h"
 
 #define MAX_REPS 15
 #define MAX_RUN_REPS 9
@@ -370,25 +371,6 @@ static int candidate_threads(int max, int *out)
     return n;
 }
 
-static int make_dir(const char *dir, gcs_err *err)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-                goto fail;
-            *p = '/';
-        }
-    if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-        goto fail;
-    return 0;
-fail:
-    gcs_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
-    return -1;
-}
-
 static inline double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 static void finish_workload(gcs_validate_workload *w, int nsnap)
@@ -490,7 +472,7 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
         gcs_profile_free(prof);
         return -1;
     }
-    if (make_dir(o.snapshot_dir, err) < 0) {
+    if (_gcs_validate_make_dir(o.snapshot_dir, err) < 0) {
         gcs_profile_free(prof);
         return -1;
     }

@@ -38,5 +38,6 @@
 #include "gcscale/accounting.h"
 #include "gcscale/schedtrace.h"
 #include "gcscale/validate.h"
+#include "gcscale/corpus.h"
 
 #endif

@@ -99,7 +99,9 @@ int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err);
  * counts that do not fit the file size, ids out of range, unsorted or
  * overlapping addresses, node ids >= node count and absurd sizes are each
  * reported as one line "PATH: message".  Memory is allocated only after the
- * counts have been checked against the file size.  NULL on failure. */
+ * counts have been checked against the file size.  A zstd-compressed file
+ * (recognised by its frame magic, whatever its name) is decompressed into
+ * memory first and read as by gcs_snapshot_read_mem.  NULL on failure. */
 gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err);
 /* The same from a buffer (name is used in messages; may be NULL). */
 gcs_snapshot *gcs_snapshot_read_mem(const void *data, size_t len, const char *name, gcs_err *err);

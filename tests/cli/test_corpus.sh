@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# test_corpus.sh -- the measured corpus (docs/corpus.md): the model's
+# accuracy on every entry of data/corpus/ must not fall below the floor
+# committed beside it (data/corpus/floor.json); a tiny entry recorded here
+# goes through record -> accuracy end to end; a compressed snapshot is read
+# by snapshot info and predict; usage errors.
+. "$(dirname "$0")/lib.sh"
+echo "1..16"
+
+# The accuracy floor: the exact regression check of the model on real data.
+expect_ok "accuracy on the whole corpus keeps the floor" \
+    "$GCSCALE" corpus accuracy --quiet --json --floor data/corpus/floor.json
+expect_jq "the 16-CPU entry is there, P = 2..16" \
+    '[.entries[] | select(.name == "lent-16cpu-xeon") | .mae_pct[].threads] == [range(2; 17)]' "$TMP/out"
+expect_jq "every heap has its recommended and best P" \
+    '[.entries[].heaps[] | .recommended_threads >= 1 and .best_threads >= 1] | all' "$TMP/out"
+
+# A floor one hundredth of a point tighter than the model is broken.
+jq '.entries[].mae_all_pct -= 1' data/corpus/floor.json >"$TMP/tight.json"
+expect_exit_code() { # N description CMD...
+    local want=$1 d=$2; shift 2
+    "$@" >"$TMP/res" 2>"$TMP/err"
+    local rc=$?
+    [ $rc -eq "$want" ] || echo "# exit $rc, wanted $want: $(head -c 400 "$TMP/err")"
+    _report $([ $rc -eq "$want" ]; echo $?) "$d"
+}
+expect_exit_code 1 "a tighter floor fails (exit 1)" \
+    "$GCSCALE" corpus accuracy --quiet --floor "$TMP/tight.json"
+expect_grep "and says which figure" "worse than the floor: lent-16cpu-xeon: mean absolute error, all P > 1" "$TMP/err"
+
+# record -> accuracy, end to end, on tiny shapes (marks too short to judge
+# the model by: this checks the tooling).
+expect_ok "corpus record --quick (tree, wide; P = 1, 2; 2 reps)" \
+    "$GCSCALE" corpus record --machine data/corpus/lent-16cpu-xeon/profile.json -o "$TMP/entry" \
+    --quick --heaps tree,wide --threads 2 --reps 2 --quiet
+expect_jq "entry.json: every repetition, with per-worker figures" \
+    '.format == "gcscale-corpus-entry" and ([.heaps[].measurements[].reps | length] == [2,2,2,2])
+     and (.heaps[0].measurements[1].reps[0].workers | length) == 2
+     and (.heaps[0].measurements[1].reps[0].workers[0] | has("busy_ns") and has("search_ns") and has("wake_ns")
+          and has("tail_ns") and has("steals") and has("steal_attempts") and has("objects_marked"))
+     and (.heaps[0].measurements[0].reps[0] | has("page_faults") and has("roots") and has("pause_ns"))' \
+    "$TMP/entry/entry.json"
+expect_jq "entry.json: machine, revision, command" \
+    '(.machine.cpus >= 1) and (.git_revision | length > 0) and (.command | test("corpus record"))' \
+    "$TMP/entry/entry.json"
+expect_ok "accuracy on the new entry" "$GCSCALE" corpus accuracy --fast --quiet --cache "$TMP/cache" "$TMP/entry"
+expect_grep "prints the per-heap table" "^wide " "$TMP/out"
+expect_exit 2 "record refuses an existing entry" \
+    "$GCSCALE" corpus record --machine data/corpus/lent-16cpu-xeon/profile.json -o "$TMP/entry" --quick --quiet
+
+# A heap whose rebuilt graph is not the measured one is a clear error.
+jq '.heaps[0].checksum = "crc32:00000000"' "$TMP/entry/entry.json" >"$TMP/e.json" && mv "$TMP/e.json" "$TMP/entry/entry.json"
+expect_exit 2 "a checksum mismatch is an error" "$GCSCALE" corpus accuracy --quiet --cache "$TMP/cache" "$TMP/entry"
+expect_grep "naming the heap" "entry/tree: the rebuilt heap's graph has checksum" "$TMP/err"
+
+# Compressed snapshots are read wherever a snapshot is read.
+"$GCSCALE" gc-bench --shape tree --depth 10 --threads 1 --reps 5 --quiet --snapshot-out "$TMP/t.snap" >/dev/null
+if command -v zstd >/dev/null; then
+    zstd -q "$TMP/t.snap" -o "$TMP/t.snap.zst"
+    expect_ok "snapshot info reads a .snap.zst" "$GCSCALE" snapshot info --json "$TMP/t.snap.zst"
+    expect_grep "the same graph" '"edges": 2046,' "$TMP/out"
+else
+    echo "ok 15 # skip zstd(1) not installed"
+    echo "ok 16 # skip zstd(1) not installed"
+fi

@@ -1,0 +1,364 @@
+/* corpus_accuracy.c -- the model against the corpus (gcs_corpus_accuracy,
+ * include/gcscale/corpus.h; the report's JSON: docs/corpus.md).
+ *
+ * Each heap is predicted from its entry's profile and its snapshot alone,
+ * with the library calls gcscale predict makes (gcs_inspect_heap,
+ * gcs_predict_curve, gcs_model_recommend), so that the corpus checks what
+ * users get.  The prediction is deterministic: the same model gives the
+ * same report, which is what lets a test hold it to a floor.
+ *
+ * Measured speedup at P is median(T1) / median(TP) over the repetitions;
+ * its spread is median(T1) / max(TP) .. median(T1) / min(TP).  Error is
+ * predicted / measured - 1, in percent.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "corpus_internal.h"
+#include "gcscale/gc.h"
+#include "gcscale/inspect.h"
+#include "gcscale/predict.h"
+#include "gcscale/profile.h"
+
+void gcs_corpus_accuracy_opts_init(gcs_corpus_accuracy_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->predictor = -1;
+    o->span = GCS_MODEL_SPAN_PAPER;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct measured {
+    int threads, n;
+    double median, min, max;     /* mark time, ns */
+} measured;
+
+/* Median, min and max of the repetitions' mark_ns. */
+static int measure_point(json_t *point, measured *m, const char *heap, gcs_err *err)
+{
+    json_t *reps = json_object_get(point, "reps");
+    m->threads = (int)json_integer_value(json_object_get(point, "threads"));
+    size_t n = json_array_size(reps);
+    if (m->threads < 1 || n == 0 || n > 1000) {
+        gcs_err_set(err, "%s: a measurement without threads or repetitions", heap);
+        return -1;
+    }
+    double v[1000];
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = json_object_get(json_array_get(reps, i), "mark_ns");
+        v[i] = json_number_value(x);
+        if (!json_is_number(x) || !(v[i] > 0)) {
+            gcs_err_set(err, "%s: P = %d: a repetition without a positive mark_ns", heap, m->threads);
+            return -1;
+        }
+    }
+    qsort(v, n, sizeof *v, cmp_double);
+    m->n = (int)n;
+    m->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    m->min = v[0];
+    m->max = v[n - 1];
+    return 0;
+}
+
+/* The heap's snapshot: the entry's file, or the shape rebuilt into the
+ * cache; either way its graph must have the entry's checksum. */
+static gcs_snapshot *load_heap(const char *dir, const char *entry, json_t *heap, const char *cache_dir,
+                               int *rebuilt, gcs_err *err)
+{
+    const char *name = json_string_value(json_object_get(heap, "name"));
+    const char *file = json_string_value(json_object_get(heap, "snapshot"));
+    const char *want = json_string_value(json_object_get(heap, "checksum"));
+    char path[4400];
+    gcs_snapshot *g = NULL;
+    *rebuilt = !file;
+    if (file) {
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        g = gcs_snapshot_read(path, err);
+    } else {
+        json_t *sj = json_object_get(heap, "shape");
+        gcs_shape_params sp = {0};
+        if (!want || gcs_shape_parse(json_string_value(json_object_get(sj, "shape")), &sp.kind) < 0) {
+            gcs_err_set(err, "%s/%s: neither a snapshot nor a shape with a checksum to rebuild", entry, name);
+            return NULL;
+        }
+        sp.depth = (int)json_integer_value(json_object_get(sj, "depth"));
+        sp.objects = (uint64_t)json_integer_value(json_object_get(sj, "size"));
+        sp.seed = (uint64_t)json_integer_value(json_object_get(sj, "seed"));
+        if (gcs_shape_params_check(&sp, err) < 0)
+            return NULL;
+        snprintf(path, sizeof path, "%s/%s", cache_dir, entry);
+        if (_gcs_validate_make_dir(path, err) < 0)
+            return NULL;
+        snprintf(path, sizeof path, "%s/%s/%s.snap", cache_dir, entry, name);
+        gcs_err ignored;
+        if (access(path, R_OK) == 0)
+            g = gcs_snapshot_read(path, &ignored);
+        char sum[16];
+        if (g)
+            gcs_corpus_graph_checksum(g, sum);
+        if (!g || strcmp(sum, want) != 0) { /* not cached, or cached by another build */
+            gcs_snapshot_free(g);
+            if (_gcs_corpus_shape_snapshot(&sp, path, err) < 0)
+                return NULL;
+            g = gcs_snapshot_read(path, err);
+        }
+    }
+    if (g && want) {
+        char sum[16];
+        gcs_corpus_graph_checksum(g, sum);
+        if (strcmp(sum, want) != 0) {
+            gcs_err_set(err, "%s/%s: the %s heap's graph has checksum %s, the entry says %s: not the heap "
+                        "that was measured (did the shape builder or the collector's heap layout change?)",
+                        entry, name, *rebuilt ? "rebuilt" : "stored", sum, want);
+            gcs_snapshot_free(g);
+            return NULL;
+        }
+    }
+    return g;
+}
+
+static inline double pct(double pred, double meas) { return 100 * (pred / meas - 1); }
+
+/* Predicts one heap and compares; appends its report to heaps.  Adds its
+ * errors to the entry's sums (per P, and of |P = 1 time error|). */
+static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs_profile *prof,
+                     const gcs_corpus_accuracy_opts *o, const char *cache_dir, json_t *heaps, double *sum_err,
+                     int *cnt_err, double *sum_p1, gcs_err *err)
+{
+    const char *name = json_string_value(json_object_get(heap, "name"));
+    json_t *ms = json_object_get(heap, "measurements");
+    size_t np = json_array_size(ms);
+    if (!name || np == 0 || np > GCS_GC_MAX_THREADS) {
+        gcs_err_set(err, "%s: a heap without a name or measurements", entry);
+        return -1;
+    }
+    measured m[GCS_GC_MAX_THREADS];
+    int threads[GCS_GC_MAX_THREADS];
+    for (size_t i = 0; i < np; i++) {
+        if (measure_point(json_array_get(ms, i), &m[i], name, err) < 0)
+            return -1;
+        threads[i] = m[i].threads;
+        if (i > 0 && threads[i] <= threads[i - 1]) {
+            gcs_err_set(err, "%s/%s: measurements not in ascending P", entry, name);
+            return -1;
+        }
+    }
+    if (threads[0] != 1) {
+        gcs_err_set(err, "%s/%s: no measurement at P = 1", entry, name);
+        return -1;
+    }
+    int rebuilt;
+    gcs_snapshot *g = load_heap(dir, entry, heap, cache_dir, &rebuilt, err);
+    if (!g)
+        return -1;
+    gcs_inspect_opts io;
+    gcs_inspect_opts_init(&io);
+    io.predictor = o->predictor >= 0 ? (gcs_inspect_predictor)o->predictor : gcs_inspect_default_predictor(prof);
+    gcs_model_opts mo;
+    gcs_model_opts_init(&mo);
+    mo.span = o->span;
+    gcs_inspect_result ir;
+    gcs_model_result res[GCS_GC_MAX_THREADS];
+    int rc = gcs_inspect_heap(g, prof, &io, &ir, err);
+    uint64_t objects = g->nobjects;
+    gcs_snapshot_free(g);
+    if (rc < 0 || gcs_predict_curve(prof, &ir.heap, threads, (int)np, &mo, res, err) < 0) {
+        gcs_err_set(err, "%s/%s: %s", entry, name, err->msg);
+        return -1;
+    }
+    json_t *points = json_array();
+    double t1 = m[0].median, max_abs = 0;
+    int best = 0;
+    for (size_t i = 0; i < np; i++) {
+        double sp = t1 / m[i].median, e = pct(res[i].speedup, sp);
+        if (m[i].median < m[best].median)
+            best = (int)i;
+        if (i > 0) {
+            max_abs = fmax(max_abs, fabs(e));
+            sum_err[threads[i] - 1] += fabs(e);
+            cnt_err[threads[i] - 1]++;
+        }
+        json_array_append_new(points, json_pack("{s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+                                                "threads", threads[i], "reps", m[i].n, "mark_ms_median",
+                                                m[i].median / 1e6, "mark_ms_min", m[i].min / 1e6, "mark_ms_max",
+                                                m[i].max / 1e6, "speedup", sp, "speedup_min", t1 / m[i].max,
+                                                "speedup_max", t1 / m[i].min, "predicted", res[i].speedup,
+                                                "predicted_ms", res[i].time_ns / 1e6, "error_pct", e));
+    }
+    int rec = gcs_model_recommend(res, (int)np, GCS_PREDICT_TOLERANCE);
+    size_t ri = 0;
+    while (ri + 1 < np && threads[ri] != rec)
+        ri++;
+    double p1_err = pct(res[0].time_ns, t1);
+    *sum_p1 += fabs(p1_err);
+    json_t *h = json_pack("{s:s, s:s, s:I, s:b, s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:o}", "name", name, "kind",
+                          json_string_value(json_object_get(heap, "kind")), "objects", (json_int_t)objects,
+                          "rebuilt", rebuilt, "p1_measured_ms", t1 / 1e6, "p1_predicted_ms", res[0].time_ns / 1e6,
+                          "p1_time_error_pct", p1_err, "recommended_threads", rec, "best_threads", threads[best],
+                          "recommended_over_best", m[ri].median / m[best].median, "max_abs_error_pct", max_abs,
+                          "points", points);
+    json_array_append_new(heaps, h);
+    return 0;
+}
+
+static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const char *cache_dir, json_t *entries,
+                      gcs_progress *pr, gcs_err *err)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/entry.json", dir);
+    json_t *doc = gcs_json_read_file(path, err);
+    if (!doc)
+        return -1;
+    const char *entry = strrchr(dir, '/') && strrchr(dir, '/')[1] ? strrchr(dir, '/') + 1 : dir;
+    char ename[256];
+    snprintf(ename, sizeof ename, "%s", entry);
+    ename[strcspn(ename, "/")] = 0;
+    int rc = -1;
+    gcs_profile *prof = NULL;
+    json_t *heaps_in = json_object_get(doc, "heaps");
+    if (strcmp(json_string_value(json_object_get(doc, "format")) ?: "", GCS_CORPUS_FORMAT) != 0 ||
+        json_integer_value(json_object_get(doc, "version")) != GCS_CORPUS_VERSION || !json_is_array(heaps_in)) {
+        gcs_err_set(err, "%s: not a corpus entry of version %d", path, GCS_CORPUS_VERSION);
+        goto done;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, json_string_value(json_object_get(doc, "profile")) ?: "profile.json");
+    if (!(prof = gcs_profile_load(path, err)))
+        goto done;
+    double sum_err[GCS_GC_MAX_THREADS] = {0}, sum_p1 = 0;
+    int cnt_err[GCS_GC_MAX_THREADS] = {0};
+    json_t *heaps = json_array();
+    size_t i;
+    json_t *heap;
+    json_array_foreach(heaps_in, i, heap) {
+        char step[300];
+        snprintf(step, sizeof step, "%s: %s", ename, json_string_value(json_object_get(heap, "name")) ?: "?");
+        gcs_progress_step(pr, step, 1);
+        if (eval_heap(dir, ename, heap, prof, o, cache_dir, heaps, sum_err, cnt_err, &sum_p1, err) < 0) {
+            json_decref(heaps);
+            goto done;
+        }
+        gcs_progress_done(pr, 1);
+    }
+    json_t *mae = json_array();
+    double all = 0;
+    int nall = 0;
+    for (int p = 2; p <= GCS_GC_MAX_THREADS; p++)
+        if (cnt_err[p - 1]) {
+            json_array_append_new(mae, json_pack("{s:i, s:i, s:f}", "threads", p, "heaps", cnt_err[p - 1],
+                                                 "mae_pct", sum_err[p - 1] / cnt_err[p - 1]));
+            all += sum_err[p - 1];
+            nall += cnt_err[p - 1];
+        }
+    json_t *machine = json_object_get(doc, "machine"), *missing = json_object_get(doc, "missing");
+    missing = missing ? json_incref(missing) : json_array();
+    json_t *e = json_pack("{s:s, s:s, s:s, s:O, s:O, s:o, s:o, s:f, s:f, s:o}", "name", ename, "dir", dir, "predictor",
+                          gcs_inspect_predictor_name(o->predictor >= 0 ? (gcs_inspect_predictor)o->predictor
+                                                                       : gcs_inspect_default_predictor(prof)),
+                          "cpus",
+                          json_object_get(machine, "cpus") ?: json_null(), "cpu_model",
+                          json_object_get(machine, "cpu_model") ?: json_null(), "missing",
+                          missing, "mae_pct", mae, "mae_all_pct",
+                          nall ? all / nall : 0.0, "p1_time_mae_pct",
+                          json_array_size(heaps) ? sum_p1 / (double)json_array_size(heaps) : 0.0, "heaps", heaps);
+    json_array_append_new(entries, e);
+    rc = 0;
+done:
+    gcs_profile_free(prof);
+    json_decref(doc);
+    return rc;
+}
+
+int gcs_corpus_accuracy(const char *const *dirs, int n, const gcs_corpus_accuracy_opts *o, json_t **report,
+                        gcs_err *err)
+{
+    const char *cache_dir = o->cache_dir ? o->cache_dir : "build/corpus-cache";
+    double work = 0;
+    for (int i = 0; i < n; i++) { /* one unit per heap */
+        char path[4400];
+        snprintf(path, sizeof path, "%s/entry.json", dirs[i]);
+        gcs_err ignored;
+        json_t *doc = gcs_json_read_file(path, &ignored);
+        work += doc ? (double)json_array_size(json_object_get(doc, "heaps")) : 1;
+        json_decref(doc);
+    }
+    gcs_progress pr;
+    gcs_progress_init(&pr, work, o->quiet);
+    json_t *entries = json_array();
+    for (int i = 0; i < n; i++)
+        if (eval_entry(dirs[i], o, cache_dir, entries, &pr, err) < 0) {
+            json_decref(entries);
+            return -1;
+        }
+    gcs_progress_finish(&pr);
+    *report = json_pack("{s:s, s:i, s:s, s:s, s:o}", "format", "gcscale-corpus-accuracy", "version", 1, "predictor",
+                        o->predictor < 0 ? "default" : gcs_inspect_predictor_name((gcs_inspect_predictor)o->predictor),
+                        "span", gcs_model_span_name(o->span), "entries", entries);
+    return 0;
+}
+
+/* ---- text ---------------------------------------------------------------------- */
+
+static double num(json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+
+void gcs_corpus_accuracy_print(const json_t *report, FILE *fp)
+{
+    size_t i, j, k;
+    json_t *e, *h, *pt;
+    fprintf(fp, "model: %s predictor (default: as gcscale predict), %s span\n", json_string_value(json_object_get(report, "predictor")),
+            json_string_value(json_object_get(report, "span")));
+    json_array_foreach(json_object_get(report, "entries"), i, e) {
+        fprintf(fp, "\n== %s (%lld CPUs%s%s; %s predictor)\n", json_string_value(json_object_get(e, "name")),
+                (long long)json_integer_value(json_object_get(e, "cpus")),
+                json_is_string(json_object_get(e, "cpu_model")) ? ", " : "",
+                json_string_value(json_object_get(e, "cpu_model")) ?: "",
+                json_string_value(json_object_get(e, "predictor")));
+        json_array_foreach(json_object_get(e, "missing"), j, h)
+            fprintf(fp, "missing: %s\n", json_string_value(h));
+        static const char *const cols[] = {"heap", "P", "measured", "min", "max", "predicted", "error_pct"};
+        gcs_table *t = gcs_table_new("speedup, measured (median, min-max over repetitions) and predicted", 7, cols);
+        json_array_foreach(json_object_get(e, "heaps"), j, h)
+            json_array_foreach(json_object_get(h, "points"), k, pt) {
+                if (json_integer_value(json_object_get(pt, "threads")) == 1)
+                    continue;
+                gcs_table_add_str(t, json_string_value(json_object_get(h, "name")));
+                gcs_table_add_int(t, json_integer_value(json_object_get(pt, "threads")));
+                gcs_table_add_num(t, num(pt, "speedup"), 2);
+                gcs_table_add_num(t, num(pt, "speedup_min"), 2);
+                gcs_table_add_num(t, num(pt, "speedup_max"), 2);
+                gcs_table_add_num(t, num(pt, "predicted"), 2);
+                gcs_table_add_num(t, num(pt, "error_pct"), 1);
+            }
+        gcs_table_print(t, fp, GCS_FORMAT_TEXT);
+        gcs_table_free(t);
+        static const char *const hc[] = {"heap", "objects", "P1_ms", "P1_pred_ms", "P1_error_pct", "rec_P",
+                                         "best_P", "rec_over_best", "max_abs_error_pct"};
+        t = gcs_table_new("per heap: P = 1 time, the recommended P against the measured best", 9, hc);
+        json_array_foreach(json_object_get(e, "heaps"), j, h) {
+            gcs_table_add_str(t, json_string_value(json_object_get(h, "name")));
+            gcs_table_add_int(t, json_integer_value(json_object_get(h, "objects")));
+            gcs_table_add_num(t, num(h, "p1_measured_ms"), 2);
+            gcs_table_add_num(t, num(h, "p1_predicted_ms"), 2);
+            gcs_table_add_num(t, num(h, "p1_time_error_pct"), 1);
+            gcs_table_add_int(t, json_integer_value(json_object_get(h, "recommended_threads")));
+            gcs_table_add_int(t, json_integer_value(json_object_get(h, "best_threads")));
+            gcs_table_add_num(t, num(h, "recommended_over_best"), 3);
+            gcs_table_add_num(t, num(h, "max_abs_error_pct"), 1);
+        }
+        fprintf(fp, "\n");
+        gcs_table_print(t, fp, GCS_FORMAT_TEXT);
+        gcs_table_free(t);
+        fprintf(fp, "\nmean absolute error by P:");
+        json_array_foreach(json_object_get(e, "mae_pct"), j, h)
+            fprintf(fp, " %lld: %.1f%%", (long long)json_integer_value(json_object_get(h, "threads")),
+                    num(h, "mae_pct"));
+        fprintf(fp, "\nmean absolute error, all P > 1: %.1f%%; P = 1 time, mean absolute error: %.1f%%\n",
+                num(e, "mae_all_pct"), num(e, "p1_time_mae_pct"));
+    }
+}

@@ -1,0 +1,24 @@
+/* corpus_internal.h -- what the corpus files share (validate/corpus_*.c;
+ * internal: prefix _gcs_corpus_). */
+#ifndef GCSCALE_VALIDATE_CORPUS_INTERNAL_H
+#define GCSCALE_VALIDATE_CORPUS_INTERNAL_H
+
+#include <stdint.h>
+
+#include "gcscale/corpus.h"
+#include "gcscale/shapes.h"
+#include "gcscale/snapshot.h"
+
+/* Builds a gc-bench shape in a collector of its own (P = 1) and writes its
+ * snapshot to path, uncompressed.  No collector may be running.  The
+ * recorder and the recipes' rebuild use it, so both lay the heap out the
+ * same way. */
+int _gcs_corpus_shape_snapshot(const gcs_shape_params *sp, const char *path, gcs_err *err);
+
+/* The heap limit a shape gets (gc-bench's: twice the heap plus 64 MiB). */
+size_t _gcs_corpus_shape_heap_limit(const gcs_shape_params *sp);
+
+/* mkdir -p (validate.c and the corpus). */
+int _gcs_validate_make_dir(const char *dir, gcs_err *err);
+
+#endif
