@@ -533,7 +533,9 @@ static drain_fn drain_of(const gcs_collector *gc)
     return instr ? mark_drain_relaxed_bytes_instr : mark_drain_relaxed_bytes;
 }
 
-static void mark_worker(gcs_worker *w, int nthreads)
+/* The pool's mark job on worker w (pool.c): drain, then look for work to
+ * steal until marking is complete. */
+void _gcs_mark_worker(gcs_worker *w, int nthreads)
 {
     int instr = w->gc->job_instr;
     drain_fn drain = drain_of(w->gc);
@@ -547,14 +549,6 @@ static void mark_worker(gcs_worker *w, int nthreads)
     w->st.mark_ns = gcs_now_ns() - t0;
     gcs_llc_worker_stop(w);
     w->st.busy_ns = w->st.mark_ns > w->st.search_ns ? w->st.mark_ns - w->st.search_ns : 0;
-}
-
-void gcs_mark_run(gcs_collector *gc, int threads)
-{
-    atomic_store_explicit(&gc->mark_idle, 0, memory_order_relaxed);
-    gcs_pool_run(gc, GCS_JOB_MARK, threads);
-    for (int i = 0; i < threads; i++)
-        gcs_deque_release_retired(&gc->workers[i].deque);
 }
 
 /* ---- mark-stack overflow ---------------------------------------------------
@@ -632,116 +626,11 @@ void gcs_mark_rescan_end(gcs_collector *gc)
     gcs_deque_release_retired(&w->deque);
 }
 
-/* ---- worker pool ----------------------------------------------------------- */
-
-static void *worker_main(void *arg)
+/* A worker's first mark stack (pool.c, at start): the rescan's pushes rely
+ * on it holding at least 4096 entries (see "mark-stack overflow"). */
+int _gcs_mark_stack_init(gcs_worker *w)
 {
-    gcs_worker *w = arg;
-    gcs_collector *gc = w->gc;
-    int cpu = -1;
-    if (gc->opts.pin_workers && gc->hwloc_ok) {
-        hwloc_topology_t topo = gc->topology;
-        int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-        if (npu > 0) {
-            hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, w->index % npu);
-            if (pu && hwloc_set_cpubind(topo, pu->cpuset, HWLOC_CPUBIND_THREAD) == 0)
-                cpu = (int)pu->os_index;
-        }
-    }
-    gcs_llc_worker_open(w);
-    char trace_name[32];
-    snprintf(trace_name, sizeof trace_name, "gc-worker-%d", w->index);
-    gcs_trace_thread_begin(trace_name, "gc");
-    gcs_trace_set_state(GCS_TRACE_GC_IDLE); /* until the first job */
-    uint64_t seen = 0;
-    pthread_mutex_lock(&gc->pool_lock);
-    w->pinned_cpu = cpu; /* read by the coordinator after a job, under pool_lock */
-    for (;;) {
-        while (gc->job_epoch == seen)
-            pthread_cond_wait(&gc->job_cond, &gc->pool_lock);
-        seen = gc->job_epoch;
-        int job = gc->job, nthreads = gc->job_threads;
-        pthread_mutex_unlock(&gc->pool_lock);
-        if (job == GCS_JOB_EXIT) {
-            gcs_llc_worker_close(w);
-            gcs_trace_thread_end();
-            return NULL;
-        }
-        if (w->index < nthreads) {
-            gcs_trace_set_state(job == GCS_JOB_MARK ? GCS_TRACE_GC_MARK : GCS_TRACE_GC_SWEEP);
-            if (job == GCS_JOB_MARK)
-                mark_worker(w, nthreads);
-            else if (job == GCS_JOB_SWEEP)
-                gcs_sweep_worker(w);
-            gcs_trace_set_state(GCS_TRACE_GC_IDLE);
-        }
-        pthread_mutex_lock(&gc->pool_lock);
-        if (w->index < nthreads && ++gc->jobs_done == nthreads)
-            pthread_cond_signal(&gc->done_cond);
-    }
-}
-
-void gcs_pool_run(gcs_collector *gc, int job, int threads)
-{
-    pthread_mutex_lock(&gc->pool_lock);
-    gc->job = job;
-    gc->job_threads = threads;
-    gc->jobs_done = 0;
-    gc->job_start_ns = gcs_now_ns();
-    gc->job_epoch++;
-    pthread_cond_broadcast(&gc->job_cond);
-    if (job != GCS_JOB_EXIT)
-        while (gc->jobs_done < threads)
-            pthread_cond_wait(&gc->done_cond, &gc->pool_lock);
-    pthread_mutex_unlock(&gc->pool_lock);
-}
-
-int gcs_pool_start(gcs_collector *gc, gcs_err *err)
-{
-    gc->workers = aligned_alloc(64, sizeof(gcs_worker) * (size_t)gc->pool_size);
-    if (!gc->workers) {
-        gcs_err_set(err, "gc: out of memory for %d workers", gc->pool_size);
-        return -1;
-    }
-    memset(gc->workers, 0, sizeof(gcs_worker) * (size_t)gc->pool_size);
-    for (int i = 0; i < gc->pool_size; i++) {
-        gcs_worker *w = &gc->workers[i];
-        w->gc = gc;
-        w->index = i;
-        w->rng = 0x9e3779b9u * (uint32_t)(i + 1);
-        w->papi_eventset = -1; /* PAPI_NULL */
-        if (gcs_deque_init(&w->deque, 1024) < 0 || stack_grow(w) < 0) {
-            gcs_err_set(err, "gc: out of memory for mark stacks");
-            return -1;
-        }
-    }
-    gcs_llc_setup(gc);
-    for (int i = 0; i < gc->pool_size; i++) {
-        int rc = pthread_create(&gc->workers[i].thread, NULL, worker_main, &gc->workers[i]);
-        if (rc != 0) {
-            gcs_err_set(err, "gc: cannot start GC worker %d: %s", i, strerror(rc));
-            return -1;
-        }
-        gc->workers[i].started = 1;
-    }
-    return 0;
-}
-
-void gcs_pool_stop(gcs_collector *gc)
-{
-    if (!gc->workers)
-        return;
-    gcs_pool_run(gc, GCS_JOB_EXIT, gc->pool_size);
-    for (int i = 0; i < gc->pool_size; i++) {
-        gcs_worker *w = &gc->workers[i];
-        if (w->started)
-            pthread_join(w->thread, NULL);
-        if (atomic_load_explicit(&w->deque.array, memory_order_relaxed))
-            gcs_deque_destroy(&w->deque);
-        free(w->stack);
-    }
-    free(gc->workers);
-    gc->workers = NULL;
+    return stack_grow(w);
 }
 
 /* ---- T-infinity --------------------------------------------------------------
