@@ -108,6 +108,23 @@ static void mark_run(gcs_collector *gc, int threads)
     }
 }
 
+/* The mark's per-worker statistics into st, with their sums (after the
+ * last job of a collection or re-mark). */
+static void sum_workers(gcs_collector *gc, gcs_gc_stats *st, int threads)
+{
+    for (int i = 0; i < threads; i++) {
+        gcs_gc_worker_stats *ws = &gc->workers[i].st;
+        ws->cpu = gc->workers[i].pinned_cpu; /* the worker ran a job: it has set it */
+        st->workers[i] = *ws;
+        st->t1_ns += ws->busy_ns;
+        st->objects_marked += ws->objects_scanned;
+        st->pointers_scanned += ws->pointers_scanned;
+        st->edges_examined += ws->edges_examined;
+        st->steal_attempts += ws->steal_attempts;
+        st->steals += ws->steals;
+    }
+}
+
 /* Pushes the objects of every root slot and shadow stack for the rescan. */
 static void rescan_roots(gcs_collector *gc)
 {
@@ -254,17 +271,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     uint64_t t4 = gcs_now_ns();
     st->sweep_ns = t4 - t3;
 
-    for (int i = 0; i < threads; i++) {
-        gcs_gc_worker_stats *ws = &gc->workers[i].st;
-        ws->cpu = gc->workers[i].pinned_cpu; /* the worker ran a job: it has set it */
-        st->workers[i] = *ws;
-        st->t1_ns += ws->busy_ns;
-        st->objects_marked += ws->objects_scanned;
-        st->pointers_scanned += ws->pointers_scanned;
-        st->edges_examined += ws->edges_examined;
-        st->steal_attempts += ws->steal_attempts;
-        st->steals += ws->steals;
-    }
+    sum_workers(gc, st, threads);
     st->pause_ns = gcs_now_ns() - t_start - st->snapshot_ns;
     uint64_t faults_end = minor_faults();
     st->page_faults = faults_end > faults_start ? faults_end - faults_start : 0;
@@ -338,17 +345,7 @@ static void remark_locked(gcs_collector *gc, int threads, gcs_gc_stats *st, uint
     }
     pthread_mutex_unlock(&gc->heap_lock);
 
-    for (int i = 0; i < threads; i++) {
-        gcs_gc_worker_stats *ws = &gc->workers[i].st;
-        ws->cpu = gc->workers[i].pinned_cpu;
-        st->workers[i] = *ws;
-        st->t1_ns += ws->busy_ns;
-        st->objects_marked += ws->objects_scanned;
-        st->pointers_scanned += ws->pointers_scanned;
-        st->edges_examined += ws->edges_examined;
-        st->steal_attempts += ws->steal_attempts;
-        st->steals += ws->steals;
-    }
+    sum_workers(gc, st, threads);
     st->pause_ns = gcs_now_ns() - t_start;
 }
 

@@ -6,8 +6,9 @@
  * file writes which field, and under which lock, is said next to the field.
  * The functions are fenced by the file that defines them (SQLite's style);
  * they carry the `_gcs_` prefix, are not part of the API, and are called
- * only in the directions gc/README.md draws (init -> alloc -> collect ->
- * pool -> mark/sweep -> heap; nothing calls back up). */
+ * only downwards in the order gc/README.md draws (init.c; alloc.c, roots.c,
+ * stats.c; collect.c; pool.c; mark.c, sweep.c; heap.c, world.c): no file
+ * calls one above it. */
 #ifndef GCSCALE_GC_INTERNAL_H
 #define GCSCALE_GC_INTERNAL_H
 
