@@ -18,10 +18,13 @@
  */
 #include <stdlib.h>
 
+#include "../common/internal.h"
 #include "deque.h"
 
 static gcs_deque_array *deque_array_new(int64_t capacity)
 {
+    /* slots are found by index & mask */
+    gcs_assert_internal(capacity > 0 && (capacity & (capacity - 1)) == 0);
     gcs_deque_array *a = malloc(sizeof *a + (size_t)capacity * sizeof(gcs_deque_slot));
     if (!a)
         return NULL;
@@ -85,6 +88,7 @@ static gcs_mark_entry slot_load(gcs_deque_array *a, int64_t i)
 
 static gcs_deque_array *deque_grow(gcs_deque *dq, gcs_deque_array *a, int64_t oldest, int64_t newest)
 {
+    gcs_assert_internal(oldest <= newest && newest - oldest <= a->mask + 1);
     gcs_deque_array *b = deque_array_new(2 * (a->mask + 1));
     if (!b)
         return NULL;
@@ -100,6 +104,8 @@ int gcs_deque_push(gcs_deque *dq, gcs_mark_entry e)
     int64_t n = atomic_load_explicit(&dq->newest, memory_order_relaxed);
     int64_t o = atomic_load_explicit(&dq->oldest, memory_order_acquire);
     gcs_deque_array *a = atomic_load_explicit(&dq->array, memory_order_relaxed);
+    /* thieves advance `oldest` only up to `newest`, which only the owner moves */
+    gcs_assert_internal(o <= n);
     if (n - o > a->mask) {
         a = deque_grow(dq, a, o, n);
         if (!a)
@@ -117,6 +123,7 @@ int gcs_deque_take(gcs_deque *dq, gcs_mark_entry *out)
     atomic_store_explicit(&dq->newest, n, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     int64_t o = atomic_load_explicit(&dq->oldest, memory_order_relaxed);
+    gcs_assert_internal(o <= n + 1); /* `oldest` never passes the `newest` before this take */
     if (o > n) { /* was empty */
         atomic_store_explicit(&dq->newest, n + 1, memory_order_relaxed);
         return 0;

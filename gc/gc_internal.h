@@ -1,12 +1,21 @@
-/* gc_internal.h -- gc/ internal: the collector's state shared by gc.c
- * (heap, allocation, stop-the-world, sweep, statistics) and mark.c (worker
- * pool, parallel mark, T-infinity). */
+/* gc_internal.h -- gc/ internal: the collector's state, shared by every file
+ * of gc/, and the functions one file of gc/ calls in another.
+ *
+ * The state is one struct (gcs_collector) because the files are phases of
+ * one collector over the same heap, not modules with private data: which
+ * file writes which field, and under which lock, is said next to the field.
+ * The functions are fenced by the file that defines them (SQLite's style);
+ * they carry the `_gcs_` prefix, are not part of the API, and are called
+ * only downwards in the order gc/README.md draws (init.c; alloc.c, roots.c,
+ * stats.c; collect.c; pool.c; mark.c, sweep.c; heap.c, world.c): no file
+ * calls one above it. */
 #ifndef GCSCALE_GC_INTERNAL_H
 #define GCSCALE_GC_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gcscale/gc.h"
 #include "deque.h"
@@ -189,15 +198,69 @@ typedef struct gcs_snap_request {
     char error[512];
 } gcs_snap_request;
 
-extern gcs_collector *gcs_gc_global;
-extern const uint32_t gcs_class_bytes[GCS_NCLASSES];
+extern gcs_collector *gcs_gc_global;                 /* init.c */
+extern const uint32_t gcs_class_bytes[GCS_NCLASSES];  /* heap.c: slot size per size class */
 
-/* mark.c */
-int gcs_pool_start(gcs_collector *gc, gcs_err *err);
-void gcs_pool_stop(gcs_collector *gc);
-void gcs_pool_run(gcs_collector *gc, int job, int threads);
+/* ---- world.c: mutator threads, stop-the-world, errors -------------------- */
+/* This thread's mutator (set by gcs_gc_attach) and the collector generation
+ * it was attached to; whether this thread is running a collection (its
+ * on_collection callback, a thread policy's choose()). */
+extern __thread gcs_mutator *_gcs_tls_mutator __attribute__((visibility("hidden")));
+extern __thread uint64_t _gcs_tls_generation __attribute__((visibility("hidden")));
+extern __thread int _gcs_tls_in_collection __attribute__((visibility("hidden")));
+void _gcs_set_last_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* API calls that may come from the collecting thread itself (on_collection,
+ * a thread policy's choose(): gc_lock is held there).  _gcs_api_lock takes
+ * gc_lock unless this thread holds it already and returns what
+ * _gcs_api_unlock must know; _gcs_api_refused returns 1, with the error set
+ * in gcs_gc_last_error() and err, when called there (the call must fail). */
+int _gcs_api_lock(gcs_collector *gc);
+void _gcs_api_unlock(gcs_collector *gc, int locked);
+int _gcs_api_refused(const char *what, gcs_err *err);
+/* gc_lock held, gc->collecting set: wait (parked) until the collection or
+ * re-mark is over.  m: this thread's mutator, NULL when not attached. */
+void _gcs_park_locked(gcs_collector *gc, gcs_mutator *m);
+/* gc_lock held, gc->collecting set by the caller: request the stop and wait
+ * until every other attached thread is parked or detached. */
+void _gcs_world_stop(gcs_collector *gc, gcs_mutator *m);
+/* gc_lock held: clear `collecting` and the stop request, wake the parked. */
+void _gcs_world_resume(gcs_collector *gc);
+
+/* ---- heap.c: reservation, pages, NUMA placement -------------------------- */
+int _gcs_heap_reserve(gcs_collector *gc, size_t heap_limit, gcs_err *err);
+void _gcs_heap_release(gcs_collector *gc);
+/* heap_lock held for these three. */
+int64_t _gcs_pages_find(gcs_collector *gc, size_t n);       /* first of n free pages, or -1 */
+void _gcs_pages_take(gcs_collector *gc, size_t i, size_t n); /* bound, faulted in, in use */
+/* A page for thread m's allocation list l; 0, or -1 when none is free. */
+int _gcs_heap_take_page(gcs_collector *gc, gcs_mutator *m, int l, int last_resort);
+
+/* ---- alloc.c: objects ----------------------------------------------------- */
+void _gcs_alloc_classes_init(void);                          /* at init */
+
+/* ---- collect.c: one collection, one re-mark ------------------------------- */
+/* Collects (or, when another thread is collecting, waits for its
+ * collection).  refill_list: the allocation list the calling thread needs a
+ * page for (-1 none); it gets one before the world resumes. */
+int _gcs_collect_from(gcs_collector *gc, gcs_gc_reason reason, int refill_list);
+
+/* ---- pool.c: the worker pool ---------------------------------------------- */
+int _gcs_pool_start(gcs_collector *gc, gcs_err *err);
+void _gcs_pool_stop(gcs_collector *gc);
+/* Runs job (GCS_JOB_MARK, GCS_JOB_SWEEP) on workers [0, threads) and waits. */
+void _gcs_pool_run(gcs_collector *gc, int job, int threads);
+
+/* ---- sweep.c: the sweep job ----------------------------------------------- */
+void _gcs_sweep_worker(gcs_worker *w);
+uint32_t _gcs_page_count_marked(const gcs_collector *gc, size_t page, int mode);
+
+/* ---- stats.c: statistics -------------------------------------------------- */
+void _gcs_stats_log(gcs_collector *gc, const gcs_gc_stats *st);
+
+/* ---- mark.c: the mark job, the overflow rescan, T-infinity ---------------- */
+void _gcs_mark_worker(gcs_worker *w, int nthreads);
+int _gcs_mark_stack_init(gcs_worker *w);
 void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker);
-void gcs_mark_run(gcs_collector *gc, int threads);
 /* After a mark-stack overflow (mark.c: why the rescan is correct and ends). */
 int gcs_mark_overflowed(const gcs_collector *gc, int threads);
 void gcs_mark_rescan_begin(gcs_collector *gc, int threads);
@@ -205,27 +268,67 @@ void gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end);
 void gcs_mark_rescan_end(gcs_collector *gc);
 double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
                         double cost_object, double cost_pointer);
-/* llc.c: LLC misses per worker through PAPI, where the machine has them */
+
+/* ---- llc.c: LLC misses per worker through PAPI, where the machine has them */
 void gcs_llc_setup(gcs_collector *gc);          /* once per collector, before the pool */
 void gcs_llc_worker_open(gcs_worker *w);       /* on the worker's thread */
 void gcs_llc_worker_close(gcs_worker *w);
 void gcs_llc_worker_start(gcs_worker *w);
 void gcs_llc_worker_stop(gcs_worker *w);       /* sets w->st.cache_misses */
-/* gc.c */
-void gcs_sweep_worker(gcs_worker *w);
-/* API calls that may come from the collecting thread itself (on_collection,
- * a thread policy's choose(): gc_lock is held there).  gcs_api_lock takes
- * gc_lock unless this thread holds it already and returns what
- * gcs_api_unlock must know; gcs_api_refused returns 1, with the error set in
- * gcs_gc_last_error() and err, when called there (the call must fail). */
-int gcs_api_lock(gcs_collector *gc);
-void gcs_api_unlock(gcs_collector *gc, int locked);
-int gcs_api_refused(const char *what, gcs_err *err);
-/* snapshot_gc.c */
+
+/* ---- snapshot_gc.c -------------------------------------------------------- */
 int gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err); /* at init */
 int gcs_snap_due(gcs_collector *gc, uint64_t index);
 /* Writes the marked heap (between mark and sweep); fills st->snapshot_*. */
 int gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroots);
+
+/* ---- small helpers every file may inline ---------------------------------- */
+
+/* This thread's mutator, or NULL when it is not attached (to this
+ * collector: a thread attached to an earlier one has another generation). */
+static inline gcs_mutator *gcs_current_mutator(gcs_collector *gc)
+{
+    if (!gc || _gcs_tls_generation != gc->generation)
+        return NULL;
+    return _gcs_tls_mutator;
+}
+
+static inline gcs_page *gcs_page_of(gcs_collector *gc, uintptr_t p)
+{
+    return &gc->pages[(p - (uintptr_t)gc->base) >> GCS_PAGE_SHIFT];
+}
+
+static inline char *gcs_page_start(gcs_collector *gc, size_t i)
+{
+    return gc->base + (i << GCS_PAGE_SHIFT);
+}
+
+/* Whether granule g's mark is set in this mark's table (mode: job_mode). */
+static inline int gcs_mark_is_set(gcs_collector *gc, size_t g, int mode)
+{
+    if (mode == GCS_GC_MARK_ATOMIC_BITS) {
+        uint64_t bit = 1ull << (g & 63);
+        int marked = (gc->mark_bits[g >> 6] & bit) != 0;
+        return marked;
+    }
+    return gc->mark_bytes[g] != 0;
+}
+
+static inline void gcs_page_mark_clear(gcs_collector *gc, size_t page, int mode)
+{
+    size_t g0 = page * GCS_GRANULES_PER_PAGE;
+    if (mode == GCS_GC_MARK_ATOMIC_BITS)
+        memset(&gc->mark_bits[g0 >> 6], 0, GCS_GRANULES_PER_PAGE / 8);
+    else
+        memset(&gc->mark_bytes[g0], 0, GCS_GRANULES_PER_PAGE);
+}
+
+/* Index into node_live_bytes: the page's node, or GCS_GC_MAX_NODES (the
+ * last slot) when it is unknown or beyond what the statistics hold. */
+static inline int gcs_node_slot(const gcs_collector *gc, const gcs_page *pg)
+{
+    return pg->node >= 0 && pg->node < gc->nnodes && pg->node < GCS_GC_MAX_NODES ? pg->node : GCS_GC_MAX_NODES;
+}
 
 /* Which allocation list a small page's slots go back to. */
 static inline int gcs_page_list(const gcs_page *pg)

@@ -1,4 +1,11 @@
-/* mark.c -- the worker pool, the parallel mark and the T-infinity pass.
+/* mark.c -- the parallel mark (the pool's mark job), the rescan after a
+ * mark-stack overflow, and the T-infinity pass.
+ *
+ * The mark loop is the hot loop every measurement is made of, so it has this
+ * translation unit to itself and its flags (the Makefile aligns loops and
+ * jumps in mark.o): code added elsewhere in gc/ cannot move its branch
+ * targets.  Nothing here calls the pool (pool.c) or the collection
+ * (collect.c); they call in.
  *
  * Mark: every worker marks depth-first from a private stack (plain array, no
  * atomics, the hot path) and owns a Chase-Lev deque (deque.c) through which
@@ -33,13 +40,13 @@
 #define STEAL_BATCH 16          /* most entries one search takes from one victim */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <hwloc.h>
 #include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../common/internal.h"
 #include "gc_internal.h"
 #include "gcscale/trace.h"
 
@@ -63,12 +70,14 @@ static int stack_grow(gcs_worker *w)
         if (w->hi < w->cap / 2 + 1)
             return 0;
     }
+    gcs_assert_internal(w->lo == 0 && w->hi <= w->cap);
     size_t ncap = w->cap ? w->cap * 2 : 4096;
     gcs_mark_entry *s = realloc(w->stack, ncap * sizeof *s);
     if (!s)
         return -1;
     w->stack = s;
     w->cap = ncap;
+    gcs_assert_internal(w->hi < w->cap);
     return 0;
 }
 
@@ -93,6 +102,7 @@ static inline void stack_push(gcs_worker *w, uintptr_t begin, uintptr_t end)
 /* Publish the oldest half of the private stack for idle workers. */
 static void stack_spill_oldest_half(gcs_worker *w)
 {
+    gcs_assert_internal(w->lo <= w->hi && w->hi <= w->cap);
     size_t k = (w->hi - w->lo) / 2;
     for (size_t i = 0; i < k; i++) {
         if (gcs_deque_push(&w->deque, w->stack[w->lo]) < 0)
@@ -157,6 +167,7 @@ static inline __attribute__((always_inline)) unsigned page_noscan_of(const mark_
 /* Roots are pushed like fields: unmarked, the mark loop tests them. */
 void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
 {
+    gcs_assert_internal(worker >= 0 && worker < gc->pool_size);
     gcs_worker *w = &gc->workers[worker];
     stack_push(w, obj, 0);
     if (gc->job_instr)
@@ -172,18 +183,17 @@ void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
  * are prefetched, and only when it leaves the FIFO is its mark tested and set
  * and, if it was unmarked, its fields scanned.  The FIFO keeps
  * GCS_GC_MARK_FIFO (gc.h) misses in flight where plain depth-first marking
- * would stall on each object in turn.  32, not the 8 it was: with DRAM at
- * ~150 ns and 2-6 ns of work per object, 8 in flight left the loop waiting
- * (AMD VM, P = 1: random 120 -> 61 ms, tree 48 -> 37 ms, a cube snapshot
- * 5.5 -> 3.1 ms; 48 and 64 were slower again on the tree).  Fields are
- * pushed last to first so that field 0 is visited first: a structure
- * allocated in preorder is then marked in address order.
+ * would stall on each object in turn.  32 of them: with DRAM at ~150 ns and
+ * 2-6 ns of work per object, fewer in flight leave the loop waiting, and
+ * more made the tree slower again (docs/collector.md, "The mark loop").
+ * Fields are pushed last to first so that field 0 is visited first: a
+ * structure allocated in preorder is then marked in address order.
  *
  * The elements of a pointer array are examined in place, and there a child
  * on a pointer-free page is marked and counted without reading (or
  * prefetching) its header.  Popped children are not checked: the page-table
- * lookup ahead of the header prefetch cost the tree 15% (`make bench`), more
- * than the lines it saves.
+ * lookup ahead of the header prefetch costs the tree more than the lines it
+ * saves (`make bench`).
  *
  * Invariant: every entry on a private stack, in a FIFO or in a deque is a
  * pointer (or a pointer-array chunk) still to be examined; an object is
@@ -218,11 +228,9 @@ push_fields(gcs_worker *w, const uintptr_t *f, const uintptr_t *end, uint64_t *n
  * header's 8 bytes to bytes_marked (their size is in a header the mark does
  * not read).  The sums are exact unless one worker scans over 32 GiB
  * between two flushes (4096 objects, or one chain, that large).
- * (Counting bytes and pointers separately per object cost ~15% of the tree's
- * mark time.  On random, what gc-bench --instr-cost reports for this copy of
- * the loop is about 0.8% for the countdown, measured by taking it out; a
- * copy identical to the bare loop measures 0.0 +- 0.1%.  Counting objects
- * from the FIFO's turns instead measured worse: see docs/gc-bench.md.) */
+ * (Counting bytes and pointers separately per object, or objects from the
+ * FIFO's turns, measured slower; what the countdown costs is what
+ * gc-bench --instr-cost reports: docs/gc-bench.md, docs/collector.md.) */
 #define GCS_HSUM_FLUSH 4096u
 
 static inline void hdr_flush(gcs_worker *w, uint64_t *hsum, uint32_t *budget)
@@ -252,9 +260,8 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
      * registers; the others are added into w->st where they change rarely
      * (per chunk, per flush), and the chains' sum lives in w: with all eight
      * in registers the instrumented copy kept the FIFO's state on the stack
-     * and cost random 4.1-4.5% over the bare one (docs/gc-bench.md).  In
-     * memory, a counter costs more than in a register: the revisit counter
-     * this loop once had cost random 5.6% there against 2.3% in a register. */
+     * (docs/gc-bench.md).  A counter in memory costs more per change than
+     * one in a register, so only the rarely changed ones live there. */
     uint64_t hsum = 0;
     uint64_t objects_before = instr ? w->st.objects_scanned : 0;
     uint64_t pointers_before = instr ? w->st.pointers_scanned : 0;
@@ -266,8 +273,8 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
      * handed to it, gcs_mark_roots_push), whoever then pops them: that
      * needs only a count of the NULLs, on the branch that skips them, and a
      * random graph has none.  (Counting the tests where they happen, as
-     * objects scanned + pointers that found their object marked, cost random
-     * about 0.8% more: docs/gc-bench.md.  An array chunk, examined in place,
+     * objects scanned + pointers that found their object marked, measured
+     * slower on random: docs/gc-bench.md.  An array chunk, examined in place,
      * still counts its elements that found their object marked, to count the
      * pointer-free objects it marks unread; counting those instead measured
      * worse on random.) */
@@ -315,8 +322,8 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                  * The chunk's pointer-free children are counted after it, as
                  * what its other elements (NULL, marked already, scanned) do
                  * not account for: nothing per element on the common path
-                 * (an add per element there, kept on the stack by the
-                 * compiler, cost the wide shape 10-20%). */
+                 * (an add per element there is kept on the stack by the
+                 * compiler, and slows the wide shape). */
                 uint64_t chunk_nulls = 0, chunk_revisits = 0, scanned = 0;
                 for (const uintptr_t *p = f; p < end; p++) {
                     if (p + GCS_GC_MARK_FIFO < all_end) {
@@ -466,8 +473,7 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
                  * be a single object whose children are marked already (a
                  * search-tree record whose parent was reached first), and a
                  * thief living on such entries spends its time in this loop
-                 * (cube at P = 2: 6000-9000 one-entry steals, 1.3-1.9 ms of a
-                 * 5 ms mark spent searching).  Never more than half of what
+                 * (docs/collector.md, "Stealing").  Never more than half of what
                  * the victim holds, so it keeps work of its own. */
                 for (int more = 1; more < STEAL_BATCH; more++) {
                     if (gcs_deque_size_hint(&victim->deque) < 2 * more)
@@ -504,11 +510,11 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
  * (constants), each a function of its own aligned to a cache line.  Aligned,
  * so that where the linker happens to put the code (which moves with every
  * change anywhere in the library) does not move the loop's branch targets
- * across fetch blocks: unaligned, the same code measured 10% faster or
- * slower from one link to the next.  Out of line, so that neither copy's
- * code or registers depend on the other's, nor on the search for work:
- * inlined together into one function, a change to the instrumented copy made
- * the bare one 9% slower on the tree (33.7 -> 36.6 ms). */
+ * across fetch blocks: unaligned, the same code's speed moved from one link
+ * to the next.  Out of line, so that neither copy's code or registers depend
+ * on the other's, nor on the search for work: inlined together into one
+ * function, a change to the instrumented copy moved the bare one's speed
+ * (docs/collector.md, "Instrumentation"). */
 #define MARK_DRAIN_COPY(name, mode, instr) \
     static __attribute__((noinline, aligned(64))) void name(gcs_worker *w) { mark_drain(w, mode, instr); }
 MARK_DRAIN_COPY(mark_drain_relaxed_bytes, GCS_GC_MARK_RELAXED_BYTES, 0)
@@ -533,7 +539,9 @@ static drain_fn drain_of(const gcs_collector *gc)
     return instr ? mark_drain_relaxed_bytes_instr : mark_drain_relaxed_bytes;
 }
 
-static void mark_worker(gcs_worker *w, int nthreads)
+/* The pool's mark job on worker w (pool.c): drain, then look for work to
+ * steal until marking is complete. */
+void _gcs_mark_worker(gcs_worker *w, int nthreads)
 {
     int instr = w->gc->job_instr;
     drain_fn drain = drain_of(w->gc);
@@ -544,17 +552,10 @@ static void mark_worker(gcs_worker *w, int nthreads)
     do
         drain(w);
     while (nthreads > 1 && (instr ? mark_find_work(w, nthreads, 1) : mark_find_work(w, nthreads, 0)));
+    gcs_assert_internal(w->hi == w->lo); /* marking is complete: nothing left here */
     w->st.mark_ns = gcs_now_ns() - t0;
     gcs_llc_worker_stop(w);
     w->st.busy_ns = w->st.mark_ns > w->st.search_ns ? w->st.mark_ns - w->st.search_ns : 0;
-}
-
-void gcs_mark_run(gcs_collector *gc, int threads)
-{
-    atomic_store_explicit(&gc->mark_idle, 0, memory_order_relaxed);
-    gcs_pool_run(gc, GCS_JOB_MARK, threads);
-    for (int i = 0; i < threads; i++)
-        gcs_deque_release_retired(&gc->workers[i].deque);
 }
 
 /* ---- mark-stack overflow ---------------------------------------------------
@@ -564,7 +565,7 @@ void gcs_mark_run(gcs_collector *gc, int threads)
  * would free it while it is still referenced.  So after every mark the
  * coordinator checks the flags (gcs_mark_overflowed) and, if one is set,
  * rescans, as the Boehm collector does on mark-stack overflow, until a round
- * drops nothing (gc.c, mark_recover):
+ * drops nothing (collect.c, mark_recover):
  *
  *   one round: clear the flags; push every root, and for every object that
  *   is marked when the heap walk reaches it, an entry for its pointer
@@ -583,7 +584,7 @@ void gcs_mark_run(gcs_collector *gc, int threads)
  * Why it ends.  The pushes of a round never fail: gcs_mark_rescan_push
  * drains the stack when it is full, and the stack keeps the capacity it had
  * (a failed realloc leaves it as it was; it is at least 4096 entries from
- * gcs_pool_start).  Inside the mark loop a push can only be dropped while
+ * _gcs_mark_stack_init, when the pool starts).  Inside the mark loop a push can only be dropped while
  * scanning an object that it has just marked (an entry popped first leaves
  * room for the chunk's rest and for a deque take).  So a round that drops
  * something has marked at least one object that was unmarked, and the
@@ -619,8 +620,10 @@ void gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end)
     gcs_worker *w = &gc->workers[0];
     if (w->hi == w->cap) {
         drain_of(gc)(w); /* empties stack and deque, so the push below cannot fail */
+        gcs_assert_internal(w->hi == w->lo && gcs_deque_size_hint(&w->deque) == 0);
         w->lo = w->hi = 0;
     }
+    gcs_assert_internal(w->hi < w->cap);
     stack_push(w, begin, end);
 }
 
@@ -632,116 +635,12 @@ void gcs_mark_rescan_end(gcs_collector *gc)
     gcs_deque_release_retired(&w->deque);
 }
 
-/* ---- worker pool ----------------------------------------------------------- */
-
-static void *worker_main(void *arg)
+/* A worker's first mark stack (pool.c, at start): the rescan's pushes rely
+ * on it holding at least 4096 entries (see "mark-stack overflow"). */
+int _gcs_mark_stack_init(gcs_worker *w)
 {
-    gcs_worker *w = arg;
-    gcs_collector *gc = w->gc;
-    int cpu = -1;
-    if (gc->opts.pin_workers && gc->hwloc_ok) {
-        hwloc_topology_t topo = gc->topology;
-        int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-        if (npu > 0) {
-            hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, w->index % npu);
-            if (pu && hwloc_set_cpubind(topo, pu->cpuset, HWLOC_CPUBIND_THREAD) == 0)
-                cpu = (int)pu->os_index;
-        }
-    }
-    gcs_llc_worker_open(w);
-    char trace_name[32];
-    snprintf(trace_name, sizeof trace_name, "gc-worker-%d", w->index);
-    gcs_trace_thread_begin(trace_name, "gc");
-    gcs_trace_set_state(GCS_TRACE_GC_IDLE); /* until the first job */
-    uint64_t seen = 0;
-    pthread_mutex_lock(&gc->pool_lock);
-    w->pinned_cpu = cpu; /* read by the coordinator after a job, under pool_lock */
-    for (;;) {
-        while (gc->job_epoch == seen)
-            pthread_cond_wait(&gc->job_cond, &gc->pool_lock);
-        seen = gc->job_epoch;
-        int job = gc->job, nthreads = gc->job_threads;
-        pthread_mutex_unlock(&gc->pool_lock);
-        if (job == GCS_JOB_EXIT) {
-            gcs_llc_worker_close(w);
-            gcs_trace_thread_end();
-            return NULL;
-        }
-        if (w->index < nthreads) {
-            gcs_trace_set_state(job == GCS_JOB_MARK ? GCS_TRACE_GC_MARK : GCS_TRACE_GC_SWEEP);
-            if (job == GCS_JOB_MARK)
-                mark_worker(w, nthreads);
-            else if (job == GCS_JOB_SWEEP)
-                gcs_sweep_worker(w);
-            gcs_trace_set_state(GCS_TRACE_GC_IDLE);
-        }
-        pthread_mutex_lock(&gc->pool_lock);
-        if (w->index < nthreads && ++gc->jobs_done == nthreads)
-            pthread_cond_signal(&gc->done_cond);
-    }
-}
-
-void gcs_pool_run(gcs_collector *gc, int job, int threads)
-{
-    pthread_mutex_lock(&gc->pool_lock);
-    gc->job = job;
-    gc->job_threads = threads;
-    gc->jobs_done = 0;
-    gc->job_start_ns = gcs_now_ns();
-    gc->job_epoch++;
-    pthread_cond_broadcast(&gc->job_cond);
-    if (job != GCS_JOB_EXIT)
-        while (gc->jobs_done < threads)
-            pthread_cond_wait(&gc->done_cond, &gc->pool_lock);
-    pthread_mutex_unlock(&gc->pool_lock);
-}
-
-int gcs_pool_start(gcs_collector *gc, gcs_err *err)
-{
-    gc->workers = aligned_alloc(64, sizeof(gcs_worker) * (size_t)gc->pool_size);
-    if (!gc->workers) {
-        gcs_err_set(err, "gc: out of memory for %d workers", gc->pool_size);
-        return -1;
-    }
-    memset(gc->workers, 0, sizeof(gcs_worker) * (size_t)gc->pool_size);
-    for (int i = 0; i < gc->pool_size; i++) {
-        gcs_worker *w = &gc->workers[i];
-        w->gc = gc;
-        w->index = i;
-        w->rng = 0x9e3779b9u * (uint32_t)(i + 1);
-        w->papi_eventset = -1; /* PAPI_NULL */
-        if (gcs_deque_init(&w->deque, 1024) < 0 || stack_grow(w) < 0) {
-            gcs_err_set(err, "gc: out of memory for mark stacks");
-            return -1;
-        }
-    }
-    gcs_llc_setup(gc);
-    for (int i = 0; i < gc->pool_size; i++) {
-        int rc = pthread_create(&gc->workers[i].thread, NULL, worker_main, &gc->workers[i]);
-        if (rc != 0) {
-            gcs_err_set(err, "gc: cannot start GC worker %d: %s", i, strerror(rc));
-            return -1;
-        }
-        gc->workers[i].started = 1;
-    }
-    return 0;
-}
-
-void gcs_pool_stop(gcs_collector *gc)
-{
-    if (!gc->workers)
-        return;
-    gcs_pool_run(gc, GCS_JOB_EXIT, gc->pool_size);
-    for (int i = 0; i < gc->pool_size; i++) {
-        gcs_worker *w = &gc->workers[i];
-        if (w->started)
-            pthread_join(w->thread, NULL);
-        if (atomic_load_explicit(&w->deque.array, memory_order_relaxed))
-            gcs_deque_destroy(&w->deque);
-        free(w->stack);
-    }
-    free(gc->workers);
-    gc->workers = NULL;
+    gcs_assert_internal(w->cap == 0 && !w->stack);
+    return stack_grow(w);
 }
 
 /* ---- T-infinity --------------------------------------------------------------

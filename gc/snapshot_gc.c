@@ -54,10 +54,10 @@ int gcs_gc_set_snapshot(const char *path, uint64_t every)
     gcs_collector *gc = gcs_gc_global;
     if (!gc || (path && strlen(path) >= sizeof gc->snap_pattern))
         return -1;
-    int locked = gcs_api_lock(gc);
+    int locked = _gcs_api_lock(gc);
     snprintf(gc->snap_pattern, sizeof gc->snap_pattern, "%s", path ? path : "");
     gc->snap_every = every ? every : 1;
-    gcs_api_unlock(gc, locked);
+    _gcs_api_unlock(gc, locked);
     return 0;
 }
 
@@ -66,9 +66,9 @@ int gcs_gc_snapshot_next(const char *path)
     gcs_collector *gc = gcs_gc_global;
     if (!gc || !path || !*path || strlen(path) >= sizeof gc->snap_next)
         return -1;
-    int locked = gcs_api_lock(gc);
+    int locked = _gcs_api_lock(gc);
     snprintf(gc->snap_next, sizeof gc->snap_next, "%s", path);
-    gcs_api_unlock(gc, locked);
+    _gcs_api_unlock(gc, locked);
     return 0;
 }
 
@@ -87,7 +87,7 @@ int gcs_gc_collect_snapshot(const char *path, gcs_err *err)
         gcs_err_set(err, "gc: bad snapshot path");
         return -1;
     }
-    if (gcs_api_refused("gcs_gc_collect_snapshot", err))
+    if (_gcs_api_refused("gcs_gc_collect_snapshot", err))
         return -1;
     gcs_snap_request req = {.path = path};
     /* The collector holds gc_lock from before it decides whether a snapshot
@@ -470,7 +470,7 @@ int gcs_gc_build_snapshot(const gcs_snapshot *g, gcs_gc_snapshot_heap *out, gcs_
         gcs_err_set(err, "gc: build snapshot heap: no collector");
         return -1;
     }
-    if (gcs_api_refused("gcs_gc_build_snapshot", err))
+    if (_gcs_api_refused("gcs_gc_build_snapshot", err))
         return -1; /* it allocates */
     gcs_err verr;
     if (gcs_snapshot_validate(g, &verr) < 0) {

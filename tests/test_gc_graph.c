@@ -434,7 +434,7 @@ static void test_heap_reuse(void **state)
 
 /* A collection does not fault in memory the heap's new pages brought: their
  * slices of the mark tables and their untouched tails are faulted in when a
- * mutator takes them (gc.c, marks_fault_in), not by the workers of the
+ * mutator takes them (gc/heap.c, marks_fault_in), not by the workers of the
  * next collection all at once.  Without that, the collection after 4 MiB of
  * new pages (64 of them) took 64 mark-table faults and the tails' on top. */
 static void test_new_pages_do_not_fault_in_collection(void **state)
