@@ -74,8 +74,8 @@ static inline double gcs_gc_mark_weight(double cost_object, double cost_pointer,
 {
     if (nptrs <= GCS_GC_CHUNK_FIELDS)
         return cost_object + cost_pointer * counted;
-    uint32_t chunks = (nptrs + (GCS_GC_CHUNK_FIELDS - 1)) / GCS_GC_CHUNK_FIELDS; /* >= 2 */
-    int splits = 32 - __builtin_clz(chunks - 1);                                 /* ceil(log2(chunks)) */
+    uint32_t chunks = nptrs / GCS_GC_CHUNK_FIELDS + (nptrs % GCS_GC_CHUNK_FIELDS != 0); /* >= 2, no overflow */
+    int splits = 32 - __builtin_clz(chunks - 1); /* ceil(log2(chunks)) */
     uint32_t per_chunk = counted < GCS_GC_CHUNK_FIELDS ? counted : GCS_GC_CHUNK_FIELDS;
     return cost_object * (1 + splits) + cost_pointer * per_chunk;
 }
