@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/internal.h"
 #include "gcscale/adaptive.h"
 #include "gcscale/inspect.h"
 
@@ -152,7 +153,8 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
     gcs_inspect_fast_cache(prof, &s->line_bytes, &s->private_lines);
     /* One decision now, on made-up statistics, then forgotten: the first
      * decision in a process pays for paging in and binding the model's code
-     * (about 100 us here), which belongs to start-up, not to a pause. */
+     * (docs/adaptive.md, "Cost": warm-up at creation), which belongs to
+     * start-up, not to a pause. */
     gcs_gc_stats *fake = calloc(1, sizeof *fake);
     if (fake) {
         fake->threads = 2;
@@ -283,6 +285,7 @@ static int estimate(const gcs_gc_stats *prev, const gcs_profile *prof, double sp
             total += (double)prev->node_live_bytes[k];
         total += (double)prev->unknown_node_live_bytes;
     }
+    double vsum = 0;
     for (int k = 0; k < nn; k++) {
         if (total > 0) {
             double b = k < GCS_GC_MAX_NODES ? (double)prev->node_live_bytes[k] : 0;
@@ -290,7 +293,11 @@ static int estimate(const gcs_gc_stats *prev, const gcs_profile *prof, double sp
         } else {
             h->v[k] = 1.0 / nn;
         }
+        vsum += h->v[k];
     }
+    /* shares of the live bytes: they cover every byte, whatever the counters say */
+    gcs_assert_internal(nn < 1 || fabs(vsum - 1) < 1e-9);
+    (void)vsum;
 
     /* Tinf. */
     const char *source = "remembered";
@@ -299,6 +306,8 @@ static int estimate(const gcs_gc_stats *prev, const gcs_profile *prof, double sp
         source = "remembered";
         frac = span_fraction_hint >= 0 ? fmin(1.0, span_fraction_hint) : 0;
     }
+    /* every source is a share of T1 (each is capped at 1 and never negative) */
+    gcs_assert_internal(frac >= 0 && frac <= 1);
     est->span_fraction = frac;
     est->span_source = source;
     h->tinf_ns = frac * h->t1_ns;
@@ -490,5 +499,6 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
         out->inputs[i].value = vals[i];
     }
     memcpy(s->last_inputs, out->inputs, sizeof s->last_inputs);
+    gcs_assert_internal(choice >= 1 && choice <= max_threads);
     return choice;
 }

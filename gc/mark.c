@@ -645,7 +645,8 @@ int _gcs_mark_stack_init(gcs_worker *w)
 
 /* ---- T-infinity --------------------------------------------------------------
  * Longest-first-arrival over the marked graph (model-notes 1.1): d(root) =
- * w(root), d(v) = min over u->v of d(u) + w(v), T-infinity = max d(v).  This is
+ * w(root), d(v) = min over u->v of d(u) + w(v), T-infinity = max d(v), with
+ * w = gcs_gc_mark_weight (gc.h), the weight heap inspection uses.  This is
  * Dijkstra with node weights, run serially after the mark, with a binary heap
  * and a distance table indexed by granule (reserved lazily: only the entries
  * of live objects are touched). */
@@ -664,7 +665,7 @@ static int span_relax(gcs_collector *gc, double *dist, gcs_minheap *queue, uintp
 static inline double span_weight(uintptr_t obj, double cost_object, double cost_pointer)
 {
     uint64_t hdr = ((const uint64_t *)obj)[-1];
-    return cost_object + cost_pointer * GCS_HDR_NPTRS(hdr);
+    return gcs_gc_mark_weight(cost_object, cost_pointer, GCS_HDR_NPTRS(hdr), GCS_HDR_NPTRS(hdr));
 }
 
 double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/internal.h"
 #include "gcscale/cachesim.h"
 
 #ifdef __SSE2__
@@ -225,6 +226,11 @@ gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err)
                         (unsigned long long)lines);
             goto fail;
         }
+        /* a row holds every way and is whole host lines; a power-of-two
+         * level is indexed by mask, which must cover exactly its sets */
+        gcs_assert_internal(l->ways >= 1 && l->ways <= GCS_CACHESIM_MAX_WAYS && l->ways <= l->stride &&
+                            l->stride % 16 == 0 && l->nsets >= 1 && rows >= 1 && rows <= l->nsets);
+        gcs_assert_internal(!l->pow2 || ((uint64_t)1 << l->set_bits) == l->nsets);
         level_clear(l, rows);
     }
     s->mru_time = &s->dummy_time;
@@ -296,6 +302,7 @@ static inline uint64_t locate(const gcs_cachesim_lv *l, uint64_t line, uint32_t 
         q = line / l->nsets;
         set = line - q * l->nsets;
     }
+    gcs_assert_internal(set < l->nsets); /* one compare: cheap enough for the sanitizer builds */
     *tag = (uint32_t)q + 1;
     if (l->sample_mask) {
         if (set & l->sample_mask)
@@ -572,4 +579,21 @@ void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)
         out->memory_prefetched[c] = (uint64_t)llround((double)s->prefetched_mem[c] * scale);
     }
     out->live_lines_avg = s->t ? (double)s->live_sum / (double)s->t : 0.0;
+#if GCS_ASSERT_ON
+    /* Every access reaches level 0 and ticks the clock once; a level's
+     * misses are exactly the next level's accesses (the last level's
+     * include the sets its sample leaves out); a stream covers only misses
+     * that went to memory. */
+    uint64_t ticks = 0;
+    for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
+        ticks += out->accesses[c] + s->lv[0].unsampled[c];
+        for (int k = 0; k + 1 < s->nlevels; k++) {
+            const gcs_cachesim_lv *l = &s->lv[k], *next = &s->lv[k + 1];
+            gcs_assert_internal(l->counts.misses[c] ==
+                                next->counts.hits[c] + next->counts.misses[c] + next->unsampled[c]);
+        }
+        gcs_assert_internal(s->prefetched_mem[c] <= last->counts.misses[c]);
+    }
+    gcs_assert_internal(ticks == s->t);
+#endif
 }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../common/internal.h"
 #include "contention.h"
 
 void gcs_model_opts_init(gcs_model_opts *opts)
@@ -130,6 +131,12 @@ static void worker_nodes(const gcs_profile *prof, int threads, double *weight)
             k -= prof->nodes[i].ncpus;
         }
     }
+#if GCS_ASSERT_ON
+    double all = 0; /* every worker sits on exactly one node */
+    for (int i = 0; i < prof->nnodes; i++)
+        all += weight[i];
+    gcs_assert_internal(fabs(all - 1) < 1e-9);
+#endif
 }
 
 /* Fills the fixed-point inputs for P workers and Q misses split like Q1. */
@@ -169,6 +176,8 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
     /* Overlapped misses (model.h): the worker waits 1/overlap of the latency
      * and of the queueing delay of the misses it fetches itself. */
     double overlap = opts->overlap;
+    /* shares of one worker's misses: the validated inputs keep them in [0, 1] */
+    gcs_assert_internal(c->miss_share >= 0 && c->miss_share <= 1 && streamed >= 0 && streamed <= 1 + 1e-12);
     double wait_seen = overlap == 1 ? 1 : (1 - streamed) / overlap + streamed;
     if (q1 > 0)
         for (int a = 0; a < GCS_ACCESS_COUNT; a++)
@@ -283,6 +292,10 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->lost_contention = without_rounding(contention / t, threads);
     out->lost_span = without_rounding(threads - out->speedup - out->lost_extra_misses -
                                       out->lost_contention, threads);
+    /* the stack's parts add up to P (the span part is the rest, up to the
+     * rounding without_rounding() drops) */
+    gcs_assert_internal(fabs(out->speedup + out->lost_extra_misses + out->lost_contention + out->lost_span -
+                             threads) <= 1e-6 * threads);
     return 0;
 }
 

@@ -4,8 +4,9 @@
  * heap, the errors (node beyond the profile, no gc costs, slow without cache
  * geometry), the slow replay marking exactly the reachable set (large arrays
  * included), slow vs fast Q1 on heaps far larger than the simulated caches,
- * sampled vs exact counts, leaves on pointer-free pages (no header read), and
- * the two-thread replay giving the one-thread results. */
+ * sampled vs exact counts, leaves on pointer-free pages (no header read),
+ * the two-thread replay giving the one-thread results, and the collector's
+ * own span agreeing with inspection's on a heap with large pointer arrays. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,7 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gcscale/gc.h"
 #include "gcscale/inspect.h"
+
+#include "../model/inspect_internal.h"
 
 #define NUL GCS_SNAPSHOT_NULL
 #define COBJ 10.0
@@ -803,18 +807,24 @@ static void test_pointer_free_leaves(void **state)
     gcs_profile_free(p);
 }
 
-/* The slow predictor on g with Tinf given, replay_threads and walk_only as asked. */
-static void run_slow(const gcs_snapshot *g, const gcs_profile *p, int replay_threads, int walk_only,
-                     gcs_inspect_result *out)
+/* The slow predictor on g with Tinf given, replay_threads and walk_only as
+ * asked (the benchmark-only knobs, model/inspect_internal.h); bout may be NULL. */
+static void run_slow_bench(const gcs_snapshot *g, const gcs_profile *p, int replay_threads, int walk_only,
+                           gcs_inspect_result *out, _gcs_inspect_bench_result *bout)
 {
     gcs_inspect_opts o;
     gcs_inspect_opts_init(&o);
     o.predictor = GCS_INSPECT_SLOW;
     o.tinf_ns = 0;
-    o.replay_threads = replay_threads;
-    o.walk_only = walk_only;
+    _gcs_inspect_bench_opts bo = {.replay_threads = replay_threads, .walk_only = walk_only};
     gcs_err err;
-    assert_int_equal(gcs_inspect_heap(g, p, &o, out, &err), 0);
+    assert_int_equal(_gcs_inspect_heap_bench(g, p, &o, &bo, out, bout, &err), 0);
+}
+
+static void run_slow(const gcs_snapshot *g, const gcs_profile *p, int replay_threads, int walk_only,
+                     gcs_inspect_result *out)
+{
+    run_slow_bench(g, p, replay_threads, walk_only, out, NULL);
 }
 
 /* The results of two replays must be the same, bit for bit. */
@@ -858,15 +868,16 @@ static void test_pipeline_trial_same_results(void **state)
     gcs_snapshot *g = make_random(400000);
     gcs_profile *p = make_profile(1, 1);
     gcs_inspect_result a, b;
-    run_slow(g, p, 0, 0, &a);
-    run_slow(g, p, 1, 0, &b);
+    _gcs_inspect_bench_result at, bt;
+    run_slow_bench(g, p, 0, 0, &a, &at);
+    run_slow_bench(g, p, 1, 0, &b, &bt);
     /* long enough for the trial: 2^20 accesses, then two windows of 2^19 */
     assert_true(a.accesses[0] + a.accesses[1] > (1u << 21));
     if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
-        assert_true(a.trial_one_ns > 0 && a.trial_pipe_ns > 0);
-        assert_int_equal(a.replay_threads, a.trial_pipe_ns < a.trial_one_ns ? 2 : 1);
+        assert_true(at.trial_one_ns > 0 && at.trial_pipe_ns > 0);
+        assert_int_equal(a.replay_threads, at.trial_pipe_ns < at.trial_one_ns ? 2 : 1);
     }
-    assert_true(b.trial_one_ns == 0 && b.trial_pipe_ns == 0);
+    assert_true(bt.trial_one_ns == 0 && bt.trial_pipe_ns == 0);
     assert_same_replay(&a, &b);
     gcs_snapshot_free(g);
     gcs_profile_free(p);
@@ -910,18 +921,89 @@ static void test_stages_same_results(void **state)
         gcs_inspect_opts_init(&o);
         o.predictor = GCS_INSPECT_SLOW;
         o.tinf_ns = 0;
-        o.stages = 1;
+        _gcs_inspect_bench_opts bo = {.stages = 1};
         gcs_inspect_result staged, plain;
+        _gcs_inspect_bench_result st, pt;
         gcs_err err;
-        assert_int_equal(gcs_inspect_heap(heaps[h], p, &o, &staged, &err), 0);
-        run_slow(heaps[h], p, 1, 0, &plain);
+        assert_int_equal(_gcs_inspect_heap_bench(heaps[h], p, &o, &bo, &staged, &st, &err), 0);
+        run_slow_bench(heaps[h], p, 1, 0, &plain, &pt);
         assert_true(plain.accesses[GCS_ACCESS_READ] > 0);
         assert_same_replay(&staged, &plain);
         assert_int_equal(staged.replay_threads, 1);
-        assert_true(staged.stage_walk_ns > 0 && staged.stage_sim_ns > 0);
-        assert_true(plain.stage_walk_ns == 0 && plain.stage_sim_ns == 0);
+        assert_true(st.stage_walk_ns > 0 && st.stage_sim_ns > 0);
+        assert_true(pt.stage_walk_ns == 0 && pt.stage_sim_ns == 0);
         gcs_snapshot_free(heaps[h]);
     }
+    gcs_profile_free(p);
+}
+
+/* One marking weight (gcs_gc_mark_weight, gc.h) for the collector's span
+ * pass and for inspection: the same heap, built in the collector from the
+ * snapshot, gets the same T-infinity from both.  The heap has two pointer
+ * arrays larger than a chunk (1000 and 300 fields), shared children (so
+ * inspection runs its Dijkstra) and no NULL field (the collector prices
+ * every pointer field, inspection the non-NULL ones). */
+static void test_span_agrees_with_collector(void **state)
+{
+    (void)state;
+    enum { MID = 1000, LEAVES = 50, CHAIN = 10, WIDE = 300 };
+    uint64_t leaf0 = 1 + MID, chain0 = leaf0 + LEAVES, wide = chain0 + CHAIN, n = wide + 1;
+    gb b;
+    gb_init(&b, n, MID + 2 * MID + LEAVES + CHAIN + WIDE);
+    gb_obj(&b, 0, MID, MID);
+    for (uint32_t f = 0; f < MID; f++)
+        EDGE(&b, 0, f) = 1 + f;
+    for (uint64_t i = 1; i <= MID; i++) {
+        gb_obj(&b, i, 2, 3);
+        EDGE(&b, i, 0) = (uint32_t)(leaf0 + i % LEAVES);
+        EDGE(&b, i, 1) = (uint32_t)(leaf0 + (7 * i) % LEAVES);
+    }
+    for (uint64_t i = leaf0; i < chain0; i++) {
+        gb_obj(&b, i, 1, 2);
+        EDGE(&b, i, 0) = (uint32_t)chain0;
+    }
+    for (uint64_t i = chain0; i < wide; i++) {
+        gb_obj(&b, i, 1, 1);
+        EDGE(&b, i, 0) = (uint32_t)(i + 1); /* the chain's last points at the second array */
+    }
+    gb_obj(&b, wide, WIDE, WIDE);
+    for (uint32_t f = 0; f < WIDE; f++)
+        EDGE(&b, wide, f) = 1 + f;
+    b.roots[b.nr++] = 0;
+    gcs_snapshot *g = gb_snapshot(&b, 1);
+    for (uint64_t f = 0; f < g->nfields; f++)
+        assert_true(g->edges[f] != NUL);
+
+    gcs_profile *p = make_profile(1, 0);
+    gcs_inspect_result r;
+    inspect_ok(g, p, GCS_INSPECT_FAST, &r);
+    assert_string_equal(r.span_method, "dijkstra");
+
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.heap_limit = 16u << 20;
+    o.threads = 1;
+    o.max_threads = 1;
+    gcs_err err;
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    gcs_gc_snapshot_heap h;
+    if (gcs_gc_build_snapshot(g, &h, &err) != 0)
+        fail_msg("%s", err.msg);
+    gcs_gc_set_compute_span(1, COBJ, CPTR);
+    gcs_gc_collect();
+    gcs_gc_stats st;
+    assert_int_equal(gcs_gc_last_stats(&st), 0);
+    gcs_gc_snapshot_heap_release(&h);
+    gcs_gc_shutdown();
+
+    printf("# T-infinity: collector %.1f, inspection %.1f (cost units)\n", st.span, r.heap.tinf_ns);
+    assert_int_equal(st.live_objects, n);
+    assert_true(st.span == r.heap.tinf_ns);
+    /* and it is the chunked weight, not c_obj + c_ptr * fields: the root
+     * array alone would weigh 1010 */
+    assert_true(gcs_gc_mark_weight(COBJ, CPTR, MID, MID) == COBJ * (1 + 3) + CPTR * 128);
+    assert_true(r.heap.tinf_ns < COBJ + CPTR * MID);
+    gcs_snapshot_free(g);
     gcs_profile_free(p);
 }
 
@@ -945,6 +1027,7 @@ int main(void)
         cmocka_unit_test(test_pipeline_trial_same_results),
         cmocka_unit_test(test_walk_only),
         cmocka_unit_test(test_stages_same_results),
+        cmocka_unit_test(test_span_agrees_with_collector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@
  *   Criticality stack.  share_j / sum(share) per thread, with spinning (here:
  *   a GC worker searching for work) counted as not active.
  *
- *   Managed speedup stack (model-notes section 2).  For a run with N
+ *   Managed speedup stack (docs/speedup-stacks.md).  For a run with N
  *   application ("mutator") threads and wall time T_p, against a run with one:
  *     N = S + (N T_GC,MT - T_GC,ST)/T_p + (N T_seq,MT - T_seq,ST)/T_p
  *           + sum Sync_i/T_p + sum Exit_i/T_p + other

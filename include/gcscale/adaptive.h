@@ -4,7 +4,7 @@
  * P = 1..max with the Endo-Taura-Yonezawa model (model.h), from the machine
  * profile and the previous collection's statistics, and uses the smallest P
  * whose predicted time is within a tolerance (default 5%) of the best
- * (model-notes 1.5).  It plugs into the collector through the generic thread
+ * (docs/adaptive.md).  It plugs into the collector through the generic thread
  * policy of gc.h (gcs_gc_options.thread_policy); the collector stores each
  * decision in its statistics and log line.  docs/adaptive.md explains how
  * each model input is estimated from the previous collection.

@@ -51,6 +51,35 @@
 #define GCS_GC_CHUNK_FIELDS 128    /* pointer fields per mark-stack entry */
 #define GCS_GC_MARK_FIFO 32        /* objects whose header the mark prefetches ahead */
 
+/* An object's marking weight: what scanning it adds to the critical path
+ * of the mark, in the units of cost_object (per object) and cost_pointer
+ * (per pointer field counted).  The one definition of T-infinity's node
+ * weight, used by the collector's span pass (gcs_gc_stats.span) and by heap
+ * inspection (gcscale predict, include/gcscale/inspect.h); docs/model.md
+ * "Large pointer arrays".
+ *
+ * counted: the pointer fields priced at cost_pointer (the collector counts
+ * all nptrs fields, heap inspection the non-NULL ones, each matching its own
+ * T1); nptrs: the object's pointer fields, which decide how it is scanned.
+ * An ordinary object is scanned by one worker, so its children arrive after
+ * cost_object + cost_pointer * counted.  A pointer array of more than
+ * GCS_GC_CHUNK_FIELDS fields is not: the mark takes it a chunk at a time
+ * and, when a worker is idle, publishes half of the rest, so with unlimited
+ * workers the array unfolds as a balanced binary tree of chunks.  Its last
+ * child then arrives after ceil(log2(chunks)) splits, each an entry pushed
+ * and popped (priced as one object), plus one chunk of fields.  T1 is
+ * unchanged: the work is the same, only its order differs. */
+static inline double gcs_gc_mark_weight(double cost_object, double cost_pointer, uint32_t counted,
+                                        uint32_t nptrs)
+{
+    if (nptrs <= GCS_GC_CHUNK_FIELDS)
+        return cost_object + cost_pointer * counted;
+    uint32_t chunks = nptrs / GCS_GC_CHUNK_FIELDS + (nptrs % GCS_GC_CHUNK_FIELDS != 0); /* >= 2, no overflow */
+    int splits = 32 - __builtin_clz(chunks - 1); /* ceil(log2(chunks)) */
+    uint32_t per_chunk = counted < GCS_GC_CHUNK_FIELDS ? counted : GCS_GC_CHUNK_FIELDS;
+    return cost_object * (1 + splits) + cost_pointer * per_chunk;
+}
+
 /* Where heap pages go.  A failed bind is counted, never fatal. */
 typedef enum gcs_gc_numa_policy {
     GCS_GC_NUMA_LOCAL = 0,      /* the node of the CPU of the allocating thread */
@@ -123,7 +152,7 @@ typedef struct gcs_gc_options {
                                  when the heap is full */
     int release_empty_pages;  /* madvise(DONTNEED) pages a sweep empties; default 1 */
     int compute_span;         /* compute T-infinity of the marked graph after marking */
-    double span_cost_object;  /* w(v) = cost_object + cost_pointer * nptrs(v) */
+    double span_cost_object;  /* w(v) = gcs_gc_mark_weight(.., nptrs(v), nptrs(v)) */
     double span_cost_pointer; /* both 0: 1 and 1 (units of objects + pointers) */
     const char *log_path;     /* append one JSON line per collection; NULL: $GCSCALE_GC_LOG */
     /* Called by the collecting thread at the end of every collection, with the
@@ -311,8 +340,8 @@ int gcs_gc_max_threads(void);
  * gcs_gc_mark_mode is ignored. */
 void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode);
 /* T-infinity of each following collection's marked graph (gcs_gc_stats.span)
- * with w(v) = cost_object + cost_pointer * nptrs(v); both 0: 1 and 1, the
- * unit "objects + pointers", as in gcs_gc_options. */
+ * with w(v) = gcs_gc_mark_weight(cost_object, cost_pointer, nptrs(v), nptrs(v));
+ * both 0: 1 and 1, the unit "objects + pointers", as in gcs_gc_options. */
 void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer);
 /* Instrumentation (default on).  Off, workers keep no per-object counters
  * (objects_scanned, pointers_scanned, bytes_marked, chunks_scanned stay 0)

@@ -7,8 +7,9 @@
  *                      every object's header and pointer fields, plus the
  *                      lines of the mark table holding their marks
  *   T1                 gc_cost.object * objects + gc_cost.pointer * edges
- *   Tinf               weighted longest-first-arrival (model-notes 1.1) with
- *                      w(v) = gc_cost.object + gc_cost.pointer * edges(v)
+ *   Tinf               weighted longest-first-arrival (docs/model.md) with
+ *                      w(v) = gcs_gc_mark_weight (gc.h) of gc_cost.object,
+ *                      gc_cost.pointer and v's non-NULL and all pointer fields
  *   Q1 (read, RW), L   slow: the collector's serial mark order replayed
  *                      through the cache simulator (cachesim.h); fast: no
  *                      simulation, Q1 = live lines, L estimated
@@ -16,7 +17,8 @@
  *
  * Definitions, the access stream and the estimates: docs/model.md,
  * "Heap inspection, Q1 and L".  Calls common.h, profile.h, snapshot.h,
- * cachesim.h and model.h (the struct only).  Never prints.
+ * cachesim.h, model.h (the struct only) and gc.h (the marking weight and
+ * the collector's constants).  Never prints.
  */
 #ifndef GCSCALE_INSPECT_H
 #define GCSCALE_INSPECT_H
@@ -51,26 +53,6 @@ typedef struct gcs_inspect_opts {
     /* Slow predictor: model the hardware stream prefetcher (cachesim.h), so
      * that misses it covers go to heap.q1_prefetched.  Default 1. */
     int stream_prefetch;
-    /* Slow predictor, threads of the mark replay (model/inspect.c, "the
-     * pipeline"): 0 (default) lets a large heap marked out of address order
-     * try a second thread that simulates while this one walks, and keep it
-     * when that is faster; 1 keeps the replay on the calling thread; 2 uses
-     * the second thread from the start wherever it may (a heap marked out of
-     * address order, two CPUs).  The results are the same either way. */
-    int replay_threads;
-    /* Slow predictor, for benchmarks only (bench-model): 1 runs the mark
-     * replay's walk without simulating its accesses, to measure what the
-     * walk alone costs -- the floor under the slow predictor's time.  The
-     * result then has no misses and no L (zeros).  Default 0. */
-    int walk_only;
-    /* Slow predictor, for benchmarks only (bench-model): 1 runs the replay
-     * as two stages, one after the other, on the calling thread: the walk
-     * writes every access into memory (16 bytes each), then the simulator
-     * runs through them with its rows prefetched ahead, as the pipeline's
-     * second thread does.  The results are those of the plain replay; the
-     * result's stage_walk_ns and stage_sim_ns time each stage, so that
-     * "the simulation alone" can be set beside "the walk alone".  Default 0. */
-    int stages;
 } gcs_inspect_opts;
 
 typedef struct gcs_inspect_result {
@@ -89,9 +71,6 @@ typedef struct gcs_inspect_result {
     uint64_t accesses[GCS_ACCESS_COUNT];
     uint64_t marked;                /* objects the replay marked (= reachable) */
     int replay_threads;             /* threads the replay ended with: 1, or 2 with the pipeline */
-    double trial_one_ns, trial_pipe_ns; /* the pipeline's trial windows (0: not tried) */
-    double stage_walk_ns, stage_sim_ns; /* opts.stages: the walk storing its accesses, then their
-                                           simulation (0 otherwise) */
     gcs_cachesim_geom geom;         /* simulated hierarchy (nlevels 0 for fast) */
     gcs_cachesim_result sim;
     double l_private_lines;         /* fast: lines of the private levels (the cap on L) */

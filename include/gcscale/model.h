@@ -12,7 +12,7 @@
  * where M_P is the miss cost with contention at the memory nodes, solved as
  * a fixed point (open queueing model, GSL Newton with a Brent fallback) or by
  * exact MVA of a closed network of P workers.  Conventions and the reasons
- * behind them: ../shared/model-notes.md section 1 and docs/model.md.
+ * behind them: docs/model.md.
  *
  * Owns the formulas only; calls common.h, profile.h and GSL.  Building a
  * gcs_model_heap from a heap snapshot is the job of heap inspection
@@ -42,7 +42,7 @@ typedef enum gcs_model_steals {
 
 /* How the span enters the mark time. */
 typedef enum gcs_model_span {
-    /* model-notes 1.2: T = T1/P + Tinf + Q_P M_P / P.  At P = 1 this is
+    /* The paper's form (docs/model.md): T = T1/P + Tinf + Q_P M_P / P.  At P = 1 this is
      * T1 + Tinf + Q1 M1, so even a linked list shows a speedup of 4/3 at
      * P = 2 (2 T1 against 1.5 T1). */
     GCS_MODEL_SPAN_PAPER = 0,

@@ -1,7 +1,7 @@
 /* profile.h -- the machine profile (prefix gcs_profile_).
  *
  * Owns the in-memory form of the machine profile and its JSON form (format
- * "gcscale-machine", version 1, fixed in ../shared/model-notes.md section 3):
+ * "gcscale-machine", version 1, described in docs/machine-profile.md):
  * loading with strict validation, saving (crash-safe), and printing as tables.
  * Written by calibrate, read by the model, predict and the adaptive collector.
  * Calls only common.h.

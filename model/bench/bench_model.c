@@ -14,10 +14,11 @@
  *    of the heap, and the time of the fast predictor (sampled and exact), the
  *    Tinf walk and the slow predictor on it, each against the mark time
  *    (the slow one as it chooses, then on one thread and on two: see "the
- *    pipeline" in model/inspect.c); then its walk with the simulator off
- *    (gcs_inspect_opts.walk_only); last the replay in two stages, the walk
+ *    pipeline" in model/replay.c); then its walk with the simulator off
+ *    (walk_only); last the replay in two stages, the walk
  *    storing its accesses and then their simulation, each timed
- *    (gcs_inspect_opts.stages).  An exact replay with this simulator, on at
+ *    (stages).  These knobs are benchmark-only: _gcs_inspect_bench_opts
+ *    of model/inspect_internal.h, not the public API.  An exact replay with this simulator, on at
  *    most two threads, costs at least the slower of "the walk alone" and "the
  *    simulation alone": the "floor" line gives that, over the mark.
  *
@@ -35,6 +36,8 @@
 #include "gcscale/inspect.h"
 #include "gcscale/shapes.h"
 #include "gcscale/snapshot.h"
+
+#include "../inspect_internal.h"
 
 static void die(const char *what, const gcs_err *err)
 {
@@ -202,11 +205,12 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         o.predictor = runs[k].p;
         o.exact = runs[k].exact;
         o.tinf_ns = runs[k].tinf;
-        o.walk_only = runs[k].walk_only;
-        o.replay_threads = runs[k].replay_threads;
-        o.stages = runs[k].stages;
+        _gcs_inspect_bench_opts bo = {.replay_threads = runs[k].replay_threads,
+                                      .walk_only = runs[k].walk_only,
+                                      .stages = runs[k].stages};
         gcs_inspect_result r;
-        if (gcs_inspect_heap(g, prof, &o, &r, &err) < 0)
+        _gcs_inspect_bench_result br;
+        if (_gcs_inspect_heap_bench(g, prof, &o, &bo, &r, &br, &err) < 0)
             die("inspect", &err);
         double ms = r.elapsed_ns * 1e-6;
         printf("  %-32s %9.3f ms = %7.3f%% of the mark  (predictor %.3f ms, span %.1f ms %s)\n"
@@ -217,20 +221,20 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         if (r.predictor == GCS_INSPECT_SLOW && !runs[k].walk_only)
             printf(", %.1f M accesses/s, %d thread%s", (double)(r.accesses[0] + r.accesses[1]) / r.misses_ns * 1e3,
                    r.replay_threads, r.replay_threads == 1 ? "" : "s");
-        if (r.trial_pipe_ns > 0)
-            printf(" (trial: %.1f ms one thread, %.1f ms piped, per %u accesses)", r.trial_one_ns * 1e-6,
-                   r.trial_pipe_ns * 1e-6, 1u << 19);
+        if (br.trial_pipe_ns > 0)
+            printf(" (trial: %.1f ms one thread, %.1f ms piped, per %u accesses)", br.trial_one_ns * 1e-6,
+                   br.trial_pipe_ns * 1e-6, 1u << 19);
         printf("\n");
         if (runs[k].walk_only)
             walk_alone_ms = r.misses_ns * 1e-6;
         if (runs[k].stages) {
-            double sim_ms = r.stage_sim_ns * 1e-6, floor_ms = sim_ms > walk_alone_ms ? sim_ms : walk_alone_ms;
+            double sim_ms = br.stage_sim_ns * 1e-6, floor_ms = sim_ms > walk_alone_ms ? sim_ms : walk_alone_ms;
             uint64_t acc = r.accesses[0] + r.accesses[1];
             printf("  %-32s walk storing its accesses %.1f ms, simulation alone %.1f ms = %.2fx the mark\n"
                    "  %-32s (%.2f accesses per object, %.1f ns each simulated, the mark %.1f ns per access)\n"
                    "  %-32s floor of an exact replay, max(walk alone, simulation alone): %.2fx the mark\n",
-                   "", r.stage_walk_ns * 1e-6, sim_ms, sim_ms / mark_ms, "",
-                   (double)acc / (double)g->nobjects, r.stage_sim_ns / (double)acc, mark_ms * 1e6 / (double)acc,
+                   "", br.stage_walk_ns * 1e-6, sim_ms, sim_ms / mark_ms, "",
+                   (double)acc / (double)g->nobjects, br.stage_sim_ns / (double)acc, mark_ms * 1e6 / (double)acc,
                    "", floor_ms / mark_ms);
         }
     }

@@ -1,0 +1,148 @@
+/* inspect_internal.h -- what the three files of heap inspection share, and
+ * the benchmark-only entry point (not installed; prefix _gcs_inspect_).
+ *
+ *   inspect.c   the public entry (gcs_inspect_heap), the counts (exact and
+ *               sampled), V_j, the fast predictor's L, the JSON;
+ *   span.c      T-infinity: the BFS and the bucket / heap Dijkstra;
+ *   replay.c    the slow predictor: the collector's serial mark replayed on
+ *               object ids through the cache simulator, its ring, the
+ *               two-thread pipeline and its trial, the staged replay.
+ *
+ * The object layout below (mark_addr, pointer_free, node_slot) is read by
+ * the counts and by the replay's inner loop alike, so it is static inline
+ * here: the replay's generated code is the one it had in a single file.
+ */
+#ifndef GCSCALE_MODEL_INSPECT_INTERNAL_H
+#define GCSCALE_MODEL_INSPECT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/internal.h"
+#include "gcscale/gc.h"
+#include "gcscale/inspect.h"
+
+/* ---- layout (inspect.c builds it; the counts and the replay read it) ------ */
+
+typedef struct layout {
+    uint64_t hdr;         /* header bytes in front of a payload */
+    int gshift;           /* log2 granule */
+    int bits;             /* mark bits (one 64-bit word per 64 granules) instead of bytes */
+    int lshift;           /* log2 line */
+    /* Where the replay puts the mark table: above every heap offset, and
+     * as low as that allows, because the simulator tells lines apart only
+     * below gcs_cachesim_addr_limit (a fixed base at 4 TiB made mark-table
+     * lines share tags with heap lines on levels of 16 sets or fewer). */
+    uint64_t mark_base;
+} layout;
+
+static inline uint64_t mark_addr(const layout *ly, uint64_t payload)
+{
+    uint64_t g = (payload - ly->hdr) >> ly->gshift;
+    return ly->mark_base + (ly->bits ? (g >> 6) << 3 : g);
+}
+
+/* Boehm-style pointer-free pages (gc/): a small object without pointer
+ * fields lives on a page the mark knows to hold no pointers.  The mark sets
+ * such an object's mark without reading its header when it meets it as an
+ * element of a large array's chunk (gc/mark.c examines those in place);
+ * popped from the stack, any object's header is read, as the collector
+ * prefetches headers before it looks at the page.  A large object's header
+ * is always read.  The fast predictor, which does not know how objects are
+ * reached, counts no header line for them (docs/model.md). */
+static inline int pointer_free(const gcs_snapshot *g, const layout *ly, uint64_t i)
+{
+    return g->nptrs[i] == 0 && ly->hdr + 8 * (uint64_t)g->words[i] <= GCS_GC_SMALL_MAX;
+}
+
+/* Object i's node slot: its node, or nnodes for an unknown one. */
+static inline uint32_t node_slot(const gcs_snapshot *g, uint64_t i, int nnodes)
+{
+    uint16_t n = g->node[i];
+    return n < (unsigned)nnodes ? n : (uint32_t)nnodes;
+}
+
+/* What the replay's walk needs of an object, packed into half a host line
+ * so that examining and scanning it costs one host miss, not one per
+ * snapshot array (address, field count, field offset, fields, node: five on
+ * a heap marked in random order).  Built in the exact counts' pass
+ * (inspect.c), which reads the same fields in id order anyway. */
+#define REC_EDGES 4
+
+typedef struct robj {
+    uint64_t addr;          /* payload offset */
+    uint32_t nptrs;
+    uint16_t node;          /* node slot (node_slot()) */
+    uint8_t pf;             /* pointer-free (pointer_free()): only its mark is touched */
+    uint8_t pad;
+    uint32_t edge[REC_EDGES]; /* the first fields; the rest from the snapshot */
+} robj;
+
+/* ---- inspect.c ------------------------------------------------------------ */
+
+/* Memory for an array read at random (the span's start times, the replay's
+ * records and mark bytes): 2 MiB aligned, on transparent huge pages where
+ * the kernel offers them.  Untouched, like malloc's; free() releases it. */
+void *_gcs_inspect_big_alloc(size_t bytes);
+
+/* V_j from per-node weights w[0..nnodes] (w[nnodes]: the unknown node). */
+void _gcs_inspect_set_v(gcs_model_heap *h, const double *w, int nnodes);
+
+/* Benchmark-only knobs of the slow predictor (model/bench/bench_model.c and
+ * tests/test_inspect.c), kept out of the public gcs_inspect_opts. */
+typedef struct _gcs_inspect_bench_opts {
+    /* Threads of the mark replay (replay.c, "the pipeline"): 0 (what
+     * gcs_inspect_heap does) lets a large heap marked out of address order
+     * try a second thread that simulates while this one walks, and keep it
+     * when that is faster; 1 keeps the replay on the calling thread; 2 uses
+     * the second thread from the start wherever it may (a heap marked out of
+     * address order, two CPUs).  The results are the same either way. */
+    int replay_threads;
+    /* 1 runs the replay's walk without simulating its accesses, to measure
+     * what the walk alone costs -- the floor under the slow predictor's
+     * time.  The result then has no misses and no L (zeros). */
+    int walk_only;
+    /* 1 runs the replay as two stages, one after the other, on the calling
+     * thread: the walk writes every access into memory (16 bytes each),
+     * then the simulator runs through them with its rows prefetched ahead,
+     * as the pipeline's second thread does.  The results are those of the
+     * plain replay; stage_walk_ns and stage_sim_ns time each stage, so that
+     * "the simulation alone" can be set beside "the walk alone". */
+    int stages;
+} _gcs_inspect_bench_opts;
+
+typedef struct _gcs_inspect_bench_result {
+    double trial_one_ns, trial_pipe_ns; /* the pipeline's trial windows (0: not tried) */
+    double stage_walk_ns, stage_sim_ns; /* stages: the walk storing its accesses, then
+                                           their simulation (0 otherwise) */
+} _gcs_inspect_bench_result;
+
+/* gcs_inspect_heap with the benchmark knobs; bench NULL: all 0 (what
+ * gcs_inspect_heap does); bout may be NULL. */
+int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, const gcs_inspect_opts *opts,
+                            const _gcs_inspect_bench_opts *bench, gcs_inspect_result *out,
+                            _gcs_inspect_bench_result *bout, gcs_err *err);
+
+/* ---- span.c --------------------------------------------------------------- */
+
+/* T-infinity of g with node weights gcs_gc_mark_weight(cobj, cptr, non-NULL
+ * fields, fields): sets out->heap.tinf_ns, span_method, reachable, depth and
+ * span_walked.  -1 with err set when out of memory. */
+int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, gcs_inspect_result *out, gcs_err *err);
+
+/* ---- replay.c ------------------------------------------------------------- */
+
+/* Whether the replay should read the packed records (robj) rather than the
+ * snapshot's arrays: on a heap marked out of address order. */
+int _gcs_inspect_records_pay(const gcs_snapshot *g);
+
+/* The slow predictor: the serial mark of g replayed through a simulation of
+ * out->geom.  rec: the records built by the counts, or NULL.  Sets the
+ * simulator's figures in out (sim, accesses, heap.q1, q1_prefetched,
+ * live_lines_avg, marked, replay_threads, V_j); bout, if not NULL, gets the
+ * trial's and the stages' times.  -1 with err set on failure. */
+int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, const robj *rec,
+                        const gcs_inspect_opts *opts, const _gcs_inspect_bench_opts *bench,
+                        gcs_inspect_result *out, _gcs_inspect_bench_result *bout, gcs_err *err);
+
+#endif
