@@ -23,7 +23,9 @@ TEST_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null)
 
 OPT      ?= -O2
 CFLAGS   ?= $(OPT) -g
-ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -fPIC -pthread -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+# -fvisibility=hidden: only what include/gcscale/ marks GCS_API leaves
+# libgcscale.so (tests/cli/test_layers.sh checks it).
+ALL_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -pthread -Iinclude $(PKG_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS := -pthread $(LDFLAGS)
 ifneq ($(SAN),)
 # the sanitizer builds also turn on the library's own invariant checks
@@ -44,7 +46,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-VERSION := $(shell sed -n 's/^\#define GCSCALE_VERSION "\(.*\)"/\1/p' include/gcscale/gcscale.h)
+VERSION := $(shell sed -n 's/^\#define GCSCALE_VERSION "\(.*\)"/\1/p' include/gcscale/common.h)
 
 .PHONY: all demo check check-sanitize check-asan check-tsan install clean tests
 all: $(BUILD)/gcscale $(BUILD)/libgcscale.so $(BUILD)/gcscale.pc
@@ -84,7 +86,7 @@ $(BUILD)/gcscale: $(CLI_OBJS) $(BUILD)/libgcscale.a
 write_pc = printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gcscale\nDescription: GC scalability measurement and prediction\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgcscale\nLibs.private: -lm -pthread\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' > $(1)
 
-$(BUILD)/gcscale.pc: Makefile include/gcscale/gcscale.h
+$(BUILD)/gcscale.pc: Makefile include/gcscale/common.h
 	@mkdir -p $(dir $@)
 	$(call write_pc,$@)
 

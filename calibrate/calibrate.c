@@ -21,7 +21,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gcscale/gcscale.h"
+#include "gcscale/calibrate.h"
+#include "gcscale/gc.h"
+#include "gcscale/microbench.h"
+#include "gcscale/occfit.h"
+#include "gcscale/profile.h"
+#include "gcscale/topology.h"
 #include "calibrate_internal.h"
 
 void gcs_calibrate_opts_init(gcs_calibrate_opts *opts)

@@ -24,12 +24,12 @@ static uint8_t class_of_granules[GCS_GC_SMALL_MAX / 16 + 1];
 void _gcs_alloc_classes_init(void)
 {
     for (int c = 0; c < GCS_NCLASSES; c++)
-        gcs_assert_internal(gcs_class_bytes[c] % 16 == 0 &&
-                            (c == 0 || gcs_class_bytes[c] > gcs_class_bytes[c - 1]));
-    gcs_assert_internal(gcs_class_bytes[GCS_NCLASSES - 1] == GCS_GC_SMALL_MAX);
+        gcs_assert_internal(_gcs_class_bytes[c] % 16 == 0 &&
+                            (c == 0 || _gcs_class_bytes[c] > _gcs_class_bytes[c - 1]));
+    gcs_assert_internal(_gcs_class_bytes[GCS_NCLASSES - 1] == GCS_GC_SMALL_MAX);
     for (size_t g = 0; g <= GCS_GC_SMALL_MAX / 16; g++) {
         int c = 0;
-        while (c < GCS_NCLASSES - 1 && gcs_class_bytes[c] < g * 16)
+        while (c < GCS_NCLASSES - 1 && _gcs_class_bytes[c] < g * 16)
             c++;
         class_of_granules[g] = (uint8_t)c;
     }
@@ -76,7 +76,7 @@ static void *alloc_large(gcs_collector *gc, size_t total, uint64_t hdr)
                 pg->next_partial = -1;
             }
             gc->bytes_since_gc += n << GCS_PAGE_SHIFT;
-            char *p = gcs_page_start(gc, (size_t)pi);
+            char *p = _gcs_page_start(gc, (size_t)pi);
             pthread_mutex_unlock(&gc->heap_lock);
             /* fresh pages are zero (new or released, or zeroed when dirty) */
             *(uint64_t *)p = hdr;
@@ -95,10 +95,10 @@ static void *alloc_large(gcs_collector *gc, size_t total, uint64_t hdr)
 
 static void *alloc_object(size_t size, size_t nptrs)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (_gcs_api_refused("allocation", NULL))
         return NULL; /* it would collect, or park at the safepoint, on itself */
-    gcs_mutator *m = gcs_current_mutator(gc);
+    gcs_mutator *m = _gcs_current_mutator(gc);
     if (!m) {
         _gcs_set_last_error("gc: allocation from a thread that is not attached");
         return NULL;
@@ -116,7 +116,7 @@ static void *alloc_object(size_t size, size_t nptrs)
     if (total > GCS_GC_SMALL_MAX)
         return alloc_large(gc, total, hdr);
     int c = class_of_granules[(total + 15) >> 4];
-    gcs_assert_internal(gcs_class_bytes[c] >= total);
+    gcs_assert_internal(_gcs_class_bytes[c] >= total);
     int l = c + (nptrs == 0 ? GCS_NCLASSES : 0); /* no pointer fields: a pointer-free page */
     gcs_alloc_buffer *a = &m->alloc[l];
     char *p;
@@ -128,7 +128,7 @@ static void *alloc_object(size_t size, size_t nptrs)
         }
         if (a->bump && a->bump < a->bump_end) {
             p = a->bump;
-            a->bump += gcs_class_bytes[c];
+            a->bump += _gcs_class_bytes[c];
             break;
         }
         a->bump = a->bump_end = NULL;
@@ -153,14 +153,14 @@ size_t gcs_gc_nptrs(const void *obj) { return GCS_HDR_NPTRS(((const uint64_t *)o
 
 int gcs_gc_is_heap_pointer(const void *p)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     return gc && (const char *)p >= gc->base && (const char *)p < gc->base + (gc->npages << GCS_PAGE_SHIFT);
 }
 
 int gcs_gc_node_of(const void *obj)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gcs_gc_is_heap_pointer(obj))
         return -1;
-    return gcs_page_of(gc, (uintptr_t)obj)->node;
+    return _gcs_page_of(gc, (uintptr_t)obj)->node;
 }

@@ -27,7 +27,7 @@ static int push_root_obj(gcs_collector *gc, void *obj, int *next_worker, int thr
 {
     if (!obj)
         return 0;
-    gcs_mark_roots_push(gc, (uintptr_t)obj, *next_worker);
+    _gcs_mark_roots_push(gc, (uintptr_t)obj, *next_worker);
     *next_worker = (*next_worker + 1) % threads;
     if (list) {
         if (*n == *cap) {
@@ -104,7 +104,7 @@ static void mark_run(gcs_collector *gc, int threads)
     _gcs_pool_run(gc, GCS_JOB_MARK, threads);
     for (int i = 0; i < threads; i++) {
         gcs_assert_internal(gcs_deque_size_hint(&gc->workers[i].deque) == 0);
-        gcs_deque_release_retired(&gc->workers[i].deque);
+        _gcs_deque_release_retired(&gc->workers[i].deque);
     }
 }
 
@@ -131,12 +131,12 @@ static void rescan_roots(gcs_collector *gc)
     pthread_mutex_lock(&gc->roots_lock);
     for (size_t i = 0; i < gc->nroots; i++)
         if (*gc->roots[i])
-            gcs_mark_rescan_push(gc, (uintptr_t)*gc->roots[i], 0);
+            _gcs_mark_rescan_push(gc, (uintptr_t)*gc->roots[i], 0);
     pthread_mutex_unlock(&gc->roots_lock);
     for (gcs_mutator *m = gc->mutators; m; m = m->next)
         for (size_t i = 0; i < m->shadow_top; i++)
             if (*m->shadow[i])
-                gcs_mark_rescan_push(gc, (uintptr_t)*m->shadow[i], 0);
+                _gcs_mark_rescan_push(gc, (uintptr_t)*m->shadow[i], 0);
 }
 
 static inline void rescan_object(gcs_collector *gc, const char *slot)
@@ -144,7 +144,7 @@ static inline void rescan_object(gcs_collector *gc, const char *slot)
     uint64_t hdr = *(const uint64_t *)slot;
     uint32_t np = GCS_HDR_NPTRS(hdr);
     if (np) /* a range entry: its fields are examined like an array chunk's */
-        gcs_mark_rescan_push(gc, (uintptr_t)(slot + 8), (uintptr_t)(slot + 8 + 8 * (size_t)np));
+        _gcs_mark_rescan_push(gc, (uintptr_t)(slot + 8), (uintptr_t)(slot + 8 + 8 * (size_t)np));
 }
 
 /* After the mark (world stopped, gc_lock and heap_lock held): if a worker
@@ -158,26 +158,26 @@ static uint64_t mark_recover(gcs_collector *gc, int threads)
 {
     int mode = gc->job_mode;
     uint64_t rounds = 0;
-    while (gcs_mark_overflowed(gc, threads)) {
+    while (_gcs_mark_overflowed(gc, threads)) {
         rounds++;
-        gcs_mark_rescan_begin(gc, threads);
+        _gcs_mark_rescan_begin(gc, threads);
         rescan_roots(gc);
         for (size_t i = 0; i < gc->high_water; i++) {
             gcs_page *pg = &gc->pages[i];
-            char *start = gcs_page_start(gc, i);
+            char *start = _gcs_page_start(gc, i);
             size_t g0 = i * GCS_GRANULES_PER_PAGE;
             if (pg->kind == GCS_PAGE_LARGE_HEAD) {
-                if (gcs_mark_is_set(gc, g0, mode))
+                if (_gcs_mark_is_set(gc, g0, mode))
                     rescan_object(gc, start);
             } else if (pg->kind == GCS_PAGE_SMALL && !gc->page_noscan[i]) {
                 uint32_t slot = pg->slot_bytes;
                 size_t gstep = slot >> GCS_GRANULE_SHIFT;
                 for (uint32_t s = 0; s < pg->nslots; s++)
-                    if (gcs_mark_is_set(gc, g0 + s * gstep, mode))
+                    if (_gcs_mark_is_set(gc, g0 + s * gstep, mode))
                         rescan_object(gc, start + (size_t)s * slot);
             }
         }
-        gcs_mark_rescan_end(gc);
+        _gcs_mark_rescan_end(gc);
     }
     return rounds;
 }
@@ -215,7 +215,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     int next_worker = 0;
     void **root_list = NULL;
     size_t nroot_list = 0, root_cap = 0;
-    int snap_due = gcs_snap_due(gc, st->index);
+    int snap_due = _gcs_snap_due(gc, st->index);
     void ***want_list = gc->opts.compute_span || snap_due ? &root_list : NULL;
     pthread_mutex_lock(&gc->roots_lock);
     for (size_t i = 0; i < gc->nroots; i++)
@@ -234,12 +234,12 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     st->mark_ns = t2 - t1;
 
     if (gc->opts.compute_span) {
-        st->span = gcs_span_compute(gc, root_list, nroot_list, gc->opts.span_cost_object,
+        st->span = _gcs_span_compute(gc, root_list, nroot_list, gc->opts.span_cost_object,
                                     gc->opts.span_cost_pointer);
         st->span_ns = gcs_now_ns() - t2;
     }
     /* Heap snapshot: the marked set is the live graph; timed apart (snapshot_ns). */
-    if (snap_due && gcs_snap_take(gc, st, root_list, nroot_list) < 0)
+    if (snap_due && _gcs_snap_take(gc, st, root_list, nroot_list) < 0)
         _gcs_set_last_error("gc: snapshot: %s", st->snapshot_error);
     free(root_list);
 
@@ -324,7 +324,7 @@ static void remark_locked(gcs_collector *gc, int threads, gcs_gc_stats *st, uint
         size_t g0 = i * GCS_GRANULES_PER_PAGE;
         uint64_t live = 0, bytes = 0;
         if (pg->kind == GCS_PAGE_LARGE_HEAD) {
-            if (gcs_mark_is_set(gc, g0, mode)) {
+            if (_gcs_mark_is_set(gc, g0, mode)) {
                 live = 1;
                 bytes = (uint64_t)pg->span_pages << GCS_PAGE_SHIFT;
             }
@@ -334,10 +334,10 @@ static void remark_locked(gcs_collector *gc, int threads, gcs_gc_stats *st, uint
         }
         if (!live)
             continue;
-        gcs_page_mark_clear(gc, i, mode);
+        _gcs_page_mark_clear(gc, i, mode);
         st->live_objects += live;
         st->live_bytes += bytes;
-        int k = gcs_node_slot(gc, pg);
+        int k = _gcs_node_slot(gc, pg);
         if (k < GCS_GC_MAX_NODES)
             st->node_live_bytes[k] += bytes;
         else
@@ -357,7 +357,7 @@ int _gcs_collect_from(gcs_collector *gc, gcs_gc_reason reason, int refill_list)
                       {
                       uint64_t t0 = gcs_now_ns();
     gcs_trace_state trace_prev = gcs_trace_current_state();
-    gcs_mutator *m = gcs_current_mutator(gc);
+    gcs_mutator *m = _gcs_current_mutator(gc);
     pthread_mutex_lock(&gc->gc_lock);
     while (gc->collecting && gc->remarking)
         _gcs_park_locked(gc, m); /* a re-mark is no collection: wait for it, then collect */
@@ -399,7 +399,7 @@ int _gcs_collect_from(gcs_collector *gc, gcs_gc_reason reason, int refill_list)
 
 int gcs_gc_collect(void)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || _gcs_api_refused("gcs_gc_collect", NULL))
         return -1;
     return _gcs_collect_from(gc, GCS_GC_REASON_REQUEST, -1);
@@ -407,7 +407,7 @@ int gcs_gc_collect(void)
 
 int gcs_gc_remark(int threads, gcs_gc_stats *out)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || !out || threads < 1 || threads > gc->pool_size)
         return -1;
     if (_gcs_tls_in_collection) {
@@ -417,7 +417,7 @@ int gcs_gc_remark(int threads, gcs_gc_stats *out)
         return 0;
     }
     uint64_t t0 = gcs_now_ns();
-    gcs_mutator *m = gcs_current_mutator(gc);
+    gcs_mutator *m = _gcs_current_mutator(gc);
     pthread_mutex_lock(&gc->gc_lock);
     while (gc->collecting)
         _gcs_park_locked(gc, m); /* let a collection or another re-mark finish */

@@ -37,7 +37,7 @@ static gcs_deque_array *deque_array_new(int64_t capacity)
     return a;
 }
 
-int gcs_deque_init(gcs_deque *dq, int64_t capacity)
+int _gcs_deque_init(gcs_deque *dq, int64_t capacity)
 {
     int64_t cap = 16;
     while (cap < capacity)
@@ -51,7 +51,7 @@ int gcs_deque_init(gcs_deque *dq, int64_t capacity)
     return 0;
 }
 
-void gcs_deque_release_retired(gcs_deque *dq)
+void _gcs_deque_release_retired(gcs_deque *dq)
 {
     gcs_deque_array *a = atomic_load_explicit(&dq->array, memory_order_relaxed);
     gcs_deque_array *r = a->retired;
@@ -63,9 +63,9 @@ void gcs_deque_release_retired(gcs_deque *dq)
     }
 }
 
-void gcs_deque_destroy(gcs_deque *dq)
+void _gcs_deque_destroy(gcs_deque *dq)
 {
-    gcs_deque_release_retired(dq);
+    _gcs_deque_release_retired(dq);
     free(atomic_load_explicit(&dq->array, memory_order_relaxed));
     atomic_store_explicit(&dq->array, NULL, memory_order_relaxed);
 }
@@ -99,7 +99,7 @@ static gcs_deque_array *deque_grow(gcs_deque *dq, gcs_deque_array *a, int64_t ol
     return b;
 }
 
-int gcs_deque_push(gcs_deque *dq, gcs_mark_entry e)
+int _gcs_deque_push(gcs_deque *dq, gcs_mark_entry e)
 {
     int64_t n = atomic_load_explicit(&dq->newest, memory_order_relaxed);
     int64_t o = atomic_load_explicit(&dq->oldest, memory_order_acquire);
@@ -116,7 +116,7 @@ int gcs_deque_push(gcs_deque *dq, gcs_mark_entry e)
     return 0;
 }
 
-int gcs_deque_take(gcs_deque *dq, gcs_mark_entry *out)
+int _gcs_deque_take(gcs_deque *dq, gcs_mark_entry *out)
 {
     int64_t n = atomic_load_explicit(&dq->newest, memory_order_relaxed) - 1;
     gcs_deque_array *a = atomic_load_explicit(&dq->array, memory_order_relaxed);
@@ -139,7 +139,7 @@ int gcs_deque_take(gcs_deque *dq, gcs_mark_entry *out)
     return 1;
 }
 
-gcs_steal_result gcs_deque_steal(gcs_deque *dq, gcs_mark_entry *out)
+gcs_steal_result _gcs_deque_steal(gcs_deque *dq, gcs_mark_entry *out)
 {
     int64_t o = atomic_load_explicit(&dq->oldest, memory_order_acquire);
     atomic_thread_fence(memory_order_seq_cst);

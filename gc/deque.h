@@ -45,15 +45,15 @@ typedef struct gcs_deque {
 
 typedef enum gcs_steal_result { GCS_STEAL_EMPTY, GCS_STEAL_ABORT, GCS_STEAL_OK } gcs_steal_result;
 
-int gcs_deque_init(gcs_deque *dq, int64_t capacity); /* -1 on out of memory */
-void gcs_deque_destroy(gcs_deque *dq);
+int _gcs_deque_init(gcs_deque *dq, int64_t capacity); /* -1 on out of memory */
+void _gcs_deque_destroy(gcs_deque *dq);
 /* Frees arrays replaced by growth; only when no thief can be looking. */
-void gcs_deque_release_retired(gcs_deque *dq);
+void _gcs_deque_release_retired(gcs_deque *dq);
 /* Owner only.  push returns -1 only when growing fails (out of memory). */
-int gcs_deque_push(gcs_deque *dq, gcs_mark_entry e);
-int gcs_deque_take(gcs_deque *dq, gcs_mark_entry *out);
+int _gcs_deque_push(gcs_deque *dq, gcs_mark_entry e);
+int _gcs_deque_take(gcs_deque *dq, gcs_mark_entry *out);
 /* Any thread. */
-gcs_steal_result gcs_deque_steal(gcs_deque *dq, gcs_mark_entry *out);
+gcs_steal_result _gcs_deque_steal(gcs_deque *dq, gcs_mark_entry *out);
 /* A hint: entries present right now (may be stale by the time it returns). */
 static inline int64_t gcs_deque_size_hint(gcs_deque *dq)
 {

@@ -82,7 +82,7 @@ typedef struct gcs_worker {
     gcs_mark_entry *stack;
     size_t lo, hi, cap;
     int oom;                /* an entry was dropped: neither stack nor deque could grow
-                               (read after the mark: gcs_mark_overflowed, mark_recover) */
+                               (read after the mark: _gcs_mark_overflowed, mark_recover) */
     uint32_t rng;
     int papi_eventset;      /* this worker's LLC-miss event set; -1 none (PAPI_NULL) */
     gcs_gc_worker_stats st;
@@ -198,8 +198,8 @@ typedef struct gcs_snap_request {
     char error[512];
 } gcs_snap_request;
 
-extern gcs_collector *gcs_gc_global;                 /* init.c */
-extern const uint32_t gcs_class_bytes[GCS_NCLASSES];  /* heap.c: slot size per size class */
+extern gcs_collector *_gcs_gc_global;                 /* init.c */
+extern const uint32_t _gcs_class_bytes[GCS_NCLASSES];  /* heap.c: slot size per size class */
 
 /* ---- world.c: mutator threads, stop-the-world, errors -------------------- */
 /* This thread's mutator (set by gcs_gc_attach) and the collector generation
@@ -260,51 +260,51 @@ void _gcs_stats_log(gcs_collector *gc, const gcs_gc_stats *st);
 /* ---- mark.c: the mark job, the overflow rescan, T-infinity ---------------- */
 void _gcs_mark_worker(gcs_worker *w, int nthreads);
 int _gcs_mark_stack_init(gcs_worker *w);
-void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker);
+void _gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker);
 /* After a mark-stack overflow (mark.c: why the rescan is correct and ends). */
-int gcs_mark_overflowed(const gcs_collector *gc, int threads);
-void gcs_mark_rescan_begin(gcs_collector *gc, int threads);
-void gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end);
-void gcs_mark_rescan_end(gcs_collector *gc);
-double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
+int _gcs_mark_overflowed(const gcs_collector *gc, int threads);
+void _gcs_mark_rescan_begin(gcs_collector *gc, int threads);
+void _gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end);
+void _gcs_mark_rescan_end(gcs_collector *gc);
+double _gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
                         double cost_object, double cost_pointer);
 
 /* ---- llc.c: LLC misses per worker through PAPI, where the machine has them */
-void gcs_llc_setup(gcs_collector *gc);          /* once per collector, before the pool */
-void gcs_llc_worker_open(gcs_worker *w);       /* on the worker's thread */
-void gcs_llc_worker_close(gcs_worker *w);
-void gcs_llc_worker_start(gcs_worker *w);
-void gcs_llc_worker_stop(gcs_worker *w);       /* sets w->st.cache_misses */
+void _gcs_llc_setup(gcs_collector *gc);          /* once per collector, before the pool */
+void _gcs_llc_worker_open(gcs_worker *w);       /* on the worker's thread */
+void _gcs_llc_worker_close(gcs_worker *w);
+void _gcs_llc_worker_start(gcs_worker *w);
+void _gcs_llc_worker_stop(gcs_worker *w);       /* sets w->st.cache_misses */
 
 /* ---- snapshot_gc.c -------------------------------------------------------- */
-int gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err); /* at init */
-int gcs_snap_due(gcs_collector *gc, uint64_t index);
+int _gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err); /* at init */
+int _gcs_snap_due(gcs_collector *gc, uint64_t index);
 /* Writes the marked heap (between mark and sweep); fills st->snapshot_*. */
-int gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroots);
+int _gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroots);
 
 /* ---- small helpers every file may inline ---------------------------------- */
 
 /* This thread's mutator, or NULL when it is not attached (to this
  * collector: a thread attached to an earlier one has another generation). */
-static inline gcs_mutator *gcs_current_mutator(gcs_collector *gc)
+static inline gcs_mutator *_gcs_current_mutator(gcs_collector *gc)
 {
     if (!gc || _gcs_tls_generation != gc->generation)
         return NULL;
     return _gcs_tls_mutator;
 }
 
-static inline gcs_page *gcs_page_of(gcs_collector *gc, uintptr_t p)
+static inline gcs_page *_gcs_page_of(gcs_collector *gc, uintptr_t p)
 {
     return &gc->pages[(p - (uintptr_t)gc->base) >> GCS_PAGE_SHIFT];
 }
 
-static inline char *gcs_page_start(gcs_collector *gc, size_t i)
+static inline char *_gcs_page_start(gcs_collector *gc, size_t i)
 {
     return gc->base + (i << GCS_PAGE_SHIFT);
 }
 
 /* Whether granule g's mark is set in this mark's table (mode: job_mode). */
-static inline int gcs_mark_is_set(gcs_collector *gc, size_t g, int mode)
+static inline int _gcs_mark_is_set(gcs_collector *gc, size_t g, int mode)
 {
     if (mode == GCS_GC_MARK_ATOMIC_BITS) {
         uint64_t bit = 1ull << (g & 63);
@@ -314,7 +314,7 @@ static inline int gcs_mark_is_set(gcs_collector *gc, size_t g, int mode)
     return gc->mark_bytes[g] != 0;
 }
 
-static inline void gcs_page_mark_clear(gcs_collector *gc, size_t page, int mode)
+static inline void _gcs_page_mark_clear(gcs_collector *gc, size_t page, int mode)
 {
     size_t g0 = page * GCS_GRANULES_PER_PAGE;
     if (mode == GCS_GC_MARK_ATOMIC_BITS)
@@ -325,7 +325,7 @@ static inline void gcs_page_mark_clear(gcs_collector *gc, size_t page, int mode)
 
 /* Index into node_live_bytes: the page's node, or GCS_GC_MAX_NODES (the
  * last slot) when it is unknown or beyond what the statistics hold. */
-static inline int gcs_node_slot(const gcs_collector *gc, const gcs_page *pg)
+static inline int _gcs_node_slot(const gcs_collector *gc, const gcs_page *pg)
 {
     return pg->node >= 0 && pg->node < gc->nnodes && pg->node < GCS_GC_MAX_NODES ? pg->node : GCS_GC_MAX_NODES;
 }

@@ -2,7 +2,7 @@
  * placement and first touch, and handing a page to a size class.
  *
  * One reserved virtual range of heap_limit bytes cut into 64 KiB pages, so
- * an address's page and mark granule are found by arithmetic (gcs_page_of,
+ * an address's page and mark granule are found by arithmetic (_gcs_page_of,
  * gcs_granule_of in gc_internal.h).  A page is free, holds small objects of
  * one size class, or is part of a large-object span.  Pages change hands only
  * under heap_lock, once per 64 KiB, so nothing here is on the per-object
@@ -26,7 +26,7 @@
 
 /* Slot sizes in bytes including the 8-byte header: 16-byte steps to 256, then
  * four steps per doubling up to GCS_GC_SMALL_MAX (at most 25% waste). */
-const uint32_t gcs_class_bytes[GCS_NCLASSES] = {
+const uint32_t _gcs_class_bytes[GCS_NCLASSES] = {
     16,   32,   48,   64,   80,   96,   112,  128,  144,  160,  176,  192,
     208,  224,  240,  256,  320,  384,  448,  512,  640,  768,  896,  1024,
     1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192};
@@ -113,7 +113,7 @@ static void bind_run(gcs_collector *gc, size_t i, size_t n, int node)
     int ok = node >= 0 && node < (int)(sizeof mask * 8);
     if (ok) {
         mask[node / (8 * sizeof(unsigned long))] |= 1ul << (node % (8 * sizeof(unsigned long)));
-        ok = mbind(gcs_page_start(gc, i), n << GCS_PAGE_SHIFT, MPOL_BIND, mask,
+        ok = mbind(_gcs_page_start(gc, i), n << GCS_PAGE_SHIFT, MPOL_BIND, mask,
                    sizeof mask * 8, 0) == 0;
     }
     for (k = i; k < i + n; k++) {
@@ -221,7 +221,7 @@ void _gcs_pages_take(gcs_collector *gc, size_t i, size_t n)
         if (!gc->pages[k].marks_resident)
             marks_fault_in(gc, k);
         if (gc->pages[k].dirty) {
-            memset(gcs_page_start(gc, k), 0, GCS_GC_PAGE_BYTES);
+            memset(_gcs_page_start(gc, k), 0, GCS_GC_PAGE_BYTES);
             gc->pages[k].dirty = 0;
         }
     }
@@ -281,19 +281,19 @@ int _gcs_heap_take_page(gcs_collector *gc, gcs_mutator *m, int l, int last_resor
         int fresh = !gc->pages[pi].dirty;
         _gcs_pages_take(gc, (size_t)pi, 1);
         if (fresh)
-            fault_in(gcs_page_start(gc, (size_t)pi), GCS_GC_PAGE_BYTES);
+            fault_in(_gcs_page_start(gc, (size_t)pi), GCS_GC_PAGE_BYTES);
         gcs_page *pg = &gc->pages[pi];
         pg->kind = GCS_PAGE_SMALL;
         pg->size_class = (uint8_t)c;
         pg->noscan = (uint8_t)noscan;
         gc->page_noscan[pi] = noscan ? (uint8_t)(c + 1) : 0;
-        pg->slot_bytes = gcs_class_bytes[c];
+        pg->slot_bytes = _gcs_class_bytes[c];
         pg->nslots = GCS_GC_PAGE_BYTES / pg->slot_bytes;
         gcs_assert_internal(pg->nslots >= 1 && pg->slot_bytes % (1u << GCS_GRANULE_SHIFT) == 0);
         pg->free_slots = pg->nslots;
         pg->next_partial = -1;
         pg->free_list = NULL;
-        m->alloc[l].bump = gcs_page_start(gc, (size_t)pi);
+        m->alloc[l].bump = _gcs_page_start(gc, (size_t)pi);
         m->alloc[l].bump_end = m->alloc[l].bump + (size_t)pg->nslots * pg->slot_bytes;
         gc->bytes_since_gc += GCS_GC_PAGE_BYTES;
         return 0;

@@ -16,7 +16,7 @@
 
 #include "gc_internal.h"
 
-gcs_collector *gcs_gc_global;
+gcs_collector *_gcs_gc_global;
 
 /* ---- options ---------------------------------------------------------------- */
 
@@ -35,7 +35,7 @@ void gcs_gc_options_default(gcs_gc_options *o)
 
 int gcs_gc_set_threads(int threads)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || threads < 1 || threads > gc->pool_size)
         return -1;
     int locked = _gcs_api_lock(gc);
@@ -46,7 +46,7 @@ int gcs_gc_set_threads(int threads)
 
 int gcs_gc_set_thread_policy_active(int on)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || !gc->opts.thread_policy.name)
         return -1;
     int locked = _gcs_api_lock(gc);
@@ -57,7 +57,7 @@ int gcs_gc_set_thread_policy_active(int on)
 
 int gcs_gc_threads(void)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc)
         return 0;
     int locked = _gcs_api_lock(gc);
@@ -66,14 +66,14 @@ int gcs_gc_threads(void)
     return t;
 }
 
-int gcs_gc_max_threads(void) { return gcs_gc_global ? gcs_gc_global->pool_size : 0; }
+int gcs_gc_max_threads(void) { return _gcs_gc_global ? _gcs_gc_global->pool_size : 0; }
 
 /* Both settings take effect at the next collection or re-mark: mark_begin
  * copies them under gc_lock, so a collection under way (which holds gc_lock)
  * keeps the mode its mark started with, and this call waits for its end. */
 void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || (unsigned)mode > GCS_GC_MARK_ATOMIC_BITS)
         return;
     int locked = _gcs_api_lock(gc);
@@ -83,7 +83,7 @@ void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode)
 
 void gcs_gc_set_instrumentation(int on)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc)
         return;
     int locked = _gcs_api_lock(gc);
@@ -93,7 +93,7 @@ void gcs_gc_set_instrumentation(int on)
 
 void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc)
         return;
     int locked = _gcs_api_lock(gc);
@@ -105,7 +105,7 @@ void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer)
     _gcs_api_unlock(gc, locked);
 }
 
-int gcs_gc_is_initialized(void) { return gcs_gc_global != NULL; }
+int gcs_gc_is_initialized(void) { return _gcs_gc_global != NULL; }
 
 /* ---- init / shutdown ---------------------------------------------------------------- */
 
@@ -125,7 +125,7 @@ static void collector_free(gcs_collector *gc)
 static int init_collector(const gcs_gc_options *opts_in, gcs_err *err)
 {
     static uint64_t generations;
-    if (gcs_gc_global) {
+    if (_gcs_gc_global) {
         gcs_err_set(err, "gc: already initialized");
         return -1;
     }
@@ -186,7 +186,7 @@ static int init_collector(const gcs_gc_options *opts_in, gcs_err *err)
     gc->opts = opts;
     gc->opts.log_path = NULL;
     gc->opts.snapshot_path = NULL;
-    if (gcs_snap_setup(gc, &opts, err) < 0) {
+    if (_gcs_snap_setup(gc, &opts, err) < 0) {
         free(gc);
         return -1;
     }
@@ -224,9 +224,9 @@ static int init_collector(const gcs_gc_options *opts_in, gcs_err *err)
         collector_free(gc);
         return -1;
     }
-    gcs_gc_global = gc;
+    _gcs_gc_global = gc;
     if (gcs_gc_attach(err) < 0) {
-        gcs_gc_global = NULL;
+        _gcs_gc_global = NULL;
         collector_free(gc);
         return -1;
     }
@@ -245,11 +245,11 @@ int gcs_gc_init(const gcs_gc_options *opts, gcs_err *err)
 
 void gcs_gc_shutdown(void)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || _gcs_api_refused("gcs_gc_shutdown", NULL))
         return;
     gcs_gc_detach();
-    gcs_gc_global = NULL;
+    _gcs_gc_global = NULL;
     gcs_gc_thread_policy policy = gc->opts.thread_policy;
     collector_free(gc);
     if (policy.destroy)

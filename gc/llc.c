@@ -71,7 +71,7 @@ static void probe(void)
              PAPI_VERSION_MAJOR(PAPI_VERSION), PAPI_VERSION_MINOR(PAPI_VERSION), comp, first_why);
 }
 
-void gcs_llc_setup(gcs_collector *gc)
+void _gcs_llc_setup(gcs_collector *gc)
 {
     pthread_once(&probe_once, probe);
     gc->counters_ok = probe_ok;
@@ -85,7 +85,7 @@ int gcs_gc_cache_miss_info(char *buf, size_t n)
     return probe_ok;
 }
 
-void gcs_llc_worker_open(gcs_worker *w)
+void _gcs_llc_worker_open(gcs_worker *w)
 {
     w->papi_eventset = PAPI_NULL;
     if (!w->gc->counters_ok)
@@ -101,7 +101,7 @@ void gcs_llc_worker_open(gcs_worker *w)
     w->papi_eventset = es;
 }
 
-void gcs_llc_worker_close(gcs_worker *w)
+void _gcs_llc_worker_close(gcs_worker *w)
 {
     if (w->papi_eventset != PAPI_NULL) {
         PAPI_cleanup_eventset(w->papi_eventset);
@@ -112,7 +112,7 @@ void gcs_llc_worker_close(gcs_worker *w)
         PAPI_unregister_thread();
 }
 
-void gcs_llc_worker_start(gcs_worker *w)
+void _gcs_llc_worker_start(gcs_worker *w)
 {
     if (w->papi_eventset != PAPI_NULL && PAPI_start(w->papi_eventset) != PAPI_OK) {
         PAPI_cleanup_eventset(w->papi_eventset);
@@ -121,7 +121,7 @@ void gcs_llc_worker_start(gcs_worker *w)
     }
 }
 
-void gcs_llc_worker_stop(gcs_worker *w)
+void _gcs_llc_worker_stop(gcs_worker *w)
 {
     long long v = 0;
     if (w->papi_eventset != PAPI_NULL && PAPI_stop(w->papi_eventset, &v) == PAPI_OK)

@@ -89,7 +89,7 @@ static inline void stack_push(gcs_worker *w, uintptr_t begin, uintptr_t end)
              * (it grows too); if that fails as well, the entry is dropped:
              * note it, and the coordinator rescans the heap after the mark
              * (see "mark-stack overflow" below). */
-            if (gcs_deque_push(&w->deque, (gcs_mark_entry){begin, end}) < 0)
+            if (_gcs_deque_push(&w->deque, (gcs_mark_entry){begin, end}) < 0)
                 w->oom = 1;
             return;
         }
@@ -105,7 +105,7 @@ static void stack_spill_oldest_half(gcs_worker *w)
     gcs_assert_internal(w->lo <= w->hi && w->hi <= w->cap);
     size_t k = (w->hi - w->lo) / 2;
     for (size_t i = 0; i < k; i++) {
-        if (gcs_deque_push(&w->deque, w->stack[w->lo]) < 0)
+        if (_gcs_deque_push(&w->deque, w->stack[w->lo]) < 0)
             break; /* keep it private; correctness does not depend on sharing */
         w->lo++;
     }
@@ -165,7 +165,7 @@ static inline __attribute__((always_inline)) unsigned page_noscan_of(const mark_
 }
 
 /* Roots are pushed like fields: unmarked, the mark loop tests them. */
-void gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
+void _gcs_mark_roots_push(gcs_collector *gc, uintptr_t obj, int worker)
 {
     gcs_assert_internal(worker >= 0 && worker < gc->pool_size);
     gcs_worker *w = &gc->workers[worker];
@@ -270,7 +270,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
     /* NULL pointer fields read.  Mark tests (the model's edges + roots,
      * edges_examined) = the non-NULL pointer fields read + the roots, and
      * this worker's share is the tests that its reads cause (+ the roots
-     * handed to it, gcs_mark_roots_push), whoever then pops them: that
+     * handed to it, _gcs_mark_roots_push), whoever then pops them: that
      * needs only a count of the NULLs, on the branch that skips them, and a
      * random graph has none.  (Counting the tests where they happen, as
      * objects scanned + pointers that found their object marked, measured
@@ -305,7 +305,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
                     if (__builtin_expect(atomic_load_explicit(&gc->mark_idle, memory_order_relaxed) != 0, 0)
                         && rest_end - rest >= 2 * GCS_GC_CHUNK_FIELDS && gcs_deque_size_hint(&w->deque) <= 0) {
                         const uintptr_t *mid = rest + (rest_end - rest) / 2;
-                        if (gcs_deque_push(&w->deque, (gcs_mark_entry){(uintptr_t)mid, (uintptr_t)rest_end}) == 0) {
+                        if (_gcs_deque_push(&w->deque, (gcs_mark_entry){(uintptr_t)mid, (uintptr_t)rest_end}) == 0) {
                             rest_end = mid;
                             w->st.spills++;
                         }
@@ -389,7 +389,7 @@ mark_drain(gcs_worker *w, const int mode, const int instr)
             fifo_count--;
         } else {
             gcs_mark_entry e;
-            if (!gcs_deque_take(&w->deque, &e))
+            if (!_gcs_deque_take(&w->deque, &e))
                 break;
             stack_push(w, e.begin, e.end);
             continue;
@@ -466,7 +466,7 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
             atomic_fetch_sub_explicit(&gc->mark_idle, 1, memory_order_acq_rel);
             w->st.steal_attempts++;
             gcs_mark_entry e;
-            if (gcs_deque_steal(&victim->deque, &e) == GCS_STEAL_OK) {
+            if (_gcs_deque_steal(&victim->deque, &e) == GCS_STEAL_OK) {
                 w->st.steals++;
                 stack_push(w, e.begin, e.end);
                 /* Take a few more while the victim has plenty: one entry can
@@ -479,7 +479,7 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
                     if (gcs_deque_size_hint(&victim->deque) < 2 * more)
                         break;
                     w->st.steal_attempts++;
-                    if (gcs_deque_steal(&victim->deque, &e) != GCS_STEAL_OK)
+                    if (_gcs_deque_steal(&victim->deque, &e) != GCS_STEAL_OK)
                         break;
                     w->st.steals++;
                     stack_push(w, e.begin, e.end);
@@ -545,7 +545,7 @@ void _gcs_mark_worker(gcs_worker *w, int nthreads)
 {
     int instr = w->gc->job_instr;
     drain_fn drain = drain_of(w->gc);
-    gcs_llc_worker_start(w);
+    _gcs_llc_worker_start(w);
     uint64_t t0 = gcs_now_ns();
     /* job_start_ns was written under pool_lock before the broadcast that woke us */
     w->st.wake_ns = t0 > w->gc->job_start_ns ? t0 - w->gc->job_start_ns : 0;
@@ -554,7 +554,7 @@ void _gcs_mark_worker(gcs_worker *w, int nthreads)
     while (nthreads > 1 && (instr ? mark_find_work(w, nthreads, 1) : mark_find_work(w, nthreads, 0)));
     gcs_assert_internal(w->hi == w->lo); /* marking is complete: nothing left here */
     w->st.mark_ns = gcs_now_ns() - t0;
-    gcs_llc_worker_stop(w);
+    _gcs_llc_worker_stop(w);
     w->st.busy_ns = w->st.mark_ns > w->st.search_ns ? w->st.mark_ns - w->st.search_ns : 0;
 }
 
@@ -563,7 +563,7 @@ void _gcs_mark_worker(gcs_worker *w, int nthreads)
  * stack nor the deque can grow (realloc and malloc both failed).  Whatever
  * was reachable only through dropped entries is then unmarked, and a sweep
  * would free it while it is still referenced.  So after every mark the
- * coordinator checks the flags (gcs_mark_overflowed) and, if one is set,
+ * coordinator checks the flags (_gcs_mark_overflowed) and, if one is set,
  * rescans, as the Boehm collector does on mark-stack overflow, until a round
  * drops nothing (collect.c, mark_recover):
  *
@@ -581,7 +581,7 @@ void _gcs_mark_worker(gcs_worker *w, int nthreads)
  * ends; the roots were pushed.  So every field of every marked object points
  * to a marked object, and every reachable object is marked.
  *
- * Why it ends.  The pushes of a round never fail: gcs_mark_rescan_push
+ * Why it ends.  The pushes of a round never fail: _gcs_mark_rescan_push
  * drains the stack when it is full, and the stack keeps the capacity it had
  * (a failed realloc leaves it as it was; it is at least 4096 entries from
  * _gcs_mark_stack_init, when the pool starts).  Inside the mark loop a push can only be dropped while
@@ -594,7 +594,7 @@ void _gcs_mark_worker(gcs_worker *w, int nthreads)
  * already hold.  The cost is a walk of the heap per round, only after an
  * overflow. */
 
-int gcs_mark_overflowed(const gcs_collector *gc, int threads)
+int _gcs_mark_overflowed(const gcs_collector *gc, int threads)
 {
     for (int i = 0; i < threads; i++)
         if (gc->workers[i].oom)
@@ -605,7 +605,7 @@ int gcs_mark_overflowed(const gcs_collector *gc, int threads)
 /* Worker 0's stack and deque, used by the coordinator thread: the workers
  * are parked on job_cond, and the pool_lock hand-offs of the last job and the
  * next order this thread's accesses after and before theirs. */
-void gcs_mark_rescan_begin(gcs_collector *gc, int threads)
+void _gcs_mark_rescan_begin(gcs_collector *gc, int threads)
 {
     for (int i = 0; i < threads; i++)
         gc->workers[i].oom = 0;
@@ -615,7 +615,7 @@ void gcs_mark_rescan_begin(gcs_collector *gc, int threads)
     w->lo = w->hi = 0;
 }
 
-void gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end)
+void _gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end)
 {
     gcs_worker *w = &gc->workers[0];
     if (w->hi == w->cap) {
@@ -627,12 +627,12 @@ void gcs_mark_rescan_push(gcs_collector *gc, uintptr_t begin, uintptr_t end)
     stack_push(w, begin, end);
 }
 
-void gcs_mark_rescan_end(gcs_collector *gc)
+void _gcs_mark_rescan_end(gcs_collector *gc)
 {
     gcs_worker *w = &gc->workers[0];
     drain_of(gc)(w);
     w->lo = w->hi = 0;
-    gcs_deque_release_retired(&w->deque);
+    _gcs_deque_release_retired(&w->deque);
 }
 
 /* A worker's first mark stack (pool.c, at start): the rescan's pushes rely
@@ -668,7 +668,7 @@ static inline double span_weight(uintptr_t obj, double cost_object, double cost_
     return gcs_gc_mark_weight(cost_object, cost_pointer, GCS_HDR_NPTRS(hdr), GCS_HDR_NPTRS(hdr));
 }
 
-double gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
+double _gcs_span_compute(gcs_collector *gc, void **root_objs, size_t nroot_objs,
                         double cost_object, double cost_pointer)
 {
     size_t ngranules = gc->npages * GCS_GRANULES_PER_PAGE;

@@ -47,7 +47,7 @@ static void *worker_main(void *arg)
     gcs_worker *w = arg;
     gcs_collector *gc = w->gc;
     int cpu = bind_to_pu(w);
-    gcs_llc_worker_open(w);
+    _gcs_llc_worker_open(w);
     char trace_name[32];
     snprintf(trace_name, sizeof trace_name, "gc-worker-%d", w->index);
     gcs_trace_thread_begin(trace_name, "gc");
@@ -62,7 +62,7 @@ static void *worker_main(void *arg)
         int job = gc->job, nthreads = gc->job_threads;
         pthread_mutex_unlock(&gc->pool_lock);
         if (job == GCS_JOB_EXIT) {
-            gcs_llc_worker_close(w);
+            _gcs_llc_worker_close(w);
             gcs_trace_thread_end();
             return NULL;
         }
@@ -127,12 +127,12 @@ int _gcs_pool_start(gcs_collector *gc, gcs_err *err)
         w->index = i;
         w->rng = 0x9e3779b9u * (uint32_t)(i + 1);
         w->papi_eventset = -1; /* PAPI_NULL */
-        if (gcs_deque_init(&w->deque, 1024) < 0 || _gcs_mark_stack_init(w) < 0) {
+        if (_gcs_deque_init(&w->deque, 1024) < 0 || _gcs_mark_stack_init(w) < 0) {
             gcs_err_set(err, "gc: out of memory for mark stacks");
             return -1;
         }
     }
-    gcs_llc_setup(gc);
+    _gcs_llc_setup(gc);
     for (int i = 0; i < gc->pool_size; i++) {
         int rc = pthread_create(&gc->workers[i].thread, NULL, worker_main, &gc->workers[i]);
         if (rc != 0) {
@@ -155,7 +155,7 @@ void _gcs_pool_stop(gcs_collector *gc)
             if (w->started)
                 pthread_join(w->thread, NULL);
             if (atomic_load_explicit(&w->deque.array, memory_order_relaxed))
-                gcs_deque_destroy(&w->deque);
+                _gcs_deque_destroy(&w->deque);
             free(w->stack);
         }
         free(gc->workers);

@@ -14,7 +14,7 @@
 
 int gcs_gc_add_root(void **slot)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc)
         return -1;
     pthread_mutex_lock(&gc->roots_lock);
@@ -36,7 +36,7 @@ int gcs_gc_add_root(void **slot)
 
 void gcs_gc_remove_root(void **slot)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc)
         return;
     pthread_mutex_lock(&gc->roots_lock);
@@ -50,7 +50,7 @@ void gcs_gc_remove_root(void **slot)
 
 int gcs_gc_push_root(void **slot)
 {
-    gcs_mutator *m = gcs_current_mutator(gcs_gc_global);
+    gcs_mutator *m = _gcs_current_mutator(_gcs_gc_global);
     if (!m) {
         _gcs_set_last_error("gc: push_root from a thread that is not attached");
         return -1;
@@ -71,7 +71,7 @@ int gcs_gc_push_root(void **slot)
 
 void gcs_gc_pop_roots(size_t n)
 {
-    gcs_mutator *m = gcs_current_mutator(gcs_gc_global);
+    gcs_mutator *m = _gcs_current_mutator(_gcs_gc_global);
     if (!m)
         return;
     m->shadow_top = n > m->shadow_top ? 0 : m->shadow_top - n;

@@ -25,7 +25,7 @@
 
 /* ---- settings ---------------------------------------------------------------- */
 
-int gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err)
+int _gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err)
 {
     const char *path = opts->snapshot_path ? opts->snapshot_path : getenv("GCSCALE_GC_SNAPSHOT");
     if (path && strlen(path) >= sizeof gc->snap_pattern) {
@@ -51,7 +51,7 @@ int gcs_snap_setup(gcs_collector *gc, const gcs_gc_options *opts, gcs_err *err)
 
 int gcs_gc_set_snapshot(const char *path, uint64_t every)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || (path && strlen(path) >= sizeof gc->snap_pattern))
         return -1;
     int locked = _gcs_api_lock(gc);
@@ -63,7 +63,7 @@ int gcs_gc_set_snapshot(const char *path, uint64_t every)
 
 int gcs_gc_snapshot_next(const char *path)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || !path || !*path || strlen(path) >= sizeof gc->snap_next)
         return -1;
     int locked = _gcs_api_lock(gc);
@@ -78,7 +78,7 @@ int gcs_gc_snapshot_next(const char *path)
  * taken for ours (docs/snapshot-format.md, "Writing from the collector"). */
 int gcs_gc_collect_snapshot(const char *path, gcs_err *err)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc) {
         gcs_err_set(err, "gc: no collector");
         return -1;
@@ -125,7 +125,7 @@ int gcs_gc_collect_snapshot(const char *path, gcs_err *err)
     }
 }
 
-int gcs_snap_due(gcs_collector *gc, uint64_t index)
+int _gcs_snap_due(gcs_collector *gc, uint64_t index)
 {
     return gc->snap_next[0] || gc->snap_requests || (gc->snap_pattern[0] && index % gc->snap_every == 0);
 }
@@ -419,7 +419,7 @@ static int snap_write(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
  * result.  The statistics describe the first file (path, bytes, objects);
  * their status is -1, with that file's error, once any file failed, and
  * snapshot_ns covers them all. */
-int gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroots)
+int _gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroots)
 {
     uint64_t t0 = gcs_now_ns();
     int nfiles = 0, failed = 0;
@@ -466,7 +466,7 @@ int gcs_snap_take(gcs_collector *gc, gcs_gc_stats *st, void **roots, size_t nroo
 int gcs_gc_build_snapshot(const gcs_snapshot *g, gcs_gc_snapshot_heap *out, gcs_err *err)
 {
     memset(out, 0, sizeof *out);
-    if (!gcs_gc_global) {
+    if (!_gcs_gc_global) {
         gcs_err_set(err, "gc: build snapshot heap: no collector");
         return -1;
     }

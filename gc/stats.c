@@ -25,7 +25,7 @@ const char *gcs_gc_mark_mode_name(gcs_gc_mark_mode mode)
 
 int gcs_gc_last_stats(gcs_gc_stats *out)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc)
         return -1;
     int locked = _gcs_api_lock(gc);
@@ -38,7 +38,7 @@ int gcs_gc_last_stats(gcs_gc_stats *out)
 
 uint64_t gcs_gc_collections(void)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc)
         return 0;
     int locked = _gcs_api_lock(gc);
@@ -171,13 +171,13 @@ void _gcs_stats_log(gcs_collector *gc, const gcs_gc_stats *st)
  * every page's headers, heap_lock held). */
 void gcs_gc_census(uint64_t *objects, uint64_t *payload_bytes)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     uint64_t n = 0, b = 0;
     if (gc) {
         pthread_mutex_lock(&gc->heap_lock);
         for (size_t i = 0; i < gc->high_water; i++) {
             gcs_page *pg = &gc->pages[i];
-            char *start = gcs_page_start(gc, i);
+            char *start = _gcs_page_start(gc, i);
             if (pg->kind == GCS_PAGE_LARGE_HEAD) {
                 n++;
                 b += 8 * (uint64_t)GCS_HDR_WORDS(*(uint64_t *)start);

@@ -53,7 +53,7 @@ static void release_flush(gcs_collector *gc, release_run *r)
     if (r->n == 0)
         return;
     if (gc->opts.release_empty_pages) {
-        if (madvise(gcs_page_start(gc, r->start), r->n << GCS_PAGE_SHIFT, MADV_DONTNEED) != 0)
+        if (madvise(_gcs_page_start(gc, r->start), r->n << GCS_PAGE_SHIFT, MADV_DONTNEED) != 0)
             for (size_t k = r->start; k < r->start + r->n; k++)
                 gc->pages[k].dirty = 1;
     }
@@ -107,16 +107,16 @@ void _gcs_sweep_worker(gcs_worker *w)
             if (kind == GCS_PAGE_FREE || kind == GCS_PAGE_LARGE_TAIL)
                 continue;
             w->st.pages_swept++;
-            char *start = gcs_page_start(gc, i);
+            char *start = _gcs_page_start(gc, i);
             size_t g0 = i * GCS_GRANULES_PER_PAGE;
             if (kind == GCS_PAGE_LARGE_HEAD) {
                 size_t n = pg->span_pages;
                 gcs_assert_internal(n >= 1 && i + n <= limit);
-                if (gcs_mark_is_set(gc, g0, mode)) {
-                    gcs_page_mark_clear(gc, i, mode);
+                if (_gcs_mark_is_set(gc, g0, mode)) {
+                    _gcs_page_mark_clear(gc, i, mode);
                     w->live_objects++;
                     w->live_bytes += n << GCS_PAGE_SHIFT;
-                    w->node_live_bytes[gcs_node_slot(gc, pg)] += n << GCS_PAGE_SHIFT;
+                    w->node_live_bytes[_gcs_node_slot(gc, pg)] += n << GCS_PAGE_SHIFT;
                     w->pages_in_use += n;
                 } else {
                     w->freed_objects++;
@@ -131,12 +131,12 @@ void _gcs_sweep_worker(gcs_worker *w)
             uint32_t live = _gcs_page_count_marked(gc, i, mode);
             /* only a slot's first granule is marked, so at most one mark per slot */
             gcs_assert_internal(kind == GCS_PAGE_SMALL && live <= nslots &&
-                                slot == gcs_class_bytes[pg->size_class]);
+                                slot == _gcs_class_bytes[pg->size_class]);
             char *free_head = NULL;
             /* Backwards, so the free list comes out in address order. */
             for (uint32_t s = live == nslots ? 0 : nslots; s-- > 0;) {
                 char *p = start + (size_t)s * slot;
-                if (!gcs_mark_is_set(gc, g0 + s * gstep, mode)) {
+                if (!_gcs_mark_is_set(gc, g0 + s * gstep, mode)) {
                     if (*(uint64_t *)p != 0) {
                         w->freed_objects++;
                         *(uint64_t *)p = 0;
@@ -150,10 +150,10 @@ void _gcs_sweep_worker(gcs_worker *w)
                 page_free(gc, &run, i);
                 continue;
             }
-            gcs_page_mark_clear(gc, i, mode);
+            _gcs_page_mark_clear(gc, i, mode);
             w->live_objects += live;
             w->live_bytes += (uint64_t)live * slot;
-            w->node_live_bytes[gcs_node_slot(gc, pg)] += (uint64_t)live * slot;
+            w->node_live_bytes[_gcs_node_slot(gc, pg)] += (uint64_t)live * slot;
             w->pages_in_use++;
             pg->free_slots = nslots - live;
             pg->free_list = free_head;

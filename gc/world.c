@@ -94,10 +94,10 @@ void _gcs_park_locked(gcs_collector *gc, gcs_mutator *m)
 
 void gcs_gc_safepoint_slow(void)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc || _gcs_tls_in_collection)
         return; /* the world is stopped by this very thread: nothing to wait for */
-    gcs_mutator *m = gcs_current_mutator(gc);
+    gcs_mutator *m = _gcs_current_mutator(gc);
     pthread_mutex_lock(&gc->gc_lock);
     if (gc->collecting)
         _gcs_park_locked(gc, m);
@@ -145,14 +145,14 @@ void _gcs_world_resume(gcs_collector *gc)
 
 int gcs_gc_attach(gcs_err *err)
 {
-    gcs_collector *gc = gcs_gc_global;
+    gcs_collector *gc = _gcs_gc_global;
     if (!gc) {
         gcs_err_set(err, "gc: attach before gcs_gc_init");
         return -1;
     }
     if (_gcs_api_refused("gcs_gc_attach", err))
         return -1;
-    if (gcs_current_mutator(gc)) {
+    if (_gcs_current_mutator(gc)) {
         gcs_err_set(err, "gc: thread already attached");
         return -1;
     }
@@ -186,8 +186,8 @@ static void mutator_unlink_locked(gcs_collector *gc, gcs_mutator *m)
 
 void gcs_gc_detach(void)
 {
-    gcs_collector *gc = gcs_gc_global;
-    gcs_mutator *m = gcs_current_mutator(gc);
+    gcs_collector *gc = _gcs_gc_global;
+    gcs_mutator *m = _gcs_current_mutator(gc);
     if (!m || _gcs_api_refused("gcs_gc_detach", NULL))
         return;
     lock_gc_traced(gc);

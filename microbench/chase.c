@@ -307,7 +307,7 @@ static __thread void *volatile gcs_chase_sink;
 #define X16(S, p) S(p); S(p); S(p); S(p); S(p); S(p); S(p); S(p); \
                   S(p); S(p); S(p); S(p); S(p); S(p); S(p); S(p)
 
-__attribute__((noinline)) void *gcs_chase_loop_read(void *p, uint64_t iters16)
+__attribute__((noinline)) void *_gcs_chase_loop_read(void *p, uint64_t iters16)
 {
     for (uint64_t i = 0; i < iters16; i++) {
         X16(STEP_R, p);
@@ -316,7 +316,7 @@ __attribute__((noinline)) void *gcs_chase_loop_read(void *p, uint64_t iters16)
     return p;
 }
 
-__attribute__((noinline)) void *gcs_chase_loop_rw(void *p, uint64_t iters16)
+__attribute__((noinline)) void *_gcs_chase_loop_rw(void *p, uint64_t iters16)
 {
     for (uint64_t i = 0; i < iters16; i++) {
         X16(STEP_W, p);
@@ -358,7 +358,7 @@ int gcs_chase_measure(gcs_chase_buf *b, const gcs_chase_params *prm, gcs_chase_r
         gcs_err_set(err, "chase: out of memory");
         return -1;
     }
-    void *(*loop)(void *, uint64_t) = prm->rw ? gcs_chase_loop_rw : gcs_chase_loop_read;
+    void *(*loop)(void *, uint64_t) = prm->rw ? _gcs_chase_loop_rw : _gcs_chase_loop_read;
     gcs_counters *ctr = NULL;
     if (prm->count_llc) {
         gcs_counters_info ci;

@@ -15,7 +15,7 @@ struct gcs_chase_buf {
     /* Pointers to every ckpt_interval-th line along the cycle.  Occupancy
      * chains start at checkpoints taken in order from a "tape" position, so
      * every chain starts where nobody has been for a whole cycle
-     * (gcs_occ_chain_starts). */
+     * (_gcs_occ_chain_starts). */
     void **ckpt;
     size_t nckpt;
     uint64_t ckpt_interval;
@@ -32,13 +32,13 @@ struct gcs_chase_buf {
  * disjoint parts of the cycle (no line is on two chains' paths).  Lowers
  * *steps to what n disjoint stretches of whole checkpoint intervals allow.
  * Returns -1 when the cycle has fewer checkpoints than n. */
-int gcs_occ_chain_starts(gcs_chase_buf *b, int n, uint64_t *steps, void **starts);
-/* The steps per chain gcs_occ_chain_starts would allow for n chains (0 when
+int _gcs_occ_chain_starts(gcs_chase_buf *b, int n, uint64_t *steps, void **starts);
+/* The steps per chain _gcs_occ_chain_starts would allow for n chains (0 when
  * n chains cannot have disjoint paths), without taking anything off the
  * tape. */
-uint64_t gcs_occ_steps_cap(const gcs_chase_buf *b, int n, uint64_t steps);
+uint64_t _gcs_occ_steps_cap(const gcs_chase_buf *b, int n, uint64_t steps);
 
-void *gcs_chase_loop_read(void *p, uint64_t iters16);
-void *gcs_chase_loop_rw(void *p, uint64_t iters16);
+void *_gcs_chase_loop_read(void *p, uint64_t iters16);
+void *_gcs_chase_loop_rw(void *p, uint64_t iters16);
 
 #endif

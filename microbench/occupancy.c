@@ -114,7 +114,7 @@ static void *occ_thread_fn(void *arg)
  * as long as n * seg <= nckpt.  Two chains sharing lines would walk them in
  * lock-step, the second hitting in the cache or merging into the first's
  * miss: the point would claim N outstanding misses and have fewer. */
-uint64_t gcs_occ_steps_cap(const gcs_chase_buf *b, int n, uint64_t steps)
+uint64_t _gcs_occ_steps_cap(const gcs_chase_buf *b, int n, uint64_t steps)
 {
     if (n < 1 || !b->ckpt || b->nckpt < (size_t)n)
         return 0;
@@ -122,9 +122,9 @@ uint64_t gcs_occ_steps_cap(const gcs_chase_buf *b, int n, uint64_t steps)
     return steps < cap ? steps : cap;
 }
 
-int gcs_occ_chain_starts(gcs_chase_buf *b, int n, uint64_t *steps, void **starts)
+int _gcs_occ_chain_starts(gcs_chase_buf *b, int n, uint64_t *steps, void **starts)
 {
-    uint64_t allowed = gcs_occ_steps_cap(b, n, *steps);
+    uint64_t allowed = _gcs_occ_steps_cap(b, n, *steps);
     if (allowed == 0)
         return -1;
     *steps = allowed;
@@ -137,7 +137,7 @@ int gcs_occ_chain_starts(gcs_chase_buf *b, int n, uint64_t *steps, void **starts
 }
 
 /* One run of one load point; returns X and R through the pointers.  steps
- * is what gcs_occ_steps_cap allows for threads x chains. */
+ * is what _gcs_occ_steps_cap allows for threads x chains. */
 static int run_point(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o, int threads,
                      int chains, uint64_t steps, double *x, double *r, char *warn, size_t warn_len,
                      gcs_err *err)
@@ -146,7 +146,7 @@ static int run_point(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
     struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     void *starts[threads * chains];
     uint64_t allowed = steps;
-    if (gcs_occ_chain_starts(b, threads * chains, &allowed, starts) < 0 || allowed != steps) {
+    if (_gcs_occ_chain_starts(b, threads * chains, &allowed, starts) < 0 || allowed != steps) {
         gcs_err_set(err, "occupancy: %d chains cannot walk %llu disjoint steps each", threads * chains,
                     (unsigned long long)steps);
         return -1;
@@ -225,8 +225,8 @@ int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
             max_n = n * max_chains;
     }
     /* Every chain of a load point needs a path of its own (see
-     * gcs_occ_steps_cap): refused before anything is measured. */
-    if (gcs_occ_steps_cap(b, max_n, 1) == 0) {
+     * _gcs_occ_steps_cap): refused before anything is measured. */
+    if (_gcs_occ_steps_cap(b, max_n, 1) == 0) {
         gcs_err_set(err, "occupancy: %d chains in flight need as many disjoint paths, and the "
                          "buffer's cycle has only %llu lines: use a larger buffer",
                     max_n, (unsigned long long)b->info.cycle_lines);
@@ -249,7 +249,7 @@ int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
         int threads = o->thread_counts ? o->thread_counts[ti] : ti + 1;
         for (int ci = 0; ci < nchains; ci++) {
             int n = threads * chains[ci];
-            uint64_t point_steps = gcs_occ_steps_cap(b, n, steps);
+            uint64_t point_steps = _gcs_occ_steps_cap(b, n, steps);
             for (int k = 0; k < reps; k++)
                 if (run_point(b, t, o, threads, chains[ci], point_steps, &xs[k], &rs[k], r->warning,
                               sizeof r->warning, err) < 0)

@@ -253,7 +253,7 @@ static int closed_solve(gcs_contention *c, double *t_out, gcs_err *err)
 
 /* ---- entry point -------------------------------------------------------------- */
 
-int gcs_contention_solve(gcs_contention *c, gcs_model_mva mva, double *t_out, gcs_err *err)
+int _gcs_contention_solve(gcs_contention *c, gcs_model_mva mva, double *t_out, gcs_err *err)
 {
     gsl_error_handler_t *previous = gsl_set_error_handler_off();
     int rc = mva == GCS_MODEL_MVA_CLOSED ? closed_solve(c, t_out, err) : open_solve(c, t_out, err);

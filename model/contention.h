@@ -28,6 +28,6 @@ typedef struct gcs_contention {
 } gcs_contention;
 
 /* Solves for the mark time T; fills rho, wait, iterations and solver. */
-int gcs_contention_solve(gcs_contention *c, gcs_model_mva mva, double *t_out, gcs_err *err);
+int _gcs_contention_solve(gcs_contention *c, gcs_model_mva mva, double *t_out, gcs_err *err);
 
 #endif

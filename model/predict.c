@@ -238,13 +238,13 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     /* T_1^M, the reference of every speedup: one worker, no contention. */
     double t_serial;
     setup(prof, heap, 1, q1, opts, &serial);
-    if (gcs_contention_solve(&serial, opts->mva, &t_serial, err) < 0)
+    if (_gcs_contention_solve(&serial, opts->mva, &t_serial, err) < 0)
         return -1;
 
     /* The full prediction. */
     double t;
     setup(prof, heap, threads, q_p, opts, &c);
-    if (gcs_contention_solve(&c, opts->mva, &t, err) < 0)
+    if (_gcs_contention_solve(&c, opts->mva, &t, err) < 0)
         return -1;
     out->threads = threads;
     out->t_cilk_ns = c.compute_ns;
@@ -268,7 +268,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     gcs_contention no_extra;
     double t_no_extra;
     setup(prof, heap, threads, q1, opts, &no_extra);
-    if (gcs_contention_solve(&no_extra, opts->mva, &t_no_extra, err) < 0)
+    if (_gcs_contention_solve(&no_extra, opts->mva, &t_no_extra, err) < 0)
         return -1;
     out->time_no_extra_misses_ns = t_no_extra;
     out->speedup_no_extra_misses = t_serial / t_no_extra;

@@ -251,7 +251,7 @@ int gcs_schedtrace_futex_op_waits(int64_t op)
 
 /* ---- tracefs ---------------------------------------------------------------- */
 
-void gcs_schedtrace_permission_hint(char *buf, size_t n)
+void _gcs_schedtrace_permission_hint(char *buf, size_t n)
 {
     long paranoid = 99;
     FILE *fp = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -319,7 +319,7 @@ int gcs_schedtrace_tracefs(char *path, size_t n, int *mounted, gcs_err *err)
             snprintf(blocked, sizeof blocked, "%s", dirs[i]);
     }
     if (blocked[0]) {
-        gcs_schedtrace_permission_hint(hint, sizeof hint);
+        _gcs_schedtrace_permission_hint(hint, sizeof hint);
         gcs_err_set(err, "cannot read tracefs at %s: %s (%s)", blocked, strerror(EACCES), hint);
         errno = EACCES;
         return -1;
@@ -333,7 +333,7 @@ int gcs_schedtrace_tracefs(char *path, size_t n, int *mounted, gcs_err *err)
     }
     int e = errno;
     if (denied(e)) {
-        gcs_schedtrace_permission_hint(hint, sizeof hint);
+        _gcs_schedtrace_permission_hint(hint, sizeof hint);
         gcs_err_set(err, "tracefs is not mounted and mounting it at /sys/kernel/tracing failed: %s (%s; "
                          "or mount it first: mount -t tracefs tracefs /sys/kernel/tracing)",
                     strerror(e), hint);

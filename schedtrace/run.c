@@ -92,7 +92,7 @@ static int add_thread(gcs_schedtrace_states *s, pid_t pid, pid_t tid, gcs_err *e
 
 int gcs_schedtrace_follow_process(gcs_schedtrace *t, pid_t pid, gcs_err *err)
 {
-    gcs_schedtrace_states *s = gcs_schedtrace_states_of(t);
+    gcs_schedtrace_states *s = _gcs_schedtrace_states_of(t);
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *d = opendir(path);

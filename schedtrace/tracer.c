@@ -205,7 +205,7 @@ static int load_tracepoints(gcs_schedtrace *t, gcs_err *err)
             continue;
         }
         if (errno == EACCES || errno == EPERM) {
-            gcs_schedtrace_permission_hint(perm, sizeof perm);
+            _gcs_schedtrace_permission_hint(perm, sizeof perm);
             gcs_err_set(err, "%s (%s)", e.msg, perm);
             return -1;
         }
@@ -332,7 +332,7 @@ static int open_all(gcs_schedtrace *t, gcs_err *err)
             } else if (fd < 0) {
                 int e = errno;
                 if (e == EACCES || e == EPERM) {
-                    gcs_schedtrace_permission_hint(perm, sizeof perm);
+                    _gcs_schedtrace_permission_hint(perm, sizeof perm);
                     gcs_err_set(err, "perf_event_open of context-switch records: %s (%s)", strerror(e), perm);
                 } else {
                     gcs_err_set(err, "perf_event_open of context-switch records (CPU %d): %s", cb->cpu, strerror(e));
@@ -368,7 +368,7 @@ static int open_all(gcs_schedtrace *t, gcs_err *err)
             if (fd < 0) {
                 int e = errno;
                 if (e == EACCES || e == EPERM) {
-                    gcs_schedtrace_permission_hint(perm, sizeof perm);
+                    _gcs_schedtrace_permission_hint(perm, sizeof perm);
                     gcs_err_set(err, "perf_event_open on %s:%s: %s (%s)", tp_spec[r].sys, tp_spec[r].name,
                                 strerror(e), perm);
                 } else if (e == EMFILE || e == ENFILE) {
@@ -441,7 +441,7 @@ void gcs_schedtrace_close(gcs_schedtrace *t)
     free(t);
 }
 
-gcs_schedtrace_states *gcs_schedtrace_states_of(gcs_schedtrace *t)
+gcs_schedtrace_states *_gcs_schedtrace_states_of(gcs_schedtrace *t)
 {
     return t->states;
 }

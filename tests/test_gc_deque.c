@@ -15,26 +15,26 @@ static void test_deque_order_and_growth(void **state)
 {
     (void)state;
     gcs_deque dq;
-    assert_int_equal(gcs_deque_init(&dq, 16), 0);
+    assert_int_equal(_gcs_deque_init(&dq, 16), 0);
     gcs_mark_entry e;
-    assert_int_equal(gcs_deque_take(&dq, &e), 0);
-    assert_int_equal(gcs_deque_steal(&dq, &e), GCS_STEAL_EMPTY);
+    assert_int_equal(_gcs_deque_take(&dq, &e), 0);
+    assert_int_equal(_gcs_deque_steal(&dq, &e), GCS_STEAL_EMPTY);
     for (uintptr_t i = 1; i <= 1000; i++) /* grows 16 -> 1024 */
-        assert_int_equal(gcs_deque_push(&dq, (gcs_mark_entry){i * 8, i}), 0);
+        assert_int_equal(_gcs_deque_push(&dq, (gcs_mark_entry){i * 8, i}), 0);
     assert_int_equal(gcs_deque_size_hint(&dq), 1000);
     /* thieves take the oldest, the owner the newest */
-    assert_int_equal(gcs_deque_steal(&dq, &e), GCS_STEAL_OK);
+    assert_int_equal(_gcs_deque_steal(&dq, &e), GCS_STEAL_OK);
     assert_int_equal(e.begin, 8);
     assert_int_equal(e.end, 1);
-    assert_int_equal(gcs_deque_take(&dq, &e), 1);
+    assert_int_equal(_gcs_deque_take(&dq, &e), 1);
     assert_int_equal(e.begin, 8000);
     for (uintptr_t i = 999; i >= 2; i--) {
-        assert_int_equal(gcs_deque_take(&dq, &e), 1);
+        assert_int_equal(_gcs_deque_take(&dq, &e), 1);
         assert_int_equal(e.begin, i * 8);
     }
-    assert_int_equal(gcs_deque_take(&dq, &e), 0);
+    assert_int_equal(_gcs_deque_take(&dq, &e), 0);
     assert_int_equal(gcs_deque_size_hint(&dq), 0);
-    gcs_deque_destroy(&dq);
+    _gcs_deque_destroy(&dq);
 }
 
 #define ITEMS 200000
@@ -61,7 +61,7 @@ static void *thief(void *arg)
     race *r = arg;
     gcs_mark_entry e;
     for (;;) {
-        gcs_steal_result s = gcs_deque_steal(&r->dq, &e);
+        gcs_steal_result s = _gcs_deque_steal(&r->dq, &e);
         if (s == GCS_STEAL_OK)
             record(r, e);
         else if (s == GCS_STEAL_EMPTY && atomic_load(&r->done))
@@ -74,7 +74,7 @@ static void test_deque_concurrent_thieves(void **state)
 {
     (void)state;
     race r;
-    assert_int_equal(gcs_deque_init(&r.dq, 16), 0); /* small: growth races with steals */
+    assert_int_equal(_gcs_deque_init(&r.dq, 16), 0); /* small: growth races with steals */
     atomic_init(&r.done, 0);
     r.seen = calloc(ITEMS + 1, 1);
     assert_non_null(r.seen);
@@ -90,19 +90,19 @@ static void test_deque_concurrent_thieves(void **state)
         rng = rng * 1103515245u + 12345u;
         int burst = 1 + (int)((rng >> 16) % 64);
         for (int k = 0; k < burst && next <= ITEMS; k++, next++)
-            assert_int_equal(gcs_deque_push(&r.dq, (gcs_mark_entry){next, next + 1}), 0);
+            assert_int_equal(_gcs_deque_push(&r.dq, (gcs_mark_entry){next, next + 1}), 0);
         int takes = (int)((rng >> 8) % 48);
         for (int k = 0; k < takes; k++)
-            if (gcs_deque_take(&r.dq, &e))
+            if (_gcs_deque_take(&r.dq, &e))
                 record(&r, e);
     }
-    while (gcs_deque_take(&r.dq, &e))
+    while (_gcs_deque_take(&r.dq, &e))
         record(&r, e);
     atomic_store(&r.done, 1);
     for (int i = 0; i < THIEVES; i++)
         pthread_join(t[i], NULL);
     /* thieves may still have emptied the deque under us: drain the rest */
-    while (gcs_deque_take(&r.dq, &e))
+    while (_gcs_deque_take(&r.dq, &e))
         record(&r, e);
     assert_int_equal(atomic_load(&r.seen[0]), 0);
     size_t missing = 0, twice = 0;
@@ -114,7 +114,7 @@ static void test_deque_concurrent_thieves(void **state)
     assert_int_equal(missing, 0);
     assert_int_equal(twice, 0);
     free((void *)r.seen);
-    gcs_deque_destroy(&r.dq);
+    _gcs_deque_destroy(&r.dq);
 }
 
 int main(void)

@@ -244,15 +244,15 @@ static void test_occupancy_disjoint_paths(void **state)
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         for (int rep = 0; rep < 3; rep++) {
             uint64_t steps = 1u << 16;
-            assert_int_equal(gcs_occ_chain_starts(b, ns[i], &steps, starts), 0);
+            assert_int_equal(_gcs_occ_chain_starts(b, ns[i], &steps, starts), 0);
             assert_true(steps >= 1 && steps * (uint64_t)ns[i] <= in->cycle_lines);
-            assert_true(steps == gcs_occ_steps_cap(b, ns[i], 1u << 16));
+            assert_true(steps == _gcs_occ_steps_cap(b, ns[i], 1u << 16));
             assert_disjoint_paths(b, starts, ns[i], steps);
         }
     }
     /* Short requests are kept as they are. */
     uint64_t steps = 100;
-    assert_int_equal(gcs_occ_chain_starts(b, 32, &steps, starts), 0);
+    assert_int_equal(_gcs_occ_chain_starts(b, 32, &steps, starts), 0);
     assert_true(steps == 100);
     assert_disjoint_paths(b, starts, 32, steps);
 

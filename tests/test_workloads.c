@@ -133,8 +133,8 @@ static int parse_sentence(const char *text, int *words)
     int n = 0;
     for (char *save = NULL, *w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
         int id = -1;
-        for (int k = 0; k < cky_nwords(); k++)
-            if (strcmp(cky_word_text(k), w) == 0)
+        for (int k = 0; k < _gcs_cky_nwords(); k++)
+            if (strcmp(_gcs_cky_word_text(k), w) == 0)
                 id = k;
         assert_true(id >= 0);
         words[n++] = id;
@@ -159,7 +159,7 @@ static void test_cky_known_counts(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int n = parse_sentence(cases[i].s, w);
-        uint64_t got = cky_count_reference(w, n);
+        uint64_t got = _gcs_cky_count_reference(w, n);
         if (got != cases[i].count)
             fprintf(stderr, "# '%s': %llu parses, expected %llu\n", cases[i].s, (unsigned long long)got,
                     (unsigned long long)cases[i].count);
@@ -168,11 +168,11 @@ static void test_cky_known_counts(void **state)
     /* generated sentences are grammatical and deterministic */
     for (uint64_t k = 0; k < 50; k++) {
         int a[CKY_MAX_LEN], b[CKY_MAX_LEN];
-        int n = cky_generate(3, k, a);
-        assert_int_equal(cky_generate(3, k, b), n);
+        int n = _gcs_cky_generate(3, k, a);
+        assert_int_equal(_gcs_cky_generate(3, k, b), n);
         assert_memory_equal(a, b, (size_t)n * sizeof a[0]);
         assert_true(n >= CKY_MIN_LEN && n <= CKY_MAX_LEN);
-        assert_true(cky_count_reference(a, n) >= 1);
+        assert_true(_gcs_cky_count_reference(a, n) >= 1);
     }
 }
 

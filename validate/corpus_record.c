@@ -23,7 +23,8 @@
 #include "../formats/zstd_internal.h"
 #include "corpus_internal.h"
 #include "gcscale/gc.h"
-#include "gcscale/gcscale.h"
+#include "gcscale/corpus.h"
+#include "gcscale/shapes.h"
 #include "gcscale/profile.h"
 #include "gcscale/workload.h"
 #include "git-revision.h" /* GCS_GIT_REVISION, written by the Makefile */
@@ -42,7 +43,7 @@ typedef struct heap_size {
     uint64_t list, random, wide;
     double workload_scale;      /* of the workload's default size */
 } heap_size;
-static const heap_size FULL = {19, 1000000, 300000, 2000000, 1.0};
+static const heap_size FULL = {19, 2000000, 300000, 2000000, 1.0};
 static const heap_size QUICK = {14, 100000, 30000, 100000, 1.0};
 
 void gcs_corpus_record_opts_init(gcs_corpus_record_opts *o)
@@ -58,6 +59,11 @@ typedef struct recorder {
     /* the workload run's callback state */
     const char *workload;
     int want, taken, failed;
+    /* the counting run's live heap per collection, and the collections
+     * (indices from 1) the snapshot run keeps: the largest live heaps */
+#define RECORD_MAX_COLLECTIONS 4096
+    uint64_t live[RECORD_MAX_COLLECTIONS];
+    uint64_t chosen[GCS_CORPUS_MAX_SNAPSHOTS];
     char snap_path[GCS_CORPUS_MAX_SNAPSHOTS][4096];
     json_t *pending[GCS_CORPUS_MAX_SNAPSHOTS]; /* heap objects waiting for their snapshot */
 } recorder;
@@ -238,6 +244,11 @@ static void remark_collection(const gcs_gc_stats *stats, void *arg)
     recorder *rc = arg;
     if (stats->snapshot_status != 1 || rc->taken >= rc->want || rc->failed)
         return;
+    int keep = 0;
+    for (int k = 0; k < rc->want; k++)
+        keep |= rc->chosen[k] == stats->index;
+    if (!keep)
+        return;
     int k = rc->taken++;
     snprintf(rc->snap_path[k], sizeof rc->snap_path[k], "%s", stats->snapshot_path);
     json_t *heap = json_object();
@@ -251,7 +262,16 @@ static void remark_collection(const gcs_gc_stats *stats, void *arg)
         rc->failed = 1;
 }
 
-/* One whole run of a workload at P = max; with snapshot_every, the run that
+/* on_collection of the counting run: each collection's live heap. */
+static void count_collection(const gcs_gc_stats *stats, void *arg)
+{
+    recorder *rc = arg;
+    if (stats->index >= 1 && stats->index <= RECORD_MAX_COLLECTIONS)
+        rc->live[stats->index - 1] = stats->live_bytes;
+}
+
+/* One whole run of a workload at P = max: without snapshot_every, the run
+ * that counts the collections and their live heaps; with it, the run that
  * writes and re-marks the snapshots. */
 static int run_workload(recorder *rc, const gcs_workload_options *wo, uint64_t snapshot_every,
                         const char *pattern, uint64_t *collections, gcs_err *err)
@@ -270,6 +290,9 @@ static int run_workload(recorder *rc, const gcs_workload_options *wo, uint64_t s
         go.snapshot_path = pattern;
         go.snapshot_every = snapshot_every;
         go.on_collection = remark_collection;
+        go.on_collection_arg = rc;
+    } else {
+        go.on_collection = count_collection;
         go.on_collection_arg = rc;
     }
     if (gcs_gc_init(&go, err) < 0)
@@ -303,15 +326,35 @@ static int record_workload(recorder *rc, const gcs_workload_info *info, const he
     if (run_workload(rc, &wo, 0, NULL, &ncoll, err) < 0)
         return -1;
     gcs_progress_done(&rc->pr, 1);
-    uint64_t every = ncoll / (uint64_t)(rc->snapshots + 1);
-    if (every < 1)
-        every = 1;
+    /* The snapshots are of the collections with the largest live heaps (the
+     * earliest among equals): a workload's heap grows and shrinks, and its
+     * smallest collections mark in well under the corpus's 2 ms floor (cube's
+     * five collections hold 66-290 K objects).  The snapshot run writes a
+     * snapshot every collection and re-marks only those; the workloads are
+     * deterministic enough (same seed, same sizes) that the same collections
+     * are the large ones. */
+    uint64_t every = 1;
+    memset(rc->live, 0, sizeof rc->live);
+    memset(rc->chosen, 0, sizeof rc->chosen);
+    uint64_t counted = ncoll < RECORD_MAX_COLLECTIONS ? ncoll : RECORD_MAX_COLLECTIONS;
+    int nchosen = 0;
+    for (int k = 0; k < rc->snapshots && (uint64_t)k < counted; k++) {
+        uint64_t best = 0;
+        for (uint64_t c = 1; c <= counted; c++) {
+            int taken = 0;
+            for (int j = 0; j < nchosen; j++)
+                taken |= rc->chosen[j] == c;
+            if (!taken && (best == 0 || rc->live[c - 1] > rc->live[best - 1]))
+                best = c;
+        }
+        rc->chosen[nchosen++] = best;
+    }
     snprintf(pattern, sizeof pattern, "%s/.%s-%%d.snap.tmp", rc->o->out_dir, info->name);
-    snprintf(step, sizeof step, "%s: %d snapshots (every %llu of %llu collections), re-marks at P = 1..%d",
-             info->name, rc->snapshots, (unsigned long long)every, (unsigned long long)ncoll, rc->max_threads);
+    snprintf(step, sizeof step, "%s: %d snapshots (the largest of %llu collections), re-marks at P = 1..%d",
+             info->name, nchosen, (unsigned long long)ncoll, rc->max_threads);
     gcs_progress_step(&rc->pr, step, 2);
     rc->workload = info->name;
-    rc->want = rc->snapshots;
+    rc->want = nchosen;
     rc->taken = rc->failed = 0;
     uint64_t ncoll2 = 0;
     int r = run_workload(rc, &wo, every, pattern, &ncoll2, err);
@@ -346,7 +389,10 @@ static int record_workload(recorder *rc, const gcs_workload_info *info, const he
     json_object_set_new(params, "size", json_integer((json_int_t)wo.size));
     json_object_set_new(params, "steps", json_integer((json_int_t)wo.steps));
     json_object_set_new(params, "seed", json_integer((json_int_t)wo.seed));
-    json_object_set_new(params, "snapshot_every", json_integer((json_int_t)every));
+    json_t *which = json_array();
+    for (int k = 0; k < nchosen; k++)
+        json_array_append_new(which, json_integer((json_int_t)rc->chosen[k]));
+    json_object_set_new(params, "snapshot_collections", which);
     return r;
 }
 

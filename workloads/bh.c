@@ -80,7 +80,7 @@ static inline int is_body(const void *p) { return *(const uint64_t *)p == 1; }
 
 static cell *new_cell(wl_run *r, const double center[3], double half)
 {
-    cell *c = wl_alloc(r, sizeof(cell), 8);
+    cell *c = _gcs_wl_alloc(r, sizeof(cell), 8);
     if (!c)
         return NULL;
     memcpy(c->center, center, sizeof c->center);
@@ -108,7 +108,7 @@ static int insert(wl_run *r, cell *root, body *b, uint64_t *ncells, uint64_t *ma
     cell *c = root;
     for (int depth = 0;; depth++) {
         if (depth >= MAX_DEPTH) {
-            wl_fail(r, "bh: bodies closer than the tree resolves (depth %d)", MAX_DEPTH);
+            _gcs_wl_fail(r, "bh: bodies closer than the tree resolves (depth %d)", MAX_DEPTH);
             return -1;
         }
         if ((uint64_t)depth > *maxd)
@@ -183,7 +183,7 @@ static int build_tree(wl_run *r, void **slot, body **bodies, uint64_t n, uint64_
         half = fmax(half, (hi[d] - lo[d]) / 2);
     }
     if (!isfinite(half)) {
-        wl_fail(r, "bh: a body left the finite range");
+        _gcs_wl_fail(r, "bh: a body left the finite range");
         return -1;
     }
     half = half * 1.0001 + 1e-12;
@@ -343,7 +343,7 @@ static int record_trajectories(wl_run *r, body **arr, uint64_t n, uint64_t step)
 {
     traj **heads = r->shared[SH_TRAJ];
     for (uint64_t i = 0; i < n; i++) {
-        traj *t = wl_alloc(r, sizeof(traj), 1);
+        traj *t = _gcs_wl_alloc(r, sizeof(traj), 1);
         if (!t)
             return -1;
         t->prev = heads[i];
@@ -376,7 +376,7 @@ static void bh_mutator(wl_run *r, int index)
                     b->pos[d] += b->vel[d] * DT;
             }
         }
-        if (wl_barrier(r) < 0)
+        if (_gcs_wl_barrier(r) < 0)
             return;
         if (index == 0) {
             if (record_trajectories(r, arr, n, step) < 0)
@@ -384,7 +384,7 @@ static void bh_mutator(wl_run *r, int index)
             if (build_tree(r, &r->shared[SH_TREE], arr, n, &s->cells, &s->max_depth) < 0)
                 return;
         }
-        if (wl_barrier(r) < 0)
+        if (_gcs_wl_barrier(r) < 0)
             return;
         /* step 0 only computes the initial forces; later steps kick the
          * second half of the last step and the first half of the next one
@@ -392,8 +392,8 @@ static void bh_mutator(wl_run *r, int index)
         double kick = step == 0 ? DT / 2 : (step == r->steps ? DT / 2 : DT);
         force_share(r, index, arr, lo, hi, kick);
         if (index == 0)
-            wl_progress(r, (double)(step + 1) / (double)(r->steps + 1));
-        if (wl_barrier(r) < 0)
+            _gcs_wl_progress(r, (double)(step + 1) / (double)(r->steps + 1));
+        if (_gcs_wl_barrier(r) < 0)
             return;
     }
 }
@@ -408,7 +408,7 @@ static void bh_verify(wl_run *r, gcs_workload_result *res)
         body *b = arr[i];
         for (int d = 0; d < 3; d++) {
             if (!isfinite(b->pos[d]) || !isfinite(b->vel[d]) || !isfinite(b->acc[d])) {
-                wl_verdict(res, 0, "bh: body %llu has a non-finite coordinate", (unsigned long long)i);
+                _gcs_wl_verdict(res, 0, "bh: body %llu has a non-finite coordinate", (unsigned long long)i);
                 return;
             }
             p[d] += b->mass * b->vel[d];
@@ -421,13 +421,13 @@ static void bh_verify(wl_run *r, gcs_workload_result *res)
         uint64_t len = 0;
         for (traj *t = heads[i]; t; t = t->prev, len++)
             if (t->step != r->steps - len) {
-                wl_verdict(res, 0, "bh: body %llu's trajectory holds step %llu where step %llu belongs",
+                _gcs_wl_verdict(res, 0, "bh: body %llu's trajectory holds step %llu where step %llu belongs",
                            (unsigned long long)i, (unsigned long long)t->step,
                            (unsigned long long)(r->steps - len));
                 return;
             }
         if (len != want || memcmp(heads[i]->pos, arr[i]->pos, sizeof heads[i]->pos) != 0) {
-            wl_verdict(res, 0, "bh: body %llu's trajectory has %llu records (want %llu) or a wrong newest one",
+            _gcs_wl_verdict(res, 0, "bh: body %llu's trajectory has %llu records (want %llu) or a wrong newest one",
                        (unsigned long long)i, (unsigned long long)len, (unsigned long long)want);
             return;
         }
@@ -438,7 +438,7 @@ static void bh_verify(wl_run *r, gcs_workload_result *res)
     for (uint64_t i = 0; i < n; i++)
         mass += arr[i]->mass;
     if (!root || !(fabs(root->mass - mass) <= 1e-9 * mass)) {
-        wl_verdict(res, 0, "bh: the last tree holds mass %.17g, the bodies %.17g", root ? root->mass : 0.0, mass);
+        _gcs_wl_verdict(res, 0, "bh: the last tree holds mass %.17g, the bodies %.17g", root ? root->mass : 0.0, mass);
         return;
     }
     /* the accelerations stored by the last step, against direct summation */
@@ -474,23 +474,23 @@ static void bh_verify(wl_run *r, gcs_workload_result *res)
     double dp = sqrt((p[0] - s->p0[0]) * (p[0] - s->p0[0]) + (p[1] - s->p0[1]) * (p[1] - s->p0[1]) +
                      (p[2] - s->p0[2]) * (p[2] - s->p0[2]));
     double drift = impulse > 0 ? dp / impulse : 0;
-    wl_figure(res, "force_rel_error_max", worst);
-    wl_figure(res, "force_rel_error_rms", rms);
-    wl_figure(res, "momentum_drift", drift);
-    wl_figure(res, "tree_cells", (double)s->cells);
-    wl_figure(res, "tree_depth", (double)s->max_depth);
+    _gcs_wl_figure(res, "force_rel_error_max", worst);
+    _gcs_wl_figure(res, "force_rel_error_rms", rms);
+    _gcs_wl_figure(res, "momentum_drift", drift);
+    _gcs_wl_figure(res, "tree_cells", (double)s->cells);
+    _gcs_wl_figure(res, "tree_depth", (double)s->max_depth);
     if (!(worst <= FORCE_TOL_MAX) || !(rms <= FORCE_TOL_RMS)) {
-        wl_verdict(res, 0,
+        _gcs_wl_verdict(res, 0,
                    "bh: tree forces differ from direct summation: worst relative error %.4g (body %llu, "
                    "limit %g), rms %.4g (limit %g) over %llu bodies",
                    worst, (unsigned long long)worst_i, FORCE_TOL_MAX, rms, FORCE_TOL_RMS, (unsigned long long)ns);
         return;
     }
     if (!(drift <= MOMENTUM_TOL)) {
-        wl_verdict(res, 0, "bh: momentum changed by %.4g of the applied impulse (limit %g)", drift, MOMENTUM_TOL);
+        _gcs_wl_verdict(res, 0, "bh: momentum changed by %.4g of the applied impulse (limit %g)", drift, MOMENTUM_TOL);
         return;
     }
-    wl_verdict(res, 1,
+    _gcs_wl_verdict(res, 1,
                "bh: forces of %llu bodies match direct summation (worst %.2g, rms %.2g); momentum drift %.2g "
                "of the impulse",
                (unsigned long long)ns, worst, rms, drift);
@@ -505,7 +505,7 @@ static void bh_teardown(wl_run *r)
     r->state = NULL;
 }
 
-const wl_impl gcs_wl_bh = {
+const wl_impl _gcs_wl_bh = {
     .info = {
         .name = "bh",
         .summary = "Barnes-Hut n-body: mutator 0 builds the octree each step, all mutators compute forces",

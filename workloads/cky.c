@@ -18,7 +18,7 @@
  * many small objects, whichever mutator parsed them.
  *
  * Verification: every sentence's count is compared with a serial dense-array
- * CKY that never touches the collector (cky_count_reference); and every item
+ * CKY that never touches the collector (_gcs_cky_count_reference); and every item
  * of the retained forests, which lived through the collections, is recounted
  * from its back-pointers. */
 #include <stdlib.h>
@@ -76,8 +76,8 @@ static int cky_setup(wl_run *r, gcs_err *err)
         return -1;
     }
     memset(s->pair_rules, 255, sizeof s->pair_rules);
-    for (int k = 0; k < cky_nrules; k++) {
-        uint8_t *p = s->pair_rules[cky_rules[k].left][cky_rules[k].right];
+    for (int k = 0; k < _gcs_cky_nrules; k++) {
+        uint8_t *p = s->pair_rules[_gcs_cky_rules[k].left][_gcs_cky_rules[k].right];
         int n = 0;
         while (p[n] != 255)
             n++;
@@ -87,7 +87,7 @@ static int cky_setup(wl_run *r, gcs_err *err)
         }
         p[n] = (uint8_t)k;
     }
-    (void)cky_nwords();
+    (void)_gcs_cky_nwords();
     uint64_t keep = r->size < KEEP ? r->size : KEEP;
     void *ring = gcs_gc_alloc(keep * sizeof(void *), keep);
     if (!ring) {
@@ -104,7 +104,7 @@ static int parse(wl_run *r, int i, const int *words, int n, uint64_t *count, uin
 {
     cky_state *s = r->state;
     size_t ncells = cell_at(0, n);
-    item **chart = wl_alloc(r, ncells * sizeof(void *), ncells);
+    item **chart = _gcs_wl_alloc(r, ncells * sizeof(void *), ncells);
     if (!chart)
         return -1;
     r->slot[i][MY_CHART] = chart;
@@ -112,17 +112,17 @@ static int parse(wl_run *r, int i, const int *words, int n, uint64_t *count, uin
     /* Items and back-pointers are linked into the chart as soon as they
      * exist, and objects do not move, so raw pointers stay valid. */
     for (int w = 0; w < n; w++) {
-        uint32_t cats = cky_word_cats(words[w]);
+        uint32_t cats = _gcs_cky_word_cats(words[w]);
         for (int a = 0; a < NT_COUNT; a++) {
             if (!((cats >> a) & 1))
                 continue;
-            item *it = wl_alloc(r, sizeof(item), 2);
+            item *it = _gcs_wl_alloc(r, sizeof(item), 2);
             if (!it)
                 return -1;
             it->nt = (uint64_t)a;
             it->next = chart[cell_at(w, w)];
             chart[cell_at(w, w)] = it;
-            back *b = wl_alloc(r, sizeof(back), 3);
+            back *b = _gcs_wl_alloc(r, sizeof(back), 3);
             if (!b)
                 return -1;
             b->split = (uint64_t)w;
@@ -141,10 +141,10 @@ static int parse(wl_run *r, int i, const int *words, int n, uint64_t *count, uin
                     for (item *right = chart[cell_at(m, b_end - 1)]; right; right = right->next) {
                         const uint8_t *rules = s->pair_rules[left->nt][right->nt];
                         for (int k = 0; rules[k] != 255; k++) {
-                            int lhs = cky_rules[rules[k]].lhs;
+                            int lhs = _gcs_cky_rules[rules[k]].lhs;
                             item *it = found[lhs];
                             if (!it) {
-                                it = wl_alloc(r, sizeof(item), 2);
+                                it = _gcs_wl_alloc(r, sizeof(item), 2);
                                 if (!it)
                                     return -1;
                                 it->nt = (uint64_t)lhs;
@@ -153,7 +153,7 @@ static int parse(wl_run *r, int i, const int *words, int n, uint64_t *count, uin
                                 found[lhs] = it;
                                 made++;
                             }
-                            back *bp = wl_alloc(r, sizeof(back), 3);
+                            back *bp = _gcs_wl_alloc(r, sizeof(back), 3);
                             if (!bp)
                                 return -1;
                             bp->left = left;
@@ -190,13 +190,13 @@ static void cky_mutator(wl_run *r, int i)
             if (k >= r->size)
                 break;
             uint64_t index = round * r->size + k;
-            int n = cky_generate(r->seed, index, words);
+            int n = _gcs_cky_generate(r->seed, index, words);
             nwords += (uint64_t)n;
             uint64_t count;
             if (parse(r, i, words, n, &count, &objects) < 0)
                 return;
             s->counts[index] = count;
-            forest *f = wl_alloc(r, sizeof(forest), 1);
+            forest *f = _gcs_wl_alloc(r, sizeof(forest), 1);
             if (!f)
                 return;
             f->chart = r->slot[i][MY_CHART];
@@ -209,13 +209,13 @@ static void cky_mutator(wl_run *r, int i)
             __atomic_store_n(&ring[index % keep], (void *)f, __ATOMIC_RELAXED);
             r->slot[i][MY_CHART] = NULL;
             if (i == 0 && (k & 63) == 0)
-                wl_progress(r, ((double)round + (double)k / (double)r->size) / (double)r->steps);
+                _gcs_wl_progress(r, ((double)round + (double)k / (double)r->size) / (double)r->steps);
         }
-        if (wl_barrier(r) < 0)
+        if (_gcs_wl_barrier(r) < 0)
             return;
         if (i == 0)
             atomic_store(&s->next, 0);
-        if (wl_barrier(r) < 0)
+        if (_gcs_wl_barrier(r) < 0)
             return;
     }
     s->objects_part[i] = objects;
@@ -234,7 +234,7 @@ static int recount(const forest *f, const int *words, uint64_t *items)
                 (*items)++;
                 for (back *bp = it->backs; bp; bp = bp->next) {
                     if (!bp->left) {
-                        if (b != a || !((cky_word_cats(words[a]) >> it->nt) & 1))
+                        if (b != a || !((_gcs_cky_word_cats(words[a]) >> it->nt) & 1))
                             return -1;
                         c += 1;
                         continue;
@@ -257,8 +257,8 @@ static void cky_verify(wl_run *r, gcs_workload_result *res)
     double sum_log2 = 0;
     int words[CKY_MAX_LEN];
     for (uint64_t k = 0; k < total; k++) {
-        int n = cky_generate(r->seed, k, words);
-        uint64_t ref = cky_count_reference(words, n);
+        int n = _gcs_cky_generate(r->seed, k, words);
+        uint64_t ref = _gcs_cky_count_reference(words, n);
         if (ref != s->counts[k] || ref == 0) {
             if (!bad)
                 first_bad = k;
@@ -272,18 +272,18 @@ static void cky_verify(wl_run *r, gcs_workload_result *res)
         objects += s->objects_part[i];
         nwords += s->words_part[i];
     }
-    wl_figure(res, "sentences", (double)total);
-    wl_figure(res, "mean_words", (double)nwords / (double)total);
-    wl_figure(res, "parse_objects", (double)objects);
-    wl_figure(res, "ambiguous_share", (double)ambiguous / (double)total);
-    wl_figure(res, "mean_log2_parses", sum_log2 / (double)total);
+    _gcs_wl_figure(res, "sentences", (double)total);
+    _gcs_wl_figure(res, "mean_words", (double)nwords / (double)total);
+    _gcs_wl_figure(res, "parse_objects", (double)objects);
+    _gcs_wl_figure(res, "ambiguous_share", (double)ambiguous / (double)total);
+    _gcs_wl_figure(res, "mean_log2_parses", sum_log2 / (double)total);
     if (bad) {
-        int n = cky_generate(r->seed, first_bad, words);
-        wl_verdict(res, 0,
+        int n = _gcs_cky_generate(r->seed, first_bad, words);
+        _gcs_wl_verdict(res, 0,
                    "cky: %llu of %llu sentences have a parse count different from the serial reference "
                    "(first: sentence %llu, %d words: %llu, reference %llu)",
                    (unsigned long long)bad, (unsigned long long)total, (unsigned long long)first_bad, n,
-                   (unsigned long long)s->counts[first_bad], (unsigned long long)cky_count_reference(words, n));
+                   (unsigned long long)s->counts[first_bad], (unsigned long long)_gcs_cky_count_reference(words, n));
         return;
     }
     uint64_t forests = 0, items = 0;
@@ -295,15 +295,15 @@ static void cky_verify(wl_run *r, gcs_workload_result *res)
             if (!f)
                 continue;
             forests++;
-            int n = cky_generate(r->seed, f->index, words);
+            int n = _gcs_cky_generate(r->seed, f->index, words);
             uint64_t root = 0;
             item **chart = f->chart;
             for (item *it = chart[cell_at(0, n - 1)]; it; it = it->next)
                 if (it->nt == NT_S)
                     root = it->count;
             if ((uint64_t)n != f->n || recount(f, words, &items) < 0 || root != f->count ||
-                root != cky_count_reference(words, n)) {
-                wl_verdict(res, 0, "cky: the retained forest of sentence %llu does not recount to its %llu parses",
+                root != _gcs_cky_count_reference(words, n)) {
+                _gcs_wl_verdict(res, 0, "cky: the retained forest of sentence %llu does not recount to its %llu parses",
                            (unsigned long long)f->index, (unsigned long long)f->count);
                 return;
             }
@@ -311,12 +311,12 @@ static void cky_verify(wl_run *r, gcs_workload_result *res)
     }
     uint64_t want = r->size < KEEP ? r->size : KEEP;
     if (forests != want) {
-        wl_verdict(res, 0, "cky: %llu forests retained, expected %llu", (unsigned long long)forests,
+        _gcs_wl_verdict(res, 0, "cky: %llu forests retained, expected %llu", (unsigned long long)forests,
                    (unsigned long long)want);
         return;
     }
-    wl_figure(res, "retained_forests", (double)forests);
-    wl_verdict(res, 1,
+    _gcs_wl_figure(res, "retained_forests", (double)forests);
+    _gcs_wl_verdict(res, 1,
                "cky: %llu sentences' parse counts match the serial reference; %llu retained forests "
                "(%llu items) recount",
                (unsigned long long)total, (unsigned long long)forests, (unsigned long long)items);
@@ -334,7 +334,7 @@ static void cky_teardown(wl_run *r)
     r->state = NULL;
 }
 
-const wl_impl gcs_wl_cky = {
+const wl_impl _gcs_wl_cky = {
     .info = {
         .name = "cky",
         .summary = "CKY parsing of sentences generated from a bundled grammar; forests of small parse objects",

@@ -10,11 +10,11 @@
 #include "cky_grammar.h"
 #include "internal.h"
 
-const char *const cky_nt_names[NT_COUNT] = {
+const char *const _gcs_cky_nt_names[NT_COUNT] = {
     "S", "SC", "NP", "NPC", "NOM", "VP", "PP", "SBAR", "DET", "ADJ", "VT", "VS", "P", "CONJ", "COMP",
 };
 
-const cky_rule cky_rules[] = {
+const cky_rule _gcs_cky_rules[] = {
     {NT_S, NT_NP, NT_VP, 12, 0},      /* S -> NP VP */
     {NT_S, NT_S, NT_SC, 1, 1},        /* S -> S SC          "..., and S" */
     {NT_SC, NT_CONJ, NT_S, 1, 0},     /* SC -> CONJ S */
@@ -29,9 +29,9 @@ const cky_rule cky_rules[] = {
     {NT_SBAR, NT_COMP, NT_S, 1, 0},   /* SBAR -> COMP S */
     {NT_PP, NT_P, NT_NP, 1, 0},       /* PP -> P NP */
 };
-const int cky_nrules = (int)(sizeof cky_rules / sizeof cky_rules[0]);
+const int _gcs_cky_nrules = (int)(sizeof _gcs_cky_rules / sizeof _gcs_cky_rules[0]);
 
-const cky_word cky_lexicon[] = {
+const cky_word _gcs_cky_lexicon[] = {
     {"john", NT_NP, 2}, {"mary", NT_NP, 2}, {"it", NT_NP, 1}, {"they", NT_NP, 1},
     {"the", NT_DET, 6}, {"a", NT_DET, 4}, {"every", NT_DET, 1}, {"some", NT_DET, 1}, {"her", NT_DET, 1},
     {"dog", NT_NOM, 3}, {"cat", NT_NOM, 3}, {"man", NT_NOM, 3}, {"telescope", NT_NOM, 2}, {"park", NT_NOM, 2},
@@ -46,43 +46,43 @@ const cky_word cky_lexicon[] = {
     {"and", NT_CONJ, 3}, {"or", NT_CONJ, 1},
     {"that", NT_COMP, 1},
 };
-const int cky_nlexicon = (int)(sizeof cky_lexicon / sizeof cky_lexicon[0]);
+const int _gcs_cky_nlexicon = (int)(sizeof _gcs_cky_lexicon / sizeof _gcs_cky_lexicon[0]);
 
 /* ---- distinct words ------------------------------------------------------------ */
 
-static int word_of_entry[sizeof cky_lexicon / sizeof cky_lexicon[0]];
-static const char *word_text[sizeof cky_lexicon / sizeof cky_lexicon[0]];
-static uint32_t word_cats[sizeof cky_lexicon / sizeof cky_lexicon[0]];
+static int word_of_entry[sizeof _gcs_cky_lexicon / sizeof _gcs_cky_lexicon[0]];
+static const char *word_text[sizeof _gcs_cky_lexicon / sizeof _gcs_cky_lexicon[0]];
+static uint32_t word_cats[sizeof _gcs_cky_lexicon / sizeof _gcs_cky_lexicon[0]];
 static int nwords;
 static pthread_once_t words_once = PTHREAD_ONCE_INIT;
 
 static void index_words(void)
 {
-    for (int e = 0; e < cky_nlexicon; e++) {
+    for (int e = 0; e < _gcs_cky_nlexicon; e++) {
         int w;
         for (w = 0; w < nwords; w++)
-            if (strcmp(word_text[w], cky_lexicon[e].text) == 0)
+            if (strcmp(word_text[w], _gcs_cky_lexicon[e].text) == 0)
                 break;
         if (w == nwords)
-            word_text[nwords++] = cky_lexicon[e].text;
+            word_text[nwords++] = _gcs_cky_lexicon[e].text;
         word_of_entry[e] = w;
-        word_cats[w] |= 1u << cky_lexicon[e].nt;
+        word_cats[w] |= 1u << _gcs_cky_lexicon[e].nt;
     }
 }
 
-int cky_nwords(void)
+int _gcs_cky_nwords(void)
 {
     pthread_once(&words_once, index_words);
     return nwords;
 }
 
-const char *cky_word_text(int w)
+const char *_gcs_cky_word_text(int w)
 {
     pthread_once(&words_once, index_words);
     return w >= 0 && w < nwords ? word_text[w] : NULL;
 }
 
-uint32_t cky_word_cats(int w)
+uint32_t _gcs_cky_word_cats(int w)
 {
     pthread_once(&words_once, index_words);
     return w >= 0 && w < nwords ? word_cats[w] : 0;
@@ -97,12 +97,12 @@ static int gen_nt(uint64_t *rng, int nt, int depth, int *words, int n)
     if (n > CKY_MAX_LEN)
         return n;
     int lex_w = 0, rule_w = 0;
-    for (int e = 0; e < cky_nlexicon; e++)
-        if (cky_lexicon[e].nt == nt)
-            lex_w += cky_lexicon[e].weight;
-    for (int k = 0; k < cky_nrules; k++)
-        if (cky_rules[k].lhs == nt && !(depth >= GEN_DEPTH && cky_rules[k].recursive))
-            rule_w += cky_rules[k].weight;
+    for (int e = 0; e < _gcs_cky_nlexicon; e++)
+        if (_gcs_cky_lexicon[e].nt == nt)
+            lex_w += _gcs_cky_lexicon[e].weight;
+    for (int k = 0; k < _gcs_cky_nrules; k++)
+        if (_gcs_cky_rules[k].lhs == nt && !(depth >= GEN_DEPTH && _gcs_cky_rules[k].recursive))
+            rule_w += _gcs_cky_rules[k].weight;
     /* beyond the depth limit a word wherever the category has one */
     if (depth >= GEN_DEPTH && lex_w > 0)
         rule_w = 0;
@@ -111,19 +111,19 @@ static int gen_nt(uint64_t *rng, int nt, int depth, int *words, int n)
     int pick = (int)(gcs_random_next(rng) % (uint64_t)(rule_w + lex_share));
     if (pick >= rule_w) {
         int p = (int)(gcs_random_next(rng) % (uint64_t)lex_w);
-        for (int e = 0; e < cky_nlexicon; e++) {
-            if (cky_lexicon[e].nt != nt)
+        for (int e = 0; e < _gcs_cky_nlexicon; e++) {
+            if (_gcs_cky_lexicon[e].nt != nt)
                 continue;
-            if (p < cky_lexicon[e].weight) {
+            if (p < _gcs_cky_lexicon[e].weight) {
                 if (n < CKY_MAX_LEN)
                     words[n] = word_of_entry[e];
                 return n + 1;
             }
-            p -= cky_lexicon[e].weight;
+            p -= _gcs_cky_lexicon[e].weight;
         }
     }
-    for (int k = 0; k < cky_nrules; k++) {
-        const cky_rule *r = &cky_rules[k];
+    for (int k = 0; k < _gcs_cky_nrules; k++) {
+        const cky_rule *r = &_gcs_cky_rules[k];
         if (r->lhs != nt || (depth >= GEN_DEPTH && r->recursive))
             continue;
         if (pick < r->weight) {
@@ -135,7 +135,7 @@ static int gen_nt(uint64_t *rng, int nt, int depth, int *words, int n)
     return n; /* not reached: the weights add up */
 }
 
-int cky_generate(uint64_t seed, uint64_t index, int words[CKY_MAX_LEN])
+int _gcs_cky_generate(uint64_t seed, uint64_t index, int words[CKY_MAX_LEN])
 {
     pthread_once(&words_once, index_words);
     uint64_t rng = wl_seed(seed, 1000003 + index);
@@ -148,7 +148,7 @@ int cky_generate(uint64_t seed, uint64_t index, int words[CKY_MAX_LEN])
 
 /* ---- the serial reference -------------------------------------------------------- */
 
-uint64_t cky_count_reference(const int *words, int n)
+uint64_t _gcs_cky_count_reference(const int *words, int n)
 {
     /* count[i][j][A], i < j: parse trees of words i..j-1 rooted at A */
     static _Thread_local uint64_t count[CKY_MAX_LEN][CKY_MAX_LEN + 1][NT_COUNT];
@@ -156,15 +156,15 @@ uint64_t cky_count_reference(const int *words, int n)
         for (int j = i + 1; j <= n; j++)
             memset(count[i][j], 0, sizeof count[i][j]);
     for (int i = 0; i < n; i++) {
-        uint32_t cats = cky_word_cats(words[i]);
+        uint32_t cats = _gcs_cky_word_cats(words[i]);
         for (int a = 0; a < NT_COUNT; a++)
             count[i][i + 1][a] = (cats >> a) & 1;
     }
     for (int len = 2; len <= n; len++)
         for (int i = 0; i + len <= n; i++) {
             int j = i + len;
-            for (int k = 0; k < cky_nrules; k++) {
-                const cky_rule *r = &cky_rules[k];
+            for (int k = 0; k < _gcs_cky_nrules; k++) {
+                const cky_rule *r = &_gcs_cky_rules[k];
                 uint64_t sum = 0;
                 for (int m = i + 1; m < j; m++)
                     sum += count[i][m][r->left] * count[m][j][r->right];

@@ -24,28 +24,28 @@ typedef struct cky_word {
     uint8_t weight;
 } cky_word;
 
-extern const cky_rule cky_rules[];
-extern const int cky_nrules;
-extern const cky_word cky_lexicon[];  /* a word with several categories appears once per category */
-extern const int cky_nlexicon;
-extern const char *const cky_nt_names[NT_COUNT];
+extern const cky_rule _gcs_cky_rules[];
+extern const int _gcs_cky_nrules;
+extern const cky_word _gcs_cky_lexicon[];  /* a word with several categories appears once per category */
+extern const int _gcs_cky_nlexicon;
+extern const char *const _gcs_cky_nt_names[NT_COUNT];
 
-/* Distinct words: cky_word_text(w) for w in 0..cky_nwords()-1; a sentence is
- * an array of word ids.  cky_word_cats(w) is a bit set of the nonterminals
+/* Distinct words: _gcs_cky_word_text(w) for w in 0.._gcs_cky_nwords()-1; a sentence is
+ * an array of word ids.  _gcs_cky_word_cats(w) is a bit set of the nonterminals
  * with a lexical rule for w. */
-int cky_nwords(void);
-const char *cky_word_text(int w);
-uint32_t cky_word_cats(int w);
+int _gcs_cky_nwords(void);
+const char *_gcs_cky_word_text(int w);
+uint32_t _gcs_cky_word_cats(int w);
 
 #define CKY_MAX_LEN 40
 #define CKY_MIN_LEN 12
 
 /* Sentence `index` of a run with `seed`: a derivation from S, deterministic
  * in (seed, index), CKY_MIN_LEN..CKY_MAX_LEN words.  Returns its length. */
-int cky_generate(uint64_t seed, uint64_t index, int words[CKY_MAX_LEN]);
+int _gcs_cky_generate(uint64_t seed, uint64_t index, int words[CKY_MAX_LEN]);
 
 /* Serial reference: the number of parse trees of the sentence (mod 2^64),
  * by dense-array CKY without the collector. */
-uint64_t cky_count_reference(const int *words, int n);
+uint64_t _gcs_cky_count_reference(const int *words, int n);
 
 #endif

@@ -263,7 +263,7 @@ static int push_rec(wl_run *r, int i, int which, uint64_t *fill, rec *c)
     void **head = r->slot[i][which];
     if (!head || *fill == CHUNK_PTRS) {
         gcs_gc_push_root((void **)&c); /* c may be reachable from nothing else yet */
-        void **n = wl_alloc(r, (1 + CHUNK_PTRS) * sizeof(void *), 1 + CHUNK_PTRS);
+        void **n = _gcs_wl_alloc(r, (1 + CHUNK_PTRS) * sizeof(void *), 1 + CHUNK_PTRS);
         gcs_gc_pop_roots(1);
         if (!n)
             return -1;
@@ -289,7 +289,7 @@ static void expand(wl_run *r, int i)
             for (int m = 0; m < NMOVES; m++) {
                 if (!allowed(p->move, m))
                     continue;
-                rec *c = wl_alloc(r, sizeof(rec), 1);
+                rec *c = _gcs_wl_alloc(r, sizeof(rec), 1);
                 if (!c)
                     return;
                 c->parent = p;
@@ -366,7 +366,7 @@ static int gather_frontier(wl_run *r)
     s->nchunks = 0;
     if (n == 0)
         return 0;
-    void ***top = wl_alloc(r, n * sizeof(void *), n); /* the chunks are in MY_KEEP slots meanwhile */
+    void ***top = _gcs_wl_alloc(r, n * sizeof(void *), n); /* the chunks are in MY_KEEP slots meanwhile */
     if (!top)
         return -1;
     n = 0;
@@ -392,11 +392,11 @@ static void cube_mutator(wl_run *r, int i)
         expand(r, i);
         if (wl_failed(r))
             return;
-        if (wl_barrier(r) < 0)
+        if (_gcs_wl_barrier(r) < 0)
             return;
         if (i == 0)
             select_beam(r, level);
-        if (wl_barrier(r) < 0)
+        if (_gcs_wl_barrier(r) < 0)
             return;
         /* keep the beam's share of the candidates, forget the rest */
         uint64_t q = s->keep_quota[i];
@@ -410,15 +410,15 @@ static void cube_mutator(wl_run *r, int i)
             }
         r->slot[i][MY_CAND] = NULL;
         r->slot[i][MY_BEST] = NULL;
-        if (wl_barrier(r) < 0)
+        if (_gcs_wl_barrier(r) < 0)
             return;
         if (i == 0) {
             if (gather_frontier(r) < 0)
                 return;
             atomic_store(&s->next_chunk, 0);
-            wl_progress(r, (double)(level + 1) / (double)r->steps);
+            _gcs_wl_progress(r, (double)(level + 1) / (double)r->steps);
         }
-        if (wl_barrier(r) < 0)
+        if (_gcs_wl_barrier(r) < 0)
             return;
         if (s->done)
             return;
@@ -436,21 +436,21 @@ static void cube_verify(wl_run *r, gcs_workload_result *res)
     int depth = best->depth;
     rec **chain = calloc((size_t)depth + 1, sizeof *chain);
     if (!chain) {
-        wl_verdict(res, 0, "cube: out of memory verifying");
+        _gcs_wl_verdict(res, 0, "cube: out of memory verifying");
         return;
     }
     int n = 0;
     for (rec *p = best; p; p = p->parent) {
         if (n > depth) {
             free(chain);
-            wl_verdict(res, 0, "cube: the best record's parent chain is longer than its depth %d", depth);
+            _gcs_wl_verdict(res, 0, "cube: the best record's parent chain is longer than its depth %d", depth);
             return;
         }
         chain[depth - n++] = p;
     }
     if (n != depth + 1 || chain[0] != r->shared[SH_ROOT]) {
         free(chain);
-        wl_verdict(res, 0, "cube: the best record's parent chain (%d records) does not lead to the scramble", n);
+        _gcs_wl_verdict(res, 0, "cube: the best record's parent chain (%d records) does not lead to the scramble", n);
         return;
     }
     uint8_t st[NLOC], tmp[NLOC];
@@ -459,14 +459,14 @@ static void cube_verify(wl_run *r, gcs_workload_result *res)
         rec *c = chain[k];
         if (c->move >= NMOVES || c->depth != k || !allowed(chain[k - 1]->move, c->move)) {
             free(chain);
-            wl_verdict(res, 0, "cube: record %d of the solution has move %d depth %d", k, c->move, c->depth);
+            _gcs_wl_verdict(res, 0, "cube: record %d of the solution has move %d depth %d", k, c->move, c->depth);
             return;
         }
         apply(st, tmp, c->move);
         memcpy(st, tmp, NLOC);
         if (memcmp(st, c->st, NLOC) != 0 || c->score != score_of(st)) {
             free(chain);
-            wl_verdict(res, 0, "cube: record %d of the solution does not hold the state its moves give "
+            _gcs_wl_verdict(res, 0, "cube: record %d of the solution does not hold the state its moves give "
                                "(a record was overwritten)", k);
             return;
         }
@@ -492,25 +492,25 @@ static void cube_verify(wl_run *r, gcs_workload_result *res)
     for (int i = 0; i < 54; i++)
         off += !same(all[i].normal, all[i].home);
     free(chain);
-    wl_figure(res, "scramble_score", scramble_off);
-    wl_figure(res, "best_score", off);
-    wl_figure(res, "solution_moves", depth);
-    wl_figure(res, "solved", off == 0);
-    wl_figure(res, "levels", (double)s->levels);
-    wl_figure(res, "records", (double)records);
-    wl_figure(res, "max_frontier", (double)s->max_frontier);
+    _gcs_wl_figure(res, "scramble_score", scramble_off);
+    _gcs_wl_figure(res, "best_score", off);
+    _gcs_wl_figure(res, "solution_moves", depth);
+    _gcs_wl_figure(res, "solved", off == 0);
+    _gcs_wl_figure(res, "levels", (double)s->levels);
+    _gcs_wl_figure(res, "records", (double)records);
+    _gcs_wl_figure(res, "max_frontier", (double)s->max_frontier);
     if (off != best->score || scramble_off != s->root_score) {
-        wl_verdict(res, 0,
+        _gcs_wl_verdict(res, 0,
                    "cube: replaying the %d-move solution leaves %d stickers off their colour, the search "
                    "claimed %d (scramble: %d, claimed %d)",
                    depth, off, best->score, scramble_off, s->root_score);
         return;
     }
     if (off > scramble_off) {
-        wl_verdict(res, 0, "cube: the solution is worse than the scramble (%d > %d)", off, scramble_off);
+        _gcs_wl_verdict(res, 0, "cube: the solution is worse than the scramble (%d > %d)", off, scramble_off);
         return;
     }
-    wl_verdict(res, 1, "cube: %s: %d moves (%s) take the %d-move scramble from %d to %d stickers off colour",
+    _gcs_wl_verdict(res, 1, "cube: %s: %d moves (%s) take the %d-move scramble from %d to %d stickers off colour",
                off == 0 ? "solved" : "approximate", depth, depth ? moves : "none", s->nscramble, scramble_off, off);
 }
 
@@ -528,7 +528,7 @@ static void cube_teardown(wl_run *r)
     r->state = NULL;
 }
 
-const wl_impl gcs_wl_cube = {
+const wl_impl _gcs_wl_cube = {
     .info = {
         .name = "cube",
         .summary = "beam-bounded breadth-first search for a Rubik's cube solution; every mutator allocates "

@@ -20,8 +20,8 @@ typedef struct wl_impl {
     /* On the calling (attached) thread before the mutators start: builds the
      * shared state in r->state; GC objects go into r->shared[] slots. */
     int (*setup)(wl_run *r, gcs_err *err);
-    /* Body of mutator `index` (attached; it calls wl_barrier and returns on
-     * failure after wl_fail). */
+    /* Body of mutator `index` (attached; it calls _gcs_wl_barrier and returns on
+     * failure after _gcs_wl_fail). */
     void (*mutator)(wl_run *r, int index);
     /* On the calling thread, attached again, after every mutator joined and
      * only if none failed: checks the answer, fills res->verified, figures. */
@@ -56,17 +56,17 @@ struct wl_run {
 /* Waits until all mutators arrive.  The thread must hold no shadow-stack
  * roots (it detaches while it waits, so that it never holds up a
  * collection).  Returns -1 when some thread failed (the caller returns). */
-int wl_barrier(wl_run *r);
+int _gcs_wl_barrier(wl_run *r);
 /* Records the first failure and wakes every waiting thread. */
-void wl_fail(wl_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void _gcs_wl_fail(wl_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static inline int wl_failed(wl_run *r) { return atomic_load_explicit(&r->failed, memory_order_relaxed); }
 /* gcs_gc_alloc / gcs_gc_alloc_data that report an exhausted heap. */
-void *wl_alloc(wl_run *r, size_t size, size_t nptrs);
-void *wl_alloc_data(wl_run *r, size_t size);
-void wl_progress(wl_run *r, double fraction);
+void *_gcs_wl_alloc(wl_run *r, size_t size, size_t nptrs);
+void *_gcs_wl_alloc_data(wl_run *r, size_t size);
+void _gcs_wl_progress(wl_run *r, double fraction);
 /* Sets res->verified and the message (printf-style). */
-void wl_verdict(gcs_workload_result *res, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void wl_figure(gcs_workload_result *res, const char *name, double value);
+void _gcs_wl_verdict(gcs_workload_result *res, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void _gcs_wl_figure(gcs_workload_result *res, const char *name, double value);
 
 /* Seeds a per-purpose random stream from the run's seed. */
 static inline uint64_t wl_seed(uint64_t seed, uint64_t stream)
@@ -82,6 +82,6 @@ static inline double wl_uniform(uint64_t *rng) /* [0, 1) */
     return (double)(gcs_random_next(rng) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-extern const wl_impl gcs_wl_bh, gcs_wl_cube, gcs_wl_cky;
+extern const wl_impl _gcs_wl_bh, _gcs_wl_cube, _gcs_wl_cky;
 
 #endif

@@ -9,7 +9,7 @@
 #include "gcscale/trace.h"
 #include "internal.h"
 
-static const wl_impl *const impls[] = {&gcs_wl_bh, &gcs_wl_cube, &gcs_wl_cky};
+static const wl_impl *const impls[] = {&_gcs_wl_bh, &_gcs_wl_cube, &_gcs_wl_cky};
 #define NIMPLS (sizeof impls / sizeof impls[0])
 
 static const char *const names[] = {"bh", "cube", "cky", NULL};
@@ -92,7 +92,7 @@ void gcs_workload_gclog_free(gcs_workload_gclog *log)
 
 /* ---- helpers for the workloads ------------------------------------------------ */
 
-void wl_fail(wl_run *r, const char *fmt, ...)
+void _gcs_wl_fail(wl_run *r, const char *fmt, ...)
 {
     pthread_mutex_lock(&r->lock);
     if (!atomic_load(&r->failed)) {
@@ -106,7 +106,7 @@ void wl_fail(wl_run *r, const char *fmt, ...)
     pthread_mutex_unlock(&r->lock);
 }
 
-int wl_barrier(wl_run *r)
+int _gcs_wl_barrier(wl_run *r)
 {
     /* Detached, a waiting thread never holds up a collection; its long-lived
      * objects are in registered slots, not on its (dropped) shadow stack. */
@@ -130,37 +130,37 @@ int wl_barrier(wl_run *r)
     gcs_trace_set_state(GCS_TRACE_RUNNING);
     gcs_err err;
     if (gcs_gc_attach(&err) < 0) {
-        wl_fail(r, "%s", err.msg);
+        _gcs_wl_fail(r, "%s", err.msg);
         return -1;
     }
     return atomic_load(&r->failed) ? -1 : 0;
 }
 
-void *wl_alloc(wl_run *r, size_t size, size_t nptrs)
+void *_gcs_wl_alloc(wl_run *r, size_t size, size_t nptrs)
 {
     void *p = gcs_gc_alloc(size, nptrs);
     if (!p)
-        wl_fail(r, "%s: %s (the heap limit is too small for this size)", r->impl->info.name,
+        _gcs_wl_fail(r, "%s: %s (the heap limit is too small for this size)", r->impl->info.name,
                 gcs_gc_last_error());
     return p;
 }
 
-void *wl_alloc_data(wl_run *r, size_t size)
+void *_gcs_wl_alloc_data(wl_run *r, size_t size)
 {
     void *p = gcs_gc_alloc_data(size);
     if (!p)
-        wl_fail(r, "%s: %s (the heap limit is too small for this size)", r->impl->info.name,
+        _gcs_wl_fail(r, "%s: %s (the heap limit is too small for this size)", r->impl->info.name,
                 gcs_gc_last_error());
     return p;
 }
 
-void wl_progress(wl_run *r, double fraction)
+void _gcs_wl_progress(wl_run *r, double fraction)
 {
     if (r->progress)
         r->progress(fraction < 0 ? 0 : fraction > 1 ? 1 : fraction, r->progress_arg);
 }
 
-void wl_verdict(gcs_workload_result *res, int ok, const char *fmt, ...)
+void _gcs_wl_verdict(gcs_workload_result *res, int ok, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -169,7 +169,7 @@ void wl_verdict(gcs_workload_result *res, int ok, const char *fmt, ...)
     res->verified = ok;
 }
 
-void wl_figure(gcs_workload_result *res, const char *name, double value)
+void _gcs_wl_figure(gcs_workload_result *res, const char *name, double value)
 {
     if (res->nfigures < (int)(sizeof res->figures / sizeof res->figures[0])) {
         res->figures[res->nfigures].name = name;
@@ -200,7 +200,7 @@ static void *mutator_main(void *arg)
     gcs_trace_thread_begin(t->name, "mutator");
     gcs_err err;
     if (gcs_gc_attach(&err) < 0) {
-        wl_fail(r, "%s", err.msg);
+        _gcs_wl_fail(r, "%s", err.msg);
     } else {
         r->impl->mutator(r, t->index);
         gcs_gc_detach();
@@ -297,7 +297,7 @@ int gcs_workload_run(const gcs_workload_options *opts, gcs_workload_result *res,
             threads[i].index = i;
             snprintf(threads[i].name, sizeof threads[i].name, "%s-mutator-%d", info->name, i);
             if (pthread_create(&tids[i], NULL, mutator_main, &threads[i]) != 0) {
-                wl_fail(r, "%s: cannot start mutator thread %d", info->name, i);
+                _gcs_wl_fail(r, "%s: cannot start mutator thread %d", info->name, i);
                 break;
             }
             started++;
@@ -309,7 +309,7 @@ int gcs_workload_run(const gcs_workload_options *opts, gcs_workload_result *res,
         t1 = gcs_now_ns();
         gcs_err aerr;
         if (gcs_gc_attach(&aerr) < 0 && !atomic_load(&r->failed))
-            wl_fail(r, "%s", aerr.msg);
+            _gcs_wl_fail(r, "%s", aerr.msg);
         if (atomic_load(&r->failed)) {
             gcs_err_set(err, "%s", r->fail_msg);
             rc = -1;

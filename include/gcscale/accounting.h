@@ -80,8 +80,8 @@ typedef struct gcs_acct {
 
 /* Interval accounting of a whole trace.  active_mask 0 means
  * GCS_ACCT_ACTIVE_CPU. */
-gcs_acct *gcs_acct_compute(const gcs_trace *t, uint32_t active_mask, gcs_err *err);
-void gcs_acct_free(gcs_acct *a);
+GCS_API gcs_acct *gcs_acct_compute(const gcs_trace *t, uint32_t active_mask, gcs_err *err);
+GCS_API void gcs_acct_free(gcs_acct *a);
 
 /* ---- bottle graph ------------------------------------------------------------ */
 typedef enum gcs_acct_grouping {
@@ -107,19 +107,19 @@ typedef struct gcs_acct_bottle {
 
 /* Boxes for a grouping of a.  labels: one per thread, for GCS_ACCT_BY_LABEL
  * only.  Threads with the same label (or class) form one box. */
-gcs_acct_bottle *gcs_acct_bottle_make(const gcs_acct *a, gcs_acct_grouping g, const char *const *labels,
+GCS_API gcs_acct_bottle *gcs_acct_bottle_make(const gcs_acct *a, gcs_acct_grouping g, const char *const *labels,
                                       gcs_err *err);
-void gcs_acct_bottle_free(gcs_acct_bottle *b);
+GCS_API void gcs_acct_bottle_free(gcs_acct_bottle *b);
 
 /* A table of the boxes, bottom first: label, class, threads, share (ms),
  * share %, run (ms), parallelism; and one "idle" row. */
-gcs_table *gcs_acct_bottle_table(const gcs_acct_bottle *b, const char *title);
-json_t *gcs_acct_bottle_to_json(const gcs_acct_bottle *b);
+GCS_API gcs_table *gcs_acct_bottle_table(const gcs_acct_bottle *b, const char *title);
+GCS_API json_t *gcs_acct_bottle_to_json(const gcs_acct_bottle *b);
 
 /* The bottle graph as an SVG file: boxes centred on x = 0, widest at the
  * bottom, x = parallelism, y = time (ms), each labelled with its name,
  * share and parallelism; idle time in the subtitle. */
-int gcs_acct_bottle_write_svg(const gcs_acct_bottle *b, const char *title, const char *subtitle,
+GCS_API int gcs_acct_bottle_write_svg(const gcs_acct_bottle *b, const char *title, const char *subtitle,
                               const char *path, gcs_err *err);
 
 /* ---- managed speedup stack ------------------------------------------------------ */
@@ -140,7 +140,7 @@ typedef struct gcs_acct_run_times {
 
 /* app_class: the class of the application threads; NULL: GCS_ACCT_APP_CLASS
  * (the built-in recorder's "mutator"; a sched trace calls them "worker"). */
-int gcs_acct_run_times_compute(const gcs_trace *t, const char *app_class, gcs_acct_run_times *out,
+GCS_API int gcs_acct_run_times_compute(const gcs_trace *t, const char *app_class, gcs_acct_run_times *out,
                                gcs_err *err);
 
 /* Components of one speedup stack, in units of speedup; they add up to n. */
@@ -157,20 +157,20 @@ typedef struct gcs_acct_stack {
 
 #define GCS_ACCT_STACK_COMPONENTS 6
 /* "speedup", "gc", "initialization", "synchronization", "imbalance", "other" */
-extern const char *const gcs_acct_stack_component_names[GCS_ACCT_STACK_COMPONENTS];
-void gcs_acct_stack_values(const gcs_acct_stack *s, double out[GCS_ACCT_STACK_COMPONENTS]);
+GCS_API extern const char *const gcs_acct_stack_component_names[GCS_ACCT_STACK_COMPONENTS];
+GCS_API void gcs_acct_stack_values(const gcs_acct_stack *s, double out[GCS_ACCT_STACK_COMPONENTS]);
 
 /* st must come from a run with exactly one application thread, mt from a run
  * with at least one; -1 with err otherwise (messages name the class
  * "application" threads were counted by; NULL: GCS_ACCT_APP_CLASS). */
-int gcs_acct_stack_compute(const gcs_acct_run_times *st, const gcs_acct_run_times *mt, const char *app_class,
+GCS_API int gcs_acct_stack_compute(const gcs_acct_run_times *st, const gcs_acct_run_times *mt, const char *app_class,
                            gcs_acct_stack *out, gcs_err *err);
-json_t *gcs_acct_stack_to_json(const gcs_acct_stack *s);
+GCS_API json_t *gcs_acct_stack_to_json(const gcs_acct_stack *s);
 
 /* The stacks side by side, as in the speedup-stacks paper's Figure 3: one
  * bar per stack with labels[i] under it ("N = n" when labels or labels[i]
  * is NULL; keep labels short, about 10 characters). */
-int gcs_acct_stacks_write_svg(const gcs_acct_stack *stacks, const char *const *labels, int n,
+GCS_API int gcs_acct_stacks_write_svg(const gcs_acct_stack *stacks, const char *const *labels, int n,
                               const char *title, const char *subtitle, const char *path, gcs_err *err);
 
 #endif

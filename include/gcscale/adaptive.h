@@ -37,7 +37,7 @@ typedef struct gcs_adaptive_spec {
 
 /* Parses "N", "adaptive" or "adaptive:MAX".  -1 with a one-line error
  * naming the accepted forms for anything else ("0", "adaptive:0", "x"). */
-int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gcs_err *err);
+GCS_API int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gcs_err *err);
 
 /* Configures gc options from a thread spec "N", "adaptive" or "adaptive:MAX"
  * (the same syntax as the GCSCALE_GC_THREADS environment variable;
@@ -51,11 +51,11 @@ int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gcs_err *e
  * spec decided.  Call before gcs_gc_init, which then owns the policy (a
  * caller that does not call gcs_gc_init releases it with
  * gcs_adaptive_release). */
-int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const char *machine_path,
+GCS_API int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const char *machine_path,
                            gcs_err *err);
 
 /* Destroys an installed policy that no gcs_gc_init took over; clears it. */
-void gcs_adaptive_release(gcs_gc_options *opts);
+GCS_API void gcs_adaptive_release(gcs_gc_options *opts);
 
 /* ---- the policy itself (for tests, tools and other collectors) ---------------- */
 
@@ -83,12 +83,12 @@ typedef struct gcs_adaptive_opts {
     gcs_model_opts model;
 } gcs_adaptive_opts;
 
-void gcs_adaptive_opts_init(gcs_adaptive_opts *opts);
+GCS_API void gcs_adaptive_opts_init(gcs_adaptive_opts *opts);
 
 /* Builds the adaptive policy for profile `prof`, which it takes over (freed
  * by the policy's destroy, also when this fails).  -1 with err set if the
  * profile has no gc_cost_ns or fails gcs_model_check. */
-int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gcs_gc_thread_policy *out,
+GCS_API int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gcs_gc_thread_policy *out,
                             gcs_err *err);
 
 /* What the policy estimated from one previous collection: the model's heap
@@ -106,11 +106,11 @@ typedef struct gcs_adaptive_estimate {
  * time (P >= 2), else span_fraction_hint * T1 (< 0: 0).  Returns the
  * estimate's own Tinf / T1 measure in est->span_fraction; -1 if stats hold no
  * marked object. */
-int gcs_adaptive_estimate_heap(const gcs_gc_stats *prev, const gcs_profile *prof, double span_fraction_hint,
+GCS_API int gcs_adaptive_estimate_heap(const gcs_gc_stats *prev, const gcs_profile *prof, double span_fraction_hint,
                                gcs_adaptive_estimate *est, gcs_err *err);
 
 /* The decision for one collection, as the policy's choose() makes it; exposed
  * for tests.  state is the policy's state (out->state of gcs_adaptive_policy_new). */
-int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out);
+GCS_API int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out);
 
 #endif

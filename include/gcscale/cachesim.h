@@ -84,7 +84,7 @@ typedef struct gcs_cachesim_geom {
  * used.  private_levels = the leading levels shared by no more CPUs than the
  * first level.  -1 with "profile has no cache geometry" when the profile
  * lists no data/unified cache, or with a message naming a bad entry. */
-int gcs_cachesim_geom_from_profile(const gcs_profile *prof, int cpu, gcs_cachesim_geom *geom,
+GCS_API int gcs_cachesim_geom_from_profile(const gcs_profile *prof, int cpu, gcs_cachesim_geom *geom,
                                    gcs_err *err);
 
 /* Hit/miss counts of one level, by request class. */
@@ -155,19 +155,19 @@ typedef struct gcs_cachesim {
 /* Allocates the tag arrays (zeroed pages, touched lazily).  NULL with err
  * set on a bad geometry (line not a power of two, size smaller than a line,
  * no level) or when out of memory. */
-gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err);
-void gcs_cachesim_free(gcs_cachesim *s);
+GCS_API gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err);
+GCS_API void gcs_cachesim_free(gcs_cachesim *s);
 /* The lowest byte address from which two lines may share a tag at some
  * level (the tags are 32-bit, see gcs_cachesim_lv): a caller must keep its
  * addresses below it for exact results.  2^38 bytes for a fully associative
  * level of 64-byte lines, 2^44 with 64 sets; UINT64_MAX when no bound is
  * reached in 64 bits. */
-uint64_t gcs_cachesim_addr_limit(const gcs_cachesim *s);
+GCS_API uint64_t gcs_cachesim_addr_limit(const gcs_cachesim *s);
 /* Empties every level and zeroes the counts. */
-void gcs_cachesim_reset(gcs_cachesim *s);
+GCS_API void gcs_cachesim_reset(gcs_cachesim *s);
 
 /* The out-of-line part of an access; use gcs_cachesim_access. */
-int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls);
+GCS_API int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls);
 
 /* Simulates one access to byte address addr.  Returns the index of the level
  * that hit (0 = first level), nlevels when it went to memory, or nlevels + 1
@@ -250,6 +250,6 @@ typedef struct gcs_cachesim_result {
     double live_lines_avg;              /* L (0 when there were no accesses) */
 } gcs_cachesim_result;
 
-void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out);
+GCS_API void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out);
 
 #endif

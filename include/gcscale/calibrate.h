@@ -41,7 +41,7 @@ typedef struct gcs_calibrate_opts {
 } gcs_calibrate_opts;
 
 /* Fills opts with the defaults (full mode, this system, automatic size). */
-void gcs_calibrate_opts_init(gcs_calibrate_opts *opts);
+GCS_API void gcs_calibrate_opts_init(gcs_calibrate_opts *opts);
 
 /* Runs the calibration; on success *out is a new profile (free with
  * gcs_profile_free).  Its last step fits the marker's miss overlap
@@ -50,14 +50,14 @@ void gcs_calibrate_opts_init(gcs_calibrate_opts *opts);
  * small run and skips it.  That step is optional: a failed fit leaves
  * gc_miss_overlap out and records why in calibration.gc_overlap ("note",
  * "error").  Returns -1 with err set on failure. */
-int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err *err);
+GCS_API int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err *err);
 
 /* Times the collector's mark on small cache-resident heaps of varied shape and
  * fits gc_cost_ns (object, pointer: least squares over T1 at P = 1; steal:
  * extra busy time per steal at P = 2) into p.  *details gets the load points,
  * the fit and its residuals (new reference).  Starts and shuts down a
  * collector, so none may exist in the process.  quick: fewer repetitions. */
-int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err);
+GCS_API int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err);
 
 /* Re-measures only the marker's costs (gc_cost_ns, gc_steals) and its miss
  * overlap (gc_miss_overlap, as gcs_calibrate_run's last step) into p, a
@@ -66,7 +66,7 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
  * "calibration" (gc_costs, gc_only: when and how, gc_overlap).  Reports its
  * steps on pr, which the caller has initialised with at least
  * gcs_calibrate_update_gc_work(p, quick) and finishes. */
-int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err);
+GCS_API int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err);
 /* The expected seconds of gcs_calibrate_update_gc(p, quick), in pr's units. */
 GCS_API double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick);
 

@@ -18,6 +18,9 @@
  * library.  Every function declared in include/gcscale/ carries it. */
 #define GCS_API __attribute__((visibility("default")))
 
+/* The library's version, recorded in profiles and results. */
+#define GCSCALE_VERSION "0.1.0"
+
 /* ---- errors ---------------------------------------------------------------
  * Library functions never print and never exit: they return -1 (or NULL) and
  * describe the failure in one line in a caller-provided gcs_err.  The CLI
@@ -26,23 +29,23 @@ typedef struct gcs_err {
     char msg[512];
 } gcs_err;
 
-void gcs_err_set(gcs_err *err, const char *fmt, ...)
+GCS_API void gcs_err_set(gcs_err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Replaces control characters (newlines, tabs, escapes) by '?' in place, so
  * that text quoted from the user prints as one line; gcs_err_set applies it
  * to every message. */
-void gcs_text_one_line(char *s);
+GCS_API void gcs_text_one_line(char *s);
 
 /* ---- time ---------------------------------------------------------------- */
-uint64_t gcs_now_ns(void);                 /* CLOCK_MONOTONIC in nanoseconds */
-void gcs_now_iso8601(char *buf, size_t n); /* UTC wall-clock time, for records */
+GCS_API uint64_t gcs_now_ns(void);                 /* CLOCK_MONOTONIC in nanoseconds */
+GCS_API void gcs_now_iso8601(char *buf, size_t n); /* UTC wall-clock time, for records */
 
 /* ---- order statistics -----------------------------------------------------
  * Percentiles use linear interpolation between closest ranks; the array is
  * sorted in place.  p is in [0, 100]. */
-void gcs_stats_sort(double *values, size_t n);
-double gcs_stats_percentile(double *values, size_t n, double p);
-double gcs_stats_median(double *values, size_t n);
+GCS_API void gcs_stats_sort(double *values, size_t n);
+GCS_API double gcs_stats_percentile(double *values, size_t n, double p);
+GCS_API double gcs_stats_median(double *values, size_t n);
 
 /* ---- random numbers ----------------------------------------------------------
  * xorshift64*: fast and reproducible, for building test and benchmark heaps
@@ -66,14 +69,14 @@ static inline uint64_t gcs_random_below(uint64_t *state, uint64_t n)
 /* ---- parsing ---------------------------------------------------------------
  * Sizes accept a plain byte count or a K/M/G/T suffix (powers of 1024, an
  * optional trailing "iB" or "B").  Both return -1 with err set on bad input. */
-int gcs_parse_size(const char *text, uint64_t *bytes, gcs_err *err);
-int gcs_parse_long(const char *text, long min, long max, long *value, gcs_err *err);
-int gcs_parse_double(const char *text, double min, double max, double *value, gcs_err *err);
+GCS_API int gcs_parse_size(const char *text, uint64_t *bytes, gcs_err *err);
+GCS_API int gcs_parse_long(const char *text, long min, long max, long *value, gcs_err *err);
+GCS_API int gcs_parse_double(const char *text, double min, double max, double *value, gcs_err *err);
 /* A list of counts such as thread counts: "1-64", "1,2,4,8" or a mix
  * ("1-4,8,16"), every count in [1, max], into an ascending list without
  * duplicates (*values is malloc'ed, *n its length).  0, 5-2, blanks, signs
  * and counts above max are errors that quote the list. */
-int gcs_parse_count_list(const char *text, int max, int **values, int *n, gcs_err *err);
+GCS_API int gcs_parse_count_list(const char *text, int max, int **values, int *n, gcs_err *err);
 
 /* The inverse of gcs_parse_size, for people: "64 MiB", "1.5 GiB" (binary
  * units up to PiB, one decimal where the value is not whole).  flags:
@@ -98,9 +101,9 @@ typedef struct gcs_minheap {
     size_t n, cap;
 } gcs_minheap;
 
-int gcs_minheap_push(gcs_minheap *h, double key, uint64_t item);
-gcs_minheap_entry gcs_minheap_pop(gcs_minheap *h); /* h->n must be > 0 */
-void gcs_minheap_free(gcs_minheap *h);
+GCS_API int gcs_minheap_push(gcs_minheap *h, double key, uint64_t item);
+GCS_API gcs_minheap_entry gcs_minheap_pop(gcs_minheap *h); /* h->n must be > 0 */
+GCS_API void gcs_minheap_free(gcs_minheap *h);
 
 /* ---- crash-safe output files ------------------------------------------------
  * Output goes to "PATH.tmp.PID" and is renamed over PATH only by
@@ -117,27 +120,27 @@ typedef struct gcs_outfile {
     int direct;          /* writing straight into a device or FIFO */
 } gcs_outfile;
 
-int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err);
+GCS_API int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err);
 /* Checks, before a long run, what gcs_outfile_open would refuse: PATH a
  * directory or a link to nothing, its directory missing or not writable.
  * "-" (stdout) passes.  0, or -1 with err set ("PATH: cannot write: ..."). */
-int gcs_outfile_check(const char *path, gcs_err *err);
-int gcs_outfile_commit(gcs_outfile *out, gcs_err *err);
-void gcs_outfile_abort(gcs_outfile *out);
+GCS_API int gcs_outfile_check(const char *path, gcs_err *err);
+GCS_API int gcs_outfile_commit(gcs_outfile *out, gcs_err *err);
+GCS_API void gcs_outfile_abort(gcs_outfile *out);
 
 /* Prints a JSON document the way gcscale always writes JSON: indented, keys
  * in insertion order, reals with 10 significant digits, a final newline.
  * Returns 0, or -1 when the stream fails. */
 #define GCS_JSON_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
-int gcs_json_print(const json_t *doc, FILE *fp);
+GCS_API int gcs_json_print(const json_t *doc, FILE *fp);
 
 /* Writes a JSON document (indented, keys in insertion order) through a
  * gcs_outfile.  "-" means stdout. */
-int gcs_json_write_file(json_t *doc, const char *path, gcs_err *err);
+GCS_API int gcs_json_write_file(json_t *doc, const char *path, gcs_err *err);
 /* Reads a JSON document ("-" is stdin), refusing duplicate keys.  NULL with
  * err "PATH: cannot read: ..." or "PATH: malformed JSON at line L, column
  * C: ...". */
-json_t *gcs_json_read_file(const char *path, gcs_err *err);
+GCS_API json_t *gcs_json_read_file(const char *path, gcs_err *err);
 
 /* ---- progress ---------------------------------------------------------------
  * Long runs report "step, percent, time left" on stderr: a live line when
@@ -149,13 +152,13 @@ typedef struct gcs_progress {
     int tty, quiet;
 } gcs_progress;
 
-void gcs_progress_init(gcs_progress *pr, double total_work, int quiet);
-void gcs_progress_step(gcs_progress *pr, const char *step, double work_of_step);
-void gcs_progress_done(gcs_progress *pr, double work_of_step);
-void gcs_progress_finish(gcs_progress *pr);
+GCS_API void gcs_progress_init(gcs_progress *pr, double total_work, int quiet);
+GCS_API void gcs_progress_step(gcs_progress *pr, const char *step, double work_of_step);
+GCS_API void gcs_progress_done(gcs_progress *pr, double work_of_step);
+GCS_API void gcs_progress_finish(gcs_progress *pr);
 /* Ends a live progress line left on the terminal, so that a message printed
  * next (an error that stops the run) gets a line of its own. */
-void gcs_progress_end_line(void);
+GCS_API void gcs_progress_end_line(void);
 
 /* ---- result tables ------------------------------------------------------------
  * A table is a list of named columns and rows of cells.  It prints as an
@@ -165,14 +168,14 @@ typedef enum gcs_format { GCS_FORMAT_TEXT, GCS_FORMAT_CSV, GCS_FORMAT_JSON } gcs
 
 typedef struct gcs_table gcs_table;
 
-gcs_table *gcs_table_new(const char *title, int ncols, const char *const *colnames);
-void gcs_table_free(gcs_table *t);
+GCS_API gcs_table *gcs_table_new(const char *title, int ncols, const char *const *colnames);
+GCS_API void gcs_table_free(gcs_table *t);
 /* Cells are appended left to right; a new row starts after ncols cells. */
-void gcs_table_add_str(gcs_table *t, const char *s);
-void gcs_table_add_int(gcs_table *t, long long v);
-void gcs_table_add_num(gcs_table *t, double v, int decimals); /* NaN prints "-"/null */
-int gcs_table_rows(const gcs_table *t);
-json_t *gcs_table_to_json(const gcs_table *t); /* new reference */
-void gcs_table_print(const gcs_table *t, FILE *fp, gcs_format fmt);
+GCS_API void gcs_table_add_str(gcs_table *t, const char *s);
+GCS_API void gcs_table_add_int(gcs_table *t, long long v);
+GCS_API void gcs_table_add_num(gcs_table *t, double v, int decimals); /* NaN prints "-"/null */
+GCS_API int gcs_table_rows(const gcs_table *t);
+GCS_API json_t *gcs_table_to_json(const gcs_table *t); /* new reference */
+GCS_API void gcs_table_print(const gcs_table *t, FILE *fp, gcs_format fmt);
 
 #endif

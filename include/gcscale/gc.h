@@ -282,42 +282,42 @@ struct gcs_gc_stats {
 };
 
 /* Lifetime ---------------------------------------------------------------- */
-void gcs_gc_options_default(gcs_gc_options *opts);
+GCS_API void gcs_gc_options_default(gcs_gc_options *opts);
 /* Reserves the heap, starts the worker pool and attaches the calling thread.
  * opts may be NULL (defaults).  Fails if a collector already exists. */
-int gcs_gc_init(const gcs_gc_options *opts, gcs_err *err);
+GCS_API int gcs_gc_init(const gcs_gc_options *opts, gcs_err *err);
 /* Stops the workers and releases the heap; every other thread must have
  * detached.  All GC objects become invalid. */
-void gcs_gc_shutdown(void);
-int gcs_gc_is_initialized(void);
+GCS_API void gcs_gc_shutdown(void);
+GCS_API int gcs_gc_is_initialized(void);
 
 /* Threads ---------------------------------------------------------------- */
-int gcs_gc_attach(gcs_err *err);     /* 0, or -1 if no collector / already attached */
-void gcs_gc_detach(void);            /* drops the thread's shadow stack */
+GCS_API int gcs_gc_attach(gcs_err *err);     /* 0, or -1 if no collector / already attached */
+GCS_API void gcs_gc_detach(void);            /* drops the thread's shadow stack */
 
 /* Allocation (attached threads only) --------------------------------------- */
-void *gcs_gc_alloc(size_t size, size_t nptrs);
-void *gcs_gc_alloc_data(size_t size);
-size_t gcs_gc_size(const void *obj);   /* payload bytes (multiple of 8) */
-size_t gcs_gc_nptrs(const void *obj);
-int gcs_gc_node_of(const void *obj);   /* memory node of obj's page; -1 unknown */
-int gcs_gc_is_heap_pointer(const void *p); /* p lies inside the reserved heap */
-const char *gcs_gc_last_error(void);   /* this thread's last failure; "" if none */
+GCS_API void *gcs_gc_alloc(size_t size, size_t nptrs);
+GCS_API void *gcs_gc_alloc_data(size_t size);
+GCS_API size_t gcs_gc_size(const void *obj);   /* payload bytes (multiple of 8) */
+GCS_API size_t gcs_gc_nptrs(const void *obj);
+GCS_API int gcs_gc_node_of(const void *obj);   /* memory node of obj's page; -1 unknown */
+GCS_API int gcs_gc_is_heap_pointer(const void *p); /* p lies inside the reserved heap */
+GCS_API const char *gcs_gc_last_error(void);   /* this thread's last failure; "" if none */
 
 /* Roots -------------------------------------------------------------------- */
-int gcs_gc_add_root(void **slot);      /* global root slot; -1 if out of memory */
-void gcs_gc_remove_root(void **slot);
+GCS_API int gcs_gc_add_root(void **slot);      /* global root slot; -1 if out of memory */
+GCS_API void gcs_gc_remove_root(void **slot);
 /* Per-thread shadow stack: push the address of a local that holds a GC
  * pointer, pop the same number before the local goes out of scope. */
-int gcs_gc_push_root(void **slot);      /* -1 only when out of memory */
-void gcs_gc_pop_roots(size_t n);
+GCS_API int gcs_gc_push_root(void **slot);      /* -1 only when out of memory */
+GCS_API void gcs_gc_pop_roots(size_t n);
 
 /* Collection ---------------------------------------------------------------- */
 /* Collects now (or joins a collection already under way); returns 0. */
-int gcs_gc_collect(void);
+GCS_API int gcs_gc_collect(void);
 /* Parks the thread if another thread wants to collect.  Cheap: one load. */
-extern int gcs_gc_stop_requested_;
-void gcs_gc_safepoint_slow(void);
+GCS_API extern int gcs_gc_stop_requested_;
+GCS_API void gcs_gc_safepoint_slow(void);
 static inline void gcs_gc_safepoint(void)
 {
     if (__builtin_expect(__atomic_load_n(&gcs_gc_stop_requested_, __ATOMIC_RELAXED), 0))
@@ -326,34 +326,34 @@ static inline void gcs_gc_safepoint(void)
 
 /* GC threads P for the next collections (1..max_threads); the count is chosen
  * per collection, so an adaptive policy can change it between collections. */
-int gcs_gc_set_threads(int threads);
+GCS_API int gcs_gc_set_threads(int threads);
 /* Pauses (0) or resumes (1) the thread policy installed at init: while it is
  * paused, collections use the gcs_gc_set_threads count and carry no decision
  * (gc-bench times fixed P and the policy on one heap).  -1 if no policy. */
-int gcs_gc_set_thread_policy_active(int on);
-int gcs_gc_threads(void);
-int gcs_gc_max_threads(void);
+GCS_API int gcs_gc_set_thread_policy_active(int on);
+GCS_API int gcs_gc_threads(void);
+GCS_API int gcs_gc_max_threads(void);
 /* The mark mode of the next collections and re-marks.  Any thread may call
  * it at any time: a collection reads the mode once, when it starts, and its
  * mark and sweep all use that copy (gcs_gc_stats.mark_mode); a call made
  * during a collection waits for it to end.  A value that is not a
  * gcs_gc_mark_mode is ignored. */
-void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode);
+GCS_API void gcs_gc_set_mark_mode(gcs_gc_mark_mode mode);
 /* T-infinity of each following collection's marked graph (gcs_gc_stats.span)
  * with w(v) = gcs_gc_mark_weight(cost_object, cost_pointer, nptrs(v), nptrs(v));
  * both 0: 1 and 1, the unit "objects + pointers", as in gcs_gc_options. */
-void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer);
+GCS_API void gcs_gc_set_compute_span(int on, double cost_object, double cost_pointer);
 /* Instrumentation (default on).  Off, workers keep no per-object counters
  * (objects_scanned, pointers_scanned, bytes_marked, chunks_scanned stay 0)
  * and read no clock around their searches for work (search_ns 0, busy_ns =
  * mark_ns); phase times, steals and spills are still recorded.  It exists to
  * measure what the instrumentation costs (gcscale gc-bench --instr-cost).
  * Like the mark mode, read once per collection or re-mark. */
-void gcs_gc_set_instrumentation(int on);
+GCS_API void gcs_gc_set_instrumentation(int on);
 /* LLC misses per worker (workers[i].cache_misses): 1 when a PAPI event
  * counts them, with its name in buf; 0 when unavailable, with PAPI's reason
  * in buf ("unavailable: ...").  Probed once per process. */
-int gcs_gc_cache_miss_info(char *buf, size_t n);
+GCS_API int gcs_gc_cache_miss_info(char *buf, size_t n);
 
 /* Heap snapshots ------------------------------------------------------------ */
 /* The next collection (whoever triggers it) also writes a snapshot to path
@@ -362,7 +362,7 @@ int gcs_gc_cache_miss_info(char *buf, size_t n);
  * at a time: a second gcs_gc_snapshot_next before that collection replaces
  * the first (it never replaces a gcs_gc_collect_snapshot request).  -1 if no
  * collector. */
-int gcs_gc_snapshot_next(const char *path);
+GCS_API int gcs_gc_snapshot_next(const char *path);
 /* Collects now (or joins a collection already under way) and writes a
  * snapshot of the live heap to path ("%d" expanded).  0 means this call's
  * own file was written; -1 with err set when it was not (the collection
@@ -370,9 +370,9 @@ int gcs_gc_snapshot_next(const char *path);
  * queues its own request, and one collection writes every queued file (the
  * periodic file is skipped for it; its statistics describe the first file,
  * and snapshot_status is -1 if any failed). */
-int gcs_gc_collect_snapshot(const char *path, gcs_err *err);
+GCS_API int gcs_gc_collect_snapshot(const char *path, gcs_err *err);
 /* Periodic snapshots from now on: path pattern (NULL: off) every N-th (0: 1). */
-int gcs_gc_set_snapshot(const char *path, uint64_t every);
+GCS_API int gcs_gc_set_snapshot(const char *path, uint64_t every);
 
 /* Builds a heap from a snapshot (include/gcscale/snapshot.h): allocates every
  * object with its size and pointer count, in id (= address) order, links the
@@ -388,9 +388,9 @@ typedef struct gcs_gc_snapshot_heap {
     uint64_t objects;           /* objects allocated */
     uint64_t bytes;             /* their payload bytes */
 } gcs_gc_snapshot_heap;
-int gcs_gc_build_snapshot(const struct gcs_snapshot *g, gcs_gc_snapshot_heap *out, gcs_err *err);
+GCS_API int gcs_gc_build_snapshot(const struct gcs_snapshot *g, gcs_gc_snapshot_heap *out, gcs_err *err);
 /* Unregisters and frees the root slots (the objects become garbage). */
-void gcs_gc_snapshot_heap_release(gcs_gc_snapshot_heap *heap);
+GCS_API void gcs_gc_snapshot_heap_release(gcs_gc_snapshot_heap *heap);
 
 /* Re-mark ------------------------------------------------------------------ */
 /* Marks the current heap again from the current roots with `threads` workers
@@ -410,19 +410,19 @@ void gcs_gc_snapshot_heap_release(gcs_gc_snapshot_heap *heap);
  * the world itself, like a collection, and resumes it).  Objects allocated
  * since the last collection are marked if reachable.  -1 if no collector or
  * threads is out of range. */
-int gcs_gc_remark(int threads, gcs_gc_stats *out);
+GCS_API int gcs_gc_remark(int threads, gcs_gc_stats *out);
 
 /* Statistics --------------------------------------------------------------- */
-int gcs_gc_last_stats(gcs_gc_stats *out);   /* -1 before the first collection */
+GCS_API int gcs_gc_last_stats(gcs_gc_stats *out);   /* -1 before the first collection */
 /* Collections so far; in an on_collection callback, including the one being
  * reported (= its stats' index, as gcs_gc_last_stats() there). */
-uint64_t gcs_gc_collections(void);
+GCS_API uint64_t gcs_gc_collections(void);
 /* Walks the heap (world must be quiet: call from an attached thread with no
  * other thread running) and counts allocated objects and their payload bytes.
  * Right after a collection this is exactly the reachable set. */
-void gcs_gc_census(uint64_t *objects, uint64_t *payload_bytes);
+GCS_API void gcs_gc_census(uint64_t *objects, uint64_t *payload_bytes);
 /* The JSON line that is logged for a collection (new reference). */
-json_t *gcs_gc_stats_to_json(const gcs_gc_stats *stats);
-const char *gcs_gc_mark_mode_name(gcs_gc_mark_mode mode);
+GCS_API json_t *gcs_gc_stats_to_json(const gcs_gc_stats *stats);
+GCS_API const char *gcs_gc_mark_mode_name(gcs_gc_mark_mode mode);
 
 #endif

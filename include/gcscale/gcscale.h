@@ -7,13 +7,11 @@
  * workloads (workload) exercise it, traces of thread states (trace,
  * schedtrace) give speedup stacks and bottle graphs (accounting), and the
  * validation report (validate) checks the prediction against the collector.
- * Each part has its own header below; this one pulls them all in and fixes
- * the version.
+ * Each part has its own header below; this one pulls them all in (the
+ * version, GCSCALE_VERSION, is in common.h).
  */
 #ifndef GCSCALE_GCSCALE_H
 #define GCSCALE_GCSCALE_H
-
-#define GCSCALE_VERSION "0.1.0"
 
 #include "gcscale/common.h"
 #include "gcscale/topology.h"

@@ -80,22 +80,22 @@ typedef struct gcs_inspect_result {
     double misses_ns;               /* counts, Q1, L, V_j (the predictor proper) */
 } gcs_inspect_result;
 
-void gcs_inspect_opts_init(gcs_inspect_opts *opts);
+GCS_API void gcs_inspect_opts_init(gcs_inspect_opts *opts);
 
 /* Inspects snapshot g for machine prof.  Errors (one line in err):
  *   "profile has no gc_cost_ns: run gcscale calibrate on the machine"
  *   "snapshot names memory node 3 but the profile has 2 nodes"
  *   "profile has no cache geometry: use --fast"  (slow predictor)
  *   out of memory, a snapshot with no objects or no roots. */
-int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_inspect_opts *opts,
+GCS_API int gcs_inspect_heap(const gcs_snapshot *g, const gcs_profile *prof, const gcs_inspect_opts *opts,
                      gcs_inspect_result *out, gcs_err *err);
 
-const char *gcs_inspect_predictor_name(gcs_inspect_predictor p); /* "fast", "slow" */
+GCS_API const char *gcs_inspect_predictor_name(gcs_inspect_predictor p); /* "fast", "slow" */
 /* The predictor to use when the user names none: the slow one where the
  * profile describes data caches it can simulate, else the fast one (a
  * hand-written profile without caches, or one listing instruction caches
  * only). */
-gcs_inspect_predictor gcs_inspect_default_predictor(const gcs_profile *prof);
+GCS_API gcs_inspect_predictor gcs_inspect_default_predictor(const gcs_profile *prof);
 
 /* The fast predictor's pieces, shared with the adaptive mode, which builds
  * the same estimates from a collection's statistics instead of a snapshot.
@@ -103,14 +103,14 @@ gcs_inspect_predictor gcs_inspect_default_predictor(const gcs_profile *prof);
  * Line size and the cap on L for a profile: the lines of the largest
  * private cache level of the profile's first CPU (docs/model.md), or 64 and
  * 16384 when the profile lists no caches. */
-void gcs_inspect_fast_cache(const gcs_profile *prof, int *line_bytes, double *private_lines);
+GCS_API void gcs_inspect_fast_cache(const gcs_profile *prof, int *line_bytes, double *private_lines);
 /* L from the share of examined pointers that found their object marked
  * already (revisit_share), the live lines and the cap: the lines of the
  * mark's depth-first window plus a fitted share of the cap per unit of
  * revisit share, never above min(cap, live). */
-double gcs_inspect_fast_l(double revisit_share, double live_lines, double private_lines);
+GCS_API double gcs_inspect_fast_l(double revisit_share, double live_lines, double private_lines);
 
 /* The result as a JSON object (model inputs, method, counts, costs). */
-json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r);
+GCS_API json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r);
 
 #endif

@@ -35,10 +35,10 @@ typedef enum gcs_huge {
     GCS_HUGE_ON = 2,      /* MADV_HUGEPAGE, 2 MiB-aligned buffer */
 } gcs_huge;
 
-const char *gcs_chase_huge_name(gcs_huge h); /* "default", "off", "on" */
+GCS_API const char *gcs_chase_huge_name(gcs_huge h); /* "default", "off", "on" */
 /* 1 when /sys/kernel/mm/transparent_hugepage/enabled is "always" or
  * "madvise" (so MADV_HUGEPAGE can take effect); mode gets the bracketed word. */
-int gcs_chase_thp_available(char *mode, size_t mode_len);
+GCS_API int gcs_chase_thp_available(char *mode, size_t mode_len);
 
 /* ---- chase buffers ---------------------------------------------------------- */
 
@@ -60,16 +60,16 @@ typedef struct gcs_chase_buf_info {
 
 /* 0 when a buffer of size_bytes can be made here: at least 4 KiB and at
  * most 3/4 of physical memory; else -1 with a one-line reason. */
-int gcs_chase_check_size(uint64_t size_bytes, gcs_err *err);
+GCS_API int gcs_chase_check_size(uint64_t size_bytes, gcs_err *err);
 
 /* Maps size_bytes (rounded up to whole lines), applies the huge-page mode,
  * binds it to mem_node (-1: first touch by the calling thread), touches
  * every page and checks placement.  Sizes as gcs_chase_check_size. */
-gcs_chase_buf *gcs_chase_buf_new(const gcs_topo *t, uint64_t size_bytes, int mem_node,
+GCS_API gcs_chase_buf *gcs_chase_buf_new(const gcs_topo *t, uint64_t size_bytes, int mem_node,
                                  gcs_huge huge, gcs_err *err);
-void gcs_chase_buf_free(gcs_chase_buf *b);
-const gcs_chase_buf_info *gcs_chase_buf_info_get(const gcs_chase_buf *b);
-void *gcs_chase_buf_data(const gcs_chase_buf *b);
+GCS_API void gcs_chase_buf_free(gcs_chase_buf *b);
+GCS_API const gcs_chase_buf_info *gcs_chase_buf_info_get(const gcs_chase_buf *b);
+GCS_API void *gcs_chase_buf_data(const gcs_chase_buf *b);
 
 /* Links the first cycle_bytes of the buffer (0 = all of it) into one random
  * cycle over its lines.  Lines are split into groups: a group is the even
@@ -79,11 +79,11 @@ void *gcs_chase_buf_data(const gcs_chase_buf *b);
  * memory access and not a page walk, and the two lines of a 128-byte pair
  * (which the adjacent-line prefetcher fetches together) are never visited
  * close together.  Each line's first word points to the next line. */
-int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_err *err);
+GCS_API int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_err *err);
 
 /* The same linking on plain memory (for tests): nlines lines of
  * GCS_LINE_BYTES at `lines`, groups of group_lines lines of one parity. */
-void gcs_chase_link(void *lines, size_t nlines, size_t group_lines, uint64_t seed);
+GCS_API void gcs_chase_link(void *lines, size_t nlines, size_t group_lines, uint64_t seed);
 
 /* ---- idle latency ------------------------------------------------------------ */
 
@@ -106,7 +106,7 @@ typedef struct gcs_chase_result {
 /* Chases a built buffer in the calling thread (pin it first).  One warm-up
  * repetition is not counted.  Successive calls continue along the cycle, so
  * no step revisits a line touched in the last cycle_bytes of steps. */
-int gcs_chase_measure(gcs_chase_buf *b, const gcs_chase_params *prm, gcs_chase_result *r,
+GCS_API int gcs_chase_measure(gcs_chase_buf *b, const gcs_chase_params *prm, gcs_chase_result *r,
                       gcs_err *err);
 
 /* Everything in one call: a thread pinned to cpu (or cpu_node), a buffer of
@@ -119,7 +119,7 @@ typedef struct gcs_chase_opts {
     uint64_t seed;
 } gcs_chase_opts;
 
-int gcs_chase_run(const gcs_topo *t, const gcs_chase_opts *o, gcs_chase_result *r,
+GCS_API int gcs_chase_run(const gcs_topo *t, const gcs_chase_opts *o, gcs_chase_result *r,
                   gcs_chase_buf_info *info, char *warn, size_t warn_len, gcs_err *err);
 
 /* Latency-vs-working-set sweep on one buffer (rebuilt for each size): sizes
@@ -131,7 +131,7 @@ typedef struct gcs_chase_sweep_point {
 } gcs_chase_sweep_point;
 
 #define GCS_SWEEP_MAX_POINTS 96
-int gcs_chase_sweep(gcs_chase_buf *b, uint64_t min_bytes, int fine, int reps, uint64_t steps,
+GCS_API int gcs_chase_sweep(gcs_chase_buf *b, uint64_t min_bytes, int fine, int reps, uint64_t steps,
                     gcs_chase_sweep_point *pts, int *npts, gcs_err *err);
 
 /* ---- occupancy load points ---------------------------------------------------- */
@@ -178,7 +178,7 @@ typedef struct gcs_occ_result {
  * point's steps per chain are capped at about cycle_lines / N (recorded in
  * steps_per_chain; a warning when that is under 1024).  A buffer whose cycle
  * has fewer lines than the largest N is an error. */
-int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
+GCS_API int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_opts *o,
                     gcs_occ_result *r, gcs_err *err);
 
 /* ---- the occupancy plan (occplan.c) ----------------------------------------------
@@ -244,7 +244,7 @@ typedef struct gcs_bw_result {
 
 /* All of cpus (pinned, one thread each) read and sum disjoint slices of
  * [data, data+len); GB/s = len / (last finish - first start); best of reps. */
-int gcs_bw_measure(const gcs_topo *t, const void *data, size_t len, const int *cpus, int ncpus,
+GCS_API int gcs_bw_measure(const gcs_topo *t, const void *data, size_t len, const int *cpus, int ncpus,
                    int reps, gcs_bw_result *r, gcs_err *err);
 
 /* ---- hardware counters ---------------------------------------------------------- */
@@ -258,14 +258,14 @@ typedef struct gcs_counters_info {
 /* Initializes PAPI once and finds an LLC-miss event that can really be
  * started.  Returns 1 and source "papi", or 0 and source "none" with PAPI's
  * reason. */
-int gcs_counters_probe(gcs_counters_info *info);
+GCS_API int gcs_counters_probe(gcs_counters_info *info);
 
 typedef struct gcs_counters gcs_counters;
 /* Per-thread: open, start, stop in the thread that measures.  NULL when
  * counters are unavailable (info says why). */
-gcs_counters *gcs_counters_open(gcs_counters_info *info);
-int gcs_counters_start(gcs_counters *c);
-int gcs_counters_stop(gcs_counters *c, long long *llc_misses);
-void gcs_counters_close(gcs_counters *c);
+GCS_API gcs_counters *gcs_counters_open(gcs_counters_info *info);
+GCS_API int gcs_counters_start(gcs_counters *c);
+GCS_API int gcs_counters_stop(gcs_counters *c, long long *llc_misses);
+GCS_API void gcs_counters_close(gcs_counters *c);
 
 #endif

@@ -109,32 +109,32 @@ typedef struct gcs_model_result {
     const char *solver;       /* "newton", "brent", "closed-mva" or "none" */
 } gcs_model_result;
 
-void gcs_model_opts_init(gcs_model_opts *opts);
+GCS_API void gcs_model_opts_init(gcs_model_opts *opts);
 /* Uses the steal count calibrate fitted to the collector (the profile's
  * gc_steals) instead of the paper's P ln T1.  Not the default: each steal is
  * priced at L extra misses, which the paper's small count absorbs; with the
  * collector's real count (ten times as many steals, most of small subtrees)
  * it predicts far too many misses (docs/model.md).  -1 if the profile has
  * no fit. */
-int gcs_model_opts_fitted_steals(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err);
+GCS_API int gcs_model_opts_fitted_steals(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err);
 
 /* Uses the overlap calibrate fitted to the collector (the profile's
  * gc_miss_overlap).  -1 if the profile has none. */
-int gcs_model_opts_fitted_overlap(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err);
+GCS_API int gcs_model_opts_fitted_overlap(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err);
 
 /* Checks that heap and profile fit together (node counts, V sums to 1,
  * finite non-negative inputs, gc costs present where the heap needs them). */
-int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err *err);
+GCS_API int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err *err);
 
 /* Predicts the mark time with `threads` workers (>= 1). */
-int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
+GCS_API int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
                       const gcs_model_opts *opts, gcs_model_result *out, gcs_err *err);
 
 /* The smallest P among results[0..n) whose predicted time is within
  * `tolerance` (0.05 = 5%) of the best predicted time. */
-int gcs_model_recommend(const gcs_model_result *results, int n, double tolerance);
+GCS_API int gcs_model_recommend(const gcs_model_result *results, int n, double tolerance);
 
-const char *gcs_model_mva_name(gcs_model_mva mva);
-const char *gcs_model_span_name(gcs_model_span span);   /* "paper", "critical" */
+GCS_API const char *gcs_model_mva_name(gcs_model_mva mva);
+GCS_API const char *gcs_model_span_name(gcs_model_span span);   /* "paper", "critical" */
 
 #endif

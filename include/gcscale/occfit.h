@@ -36,15 +36,15 @@ typedef struct gcs_occfit_result {
 
 /* m1_ns is the idle latency measured separately; think_ns the compute time
  * between two requests of one chain (0 for a pure chase). */
-int gcs_occfit_open(const gcs_occ_point *pts, int n, double m1_ns,
+GCS_API int gcs_occfit_open(const gcs_occ_point *pts, int n, double m1_ns,
                     gcs_occfit_result *out, gcs_err *err);
-int gcs_occfit_closed(const gcs_occ_point *pts, int n, double m1_ns, double think_ns,
+GCS_API int gcs_occfit_closed(const gcs_occ_point *pts, int n, double m1_ns, double think_ns,
                       gcs_occfit_result *out, gcs_err *err);
 
 /* The models themselves, for tests and for the predictor. */
-double gcs_occfit_open_latency(double m1_ns, double s_o_ns, double throughput_per_ns);
+GCS_API double gcs_occfit_open_latency(double m1_ns, double s_o_ns, double throughput_per_ns);
 /* Exact MVA for N customers; returns throughput (per ns), *latency_ns = R(N). */
-double gcs_occfit_closed_mva(double m1_ns, double s_o_ns, double think_ns, int customers,
+GCS_API double gcs_occfit_closed_mva(double m1_ns, double s_o_ns, double think_ns, int customers,
                              double *latency_ns);
 
 #endif

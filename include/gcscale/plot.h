@@ -34,7 +34,7 @@ typedef struct gcs_plot {
 } gcs_plot;
 
 /* Writes the chart to path crash-safely. */
-int gcs_plot_write_svg(const gcs_plot *plot, const char *path, gcs_err *err);
+GCS_API int gcs_plot_write_svg(const gcs_plot *plot, const char *path, gcs_err *err);
 
 /* Stacked bar charts: speedup stacks and other breakdowns.  Bars stand in
  * groups side by side (e.g. one group per thread count, a measured and a
@@ -67,6 +67,6 @@ typedef struct gcs_plot_bars {
     int label_values;          /* 1: print each segment's value inside it when it fits */
 } gcs_plot_bars;
 
-int gcs_plot_write_bars_svg(const gcs_plot_bars *plot, const char *path, gcs_err *err);
+GCS_API int gcs_plot_write_bars_svg(const gcs_plot_bars *plot, const char *path, gcs_err *err);
 
 #endif

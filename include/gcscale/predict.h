@@ -17,10 +17,10 @@
 /* Parses "1-64", "1,2,4,8" or a mix ("1-4,8,16") into an ascending list
  * without duplicates.  0, 5-2 and counts above GCS_PREDICT_MAX_THREADS are
  * errors.  *threads is malloc'ed. */
-int gcs_predict_parse_threads(const char *text, int **threads, int *n, gcs_err *err);
+GCS_API int gcs_predict_parse_threads(const char *text, int **threads, int *n, gcs_err *err);
 
 /* Predicts every thread count; results[] has n entries. */
-int gcs_predict_curve(const gcs_profile *prof, const gcs_model_heap *heap, const int *threads, int n,
+GCS_API int gcs_predict_curve(const gcs_profile *prof, const gcs_model_heap *heap, const int *threads, int n,
                       const gcs_model_opts *opts, gcs_model_result *results, gcs_err *err);
 
 /* A measured speedup curve (from `gcscale gc-bench --json`). */
@@ -36,13 +36,13 @@ typedef struct gcs_predict_measured {
  * with a measured curve (or NULL), also the measured speedup at that P and
  * the prediction's error, (predicted / measured - 1) in percent ("-" where
  * P was not measured). */
-gcs_table *gcs_predict_table(const gcs_model_result *results, int n, const gcs_predict_measured *measured);
+GCS_API gcs_table *gcs_predict_table(const gcs_model_result *results, int n, const gcs_predict_measured *measured);
 
-int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err *err);
+GCS_API int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err *err);
 
 /* The speedup plot: ideal, predicted, Pred(M_P = M1), Pred(Q_P = Q1) and,
  * when measured is not NULL, the measured curve. */
-int gcs_predict_plot(const gcs_model_result *results, int n, const gcs_predict_measured *measured,
+GCS_API int gcs_predict_plot(const gcs_model_result *results, int n, const gcs_predict_measured *measured,
                      const char *title, const char *subtitle, const char *path, gcs_err *err);
 
 #endif

@@ -77,34 +77,34 @@ typedef struct gcs_profile {
 } gcs_profile;
 
 /* Allocates a profile for nnodes nodes with zeroed matrices. */
-gcs_profile *gcs_profile_new(int nnodes);
-void gcs_profile_free(gcs_profile *p);
+GCS_API gcs_profile *gcs_profile_new(int nnodes);
+GCS_API void gcs_profile_free(gcs_profile *p);
 
 /* Appends a copy of *cache (its cpus array copied too).  0, or -1 when out
  * of memory (the profile is unchanged). */
-int gcs_profile_add_cache(gcs_profile *p, const gcs_profile_cache *cache);
+GCS_API int gcs_profile_add_cache(gcs_profile *p, const gcs_profile_cache *cache);
 
-double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node);
+GCS_API double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node);
 
 /* The profile's extra "calibration" object (measurement details), created
  * empty when the profile has none.  Borrowed reference. */
-json_t *gcs_profile_calibration(gcs_profile *p);
+GCS_API json_t *gcs_profile_calibration(gcs_profile *p);
 
 /* Parse and validate.  Errors name the offending key, e.g.
  * "latency_ns.read: expected 2 rows (one per node), found 1". */
-gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err);
-gcs_profile *gcs_profile_load(const char *path, gcs_err *err);
+GCS_API gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err);
+GCS_API gcs_profile *gcs_profile_load(const char *path, gcs_err *err);
 /* Checks an in-memory profile with the same rules as loading. */
-int gcs_profile_validate(const gcs_profile *p, gcs_err *err);
+GCS_API int gcs_profile_validate(const gcs_profile *p, gcs_err *err);
 /* The rules for `nodes` alone (ids, CPU lists, no CPU in two nodes): for
  * checking a layout taken from the topology before anything is measured. */
-int gcs_profile_check_nodes(const gcs_profile *p, gcs_err *err);
+GCS_API int gcs_profile_check_nodes(const gcs_profile *p, gcs_err *err);
 
-json_t *gcs_profile_to_json(const gcs_profile *p);            /* new reference */
-int gcs_profile_save(const gcs_profile *p, const char *path, gcs_err *err);
+GCS_API json_t *gcs_profile_to_json(const gcs_profile *p);            /* new reference */
+GCS_API int gcs_profile_save(const gcs_profile *p, const char *path, gcs_err *err);
 
 /* Prints the profile as tables (nodes, caches, latency, occupancy,
  * bandwidth, gc costs, counters); GCS_FORMAT_JSON prints the document. */
-void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt);
+GCS_API void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt);
 
 #endif

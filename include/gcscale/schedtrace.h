@@ -68,20 +68,20 @@ typedef struct gcs_schedtrace_format {
 
 /* Parses the text of a format file.  -1 with err set when the name, the ID
  * or a field line cannot be read. */
-int gcs_schedtrace_format_parse(const char *text, gcs_schedtrace_format *fmt, gcs_err *err);
+GCS_API int gcs_schedtrace_format_parse(const char *text, gcs_schedtrace_format *fmt, gcs_err *err);
 /* The named field, or NULL. */
-const gcs_schedtrace_field *gcs_schedtrace_format_find(const gcs_schedtrace_format *fmt,
+GCS_API const gcs_schedtrace_field *gcs_schedtrace_format_find(const gcs_schedtrace_format *fmt,
                                                        const char *name);
 /* Reads an integer field (1, 2, 4 or 8 bytes, sign-extended when signed) or,
  * with index, element index of an integer array (element size: size / count
  * given by elem_size).  -1 when the field lies outside the record. */
-int gcs_schedtrace_field_int(const gcs_schedtrace_field *f, const void *raw, uint32_t raw_size,
+GCS_API int gcs_schedtrace_field_int(const gcs_schedtrace_field *f, const void *raw, uint32_t raw_size,
                              int64_t *value);
-int gcs_schedtrace_field_elem(const gcs_schedtrace_field *f, uint32_t elem_size, uint32_t index,
+GCS_API int gcs_schedtrace_field_elem(const gcs_schedtrace_field *f, uint32_t elem_size, uint32_t index,
                               const void *raw, uint32_t raw_size, int64_t *value);
 /* Copies a char[N] or __data_loc string field, NUL-terminated and truncated
  * to n - 1 bytes.  -1 when it lies outside the record. */
-int gcs_schedtrace_field_str(const gcs_schedtrace_field *f, const void *raw, uint32_t raw_size,
+GCS_API int gcs_schedtrace_field_str(const gcs_schedtrace_field *f, const void *raw, uint32_t raw_size,
                              char *buf, size_t n);
 
 /* ---- tracefs ------------------------------------------------------------------
@@ -89,10 +89,10 @@ int gcs_schedtrace_field_str(const gcs_schedtrace_field *f, const void *raw, uin
  * /sys/kernel/tracing and /sys/kernel/debug/tracing); when there is none,
  * mounts it at /sys/kernel/tracing (needs root).  path gets the directory
  * that holds events/; *mounted is set to 1 when this call mounted it. */
-int gcs_schedtrace_tracefs(char *path, size_t n, int *mounted, gcs_err *err);
+GCS_API int gcs_schedtrace_tracefs(char *path, size_t n, int *mounted, gcs_err *err);
 /* Reads and parses DIR/events/SYS/NAME/format.  Returns -1 with errno kept
  * (ENOENT: the kernel has no such tracepoint; EACCES: not allowed). */
-int gcs_schedtrace_read_format(const char *tracefs, const char *sys, const char *name,
+GCS_API int gcs_schedtrace_read_format(const char *tracefs, const char *sys, const char *name,
                                gcs_schedtrace_format *fmt, gcs_err *err);
 
 /* ---- decoded events ------------------------------------------------------------ */
@@ -124,7 +124,7 @@ static inline int gcs_schedtrace_prev_runnable(int64_t prev_state) { return (pre
 /* A futex(2) op that can put the caller to sleep waiting: FUTEX_WAIT,
  * FUTEX_WAIT_BITSET, FUTEX_LOCK_PI, FUTEX_LOCK_PI2, FUTEX_WAIT_REQUEUE_PI
  * (with or without FUTEX_PRIVATE_FLAG / FUTEX_CLOCK_REALTIME). */
-int gcs_schedtrace_futex_op_waits(int64_t op);
+GCS_API int gcs_schedtrace_futex_op_waits(int64_t op);
 
 /* ---- the state machine ----------------------------------------------------------
  * Fed with events in time order, it follows the traced threads (the ones
@@ -147,7 +147,7 @@ typedef struct gcs_schedtrace_class {
     char pattern[128];
 } gcs_schedtrace_class;
 /* Parses "NAME=PATTERN" (NAME: letters, digits, '-', '_'; PATTERN non-empty). */
-int gcs_schedtrace_class_parse(const char *text, gcs_schedtrace_class *c, gcs_err *err);
+GCS_API int gcs_schedtrace_class_parse(const char *text, gcs_schedtrace_class *c, gcs_err *err);
 
 typedef struct gcs_schedtrace_thread {
     int32_t tid;
@@ -173,47 +173,47 @@ typedef struct gcs_schedtrace_change {
 
 typedef struct gcs_schedtrace_states gcs_schedtrace_states;
 
-gcs_schedtrace_states *gcs_schedtrace_states_new(gcs_err *err);
-void gcs_schedtrace_states_free(gcs_schedtrace_states *s);
+GCS_API gcs_schedtrace_states *gcs_schedtrace_states_new(gcs_err *err);
+GCS_API void gcs_schedtrace_states_free(gcs_schedtrace_states *s);
 /* Adds a thread present at start_ns, in state st (running, runnable,
  * futex or sleeping).  The first thread added is the "first" one. */
-int gcs_schedtrace_states_add(gcs_schedtrace_states *s, int32_t tid, const char *name,
+GCS_API int gcs_schedtrace_states_add(gcs_schedtrace_states *s, int32_t tid, const char *name,
                               gcs_schedtrace_tstate st, uint64_t start_ns, gcs_err *err);
 /* Applies one event.  Events must come in time order; events of threads
  * that are not followed are ignored.  -1 only when memory runs out. */
-int gcs_schedtrace_states_apply(gcs_schedtrace_states *s, const gcs_schedtrace_event *ev,
+GCS_API int gcs_schedtrace_states_apply(gcs_schedtrace_states *s, const gcs_schedtrace_event *ev,
                                 gcs_err *err);
 /* Sets a thread's name (e.g. from /proc at the end).  0, or -1 if not followed. */
-int gcs_schedtrace_states_rename(gcs_schedtrace_states *s, int32_t tid, const char *name);
+GCS_API int gcs_schedtrace_states_rename(gcs_schedtrace_states *s, int32_t tid, const char *name);
 /* Ends the trace at end_ns: closes every thread's current interval and
  * assigns classes (rules first; then "main" for the first thread and
  * "worker" for the others). */
-void gcs_schedtrace_states_finish(gcs_schedtrace_states *s, uint64_t end_ns,
+GCS_API void gcs_schedtrace_states_finish(gcs_schedtrace_states *s, uint64_t end_ns,
                                   const gcs_schedtrace_class *classes, size_t nclasses);
 /* The followed threads in order of appearance, and the recorded changes in
  * time order (valid until the next call that changes s). */
-const gcs_schedtrace_thread *gcs_schedtrace_states_threads(const gcs_schedtrace_states *s,
+GCS_API const gcs_schedtrace_thread *gcs_schedtrace_states_threads(const gcs_schedtrace_states *s,
                                                            size_t *n);
-const gcs_schedtrace_change *gcs_schedtrace_states_changes(const gcs_schedtrace_states *s,
+GCS_API const gcs_schedtrace_change *gcs_schedtrace_states_changes(const gcs_schedtrace_states *s,
                                                            size_t *n);
 /* The thread with this tid (the newest one, tids can be reused), or NULL. */
-gcs_schedtrace_thread *gcs_schedtrace_states_find(gcs_schedtrace_states *s, int32_t tid);
-const char *gcs_schedtrace_tstate_name(gcs_schedtrace_tstate st);
+GCS_API gcs_schedtrace_thread *gcs_schedtrace_states_find(gcs_schedtrace_states *s, int32_t tid);
+GCS_API const char *gcs_schedtrace_tstate_name(gcs_schedtrace_tstate st);
 /* The trace-file state (trace.h's gcs_trace_state) of a thread state:
  * running -> running, futex -> blocked-lock, runnable and sleeping ->
  * blocked-other, exited -> exited. */
-int gcs_schedtrace_trace_state(gcs_schedtrace_tstate st);
+GCS_API int gcs_schedtrace_trace_state(gcs_schedtrace_tstate st);
 
 /* Writes a finished state machine as a trace file (trace.h, source
  * "sched", crash-safe): every thread with its name and class, then every
  * change of its trace state.  A tid used by two threads in turn (the kernel
  * reuses ids) keeps the later thread; *skipped counts the others. */
-int gcs_schedtrace_write(gcs_schedtrace_states *s, const char *path, const char *command, uint64_t end_ns,
+GCS_API int gcs_schedtrace_write(gcs_schedtrace_states *s, const char *path, const char *command, uint64_t end_ns,
                          size_t *skipped, gcs_err *err);
 
 /* /proc/TID/comm without the newline (any thread of the system).  0, or -1
  * when the thread is gone. */
-int gcs_schedtrace_proc_comm(pid_t tid, char *buf, size_t n);
+GCS_API int gcs_schedtrace_proc_comm(pid_t tid, char *buf, size_t n);
 
 /* ---- the tracer -------------------------------------------------------------------- */
 typedef struct gcs_schedtrace_options {
@@ -239,40 +239,40 @@ typedef struct gcs_schedtrace gcs_schedtrace;
 /* Finds (or mounts) tracefs, reads the tracepoint formats and opens the
  * events on every online CPU, disabled.  Failures name what is needed (root
  * or CAP_PERFMON, kernel.perf_event_paranoid, tracefs) in err. */
-gcs_schedtrace *gcs_schedtrace_open(const gcs_schedtrace_options *opts, gcs_err *err);
+GCS_API gcs_schedtrace *gcs_schedtrace_open(const gcs_schedtrace_options *opts, gcs_err *err);
 /* Enables the events; from now on events are recorded and fed, in time
  * order, to the state machine s (not owned). */
-int gcs_schedtrace_enable(gcs_schedtrace *t, gcs_schedtrace_states *s, gcs_err *err);
+GCS_API int gcs_schedtrace_enable(gcs_schedtrace *t, gcs_schedtrace_states *s, gcs_err *err);
 /* Adds every thread of process pid (from /proc/PID/task) to the state
  * machine, each in its current state: /proc's R is "running", a thread
  * inside a futex wait (/proc/TID/syscall) is "futex", others "sleeping". */
-int gcs_schedtrace_follow_process(gcs_schedtrace *t, pid_t pid, gcs_err *err);
+GCS_API int gcs_schedtrace_follow_process(gcs_schedtrace *t, pid_t pid, gcs_err *err);
 /* Waits up to the poll period for data and feeds what is complete.  Also
  * returns early when fd (>= 0, e.g. a pidfd) becomes readable; *fd_ready
  * says so. */
-int gcs_schedtrace_poll(gcs_schedtrace *t, int fd, int *fd_ready, gcs_err *err);
+GCS_API int gcs_schedtrace_poll(gcs_schedtrace *t, int fd, int *fd_ready, gcs_err *err);
 /* Disables the events, drains and feeds everything, and finishes the state
  * machine at the stop time (names of live threads re-read from /proc). */
-int gcs_schedtrace_stop(gcs_schedtrace *t, const gcs_schedtrace_class *classes, size_t nclasses,
+GCS_API int gcs_schedtrace_stop(gcs_schedtrace *t, const gcs_schedtrace_class *classes, size_t nclasses,
                         gcs_err *err);
-const gcs_schedtrace_info *gcs_schedtrace_get_info(const gcs_schedtrace *t);
-void gcs_schedtrace_close(gcs_schedtrace *t);
+GCS_API const gcs_schedtrace_info *gcs_schedtrace_get_info(const gcs_schedtrace *t);
+GCS_API void gcs_schedtrace_close(gcs_schedtrace *t);
 
 /* Starts argv as a child process that execs only once the events are
  * enabled (so the trace holds the program from its first instruction) and
  * follows it (and every process it starts).  A program that cannot be run
  * is an error ("cannot run 'X': ..."), and the child has been reaped then. */
-int gcs_schedtrace_start_command(gcs_schedtrace *t, gcs_schedtrace_states *s, char *const argv[], pid_t *pid,
+GCS_API int gcs_schedtrace_start_command(gcs_schedtrace *t, gcs_schedtrace_states *s, char *const argv[], pid_t *pid,
                                  gcs_err *err);
 /* Traces until the child pid exits or *stop becomes nonzero; then call
  * gcs_schedtrace_stop.  *status: its waitpid status, or -1 when *stop ended
  * the trace first (the child is not reaped then). */
-int gcs_schedtrace_wait_command(gcs_schedtrace *t, pid_t pid, volatile sig_atomic_t *stop, int *status,
+GCS_API int gcs_schedtrace_wait_command(gcs_schedtrace *t, pid_t pid, volatile sig_atomic_t *stop, int *status,
                                 gcs_err *err);
 /* Attaches to process pid (all its threads, and the processes it starts)
  * and traces it until it exits or *stop becomes nonzero; then call
  * gcs_schedtrace_stop.  A pid that does not exist is an error. */
-int gcs_schedtrace_run_pid(gcs_schedtrace *t, gcs_schedtrace_states *s, pid_t pid,
+GCS_API int gcs_schedtrace_run_pid(gcs_schedtrace *t, gcs_schedtrace_states *s, pid_t pid,
                            volatile sig_atomic_t *stop, gcs_err *err);
 
 #endif

@@ -64,24 +64,24 @@ typedef struct gcs_shape_info {
  * root slot may collect during the build. */
 typedef void *(*gcs_shape_alloc_fn)(void *ctx, size_t nptrs, size_t data_words);
 
-const char *gcs_shape_name(gcs_shape_kind kind);
+GCS_API const char *gcs_shape_name(gcs_shape_kind kind);
 /* Adds "shape", "depth" (tree) or "size" (the others) and "seed" to a JSON
  * result, the same way in every benchmark program. */
-void gcs_shape_params_to_json(const gcs_shape_params *p, json_t *doc);
-int gcs_shape_parse(const char *name, gcs_shape_kind *kind); /* 0, or -1 unknown */
+GCS_API void gcs_shape_params_to_json(const gcs_shape_params *p, json_t *doc);
+GCS_API int gcs_shape_parse(const char *name, gcs_shape_kind *kind); /* 0, or -1 unknown */
 /* Fills in defaults and checks ranges (depth 1..30, objects 1..2^32). */
-int gcs_shape_params_check(gcs_shape_params *p, gcs_err *err);
+GCS_API int gcs_shape_params_check(gcs_shape_params *p, gcs_err *err);
 /* Exact size of the shape without building it. */
-void gcs_shape_describe(const gcs_shape_params *p, gcs_shape_info *info);
+GCS_API void gcs_shape_describe(const gcs_shape_params *p, gcs_shape_info *info);
 
 /* Builds the shape; *root (which the caller keeps as a root) holds the root
  * object from the first allocation on.  Returns 0, or -1 with err set when
  * an allocation fails. */
-int gcs_shape_build(const gcs_shape_params *p, gcs_shape_alloc_fn alloc, void *ctx, void **root,
+GCS_API int gcs_shape_build(const gcs_shape_params *p, gcs_shape_alloc_fn alloc, void *ctx, void **root,
                     gcs_shape_info *info, gcs_err *err);
 
 /* The same with gcscale's collector (gcs_gc_alloc / gcs_gc_alloc_data) from
  * an attached thread; the caller registers root (gcs_gc_add_root) first. */
-int gcs_shape_build_gc(const gcs_shape_params *p, void **root, gcs_shape_info *info, gcs_err *err);
+GCS_API int gcs_shape_build_gc(const gcs_shape_params *p, void **root, gcs_shape_info *info, gcs_err *err);
 
 #endif

@@ -76,23 +76,23 @@ static inline uint64_t gcs_snapshot_size(const gcs_snapshot *g, uint64_t i) { re
 
 /* Parameters of a graph that no collector produced: one thread, one node,
  * page 65536, header 8, granule 16, heap_limit 0 (set it), collection 0. */
-void gcs_snapshot_params_default(gcs_snapshot_params *p);
+GCS_API void gcs_snapshot_params_default(gcs_snapshot_params *p);
 
 /* An empty graph with room for the given counts; edge_start is 0 filled, the
  * caller fills every array (edge_start[i+1] = edge_start[i] + nptrs[i]) and
  * the params.  NULL with err set when out of memory or too many objects. */
-gcs_snapshot *gcs_snapshot_new(uint64_t nobjects, uint64_t nfields, uint64_t nroots, gcs_err *err);
-void gcs_snapshot_free(gcs_snapshot *g);
+GCS_API gcs_snapshot *gcs_snapshot_new(uint64_t nobjects, uint64_t nfields, uint64_t nroots, gcs_err *err);
+GCS_API void gcs_snapshot_free(gcs_snapshot *g);
 
 /* Checks every rule of docs/snapshot-format.md (§ Validity) on a graph in
  * memory: addresses ascending without overlap and inside the heap, sizes,
  * nptrs <= words, edge_start consistent, ids in range, nodes < node_count,
  * params.  0, or -1 with the first defect in err. */
-int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err);
+GCS_API int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err);
 
 /* Writes g (validated first) to path crash-safely.  0, or -1 with err
  * "PATH: ...". */
-int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err);
+GCS_API int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err);
 
 /* Reads and validates a snapshot file: bad magic, unsupported version,
  * truncation (naming the section), checksum mismatch (naming the section),
@@ -102,9 +102,9 @@ int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err);
  * counts have been checked against the file size.  A zstd-compressed file
  * (recognised by its frame magic, whatever its name) is decompressed into
  * memory first and read as by gcs_snapshot_read_mem.  NULL on failure. */
-gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err);
+GCS_API gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err);
 /* The same from a buffer (name is used in messages; may be NULL). */
-gcs_snapshot *gcs_snapshot_read_mem(const void *data, size_t len, const char *name, gcs_err *err);
+GCS_API gcs_snapshot *gcs_snapshot_read_mem(const void *data, size_t len, const char *name, gcs_err *err);
 
 /* Graph statistics (gcscale snapshot info). */
 typedef struct gcs_snapshot_stats {
@@ -127,10 +127,10 @@ typedef struct gcs_snapshot_stats {
 } gcs_snapshot_stats;
 
 /* Fills st (allocating the per-node arrays).  0, or -1 when out of memory. */
-int gcs_snapshot_stats_compute(const gcs_snapshot *g, gcs_snapshot_stats *st, gcs_err *err);
-void gcs_snapshot_stats_free(gcs_snapshot_stats *st);
+GCS_API int gcs_snapshot_stats_compute(const gcs_snapshot *g, gcs_snapshot_stats *st, gcs_err *err);
+GCS_API void gcs_snapshot_stats_free(gcs_snapshot_stats *st);
 
-const char *gcs_snapshot_mark_mode_name(uint32_t mode);   /* "relaxed-bytes", ..., "?" */
-const char *gcs_snapshot_numa_policy_name(uint32_t policy); /* "local", "interleave", "node", "?" */
+GCS_API const char *gcs_snapshot_mark_mode_name(uint32_t mode);   /* "relaxed-bytes", ..., "?" */
+GCS_API const char *gcs_snapshot_numa_policy_name(uint32_t policy); /* "local", "interleave", "node", "?" */
 
 #endif

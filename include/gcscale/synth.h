@@ -41,9 +41,9 @@ typedef struct gcs_synth_opts {
 
 /* Builds the snapshot in memory (validated).  NULL with err set on bad
  * options or when out of memory. */
-gcs_snapshot *gcs_synth_build(const gcs_synth_opts *opts, gcs_err *err);
+GCS_API gcs_snapshot *gcs_synth_build(const gcs_synth_opts *opts, gcs_err *err);
 
-int gcs_synth_parse_kind(const char *name, gcs_synth_kind *kind);
-const char *gcs_synth_kind_name(gcs_synth_kind kind);
+GCS_API int gcs_synth_parse_kind(const char *name, gcs_synth_kind *kind);
+GCS_API const char *gcs_synth_kind_name(gcs_synth_kind kind);
 
 #endif

@@ -46,59 +46,59 @@ typedef struct gcs_topo_cache {
 } gcs_topo_cache;
 
 /* synthetic == NULL loads this system. */
-gcs_topo *gcs_topo_load(const char *synthetic, gcs_err *err);
-void gcs_topo_free(gcs_topo *t);
+GCS_API gcs_topo *gcs_topo_load(const char *synthetic, gcs_err *err);
+GCS_API void gcs_topo_free(gcs_topo *t);
 
 /* 1 when the topology is not this machine's (binding cannot be honoured). */
-int gcs_topo_is_synthetic(const gcs_topo *t);
-const char *gcs_topo_description(const gcs_topo *t); /* "this system" or the string */
+GCS_API int gcs_topo_is_synthetic(const gcs_topo *t);
+GCS_API const char *gcs_topo_description(const gcs_topo *t); /* "this system" or the string */
 
-int gcs_topo_nnodes(const gcs_topo *t);
-const gcs_topo_node *gcs_topo_node_at(const gcs_topo *t, int id);
-int gcs_topo_ncaches(const gcs_topo *t);
-const gcs_topo_cache *gcs_topo_cache_at(const gcs_topo *t, int i);
-int gcs_topo_ncpus(const gcs_topo *t);
+GCS_API int gcs_topo_nnodes(const gcs_topo *t);
+GCS_API const gcs_topo_node *gcs_topo_node_at(const gcs_topo *t, int id);
+GCS_API int gcs_topo_ncaches(const gcs_topo *t);
+GCS_API const gcs_topo_cache *gcs_topo_cache_at(const gcs_topo *t, int i);
+GCS_API int gcs_topo_ncpus(const gcs_topo *t);
 /* OS CPU numbers of all CPUs, ascending; valid while t lives. */
-const int *gcs_topo_cpus(const gcs_topo *t);
+GCS_API const int *gcs_topo_cpus(const gcs_topo *t);
 /* Node id of an OS CPU, -1 if the topology has no such CPU. */
-int gcs_topo_cpu_node(const gcs_topo *t, int cpu);
+GCS_API int gcs_topo_cpu_node(const gcs_topo *t, int cpu);
 /* The CPU node nearest to memory node `node`: the node itself when it has
  * CPUs; for a memory-only node, the node owning the first CPU of its hwloc
  * locality (else the first node with CPUs).  -1 for a node that does not
  * exist or a topology without CPUs in any node. */
-int gcs_topo_local_cpu_node(const gcs_topo *t, int node);
+GCS_API int gcs_topo_local_cpu_node(const gcs_topo *t, int node);
 /* Size of the largest data or unified cache (the LLC); 0 if none known. */
-uint64_t gcs_topo_llc_bytes(const gcs_topo *t);
+GCS_API uint64_t gcs_topo_llc_bytes(const gcs_topo *t);
 
 /* Argument checks with a one-line error naming the valid range. */
-int gcs_topo_check_cpu(const gcs_topo *t, int cpu, gcs_err *err);
-int gcs_topo_check_node(const gcs_topo *t, int node, gcs_err *err);
+GCS_API int gcs_topo_check_cpu(const gcs_topo *t, int cpu, gcs_err *err);
+GCS_API int gcs_topo_check_node(const gcs_topo *t, int node, gcs_err *err);
 
 /* Pins the calling thread to one OS CPU, or to the CPUs of a node (for a
  * memory-only node, the CPUs nearest to it).
  * Returns 0 when pinned, 1 when the request is valid but could not be
  * honoured (reason in warn), -1 with err set for a CPU/node that does not
  * exist. */
-int gcs_topo_pin_cpu(const gcs_topo *t, int cpu, char *warn, size_t warn_len, gcs_err *err);
-int gcs_topo_pin_node(const gcs_topo *t, int node, char *warn, size_t warn_len, gcs_err *err);
+GCS_API int gcs_topo_pin_cpu(const gcs_topo *t, int cpu, char *warn, size_t warn_len, gcs_err *err);
+GCS_API int gcs_topo_pin_node(const gcs_topo *t, int node, char *warn, size_t warn_len, gcs_err *err);
 
 /* Binds [addr, addr+len) to memory node `node` (call before the pages are
  * first touched).  Same return convention as the pin calls. */
-int gcs_topo_bind_memory(const gcs_topo *t, void *addr, size_t len, int node,
+GCS_API int gcs_topo_bind_memory(const gcs_topo *t, void *addr, size_t len, int node,
                          char *warn, size_t warn_len, gcs_err *err);
 
 /* Asks the kernel (move_pages(2) in query mode) where `samples` pages spread
  * over [addr, addr+len) really are.  Returns the fraction of sampled pages
  * that are on `node` (0..1), or -1 when the kernel cannot tell; writes a
  * warning when the fraction is below 1 or the query failed, else "". */
-double gcs_topo_check_placement(const gcs_topo *t, const void *addr, size_t len, int node,
+GCS_API double gcs_topo_check_placement(const gcs_topo *t, const void *addr, size_t len, int node,
                                 int samples, char *warn, size_t warn_len);
 
 /* Runs fn(arg) in a new thread pinned to `cpu` (if >= 0) or else to the CPUs
  * of `node` (if >= 0), and waits for it.  A pin that cannot be honoured runs
  * the function unpinned and leaves the reason in warn.  Returns -1 with err
  * set for a nonexistent CPU/node or when no thread can be started. */
-int gcs_topo_run_pinned(const gcs_topo *t, int cpu, int node, void *(*fn)(void *), void *arg,
+GCS_API int gcs_topo_run_pinned(const gcs_topo *t, int cpu, int node, void *(*fn)(void *), void *arg,
                         char *warn, size_t warn_len, gcs_err *err);
 
 #endif

@@ -37,10 +37,10 @@ typedef enum gcs_trace_state {
 /* "running", "gc-stopped", "gc-mark", "gc-search", "gc-idle", "gc-sweep",
  * "blocked-lock", "blocked-barrier", "blocked-other", "exited"; "?" for an
  * out-of-range value. */
-const char *gcs_trace_state_name(gcs_trace_state s);
+GCS_API const char *gcs_trace_state_name(gcs_trace_state s);
 
 /* The state named name, or -1. */
-int gcs_trace_state_parse(const char *name);
+GCS_API int gcs_trace_state_parse(const char *name);
 
 /* ---- built-in recorder ------------------------------------------------------
  * Per-thread buffers stamped with gcs_now_ns(); no lock or syscall per event
@@ -56,23 +56,23 @@ int gcs_trace_state_parse(const char *name);
  * unless it said otherwise).  Start the recorder before the threads you want
  * to see whole.  A state change to the thread's current state is not
  * recorded. */
-int  gcs_trace_recorder_start(const char *path, gcs_err *err);  /* begin recording; file written at stop */
-int  gcs_trace_recorder_stop(gcs_err *err);                     /* flush all threads, write file atomically */
-void gcs_trace_thread_begin(const char *name, const char *cls); /* calling thread; cls: "main", "mutator", "gc" */
-void gcs_trace_set_state(gcs_trace_state s);                    /* calling thread's new state, stamped now */
-void gcs_trace_thread_end(void);                                /* GCS_TRACE_EXITED */
+GCS_API int  gcs_trace_recorder_start(const char *path, gcs_err *err);  /* begin recording; file written at stop */
+GCS_API int  gcs_trace_recorder_stop(gcs_err *err);                     /* flush all threads, write file atomically */
+GCS_API void gcs_trace_thread_begin(const char *name, const char *cls); /* calling thread; cls: "main", "mutator", "gc" */
+GCS_API void gcs_trace_set_state(gcs_trace_state s);                    /* calling thread's new state, stamped now */
+GCS_API void gcs_trace_thread_end(void);                                /* GCS_TRACE_EXITED */
 
 /* The calling thread's last recorded state; GCS_TRACE_RUNNING when it has
  * none or no recording is active.  For code that changes a thread's state
  * for a while and then restores it (a safepoint inside a barrier wait). */
-gcs_trace_state gcs_trace_current_state(void);
+GCS_API gcs_trace_state gcs_trace_current_state(void);
 
 /* True while a recording is active (one relaxed load). */
-int gcs_trace_recording(void);
+GCS_API int gcs_trace_recording(void);
 
 /* Sets the "command" header line of the file the running recording will
  * write (default: none).  Copied. */
-void gcs_trace_recorder_set_command(const char *command);
+GCS_API void gcs_trace_recorder_set_command(const char *command);
 
 /* ---- writer ----------------------------------------------------------------
  * Used by both sources (the recorder at stop; the sched tracer streams
@@ -89,13 +89,13 @@ void gcs_trace_recorder_set_command(const char *command);
  * -1.  close checks end_ns >= every event and renames the file into place;
  * it frees the writer in every case. */
 typedef struct gcs_trace_writer gcs_trace_writer;
-gcs_trace_writer *gcs_trace_writer_open(const char *path, const char *source /* "builtin"|"sched" */,
+GCS_API gcs_trace_writer *gcs_trace_writer_open(const char *path, const char *source /* "builtin"|"sched" */,
                                         const char *command /* what was traced, may be NULL */, gcs_err *err);
-int  gcs_trace_writer_thread(gcs_trace_writer *w, int64_t tid, const char *name, const char *cls,
+GCS_API int  gcs_trace_writer_thread(gcs_trace_writer *w, int64_t tid, const char *name, const char *cls,
                              uint64_t start_ns);
-int  gcs_trace_writer_event(gcs_trace_writer *w, uint64_t t_ns, int64_t tid, gcs_trace_state s);
-int  gcs_trace_writer_close(gcs_trace_writer *w, uint64_t end_ns, gcs_err *err); /* renames temp into place */
-void gcs_trace_writer_abort(gcs_trace_writer *w);                                /* removes the temp file */
+GCS_API int  gcs_trace_writer_event(gcs_trace_writer *w, uint64_t t_ns, int64_t tid, gcs_trace_state s);
+GCS_API int  gcs_trace_writer_close(gcs_trace_writer *w, uint64_t end_ns, gcs_err *err); /* renames temp into place */
+GCS_API void gcs_trace_writer_abort(gcs_trace_writer *w);                                /* removes the temp file */
 
 /* ---- reader ------------------------------------------------------------------
  * A whole trace in memory.  Threads are in declaration order; each thread's
@@ -132,9 +132,9 @@ typedef struct gcs_trace {
 
 /* Reads and checks a trace file; on any error returns NULL with
  * "PATH:LINE: what is wrong" in err. */
-gcs_trace *gcs_trace_read(const char *path, gcs_err *err);
+GCS_API gcs_trace *gcs_trace_read(const char *path, gcs_err *err);
 /* The same from an open stream; name is used in messages. */
-gcs_trace *gcs_trace_read_stream(FILE *fp, const char *name, gcs_err *err);
-void gcs_trace_free(gcs_trace *t);
+GCS_API gcs_trace *gcs_trace_read_stream(FILE *fp, const char *name, gcs_err *err);
+GCS_API void gcs_trace_free(gcs_trace *t);
 
 #endif

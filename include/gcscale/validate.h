@@ -53,7 +53,7 @@ typedef struct gcs_validate_opts {
     int quiet;                  /* no progress on stderr */
 } gcs_validate_opts;
 
-void gcs_validate_opts_init(gcs_validate_opts *opts);
+GCS_API void gcs_validate_opts_init(gcs_validate_opts *opts);
 
 /* The measured GC speedup stack of one parallel mark, in threads: the parts
  * add up to P.  speedup = T(1)/T(P); extra_work = (sum of the workers' busy
@@ -66,7 +66,7 @@ typedef struct gcs_validate_stack {
     double speedup, extra_work, search, wake, tail, other;
 } gcs_validate_stack;
 
-void gcs_validate_measured_stack(const gcs_gc_stats *at_p, double t1_ns, double busy1_ns,
+GCS_API void gcs_validate_measured_stack(const gcs_gc_stats *at_p, double t1_ns, double busy1_ns,
                                  gcs_validate_stack *out);
 
 /* One thread count of one workload, averaged over its snapshots. */
@@ -144,18 +144,18 @@ typedef struct gcs_validate_report {
 /* Runs the validation.  -1 with err set when it cannot run (no profile, a
  * profile without gc_cost_ns, an unknown workload, a workload that failed
  * its own check or ran out of heap). */
-int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *report, gcs_err *err);
+GCS_API int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *report, gcs_err *err);
 
 /* Writes the report into dir (created if missing): summary.md, errors.csv,
  * adaptive.csv, stacks.csv, report.json and per workload WORKLOAD-speedup.svg
  * and WORKLOAD-stack.svg.  Every file is written crash-safely. */
-int gcs_validate_write(const gcs_validate_report *report, const char *dir, gcs_err *err);
+GCS_API int gcs_validate_write(const gcs_validate_report *report, const char *dir, gcs_err *err);
 
 /* report.json's document (new reference). */
-json_t *gcs_validate_report_json(const gcs_validate_report *report);
+GCS_API json_t *gcs_validate_report_json(const gcs_validate_report *report);
 
 /* The short summary `gcscale validate` prints: the error table, the
  * adaptive table and the verdict on both targets. */
-void gcs_validate_print_summary(const gcs_validate_report *report, FILE *fp);
+GCS_API void gcs_validate_print_summary(const gcs_validate_report *report, FILE *fp);
 
 #endif

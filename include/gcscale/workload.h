@@ -68,13 +68,13 @@ typedef struct gcs_workload_info {
 
 /* The heap limit a run of `mutators` threads gets when none is given:
  * default_heap + mutators x GCS_WORKLOAD_HEAP_PER_MUTATOR. */
-size_t gcs_workload_default_heap(const gcs_workload_info *info, int mutators);
+GCS_API size_t gcs_workload_default_heap(const gcs_workload_info *info, int mutators);
 
 /* The registered workloads, in a fixed order; NULL-terminated names. */
-size_t gcs_workload_count(void);
-const gcs_workload_info *gcs_workload_info_at(size_t i);
-const gcs_workload_info *gcs_workload_find(const char *name); /* NULL: unknown */
-const char *const *gcs_workload_names(void);
+GCS_API size_t gcs_workload_count(void);
+GCS_API const gcs_workload_info *gcs_workload_info_at(size_t i);
+GCS_API const gcs_workload_info *gcs_workload_find(const char *name); /* NULL: unknown */
+GCS_API const char *const *gcs_workload_names(void);
 
 /* Per-collection record kept by gcs_workload_gclog_hook (below).  The
  * run's summary needs every collection's pause and mark times; the
@@ -100,9 +100,9 @@ typedef struct gcs_workload_gclog {
 
 /* Installs the recorder as opts->on_collection (chaining what was there);
  * call before gcs_gc_init.  The log must outlive the collector. */
-void gcs_workload_gclog_install(gcs_gc_options *opts, gcs_workload_gclog *log);
-void gcs_workload_gclog_hook(const gcs_gc_stats *stats, void *arg);
-void gcs_workload_gclog_free(gcs_workload_gclog *log);
+GCS_API void gcs_workload_gclog_install(gcs_gc_options *opts, gcs_workload_gclog *log);
+GCS_API void gcs_workload_gclog_hook(const gcs_gc_stats *stats, void *arg);
+GCS_API void gcs_workload_gclog_free(gcs_workload_gclog *log);
 
 typedef struct gcs_workload_options {
     const char *name;           /* a registered workload */
@@ -119,7 +119,7 @@ typedef struct gcs_workload_options {
     void *progress_arg;
 } gcs_workload_options;
 
-void gcs_workload_options_init(gcs_workload_options *o);
+GCS_API void gcs_workload_options_init(gcs_workload_options *o);
 
 typedef struct gcs_workload_result {
     const gcs_workload_info *info;
@@ -146,6 +146,6 @@ typedef struct gcs_workload_result {
 /* Runs a workload.  Returns 0 when it ran (check result->verified), -1 with
  * err set when it could not run (bad options, caller not attached, out of
  * heap: the heap limit is too small for its live data). */
-int gcs_workload_run(const gcs_workload_options *opts, gcs_workload_result *result, gcs_err *err);
+GCS_API int gcs_workload_run(const gcs_workload_options *opts, gcs_workload_result *result, gcs_err *err);
 
 #endif
