@@ -31,6 +31,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit.h>
 
+#include "../common/internal.h"
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
 
@@ -140,6 +141,10 @@ static int fit_costs(const cost_point *pts, int n, double coef[3], double *rms_r
     gsl_matrix *cov = gsl_matrix_alloc(3, 3);
     gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc((size_t)n, 3);
     int rc = -1;
+    /* three unknowns need three points; every point's T1 was measured > 0 */
+    gcs_assert_internal(n >= 3);
+    for (int i = 0; i < n; i++)
+        gcs_assert_internal(pts[i].t1_ns > 0);
     if (!X || !y || !c || !cov || !w) {
         gcs_err_set(err, "gc costs: out of memory");
         goto done;

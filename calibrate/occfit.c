@@ -24,6 +24,7 @@
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 
+#include "../common/internal.h"
 #include "gcscale/occfit.h"
 
 #define MAX_ITERATIONS 200
@@ -75,6 +76,7 @@ double gcs_occfit_open_latency(double m1_ns, double s_o_ns, double throughput_pe
 static double mva(double m1_ns, double s_o_ns, double think_ns, int customers, double *curve,
                   double *last_latency)
 {
+    gcs_assert_internal(customers >= 0 && s_o_ns >= 0 && think_ns >= 0);
     double delay = m1_ns > s_o_ns ? m1_ns - s_o_ns : 0;
     double queue = 0, throughput = 0, r = 0;
     if (curve)
@@ -84,6 +86,7 @@ static double mva(double m1_ns, double s_o_ns, double think_ns, int customers, d
         r = delay + residence;
         throughput = k / (think_ns + r);
         queue = throughput * residence;          /* Little's law at the centre */
+        gcs_assert_internal(queue <= k + 1e-9);  /* never more waiting than customers */
         if (curve)
             curve[k] = r;
     }
@@ -222,6 +225,8 @@ static int check_inputs(const gcs_occ_point *pts, int n, double m1_ns, fit_model
 /* Runs GSL's trust-region solver on theta from the best point of a scan. */
 static int fit(fit_data *d, gcs_occfit_result *out, gcs_err *err)
 {
+    /* check_inputs has run: at least one point, every one positive */
+    gcs_assert_internal(d->n >= 1 && d->m1_ns > 0);
     const char *name = model_name(d->model);
     int rc = -1;
     double *res = malloc((size_t)d->n * sizeof *res);
