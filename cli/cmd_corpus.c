@@ -48,7 +48,7 @@ static void usage(FILE *fp)
             "  --json             the report as JSON (docs/corpus.md)\n"
             "  --fast, --slow     the predictor (default: gcscale predict's for the\n"
             "                     entry's profile, the slow one where it has caches)\n"
-            "  --span paper|critical   the span form (default paper, as gcscale predict)\n"
+            "  --span critical|paper   the span form (default critical, as gcscale predict)\n"
             "  --floor FILE       exit 1 when any figure is worse than FILE's floor\n"
             "  --write-floor FILE write the report's figures as a floor (tolerance 0.01)\n"
             "  --cache DIR        where heaps stored as recipes are rebuilt\n"

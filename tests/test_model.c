@@ -47,13 +47,45 @@ static gcs_model_heap heap_of(double t1, double tinf, double q1, double live)
     return h;
 }
 
+/* The hand-computed tests below are of the paper's form (T1/P + Tinf,
+ * model-notes §1.2), which is no longer the default: they ask for it. */
+static void paper_opts_init(gcs_model_opts *o)
+{
+    gcs_model_opts_init(o);
+    o->span = GCS_MODEL_SPAN_PAPER;
+}
+
+/* The default is Brent's form: a chain (Tinf = T1, every miss on the
+ * critical path) gets no speedup at any P, where the paper's form gives
+ * 4/3 at P = 2 and more beyond. */
+static void test_default_span_is_brent(void **state)
+{
+    (void)state;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    assert_int_equal(o.span, GCS_MODEL_SPAN_CRITICAL);
+    gcs_profile *p = one_node_profile(4, 100, 40);
+    gcs_model_heap h = heap_of(1e6, 1e6, 5e3, 50);
+    gcs_err err;
+    for (int threads = 2; threads <= 16; threads *= 2) {
+        gcs_model_result r;
+        assert_int_equal(gcs_model_predict(p, &h, threads, &o, &r, &err), 0);
+        assert_true(r.speedup <= 1.05);
+        o.span = GCS_MODEL_SPAN_PAPER;
+        assert_int_equal(gcs_model_predict(p, &h, threads, &o, &r, &err), 0);
+        assert_true(r.speedup >= 4.0 / 3.0 - 1e-9);
+        o.span = GCS_MODEL_SPAN_CRITICAL;
+    }
+    gcs_profile_free(p);
+}
+
 static void test_one_worker_reduces_to_serial_cost(void **state)
 {
     (void)state;
     gcs_profile *p = one_node_profile(4, 100, 40);
     gcs_model_heap h = heap_of(1e6, 2e3, 5e3, 50);
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     for (int mva = 0; mva < 2; mva++) {
         o.mva = (gcs_model_mva)mva;
@@ -76,7 +108,7 @@ static void test_hand_computed_two_workers(void **state)
     gcs_profile *p = one_node_profile(2, 10, 5);
     gcs_model_heap h = heap_of(180, 10, 10, 0);
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result r;
     assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
@@ -105,7 +137,7 @@ static void test_overlapped_misses(void **state)
     gcs_model_heap h = heap_of(1e5, 10, 1000, 0);
     h.q1_prefetched[GCS_ACCESS_READ] = 200;
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     assert_true(o.overlap == 1);
     gcs_err err;
     gcs_model_result r;
@@ -129,7 +161,7 @@ static void test_overlapped_misses(void **state)
     assert_non_null(strstr(err.msg, "open model"));
 
     /* the profile's fit, when there is one */
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     assert_int_equal(gcs_model_opts_fitted_overlap(&o, p, &err), -1);
     assert_non_null(strstr(err.msg, "gc_miss_overlap"));
     p->has_gc_overlap = 1;
@@ -145,7 +177,7 @@ static void test_zero_occupancy_needs_no_solver(void **state)
     gcs_profile *p = one_node_profile(8, 100, 0);
     gcs_model_heap h = heap_of(1e6, 1e3, 1e4, 10);
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result r;
     assert_int_equal(gcs_model_predict(p, &h, 8, &o, &r, &err), 0);
@@ -163,7 +195,7 @@ static void test_near_saturation(void **state)
     gcs_profile *p = one_node_profile(64, 300, 290);
     gcs_model_heap h = heap_of(1e5, 0, 1e6, 0); /* memory bound: misses dominate */
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result r;
     assert_int_equal(gcs_model_predict(p, &h, 64, &o, &r, &err), 0);
@@ -187,7 +219,7 @@ static void test_stack_adds_up_to_p(void **state)
     for (int j = 0; j < 32; j++)
         h.v[j] = 1.0 / 32;
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     for (int P = 1; P <= 64; P *= 2) {
         gcs_model_result r;
@@ -211,7 +243,7 @@ static void test_critical_span(void **state)
     (void)state;
     gcs_profile *p = one_node_profile(8, 100, 0);
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     o.span = GCS_MODEL_SPAN_CRITICAL;
     gcs_err err;
     gcs_model_result r;
@@ -262,7 +294,7 @@ static void test_stack_parts_by_hand(void **state)
     gcs_model_heap h = heap_of(1e6, 0, 1e4, 500);
     h.q1_prefetched[GCS_ACCESS_READ] = 9e3;
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result r;
     assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
@@ -303,7 +335,7 @@ static void test_prefetched_misses(void **state)
     gcs_model_heap h = heap_of(1e6, 0, 1e4, 0);
     h.q1_prefetched[GCS_ACCESS_READ] = 6e3;
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result r;
     assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
@@ -327,7 +359,7 @@ static void test_skewed_heap_saturates_on_o2k(void **state)
     for (int j = 0; j < 32; j++)
         spread.v[j] = 1.0 / 32;
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result rs, rp;
     assert_int_equal(gcs_model_predict(o2k, &skew, 48, &o, &rs, &err), 0);
@@ -351,7 +383,7 @@ static void test_closed_needs_occupancy_below_latency(void **state)
     gcs_profile *p = one_node_profile(4, 100, 200);
     gcs_model_heap h = heap_of(1e5, 1e3, 1e3, 10);
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result r;
     assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
@@ -375,7 +407,7 @@ static void test_node_without_requests(void **state)
     h.v[3] = 0.5;
     h.v[7] = 0.5;
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result r;
     assert_int_equal(gcs_model_predict(e10k, &h, 32, &o, &r, &err), 0);
@@ -390,7 +422,7 @@ static void test_bad_inputs(void **state)
     (void)state;
     gcs_profile *p = one_node_profile(2, 100, 10);
     gcs_model_opts o;
-    gcs_model_opts_init(&o);
+    paper_opts_init(&o);
     gcs_err err;
     gcs_model_result r;
     gcs_model_heap h = heap_of(1e6, 0, 10, 0);
@@ -426,6 +458,7 @@ static void test_recommend_smallest_within_tolerance(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_span_is_brent),
         cmocka_unit_test(test_one_worker_reduces_to_serial_cost),
         cmocka_unit_test(test_hand_computed_two_workers),
         cmocka_unit_test(test_zero_occupancy_needs_no_solver),

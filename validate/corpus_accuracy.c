@@ -26,7 +26,7 @@ void gcs_corpus_accuracy_opts_init(gcs_corpus_accuracy_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->predictor = -1;
-    o->span = GCS_MODEL_SPAN_PAPER;
+    o->span = GCS_MODEL_SPAN_CRITICAL; /* as gcscale predict */
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -78,7 +78,7 @@ typedef struct gcs_corpus_accuracy_opts {
      * uses for the entry's profile (gcs_inspect_default_predictor: the slow
      * one where the profile has cache geometry) */
     int predictor;
-    gcs_model_span span;        /* default GCS_MODEL_SPAN_PAPER, as gcscale predict */
+    gcs_model_span span;        /* default GCS_MODEL_SPAN_CRITICAL, as gcscale predict */
     const char *cache_dir;      /* where recipes are rebuilt; NULL: build/corpus-cache */
     int quiet;
 } gcs_corpus_accuracy_opts;
