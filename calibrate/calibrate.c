@@ -189,6 +189,18 @@ static gcs_chase_buf *new_buffer(ctx *c, uint64_t size, int mem_node, gcs_huge h
     return b;
 }
 
+/* calibration.bounds: for each constant, how its physical bounds were
+ * checked ("ok", "unchecked: why", "unreliable"; docs/machine-profile.md). */
+static void record_bound(json_t *cal, const char *constant, const char *status)
+{
+    json_t *bounds = json_object_get(cal, "bounds");
+    if (!json_is_object(bounds)) {
+        bounds = json_object();
+        json_object_set_new(cal, "bounds", bounds);
+    }
+    json_object_set_new(bounds, constant, json_string(status));
+}
+
 static const char *bound_name(int bound)
 {
     return bound < 0 ? "lower" : bound > 0 ? "upper" : "none";
@@ -198,39 +210,64 @@ static json_t *fit_json(int rc, const gcs_occfit_result *f, const gcs_err *e)
 {
     if (rc < 0)
         return json_pack("{s:s}", "error", e->msg);
-    return json_pack("{s:o, s:s, s:o, s:o, s:i, s:i}", "s_o_ns", num(f->s_o_ns), "bound",
-                     bound_name(f->bound), "s_o_max_ns", num(f->s_o_max_ns), "rms_rel_residual",
-                     num(f->rms_rel_residual), "npoints", f->npoints, "iterations", f->iterations);
+    return json_pack("{s:o, s:s, s:o, s:o, s:i, s:i, s:o, s:[o, o]}", "s_o_ns", num(f->s_o_ns),
+                     "bound", bound_name(f->bound), "s_o_max_ns", num(f->s_o_max_ns),
+                     "rms_rel_residual", num(f->rms_rel_residual), "npoints", f->npoints,
+                     "iterations", f->iterations, "s_o_stderr_ns", num(f->s_o_stderr_ns),
+                     "s_o_ci95_ns", num(f->s_o_ci95_lo_ns), num(f->s_o_ci95_hi_ns));
 }
 
-/* Beyond this rms relative residual the open model does not describe the
- * load points (this VM's honest fits give 0.15-0.35, docs/microbench.md). */
-#define POOR_FIT_RMS 0.5
+/* An unreliable S_O's stand-in when 1/max throughput is not below M1. */
+#define STAND_IN_OF_M1 0.99
 
-static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, int real_cpus,
-                     double *s_o, json_t *out, gcs_err *err)
+/* One set of load points and both fits. */
+typedef struct occ_attempt {
+    gcs_occ_result r;
+    gcs_occfit_result fo, fc;
+    gcs_err eo, ec;
+    int ro, rcl;
+    int nchains, reps;
+    gcs_occ_check chk;
+} occ_attempt;
+
+static int occ_attempt_run(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, int real_cpus,
+                           const int *chains, int nchains, int reps, occ_attempt *a, gcs_err *err)
 {
     /* The plan (microbench/occplan.c): the node's CPUs first; on a
      * synthetic topology real_cpus threads, unpinned. */
     gcs_occ_plan plan;
     if (gcs_occ_plan_init(&plan, c->t, mem_node, c->synthetic ? real_cpus : 0, err) < 0)
         return -1;
-    gcs_occ_result *r = malloc(sizeof *r);
-    if (!r) {
-        gcs_occ_plan_free(&plan);
-        gcs_err_set(err, "occupancy: out of memory");
-        return -1;
-    }
-    gcs_occ_opts o = {.rw = rw, .chain_counts = c->pl.chains, .nchain_counts = c->pl.nchains,
-                      .reps = c->pl.occ_reps};
+    gcs_occ_opts o = {.rw = rw, .chain_counts = chains, .nchain_counts = nchains, .reps = reps};
     gcs_occ_plan_opts(&plan, &o);
-    int rc = gcs_occ_measure(b, c->t, &o, r, err);
+    int rc = gcs_occ_measure(b, c->t, &o, &a->r, err);
     gcs_occ_plan_free(&plan);
-    if (rc < 0) {
-        free(r);
+    if (rc < 0)
         return -1;
+    add_warning(c, a->r.warning);
+    a->nchains = nchains;
+    a->reps = reps;
+    a->eo = a->ec = (gcs_err){""};
+    a->ro = gcs_occfit_open(a->r.points, a->r.npoints, m1, &a->fo, &a->eo);
+    a->rcl = gcs_occfit_closed(a->r.points, a->r.npoints, m1, 0, &a->fc, &a->ec);
+    /* The fallback S_O and the N = 1 cross-check of M1 (occplan.c). */
+    gcs_occ_check_points(&a->r, m1, &a->chk);
+    return 0;
+}
+
+/* Whether the open fit gave a physical S_O (gcs_occfit_reliable); reason
+ * says why not. */
+static int occ_attempt_reliable(const occ_attempt *a, char *reason, size_t len)
+{
+    if (a->ro < 0) {
+        snprintf(reason, len, "fit failed: %.300s", a->eo.msg);
+        return 0;
     }
-    add_warning(c, r->warning);
+    return gcs_occfit_reliable(&a->fo, reason, len);
+}
+
+static json_t *points_json(const gcs_occ_result *r)
+{
     json_t *pts = json_array();
     for (int i = 0; i < r->npoints; i++)
         json_array_append_new(pts, json_pack("{s:i, s:i, s:o, s:I, s:o, s:o}", "threads", r->threads[i],
@@ -239,76 +276,222 @@ static int occupancy(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, 
                                              (json_int_t)r->steps_per_chain[i], "throughput_per_ns",
                                              num(r->points[i].throughput_per_ns), "latency_ns",
                                              num(r->points[i].latency_ns)));
-    gcs_occfit_result fo, fc;
-    gcs_err eo = {""}, ec = {""};
-    int ro = gcs_occfit_open(r->points, r->npoints, m1, &fo, &eo);
-    int rcl = gcs_occfit_closed(r->points, r->npoints, m1, 0, &fc, &ec);
-    /* The fallback S_O and the N = 1 cross-check of M1 (occplan.c). */
-    gcs_occ_check chk;
-    gcs_occ_check_points(r, m1, &chk);
-    double n1 = chk.n1_latency_ns;
-    char n1_note[168] = "";
-    if (chk.n1_disagrees)
-        snprintf(n1_note, sizeof n1_note, "; %s", chk.n1_note);
+    return pts;
+}
+
+/* Occupancy of one memory node and access: load points and fits; a fit
+ * that gives no physical S_O (at a bound, failed, undetermined) is
+ * measured again with more load points (the full plan's chain counts) and
+ * twice the repetitions; if that fails too the profile gets the fallback
+ * 1/max throughput (below M1), an upper limit of S_O that is never 0, and
+ * occupancy_ns.<access>[node] is marked unreliable with the reason. */
+static int occupancy(ctx *c, gcs_chase_buf *b, gcs_profile *p, int mem_node, int rw, double m1,
+                     int real_cpus, json_t *out, gcs_err *err)
+{
+    occ_attempt *a = malloc(sizeof *a);
+    if (!a) {
+        gcs_err_set(err, "occupancy: out of memory");
+        return -1;
+    }
+    if (occ_attempt_run(c, b, mem_node, rw, m1, real_cpus, c->pl.chains, c->pl.nchains,
+                        c->pl.occ_reps, a, err) < 0) {
+        free(a);
+        return -1;
+    }
     const char *what = rw ? "rw" : "read";
+    char reason[400] = "", first_reason[400] = "";
+    int reliable = occ_attempt_reliable(a, reason, sizeof reason);
+    if (!reliable) {
+        json_object_set_new(out, "first_attempt",
+                            json_pack("{s:o, s:o, s:s}", "points", points_json(&a->r), "open",
+                                      fit_json(a->ro, &a->fo, &a->eo), "why_again", reason));
+        snprintf(first_reason, sizeof first_reason, "%s", reason);
+        static const int more_chains[] = {1, 2, 3, 4, 6, 8, 12, 16};
+        if (occ_attempt_run(c, b, mem_node, rw, m1, real_cpus, more_chains, 8, 2 * c->pl.occ_reps,
+                            a, err) < 0) {
+            free(a);
+            return -1;
+        }
+        reliable = occ_attempt_reliable(a, reason, sizeof reason);
+    }
+    gcs_occfit_result *fo = &a->fo;
+    double n1 = a->chk.n1_latency_ns;
+    char n1_note[168] = "";
+    if (a->chk.n1_disagrees)
+        snprintf(n1_note, sizeof n1_note, "; %s", a->chk.n1_note);
+    char constant[64];
+    snprintf(constant, sizeof constant, "occupancy_ns.%s[%d]", what, mem_node);
+    double *s_o = &p->occupancy_ns[rw][mem_node];
     const char *used = "open";
-    /* not_measured: the S_O that goes into the profile is a bound or a
-     * fallback, not a fitted service time; it goes into the warnings and
-     * next to the fit (s_o_warning), and `gcscale calibrate` prints it.
-     * Doubts about an S_O that was fitted (a poor fit, an M1 the N = 1
-     * point disagrees with) are recorded in the warnings only. */
-    char not_measured[800] = "", doubt[800] = "";
-    if (ro == 0 && isfinite(fo.s_o_ns) && fo.s_o_ns >= 0) {
-        *s_o = fo.s_o_ns;
-        if (fo.bound < 0) {
-            used = "open, lower bound";
-            snprintf(not_measured, sizeof not_measured,
-                     "occupancy %s memory node %d: S_O = 0 is not a measurement: the open fit sits "
-                     "at its lower bound because the loaded latencies do not rise with load above "
-                     "M1 = %.1f ns (rms relative residual %.2f%s)%s",
-                     what, mem_node, m1, fo.rms_rel_residual,
-                     fo.rms_rel_residual > POOR_FIT_RMS ? ": the data contradict the model" : "",
-                     n1_note);
-        } else if (fo.bound > 0) {
-            used = "open, upper bound";
-            snprintf(not_measured, sizeof not_measured,
-                     "occupancy %s memory node %d: S_O = %.2f ns is the fit's upper bound, not a "
-                     "measurement: the loaded latencies rise more than the model explains (rms "
-                     "relative residual %.2f)%s",
-                     what, mem_node, fo.s_o_ns, fo.rms_rel_residual, n1_note);
-        } else if (fo.rms_rel_residual > POOR_FIT_RMS) {
-            snprintf(doubt, sizeof doubt,
-                     "occupancy %s memory node %d: the open model fits the load points poorly "
-                     "(rms relative residual %.2f), S_O = %.2f ns is uncertain%s",
-                     what, mem_node, fo.rms_rel_residual, fo.s_o_ns, n1_note);
-        } else if (n1_note[0]) {
+    /* not_measured: the S_O that goes into the profile is not a fitted
+     * service time; it goes into the warnings and next to the fit
+     * (s_o_warning), and `gcscale calibrate` prints it as one line.
+     * A doubt about an S_O that was fitted (an M1 the N = 1 point
+     * disagrees with) is recorded in the warnings only. */
+    char not_measured[1024] = "", doubt[800] = "";
+    if (reliable) {
+        *s_o = fo->s_o_ns;
+        /* a poor fit is not reliable (gcs_occfit_reliable): only this doubt is left */
+        if (n1_note[0])
             snprintf(doubt, sizeof doubt,
                      "occupancy %s memory node %d: S_O = %.2f ns is fitted against an M1 the load "
                      "points disagree with%s",
-                     what, mem_node, fo.s_o_ns, n1_note);
-        }
+                     what, mem_node, fo->s_o_ns, n1_note);
     } else {
-        *s_o = chk.s_o_fallback_ns;
-        used = "1/max_throughput";
+        /* Never 0: the largest S_O the busiest load point allows (one
+         * server serves at most 1/S_O requests per ns), kept below M1;
+         * both are upper limits of S_O, so the stand-in errs towards
+         * more contention, not none. */
+        double fallback = a->chk.s_o_fallback_ns;
+        const char *from = "1/max throughput, an upper limit";
+        used = "unreliable: 1/max_throughput";
+        if (!(fallback > 0 && fallback < m1)) {
+            fallback = STAND_IN_OF_M1 * m1;
+            from = "just below M1, the upper limit";
+            used = "unreliable: below M1";
+        }
+        *s_o = fallback;
         snprintf(not_measured, sizeof not_measured,
-                 "occupancy %s memory node %d: open fit failed (%s); S_O = 1/max throughput%s", what,
-                 mem_node, ro < 0 ? eo.msg : "no finite S_O", n1_note);
+                 "%s S_O of memory node %d is unreliable (%s%s%s); the contention term uses S_O = "
+                 "%.2f ns (%s) and the profile marks %s unreliable; rerun on an idle machine",
+                 what, mem_node, reason,
+                 first_reason[0] ? ", also after measuring again with 8 chain counts and "
+                                   "twice the repetitions" : "",
+                 n1_note, *s_o, from, constant);
+        gcs_profile_set_unreliable(p, constant, reason);
     }
+    record_bound(c->cal, constant, reliable ? "ok" : "unreliable");
+    gcs_profile_uncertainty u;
+    gcs_profile_uncertainty_init(&u);
+    if (a->ro == 0) {
+        u.std_error = fo->s_o_stderr_ns;
+        u.ci95_lo = fo->s_o_ci95_lo_ns;
+        u.ci95_hi = fo->s_o_ci95_hi_ns;
+        u.residual_rms_rel = fo->rms_rel_residual;
+        u.n = fo->npoints;
+    }
+    gcs_profile_set_uncertainty(p, constant, &u);
     add_warning(c, not_measured);
     add_warning(c, doubt);
     json_object_set_new(out, "mem_node", json_integer(mem_node));
-    json_object_set_new(out, "access", json_string(rw ? "rw" : "read"));
+    json_object_set_new(out, "access", json_string(what));
     json_object_set_new(out, "m1_ns", num(m1));
-    json_object_set_new(out, "points", pts);
-    json_object_set_new(out, "open", fit_json(ro, &fo, &eo));
-    json_object_set_new(out, "closed", fit_json(rcl, &fc, &ec));
+    json_object_set_new(out, "points", points_json(&a->r));
+    json_object_set_new(out, "open", fit_json(a->ro, fo, &a->eo));
+    json_object_set_new(out, "closed", fit_json(a->rcl, &a->fc, &a->ec));
     json_object_set_new(out, "s_o_ns", num(*s_o));
     json_object_set_new(out, "s_o_from", json_string(used));
-    json_object_set_new(out, "s_o_bound", json_string(ro == 0 ? bound_name(fo.bound) : "none"));
+    json_object_set_new(out, "s_o_bound", json_string(a->ro == 0 ? bound_name(fo->bound) : "none"));
     json_object_set_new(out, "s_o_warning", not_measured[0] ? json_string(not_measured) : json_null());
     json_object_set_new(out, "n1_latency_ns", num(n1));
-    json_object_set_new(out, "seconds", num(r->seconds));
-    free(r);
+    json_object_set_new(out, "seconds", num(a->r.seconds));
+    free(a);
+    return 0;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* gc_steals.a is the median over the steal points of steals / ((P - 1)
+ * ln T1) (gccost.c), so its interval is the distribution-free one of a
+ * median: the order statistics n/2 -+ 0.98 sqrt(n) of the points' ratios,
+ * and its standard error that interval's half width / 1.96.  Read from
+ * the fit's details ("steals": {"points": [...]}); nothing is recorded
+ * when they are not there. */
+static void steals_uncertainty(gcs_profile *p, json_t *steals, json_t *cal)
+{
+    json_t *pts = json_object_get(steals, "points"), *pt;
+    double ratio[64];
+    int n = 0;
+    size_t i;
+    json_array_foreach(pts, i, pt) {
+        double t1 = json_number_value(json_object_get(pt, "t1_model_ns"));
+        double st = json_number_value(json_object_get(pt, "steals_median"));
+        int threads = (int)json_integer_value(json_object_get(pt, "threads"));
+        if (n < 64 && threads > 1 && t1 > 1)
+            ratio[n++] = st / (threads - 1) / log(t1);
+    }
+    if (!p->has_gc_steals)
+        return;
+    record_bound(cal, "gc_steals.a", p->gc_steal_a >= 0 && isfinite(p->gc_steal_a) ? "ok" : "unreliable");
+    if (!(p->gc_steal_a >= 0 && isfinite(p->gc_steal_a)))
+        gcs_profile_set_unreliable(p, "gc_steals.a", "the steal fit gave a negative or non-finite slope");
+    if (n < 2)
+        return;
+    qsort(ratio, (size_t)n, sizeof *ratio, compare_double);
+    int lo = (int)floor(n / 2.0 - 0.98 * sqrt(n)), hi = (int)ceil(n / 2.0 + 0.98 * sqrt(n));
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > n - 1 ? n - 1 : hi;
+    gcs_profile_uncertainty u;
+    gcs_profile_uncertainty_init(&u);
+    u.ci95_lo = ratio[lo];
+    u.ci95_hi = ratio[hi];
+    u.std_error = (ratio[hi] - ratio[lo]) / (2 * 1.96);
+    u.n = n;
+    gcs_profile_set_uncertainty(p, "gc_steals.a", &u);
+}
+
+/* gc_cost_ns with its physical bounds (every cost positive and finite):
+ * a measurement that breaks one is made again in full mode (more
+ * repetitions); a cost that still breaks it keeps its value, is marked
+ * unreliable in p, and gets one warning line in warnings.  The cost fit
+ * itself is gccost.c's. */
+static int gc_costs_checked(int quick, gcs_profile *p, json_t *cal, json_t *warnings, gcs_err *err)
+{
+    static const char *const names[] = {"object", "pointer", "steal"};
+    json_t *details = NULL;
+    gcs_profile_clear_fit_quality(p, "gc_cost_ns.");
+    gcs_profile_clear_fit_quality(p, "gc_steals.");
+    for (int attempt = 0; attempt < 2; attempt++) {
+        json_decref(details);
+        details = NULL;
+        if (gcs_calibrate_gc_costs(attempt ? 0 : quick, p, &details, err) < 0)
+            return -1;
+        double v[] = {p->gc_cost_object_ns, p->gc_cost_pointer_ns, p->gc_cost_steal_ns};
+        /* A steal cost that could not be measured (one CPU) is not
+         * measured again: more repetitions give no second CPU. */
+        const char *note = json_string_value(json_object_get(details, "steal_note"));
+        int unmeasurable = note && strncmp(note, "not measured", 12) == 0;
+        int bad = 0;
+        for (int i = 0; i < 3 - unmeasurable; i++)
+            bad |= !(v[i] > 0 && isfinite(v[i]));
+        if (unmeasurable) {
+            gcs_profile_set_unreliable(p, "gc_cost_ns.steal", note);
+            record_bound(cal, "gc_cost_ns.steal", "unreliable");
+        }
+        if (!bad)
+            break;
+        if (attempt == 0) {
+            json_object_set(cal, "gc_costs_first_attempt", details);
+            continue;
+        }
+        for (int i = 0; i < 3 - unmeasurable; i++) {
+            if (v[i] > 0 && isfinite(v[i]))
+                continue;
+            char constant[32], reason[200], w[600];
+            snprintf(constant, sizeof constant, "gc_cost_ns.%s", names[i]);
+            snprintf(reason, sizeof reason, "the fit gave %.3g ns, not a positive cost, also when "
+                     "measured again with more repetitions", v[i]);
+            snprintf(w, sizeof w, "%s is unreliable (%s); the model uses %.3g ns for it and the "
+                     "profile marks it unreliable; rerun on an idle machine (gcscale calibrate "
+                     "--gc-only)", constant, reason, v[i]);
+            gcs_profile_set_unreliable(p, constant, reason);
+            record_bound(cal, constant, "unreliable");
+            if (warnings)
+                json_array_append_new(warnings, json_string(w));
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        char constant[32];
+        snprintf(constant, sizeof constant, "gc_cost_ns.%s", names[i]);
+        if (!gcs_profile_unreliable(p, constant))
+            record_bound(cal, constant, "ok");
+    }
+    steals_uncertainty(p, json_object_get(details, "steal_fit"), cal);
+    json_object_set_new(cal, "gc_costs", details);
     return 0;
 }
 
@@ -372,6 +555,23 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
                                     .count_llc = c->count_llc}};
             if (run_on_node(c, cn, &j, err) < 0)
                 goto fail;
+            /* The physical bound, positive and finite: once more with
+             * twice the repetitions, then an error (the profile has no
+             * valid number to hold instead). */
+            if (!(j.res.median_ns > 0 && isfinite(j.res.median_ns))) {
+                j.prm.reps *= 2;
+                if (run_on_node(c, cn, &j, err) < 0)
+                    goto fail;
+            }
+            char constant[64];
+            snprintf(constant, sizeof constant, "latency_ns.%s[%d][%d]", rw ? "rw" : "read", cn, m);
+            if (!(j.res.median_ns > 0 && isfinite(j.res.median_ns))) {
+                gcs_err_set(err, "calibrate: %s: the idle latency measured %g ns, also with %d "
+                            "repetitions: rerun on an idle machine", constant, j.res.median_ns,
+                            j.prm.reps);
+                goto fail;
+            }
+            record_bound(c->cal, constant, "ok");
             p->latency_ns[rw][(size_t)cn * (size_t)nn + (size_t)m] = j.res.median_ns;
             json_array_append_new(lat, latency_json(cn, m, rw ? "rw" : "read", primary, &j.res));
             step_end(c, name, w, t0);
@@ -386,7 +586,7 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
         json_t *o = json_object();
         json_array_append_new(json_object_get(c->cal, "occupancy"), o);
         double m1 = p->latency_ns[rw][(size_t)lc * (size_t)nn + (size_t)m];
-        if (occupancy(c, b, m, rw, m1, real_cpus, &p->occupancy_ns[rw][m], o, err) < 0)
+        if (occupancy(c, b, p, m, rw, m1, real_cpus, o, err) < 0)
             goto fail;
         step_end(c, name, c->pl.w_occupancy, t0);
     }
@@ -407,11 +607,35 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
         const gcs_chase_buf_info *in = gcs_chase_buf_info_get(b);
         int rc = gcs_bw_measure(c->t, gcs_chase_buf_data(b), in->size_bytes,
                                 c->synthetic ? NULL : cpus, ncpus, c->pl.bw_reps, &bw, err);
+        /* Positive and finite, or once more with twice the repetitions. */
+        if (rc == 0 && !(bw.best_gbs > 0 && isfinite(bw.best_gbs)))
+            rc = gcs_bw_measure(c->t, gcs_chase_buf_data(b), in->size_bytes,
+                                c->synthetic ? NULL : cpus, ncpus, 2 * c->pl.bw_reps, &bw, err);
         free(cpus);
         if (rc < 0)
             goto fail;
         add_warning(c, bw.warning);
-        p->bandwidth_gbs[m] = bw.best_gbs;
+        char constant[64];
+        snprintf(constant, sizeof constant, "bandwidth_gbs[%d]", m);
+        if (bw.best_gbs > 0 && isfinite(bw.best_gbs)) {
+            p->bandwidth_gbs[m] = bw.best_gbs;
+            /* The other bound, below the sum of the memory channels' peak,
+             * needs the channels (count, speed), which neither hwloc nor
+             * the kernel tells an unprivileged process. */
+            record_bound(c->cal, constant, "unchecked: the memory channels' peak bandwidth is not "
+                                      "known here, only > 0 is checked");
+        } else {
+            char w[400];
+            snprintf(w, sizeof w, "bandwidth of memory node %d is unreliable (measured %g GB/s, "
+                     "also with %d repetitions); the profile records 0 and marks %s unreliable "
+                     "(the model does not use it); rerun on an idle machine",
+                     m, bw.best_gbs, 2 * c->pl.bw_reps, constant);
+            p->bandwidth_gbs[m] = 0;
+            gcs_profile_set_unreliable(p, constant, "measured no bandwidth, also with twice the "
+                                                    "repetitions");
+            record_bound(c->cal, constant, "unreliable");
+            add_warning(c, w);
+        }
         json_array_append_new(json_object_get(c->cal, "bandwidth"),
                               json_pack("{s:i, s:o, s:o, s:i, s:i, s:I}", "mem_node", m, "best_gbs",
                                         num(bw.best_gbs), "median_gbs", num(bw.median_gbs),
@@ -588,10 +812,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
             goto fail;
 
     t0 = step_begin(&c, "gc costs (marker on cache-resident heaps)", c.pl.w_gc);
-    json_t *gc_costs;
-    if (gcs_calibrate_gc_costs(quick, p, &gc_costs, err) < 0)
+    if (gc_costs_checked(quick, p, c.cal, c.warnings, err) < 0)
         goto fail;
-    json_object_set_new(c.cal, "gc_costs", gc_costs);
     step_end(&c, "gc costs (marker on cache-resident heaps)", c.pl.w_gc, t0);
 
     json_object_set_new(c.cal, "binding_honoured", json_boolean(c.all_bound));
@@ -599,7 +821,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     json_object_set_new(c.cal, "steps", c.steps);
     json_object_set_new(c.cal, "duration_s", num((double)(gcs_now_ns() - start) / 1e9));
     c.warnings = c.steps = NULL;
-    p->extra = json_object();
+    if (!p->extra) /* it may hold the fits' uncertainty and reliability already */
+        p->extra = json_object();
     json_object_set_new(p->extra, "calibration", c.cal);
     c.cal = NULL;
     /* Last, outside the timed steps: it needs the gc costs just fitted. */
@@ -640,13 +863,12 @@ double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick)
 int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err)
 {
     double w = update_gc_cost_work(quick);
-    json_t *costs = NULL;
     gcs_progress_step(pr, "gc costs (marker on cache-resident heaps)", w);
-    if (gcs_calibrate_gc_costs(quick, p, &costs, err) < 0)
+    json_t *cal = gcs_profile_calibration(p);
+    /* Its unreliable costs are said by the caller (gcs_profile_unreliable). */
+    if (gc_costs_checked(quick, p, cal, NULL, err) < 0)
         return -1;
     gcs_progress_done(pr, w);
-    json_t *cal = gcs_profile_calibration(p);
-    json_object_set_new(cal, "gc_costs", costs);
     char when[64];
     gcs_now_iso8601(when, sizeof when);
     json_object_set_new(cal, "gc_only", json_pack("{s:s, s:s}", "time", when, "mode",

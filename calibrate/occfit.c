@@ -20,7 +20,11 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include <stdio.h>
+
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_vector.h>
 
@@ -166,6 +170,36 @@ static double cost_at(fit_data *d, double theta, double *res)
     return cost_at_s_o(d, s_o_of_theta(d, theta), res);
 }
 
+/* The uncertainty of an interior fit: GSL's covariance of theta from the
+ * Jacobian at the solution, scaled by the residual variance cost / (n - 1)
+ * (the residuals are relative, so is their variance).  The interval is
+ * taken on theta and mapped through the logistic: it stays in (0, upper)
+ * where a symmetric one around S_O could cross 0.  Left NaN when the
+ * Jacobian is singular or there are no degrees of freedom. */
+static void uncertainty(fit_data *d, gsl_multifit_nlinear_workspace *w, double theta, double cost,
+                        gcs_occfit_result *out)
+{
+    out->s_o_stderr_ns = out->s_o_ci95_lo_ns = out->s_o_ci95_hi_ns = NAN;
+    if (d->n < 2)
+        return;
+    gsl_matrix *covar = gsl_matrix_alloc(1, 1);
+    if (!covar)
+        return;
+    double var_theta = NAN;
+    if (gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 0.0, covar) == GSL_SUCCESS)
+        var_theta = gsl_matrix_get(covar, 0, 0) * cost / (d->n - 1);
+    gsl_matrix_free(covar);
+    if (!isfinite(var_theta) || var_theta < 0)
+        return;
+    double se_theta = sqrt(var_theta);
+    double l = 1 / (1 + exp(-theta));
+    double slope = d->upper_ns * l * (1 - l); /* dS_O / dtheta */
+    double t = gsl_cdf_tdist_Pinv(0.975, d->n - 1);
+    out->s_o_stderr_ns = slope * se_theta;
+    out->s_o_ci95_lo_ns = s_o_of_theta(d, theta - t * se_theta);
+    out->s_o_ci95_hi_ns = s_o_of_theta(d, theta + t * se_theta);
+}
+
 static int gsl_residuals(const gsl_vector *x, void *params, gsl_vector *f)
 {
     fit_data *d = params;
@@ -295,8 +329,17 @@ static int fit(fit_data *d, gcs_occfit_result *out, gcs_err *err)
         bound = 1;
         s_o = d->upper_ns;
     }
-    if (bound)
+    if (bound) {
         cost = cost_at_s_o(d, s_o, res);
+        out->s_o_stderr_ns = out->s_o_ci95_lo_ns = out->s_o_ci95_hi_ns = NAN;
+    } else {
+        /* the Jacobian GSL holds is the solver's last; evaluate it at theta */
+        gsl_vector_set(x, 0, theta);
+        if (gsl_multifit_nlinear_init(x, &fdf, w) == GSL_SUCCESS)
+            uncertainty(d, w, theta, cost, out);
+        else
+            out->s_o_stderr_ns = out->s_o_ci95_lo_ns = out->s_o_ci95_hi_ns = NAN;
+    }
     out->m1_ns = d->m1_ns;
     out->s_o_ns = s_o;
     out->s_o_max_ns = d->upper_ns;
@@ -312,6 +355,38 @@ done:
     free(d->scratch);
     free(res);
     return rc;
+}
+
+int gcs_occfit_reliable(const gcs_occfit_result *r, char *reason, size_t len)
+{
+    if (!isfinite(r->s_o_ns) || r->s_o_ns < 0) {
+        snprintf(reason, len, "fit gave no finite S_O at %d load points", r->npoints);
+        return 0;
+    }
+    if (r->bound < 0 || r->s_o_ns == 0) {
+        snprintf(reason, len, "fit found no contention: %.1f ns at %d load points (rms relative "
+                 "residual %.2f)", r->s_o_ns, r->npoints, r->rms_rel_residual);
+        return 0;
+    }
+    if (r->bound > 0 || r->s_o_ns >= r->m1_ns) {
+        snprintf(reason, len, "fit sits at its upper bound: %.1f ns (M1 %.1f ns) at %d load "
+                 "points, the latencies rise more than the model explains", r->s_o_ns, r->m1_ns,
+                 r->npoints);
+        return 0;
+    }
+    if (!(r->rms_rel_residual <= GCS_OCCFIT_POOR_FIT_RMS)) {
+        snprintf(reason, len, "the model does not describe the load points: rms relative residual "
+                 "%.2f at %d load points, S_O %.2f ns", r->rms_rel_residual, r->npoints, r->s_o_ns);
+        return 0;
+    }
+    if (!(r->s_o_stderr_ns < r->s_o_ns)) {
+        snprintf(reason, len, "the data do not determine it: %.2f ns with standard error %.2g ns "
+                 "at %d load points", r->s_o_ns, r->s_o_stderr_ns, r->npoints);
+        return 0;
+    }
+    if (len)
+        reason[0] = '\0';
+    return 1;
 }
 
 /* GSL's default error handler aborts the process; a library must not, so it

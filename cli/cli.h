@@ -65,6 +65,11 @@ void cli_check_output(const char *cmd, const char *opt, const char *path);
  * Returns 0, the command's exit status. */
 int cli_finish(const char *cmd);
 
+/* One table on stdout in fmt: text (its own title) and a blank line, CSV
+ * as a section under "# title" (as `machine show --csv` prints its
+ * tables), JSON as the table's array of row objects. */
+void cli_print_table(const gcs_table *t, const char *title, gcs_format fmt);
+
 /* The last component of a path (for titles and labels). */
 const char *cli_base_name(const char *path);
 

@@ -2,7 +2,7 @@
  * machine profile.
  *
  *   gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]
- *                     [--seed N] [--quiet] [--json | --csv]
+ *                     [--seed N] [--repeat N] [--quiet] [--json | --csv]
  *   gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--quiet] [--json | --csv]
  */
 #include <errno.h>
@@ -21,7 +21,7 @@ static void print_help(FILE *fp)
 {
     fprintf(fp,
             "usage: gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]\n"
-            "                         [--seed N] [--quiet] [--json | --csv]\n"
+            "                         [--seed N] [--repeat N] [--quiet] [--json | --csv]\n"
             "       gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--quiet]\n"
             "                         [--json | --csv]\n"
             "\n"
@@ -41,6 +41,13 @@ static void print_help(FILE *fp)
             "profile's figures are not: measured on a synthetic topology (nothing pinned\n"
             "or bound), an S_O that is a bound of its fit (0: no contention seen, or load\n"
             "points that contradict the model) rather than a measurement, and so on.\n"
+            "Every fitted constant carries its uncertainty (\"uncertainty\": standard\n"
+            "error, 95%% interval, residual, points) and is checked against physical\n"
+            "bounds (S_O > 0 and below M1, costs and latencies positive and finite,\n"
+            "bandwidth > 0; below the channels' peak is unchecked: not known here).  A\n"
+            "figure that fails is measured again with more samples; one that still fails\n"
+            "is marked in \"unreliable\" with the reason, keeps a non-zero stand-in, and\n"
+            "gets one warning line saying what the model uses and what to do.\n"
             "\n"
             "options:\n"
             "  -o, --output FILE   where to write (default data/machines/HOSTNAME.json,\n"
@@ -70,6 +77,10 @@ static void print_help(FILE *fp)
             "                      below the last-level cache a warning says so (stderr\n"
             "                      and calibration.warnings)\n"
             "  --seed N            seed of the random chase permutation (default fixed)\n"
+            "  --repeat N          calibrate N times (1-100) and print each constant's\n"
+            "                      spread (min, median, max, (max - min) / median) after\n"
+            "                      the profile; the profile written is the run nearest\n"
+            "                      the medians (also under calibration.repeat)\n"
             "  --quiet             no progress lines on stderr (warnings are still printed)\n"
             "  --json              print the profile document instead of tables\n"
             "  --csv               print the tables as CSV\n"
@@ -128,6 +139,16 @@ static void print_warnings(gcs_profile *p)
     json_decref(all);
 }
 
+/* --gc-only: a marker cost the run marked unreliable, one line each. */
+static void print_unreliable_costs(const gcs_profile *p)
+{
+    const char *name, *reason;
+    for (int i = 0; gcs_profile_unreliable_at(p, i, &name, &reason) == 0; i++)
+        if (strncmp(name, "gc_cost_ns.", 11) == 0)
+            fprintf(stderr, "gcscale calibrate: warning: %s is unreliable (%s); rerun on an idle "
+                    "machine\n", name, reason);
+}
+
 /* --gc-only puts this machine's marker costs into the profile FILE: one of
  * another machine (another host, or as many CPUs as this one has not) would
  * silently describe a machine with a collector it never ran.  Returns 0
@@ -183,6 +204,7 @@ int cmd_calibrate(int argc, char **argv)
         {"topology", required_argument, NULL, 't'},
         {"size", required_argument, NULL, 's'},
         {"seed", required_argument, NULL, 'S'},
+        {"repeat", required_argument, NULL, 'R'},
         {"quiet", no_argument, NULL, 'Q'},
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
@@ -193,7 +215,7 @@ int cmd_calibrate(int argc, char **argv)
     gcs_calibrate_opts_init(&opts);
     const char *output = NULL;
     gcs_format fmt = GCS_FORMAT_TEXT;
-    int c, gc_only = 0, force = 0;
+    int c, gc_only = 0, force = 0, repeat = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
         switch (c) {
@@ -210,6 +232,7 @@ int cmd_calibrate(int argc, char **argv)
             break;
         }
         case 'S': opts.seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 1, (1L << 62)); break;
+        case 'R': repeat = (int)cli_parse_long(cmd, "--repeat", optarg, 1, GCS_CALIBRATE_MAX_REPEAT); break;
         case 'Q': opts.quiet = 1; break;
         case 'j': cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
         case 'c': cli_set_format(cmd, &fmt, GCS_FORMAT_CSV); break;
@@ -219,6 +242,8 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (optind < argc)
         cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (repeat && gc_only)
+        cli_usage_error(cmd, "--repeat goes with a full calibration, not --gc-only");
     if (force && !gc_only)
         cli_usage_error(cmd, "--force goes with --gc-only (writing into another machine's profile)");
     /* A malformed description is bad input: say so before measuring. */
@@ -260,6 +285,7 @@ int cmd_calibrate(int argc, char **argv)
     /* One progress series for the whole job, kept here so that the overlap
      * warning comes before its "[100%] done". */
     gcs_progress pr;
+    gcs_table *spread = NULL; /* --repeat */
     if (gc_only) {
         if (opts.synthetic || opts.size_bytes || opts.seed)
             cli_usage_error(cmd, "--gc-only measures the collector only: no --topology, --size or --seed");
@@ -290,7 +316,9 @@ int cmd_calibrate(int argc, char **argv)
                                 json_string(foreign));
     } else {
         opts.progress = &pr;
-        if (gcs_calibrate_run(&opts, &p, &err) < 0)
+        int rc = repeat ? gcs_calibrate_repeat(&opts, repeat, &p, &spread, &err)
+                        : gcs_calibrate_run(&opts, &p, &err);
+        if (rc < 0)
             cli_fail(cmd, &err);
     }
     warn_overlap(p);
@@ -299,12 +327,20 @@ int cmd_calibrate(int argc, char **argv)
         gcs_profile_free(p);
         cli_fail(cmd, &err);
     }
-    if (!to_stdout)
+    if (!to_stdout) {
         gcs_profile_print(p, stdout, fmt);
-    /* A --gc-only run adds none: the profile's warnings are its
-     * calibration's, printed when it was made. */
+        /* JSON: the document is the profile, whose calibration.repeat holds
+         * the same rows. */
+        if (spread && fmt != GCS_FORMAT_JSON)
+            cli_print_table(spread, "spread over the runs", fmt);
+    }
+    gcs_table_free(spread);
+    /* A --gc-only run adds no warnings (the profile's are its calibration's,
+     * printed when it was made) but its own unreliable costs. */
     if (!gc_only)
         print_warnings(p);
+    else
+        print_unreliable_costs(p);
     gcs_profile_free(p);
     cli_finish(cmd);
     fprintf(stderr, "wrote %s\n", to_stdout ? "the profile on stdout" : output);

@@ -217,6 +217,7 @@ int cmd_predict(int argc, char **argv)
     if (!prof)
         cli_fail(cmd, &err);
     if (isfinite(cost_object)) {
+        gcs_profile_clear_fit_quality(prof, "gc_cost_ns."); /* the profile's are not used */
         prof->has_gc_cost = 1;
         prof->gc_cost_object_ns = cost_object;
         prof->gc_cost_pointer_ns = cost_pointer;
@@ -310,6 +311,9 @@ int cmd_predict(int argc, char **argv)
     }
 
     gcs_table *t = gcs_predict_table(results, nthreads, measured);
+    json_t *unreliable = gcs_predict_unreliable_inputs(prof, &mopts);
+    char unreliable_line[2048];
+    gcs_predict_unreliable_line(unreliable, unreliable_line, sizeof unreliable_line);
     if (fmt == GCS_FORMAT_JSON) {
         json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:f, s:o, s:o, s:i, s:i, s:f}",
                                 "format", "gcscale-prediction", "version", 1, "snapshot",
@@ -320,12 +324,20 @@ int cmd_predict(int argc, char **argv)
                                 gcs_inspect_result_to_json(&ir), "rows", gcs_table_to_json(t),
                                 "recommended_threads", recommended, "best_threads", best,
                                 "tolerance", GCS_PREDICT_TOLERANCE);
+        /* only when some term rests on one: the documents of a reliable
+         * profile stay as they were */
+        if (json_array_size(unreliable) > 0)
+            json_object_set(doc, "unreliable_inputs", unreliable);
         gcs_json_print(doc, stdout);
         json_decref(doc);
     } else if (fmt == GCS_FORMAT_CSV) {
         gcs_table_print(t, stdout, GCS_FORMAT_CSV);
+        if (unreliable_line[0]) /* not in the CSV rows: said on stderr */
+            fprintf(stderr, "gcscale predict: warning: %s\n", unreliable_line);
     } else {
         print_inputs(&ir, snapshot_path, stdout);
+        if (unreliable_line[0])
+            printf("%s\n\n", unreliable_line);
         if (isfinite(cost_object))
             printf("marker costs assumed on the command line: %g ns per object, %g ns per edge\n\n",
                    cost_object, cost_pointer);
@@ -339,6 +351,7 @@ int cmd_predict(int argc, char **argv)
     if (plot_path)
         fprintf(stderr, "wrote %s\n", plot_path);
     gcs_table_free(t);
+    json_decref(unreliable);
     free(results);
     free(measured);
     free(threads);

@@ -110,3 +110,17 @@ const char *cli_base_name(const char *path)
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
 }
+
+void cli_print_table(const gcs_table *t, const char *title, gcs_format fmt)
+{
+    if (fmt == GCS_FORMAT_JSON) {
+        json_t *doc = gcs_table_to_json(t);
+        gcs_json_print(doc, stdout);
+        json_decref(doc);
+        return;
+    }
+    if (fmt == GCS_FORMAT_CSV)
+        printf("# %s\n", title);
+    gcs_table_print(t, stdout, fmt);
+    fputc('\n', stdout);
+}

@@ -752,6 +752,78 @@ static int check_caches(const gcs_profile *p, gcs_err *err)
     return 0;
 }
 
+/* "uncertainty" and "unreliable" (profile.h): the members this file
+ * defines are checked; others an uncertainty object may carry (a condition
+ * number, say) are kept as they are. */
+static int check_uncertainty_entry(const char *name, json_t *u, gcs_err *err)
+{
+    if (!json_is_object(u)) {
+        gcs_err_set(err, "uncertainty.%s: expected an object, found %s", name, json_type_name(u));
+        return -1;
+    }
+    char key[320];
+    static const char *const nonneg[] = {"stderr", "residual_rms_rel"};
+    for (int i = 0; i < 2; i++) {
+        json_t *v = json_object_get(u, nonneg[i]);
+        double x;
+        snprintf(key, sizeof key, "uncertainty.%s.%s", name, nonneg[i]);
+        if (v && (number_value(v, key, &x, err) < 0 || check_value(x, key, 0, INFINITY, "", err) < 0))
+            return -1;
+    }
+    json_t *ci = json_object_get(u, "ci95");
+    if (ci) {
+        snprintf(key, sizeof key, "uncertainty.%s.ci95", name);
+        double lo, hi;
+        if (!json_is_array(ci) || json_array_size(ci) != 2) {
+            gcs_err_set(err, "%s: expected an array [lo, hi]", key);
+            return -1;
+        }
+        if (number_value(json_array_get(ci, 0), key, &lo, err) < 0 ||
+            number_value(json_array_get(ci, 1), key, &hi, err) < 0)
+            return -1;
+        if (!(lo <= hi)) {
+            gcs_err_set(err, "%s: lower end %g above upper end %g", key, lo, hi);
+            return -1;
+        }
+    }
+    json_t *n = json_object_get(u, "n");
+    long long count;
+    snprintf(key, sizeof key, "uncertainty.%s.n", name);
+    if (n && int_value(n, key, 0, INT32_MAX, &count, err) < 0)
+        return -1;
+    return 0;
+}
+
+static int check_fit_quality(const gcs_profile *p, gcs_err *err)
+{
+    json_t *unc = p->extra ? json_object_get(p->extra, "uncertainty") : NULL;
+    json_t *bad = p->extra ? json_object_get(p->extra, "unreliable") : NULL;
+    const char *name;
+    json_t *v;
+    if (unc) {
+        if (!json_is_object(unc)) {
+            gcs_err_set(err, "uncertainty: expected an object, found %s", json_type_name(unc));
+            return -1;
+        }
+        json_object_foreach(unc, name, v)
+            if (check_uncertainty_entry(name, v, err) < 0)
+                return -1;
+    }
+    if (bad) {
+        if (!json_is_object(bad)) {
+            gcs_err_set(err, "unreliable: expected an object, found %s", json_type_name(bad));
+            return -1;
+        }
+        json_object_foreach(bad, name, v)
+            if (!json_is_string(v) || json_string_length(v) == 0) {
+                gcs_err_set(err, "unreliable.%s: expected the reason (a non-empty string), found %s",
+                            name, json_is_string(v) ? "\"\"" : json_type_name(v));
+                return -1;
+            }
+    }
+    return 0;
+}
+
 int gcs_profile_check_nodes(const gcs_profile *p, gcs_err *err)
 {
     if (!p) {
@@ -818,6 +890,8 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
         gcs_err_set(err, "extra keys: expected a JSON object");
         return -1;
     }
+    if (check_fit_quality(p, err) < 0)
+        return -1;
     /* The rules above include the shape's: what passes them has it. */
     gcs_assert_internal(profile_shape_ok(p));
     return 0;
@@ -1133,6 +1207,24 @@ static void print_counters(const gcs_profile *p, FILE *fp, gcs_format fmt)
     emit_table(t, title, fp, fmt);
 }
 
+/* Only when some constant is marked: a reliable profile prints as before. */
+static void print_unreliable(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    json_t *bad = p->extra ? json_object_get(p->extra, "unreliable") : NULL;
+    if (json_object_size(bad) == 0)
+        return;
+    const char *title = "unreliable constants (the model uses their stand-ins; recalibrate)";
+    const char *cols[] = {"constant", "reason"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 2, cols);
+    const char *name;
+    json_t *v;
+    json_object_foreach(bad, name, v) {
+        gcs_table_add_str(t, name);
+        gcs_table_add_str(t, json_string_value(v));
+    }
+    emit_table(t, title, fp, fmt);
+}
+
 void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
 {
     if (fmt == GCS_FORMAT_JSON) {
@@ -1172,6 +1264,7 @@ void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
     print_per_node(p, fp, fmt);
     print_gc_cost(p, fp, fmt);
     print_counters(p, fp, fmt);
+    print_unreliable(p, fp, fmt);
 }
 
 json_t *gcs_profile_calibration(gcs_profile *p)
@@ -1184,4 +1277,115 @@ json_t *gcs_profile_calibration(gcs_profile *p)
         json_object_set_new(p->extra, "calibration", cal);
     }
     return cal;
+}
+
+/* ---- uncertainty and reliability of fitted constants --------------------------- */
+
+static json_t *extra_object(gcs_profile *p, const char *key)
+{
+    if (!p->extra)
+        p->extra = json_object();
+    if (!p->extra)
+        return NULL;
+    json_t *o = json_object_get(p->extra, key);
+    if (!json_is_object(o)) {
+        o = json_object();
+        if (!o || json_object_set_new(p->extra, key, o) < 0)
+            return NULL;
+    }
+    return o;
+}
+
+void gcs_profile_uncertainty_init(gcs_profile_uncertainty *u)
+{
+    u->std_error = u->ci95_lo = u->ci95_hi = u->residual_rms_rel = NAN;
+    u->n = -1;
+}
+
+int gcs_profile_set_uncertainty(gcs_profile *p, const char *constant, const gcs_profile_uncertainty *u)
+{
+    json_t *all = extra_object(p, "uncertainty"), *e = json_object();
+    if (!all || !e) {
+        json_decref(e);
+        return -1;
+    }
+    /* Absent (NaN, or a negative spread) fields are left out rather than
+     * written as null: JSON cannot carry NaN and the loader refuses null. */
+    if (u->std_error >= 0 && isfinite(u->std_error))
+        json_object_set_new(e, "stderr", json_real(u->std_error));
+    if (isfinite(u->ci95_lo) && isfinite(u->ci95_hi) && u->ci95_lo <= u->ci95_hi)
+        json_object_set_new(e, "ci95", json_pack("[f, f]", u->ci95_lo, u->ci95_hi));
+    if (u->residual_rms_rel >= 0 && isfinite(u->residual_rms_rel))
+        json_object_set_new(e, "residual_rms_rel", json_real(u->residual_rms_rel));
+    if (u->n >= 0)
+        json_object_set_new(e, "n", json_integer(u->n));
+    return json_object_set_new(all, constant, e) < 0 ? -1 : 0;
+}
+
+int gcs_profile_get_uncertainty(const gcs_profile *p, const char *constant, gcs_profile_uncertainty *u)
+{
+    gcs_profile_uncertainty_init(u);
+    json_t *e = p->extra ? json_object_get(json_object_get(p->extra, "uncertainty"), constant) : NULL;
+    if (!json_is_object(e))
+        return 0;
+    json_t *v;
+    if ((v = json_object_get(e, "stderr")) && json_is_number(v))
+        u->std_error = json_number_value(v);
+    if ((v = json_object_get(e, "residual_rms_rel")) && json_is_number(v))
+        u->residual_rms_rel = json_number_value(v);
+    if ((v = json_object_get(e, "ci95")) && json_array_size(v) == 2) {
+        u->ci95_lo = json_number_value(json_array_get(v, 0));
+        u->ci95_hi = json_number_value(json_array_get(v, 1));
+    }
+    if ((v = json_object_get(e, "n")) && json_is_integer(v))
+        u->n = (int)json_integer_value(v);
+    return 1;
+}
+
+int gcs_profile_set_unreliable(gcs_profile *p, const char *constant, const char *reason)
+{
+    json_t *all = extra_object(p, "unreliable");
+    if (!all)
+        return -1;
+    char line[1024];
+    snprintf(line, sizeof line, "%s", reason && reason[0] ? reason : "no reason given");
+    gcs_text_one_line(line);
+    return json_object_set_new(all, constant, json_string(line)) < 0 ? -1 : 0;
+}
+
+const char *gcs_profile_unreliable(const gcs_profile *p, const char *constant)
+{
+    if (!p->extra)
+        return NULL;
+    return json_string_value(json_object_get(json_object_get(p->extra, "unreliable"), constant));
+}
+
+int gcs_profile_unreliable_at(const gcs_profile *p, int i, const char **constant, const char **reason)
+{
+    json_t *all = p->extra ? json_object_get(p->extra, "unreliable") : NULL;
+    if (!json_is_object(all) || i < 0)
+        return -1;
+    void *it = json_object_iter(all);
+    for (int k = 0; it && k < i; k++)
+        it = json_object_iter_next(all, it);
+    if (!it)
+        return -1;
+    *constant = json_object_iter_key(it);
+    *reason = json_string_value(json_object_iter_value(it));
+    return 0;
+}
+
+void gcs_profile_clear_fit_quality(gcs_profile *p, const char *prefix)
+{
+    static const char *const containers[] = {"uncertainty", "unreliable"};
+    size_t len = strlen(prefix);
+    for (int c = 0; c < 2 && p->extra; c++) {
+        json_t *all = json_object_get(p->extra, containers[c]);
+        const char *name;
+        json_t *v;
+        void *tmp;
+        json_object_foreach_safe(all, tmp, name, v)
+            if (strncmp(name, prefix, len) == 0)
+                json_object_del(all, name);
+    }
 }

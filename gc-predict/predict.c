@@ -22,6 +22,66 @@ int gcs_predict_curve(const gcs_profile *prof, const gcs_model_heap *heap, const
     return 0;
 }
 
+/* Which term of the model each profile constant feeds (docs/model.md):
+ * the idle latency M1, the queueing (contention) term through S_O, the
+ * serial work T1 through the marker's per-object and per-edge costs.
+ * Constants the model does not read (bandwidth, the steal cost) feed no
+ * term and are not reported. */
+static const struct {
+    const char *prefix, *term;
+} constant_terms[] = {
+    {"latency_ns.", "latency"},
+    {"occupancy_ns.", "contention"},
+    {"gc_cost_ns.object", "work"},
+    {"gc_cost_ns.pointer", "work"},
+};
+
+json_t *gcs_predict_unreliable_inputs(const gcs_profile *prof, const gcs_model_opts *opts)
+{
+    json_t *out = json_array();
+    const char *name, *reason;
+    for (int i = 0; gcs_profile_unreliable_at(prof, i, &name, &reason) == 0; i++) {
+        const char *term = NULL;
+        for (size_t k = 0; !term && k < sizeof constant_terms / sizeof constant_terms[0]; k++)
+            if (strncmp(name, constant_terms[k].prefix, strlen(constant_terms[k].prefix)) == 0)
+                term = constant_terms[k].term;
+        /* The fitted steals and overlap feed the model only when the
+         * options took them from the profile (--steals/--overlap fitted). */
+        if (!term && strncmp(name, "gc_steals.", 10) == 0 && prof->has_gc_steals &&
+            opts->steals == GCS_MODEL_STEALS_FITTED && opts->steal_a == prof->gc_steal_a &&
+            opts->steal_b == prof->gc_steal_b)
+            term = "steals";
+        if (!term && strcmp(name, "gc_miss_overlap") == 0 && prof->has_gc_overlap &&
+            opts->overlap != 1 && opts->overlap == prof->gc_miss_overlap)
+            term = "overlap";
+        if (term)
+            json_array_append_new(out, json_pack("{s:s, s:s, s:s}", "term", term, "constant", name,
+                                                 "reason", reason));
+    }
+    return out;
+}
+
+void gcs_predict_unreliable_line(const json_t *inputs, char *buf, size_t len)
+{
+    size_t used = 0;
+    size_t i;
+    json_t *v;
+    buf[0] = '\0';
+    json_array_foreach(inputs, i, v) {
+        int w = snprintf(buf + used, len - used, "%s%s rests on %s, marked unreliable (%s)",
+                         i ? "; " : "unreliable inputs: the ",
+                         json_string_value(json_object_get(v, "term")),
+                         json_string_value(json_object_get(v, "constant")),
+                         json_string_value(json_object_get(v, "reason")));
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+    }
+    if (buf[0] && used + 1 < len)
+        snprintf(buf + used, len - used, "; recalibrate on an idle machine");
+    gcs_text_one_line(buf);
+}
+
 /* The measured speedup at P, NaN where P was not measured. */
 static double measured_at(const gcs_predict_measured *m, int threads)
 {

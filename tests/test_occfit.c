@@ -287,6 +287,139 @@ static void test_bad_inputs(void **state)
     assert_non_null(strstr(err.msg, "point 0: outstanding requests must be between 1"));
 }
 
+/* ---- uncertainty and reliability (gcs_occfit_reliable) ---------------------- */
+
+static void test_uncertainty_of_a_good_fit(void **state)
+{
+    (void)state;
+    gcs_occ_point pts[NPOINTS];
+    gcs_occfit_result res;
+    gcs_err err = {{0}};
+    char why[256];
+    /* 1% noise: a small standard error, an interval around the truth. */
+    open_points(270, 230, 1, pts);
+    assert_int_equal(gcs_occfit_open(pts, NPOINTS, 270, &res, &err), 0);
+    assert_true(res.s_o_stderr_ns > 0 && res.s_o_stderr_ns < 0.05 * res.s_o_ns);
+    assert_true(res.s_o_ci95_lo_ns < res.s_o_ns && res.s_o_ns < res.s_o_ci95_hi_ns);
+    assert_true(res.s_o_ci95_lo_ns < 230 && 230 < res.s_o_ci95_hi_ns);
+    assert_true(res.s_o_ci95_lo_ns > 0 && res.s_o_ci95_hi_ns <= res.s_o_max_ns);
+    assert_int_equal(gcs_occfit_reliable(&res, why, sizeof why), 1);
+    assert_string_equal(why, "");
+    /* Noise-free: the interval closes on the point. */
+    open_points(270, 230, 0, pts);
+    assert_int_equal(gcs_occfit_open(pts, NPOINTS, 270, &res, &err), 0);
+    assert_true(res.s_o_stderr_ns < 1e-6 * res.s_o_ns);
+    /* The closed model has one too. */
+    closed_points(100, 40, 50, 1, pts);
+    assert_int_equal(gcs_occfit_closed(pts, NPOINTS, 100, 50, &res, &err), 0);
+    assert_true(res.s_o_ci95_lo_ns < 40 && 40 < res.s_o_ci95_hi_ns);
+    assert_int_equal(gcs_occfit_reliable(&res, why, sizeof why), 1);
+}
+
+/* S_O fit at 0: latencies at M1 whatever the load. */
+static void test_degenerate_no_contention(void **state)
+{
+    (void)state;
+    gcs_occ_point pts[8];
+    for (int i = 0; i < 8; i++)
+        pts[i] = (gcs_occ_point){.throughput_per_ns = 0.01 * (i + 1), .latency_ns = 100,
+                                 .outstanding = i + 1};
+    gcs_occfit_result res;
+    gcs_err err = {{0}};
+    char why[256];
+    assert_int_equal(gcs_occfit_open(pts, 8, 100, &res, &err), 0);
+    assert_int_equal(res.bound, -1);
+    assert_true(res.s_o_ns == 0);
+    assert_true(isnan(res.s_o_stderr_ns) && isnan(res.s_o_ci95_lo_ns));
+    assert_int_equal(gcs_occfit_reliable(&res, why, sizeof why), 0);
+    assert_non_null(strstr(why, "fit found no contention: 0.0 ns at 8 load points"));
+    assert_int_equal(gcs_occfit_closed(pts, 8, 100, 0, &res, &err), 0);
+    assert_int_equal(gcs_occfit_reliable(&res, why, sizeof why), 0);
+    assert_non_null(strstr(why, "no contention"));
+}
+
+/* Flat throughput: more load, no more throughput, latency up (a saturated
+ * node, or load points that did not load it): no S_O below M1 explains it. */
+static void test_degenerate_flat_throughput(void **state)
+{
+    (void)state;
+    gcs_occ_point pts[8];
+    for (int i = 0; i < 8; i++)
+        pts[i] = (gcs_occ_point){.throughput_per_ns = 0.02, .latency_ns = 100 * (1 + i),
+                                 .outstanding = 2 * (1 + i)};
+    gcs_occfit_result res;
+    gcs_err err = {{0}};
+    char why[256];
+    /* The open model cannot describe it: flagged with the residual. */
+    assert_int_equal(gcs_occfit_open(pts, 8, 100, &res, &err), 0);
+    assert_int_equal(gcs_occfit_reliable(&res, why, sizeof why), 0);
+    assert_non_null(strstr(why, "the model does not describe the load points: rms relative residual"));
+    assert_non_null(strstr(why, "at 8 load points"));
+    assert_true(res.s_o_ns > 0);
+    /* The closed one reads it as a saturated server, S_O = 1 / X = 50 ns. */
+    assert_int_equal(gcs_occfit_closed(pts, 8, 100, 0, &res, &err), 0);
+    assert_int_equal(gcs_occfit_reliable(&res, why, sizeof why), 1);
+    assert_close_rel(res.s_o_ns, 50, 0.05, "closed S_O of a saturated node");
+}
+
+/* Noise only: latencies scattered around M1 with no trend in the load. */
+static void test_degenerate_noise_only(void **state)
+{
+    (void)state;
+    gcs_occ_point pts[NPOINTS];
+    for (int i = 0; i < NPOINTS; i++)
+        pts[i] = (gcs_occ_point){.throughput_per_ns = 0.001 * (i + 1),
+                                 .latency_ns = 100 * (1 + 5 * noise(i)), .outstanding = 1 + i};
+    gcs_occfit_result res;
+    gcs_err err = {{0}};
+    char why[256];
+    assert_int_equal(gcs_occfit_open(pts, NPOINTS, 100, &res, &err), 0);
+    assert_int_equal(gcs_occfit_reliable(&res, why, sizeof why), 0);
+    assert_true(strlen(why) > 0);
+    assert_null(strchr(why, '\n'));
+}
+
+/* One point: refused with the reason, and two identical points leave no
+ * degrees of freedom for a standard error worth having. */
+static void test_degenerate_one_point(void **state)
+{
+    (void)state;
+    gcs_occ_point pt = {.throughput_per_ns = 0.01, .latency_ns = 150, .outstanding = 1.5};
+    gcs_occfit_result res;
+    gcs_err err = {{0}};
+    assert_int_equal(gcs_occfit_open(&pt, 1, 100, &res, &err), -1);
+    assert_non_null(strstr(err.msg, "need at least 2 load points, got 1"));
+    assert_int_equal(gcs_occfit_closed(&pt, 1, 100, 0, &res, &err), -1);
+    assert_non_null(strstr(err.msg, "need at least 2 load points, got 1"));
+}
+
+/* The rule itself, on results made by hand. */
+static void test_reliable_rule(void **state)
+{
+    (void)state;
+    char why[256];
+    gcs_occfit_result r = {.m1_ns = 100, .s_o_ns = 20, .s_o_max_ns = 100, .npoints = 5,
+                           .rms_rel_residual = 0.2, .s_o_stderr_ns = 2, .s_o_ci95_lo_ns = 15,
+                           .s_o_ci95_hi_ns = 25};
+    assert_int_equal(gcs_occfit_reliable(&r, why, sizeof why), 1);
+    r.rms_rel_residual = 0.6;
+    assert_int_equal(gcs_occfit_reliable(&r, why, sizeof why), 0);
+    assert_non_null(strstr(why, "rms relative residual 0.60"));
+    r.rms_rel_residual = 0.2;
+    r.s_o_stderr_ns = 30; /* the data do not determine it */
+    assert_int_equal(gcs_occfit_reliable(&r, why, sizeof why), 0);
+    assert_non_null(strstr(why, "do not determine it"));
+    r.s_o_stderr_ns = NAN;
+    assert_int_equal(gcs_occfit_reliable(&r, why, sizeof why), 0);
+    r.s_o_stderr_ns = 2;
+    r.s_o_ns = 100; /* not below M1 */
+    assert_int_equal(gcs_occfit_reliable(&r, why, sizeof why), 0);
+    assert_non_null(strstr(why, "upper bound"));
+    r.s_o_ns = NAN;
+    assert_int_equal(gcs_occfit_reliable(&r, why, sizeof why), 0);
+    assert_non_null(strstr(why, "no finite S_O"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +433,12 @@ int main(void)
         cmocka_unit_test(test_fit_without_contention),
         cmocka_unit_test(test_fit_at_lower_bound),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_uncertainty_of_a_good_fit),
+        cmocka_unit_test(test_degenerate_no_contention),
+        cmocka_unit_test(test_degenerate_flat_throughput),
+        cmocka_unit_test(test_degenerate_noise_only),
+        cmocka_unit_test(test_degenerate_one_point),
+        cmocka_unit_test(test_reliable_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

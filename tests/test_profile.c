@@ -163,6 +163,15 @@ static const bad_case bad_cases[] = {
     {"gc_miss_overlap", "\"many\"", "gc_miss_overlap: expected a number, found a string"},
     {"counters.source", "\"perf\"", "counters.source: expected \"papi\" or \"none\", found \"perf\""},
     {"host", "5", "host: expected a string, found an integer"},
+    {"uncertainty", "[]", "uncertainty: expected an object, found an array"},
+    {"uncertainty", "{\"s\": 3}", "uncertainty.s: expected an object, found an integer"},
+    {"uncertainty", "{\"s\": {\"stderr\": -1}}", "uncertainty.s.stderr: negative value -1"},
+    {"uncertainty", "{\"s\": {\"ci95\": [2]}}", "uncertainty.s.ci95: expected an array [lo, hi]"},
+    {"uncertainty", "{\"s\": {\"ci95\": [3, 1]}}", "uncertainty.s.ci95: lower end 3 above upper end 1"},
+    {"uncertainty", "{\"s\": {\"n\": 1.5}}", "uncertainty.s.n: expected an integer, found a real number"},
+    {"unreliable", "[\"s\"]", "unreliable: expected an object, found an array"},
+    {"unreliable", "{\"s\": \"\"}", "unreliable.s: expected the reason (a non-empty string), found \"\""},
+    {"unreliable", "{\"s\": null}", "unreliable.s: expected the reason (a non-empty string), found null"},
 };
 
 static void test_validation_names_the_key(void **state)
@@ -247,6 +256,71 @@ static void test_optional_keys(void **state)
 }
 
 /* A scratch directory under /tmp, removed with its files at the end. */
+/* "uncertainty" and "unreliable": accessors, a save and load unchanged,
+ * members this gcscale does not define kept, clearing by prefix. */
+static void test_fit_quality(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    json_t *base = load_base();
+    gcs_profile *p = gcs_profile_from_json(base, &err);
+    json_decref(base);
+    assert_non_null(p);
+    gcs_profile_uncertainty u;
+    assert_int_equal(gcs_profile_get_uncertainty(p, "occupancy_ns.read[0]", &u), 0);
+    assert_true(isnan(u.std_error) && u.n == -1);
+    assert_null(gcs_profile_unreliable(p, "occupancy_ns.read[0]"));
+
+    gcs_profile_uncertainty_init(&u);
+    u.std_error = 1.5;
+    u.ci95_lo = 17;
+    u.ci95_hi = 23;
+    u.residual_rms_rel = 0.2;
+    u.n = 8;
+    assert_int_equal(gcs_profile_set_uncertainty(p, "occupancy_ns.read[0]", &u), 0);
+    gcs_profile_uncertainty_init(&u); /* all absent: an empty entry */
+    assert_int_equal(gcs_profile_set_uncertainty(p, "occupancy_ns.rw[0]", &u), 0);
+    assert_int_equal(gcs_profile_set_unreliable(p, "occupancy_ns.rw[1]", "fit found no\ncontention"), 0);
+    assert_int_equal(gcs_profile_set_unreliable(p, "gc_cost_ns.steal", "no steals"), 0);
+    assert_int_equal(gcs_profile_validate(p, &err), 0);
+
+    json_t *doc = gcs_profile_to_json(p);
+    json_object_set_new(json_object_get(json_object_get(doc, "uncertainty"), "occupancy_ns.read[0]"),
+                        "condition_number", json_real(12.5));
+    gcs_profile *q = gcs_profile_from_json(doc, &err);
+    json_decref(doc);
+    assert_non_null(q);
+    assert_int_equal(gcs_profile_get_uncertainty(q, "occupancy_ns.read[0]", &u), 1);
+    assert_true(u.std_error == 1.5 && u.ci95_lo == 17 && u.ci95_hi == 23 && u.residual_rms_rel == 0.2);
+    assert_int_equal(u.n, 8);
+    assert_int_equal(gcs_profile_get_uncertainty(q, "occupancy_ns.rw[0]", &u), 1);
+    assert_true(isnan(u.std_error) && isnan(u.ci95_lo) && u.n == -1);
+    /* the reason is one line */
+    assert_non_null(gcs_profile_unreliable(q, "occupancy_ns.rw[1]"));
+    assert_null(strchr(gcs_profile_unreliable(q, "occupancy_ns.rw[1]"), '\n'));
+    const char *name, *reason;
+    assert_int_equal(gcs_profile_unreliable_at(q, 0, &name, &reason), 0);
+    assert_string_equal(name, "occupancy_ns.rw[1]");
+    assert_int_equal(gcs_profile_unreliable_at(q, 1, &name, &reason), 0);
+    assert_string_equal(name, "gc_cost_ns.steal");
+    assert_string_equal(reason, "no steals");
+    assert_int_equal(gcs_profile_unreliable_at(q, 2, &name, &reason), -1);
+    json_t *again = gcs_profile_to_json(q);
+    assert_true(json_real_value(json_object_get(json_object_get(json_object_get(again, "uncertainty"),
+                                                                "occupancy_ns.read[0]"),
+                                                "condition_number")) == 12.5);
+    json_decref(again);
+
+    gcs_profile_clear_fit_quality(q, "occupancy_ns.");
+    assert_null(gcs_profile_unreliable(q, "occupancy_ns.rw[1]"));
+    assert_int_equal(gcs_profile_get_uncertainty(q, "occupancy_ns.read[0]", &u), 0);
+    assert_non_null(gcs_profile_unreliable(q, "gc_cost_ns.steal"));
+    gcs_profile_clear_fit_quality(q, "");
+    assert_int_equal(gcs_profile_unreliable_at(q, 0, &name, &reason), -1);
+    gcs_profile_free(q);
+    gcs_profile_free(p);
+}
+
 static char *make_tmpdir(void)
 {
     char *dir = strdup("/tmp/gcscale-test-profile-XXXXXX");
@@ -608,6 +682,7 @@ int main(void)
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_reference_profiles),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_fit_quality),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -52,6 +52,19 @@ GCS_API void gcs_calibrate_opts_init(gcs_calibrate_opts *opts);
  * "error").  Returns -1 with err set on failure. */
 GCS_API int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err *err);
 
+/* Runs the calibration nruns times (1..GCS_CALIBRATE_MAX_REPEAT) with the
+ * same options and keeps, in *out, the run nearest the medians (the
+ * smallest sum over the constants of |x / median - 1|), so its details
+ * describe its own figures.  *table (free with gcs_table_free) has one row
+ * per constant, named as in the profile's "uncertainty": runs, min,
+ * median, max, rel_spread = (max - min) / median and how many runs marked
+ * it unreliable; the kept profile holds the same under
+ * calibration.repeat.  Only the last run uses opts->progress; the others
+ * report on their own series.  -1 with err set when a run fails. */
+#define GCS_CALIBRATE_MAX_REPEAT 100
+GCS_API int gcs_calibrate_repeat(const gcs_calibrate_opts *opts, int nruns, gcs_profile **out,
+                                 gcs_table **table, gcs_err *err);
+
 /* Times the collector's mark on small cache-resident heaps of varied shape and
  * fits gc_cost_ns (object, pointer: least squares over T1 at P = 1; steal:
  * extra busy time per steal at P = 2) into p.  *details gets the load points,

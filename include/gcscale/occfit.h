@@ -32,6 +32,15 @@ typedef struct gcs_occfit_result {
     double rms_rel_residual;  /* sqrt(mean(((R_model - R)/R)^2)) */
     int npoints;
     int iterations;
+    /* The fit's uncertainty, from the covariance GSL computes from the
+     * Jacobian at the solution (gsl_multifit_nlinear_covar) scaled by the
+     * residual variance: the standard error of S_O and its 95% confidence
+     * interval (Student's t with npoints - 1 degrees of freedom).  The
+     * interval is taken on the fitted parameter and mapped back, so it
+     * stays inside (0, s_o_max_ns).  NaN where there is none: a fit at a
+     * bound (the Jacobian vanishes there) or a singular Jacobian. */
+    double s_o_stderr_ns;
+    double s_o_ci95_lo_ns, s_o_ci95_hi_ns;
 } gcs_occfit_result;
 
 /* m1_ns is the idle latency measured separately; think_ns the compute time
@@ -40,6 +49,18 @@ GCS_API int gcs_occfit_open(const gcs_occ_point *pts, int n, double m1_ns,
                     gcs_occfit_result *out, gcs_err *err);
 GCS_API int gcs_occfit_closed(const gcs_occ_point *pts, int n, double m1_ns, double think_ns,
                       gcs_occfit_result *out, gcs_err *err);
+
+/* Beyond this rms relative residual the model does not describe the load
+ * points (honest fits on the development VM give 0.15-0.35,
+ * docs/microbench.md). */
+#define GCS_OCCFIT_POOR_FIT_RMS 0.5
+
+/* Whether a fitted S_O is a physical figure: fitted (rc == 0), 0 < S_O <
+ * M1, not at a bound of the fit, determined by the data (its standard
+ * error below S_O itself), and from a model that describes the points
+ * (rms relative residual at most GCS_OCCFIT_POOR_FIT_RMS).  Returns 1 when it is; else 0 with reason (one
+ * line, e.g. "fit found no contention: 0.0 ns at 8 load points"). */
+GCS_API int gcs_occfit_reliable(const gcs_occfit_result *r, char *reason, size_t len);
 
 /* The models themselves, for tests and for the predictor. */
 GCS_API double gcs_occfit_open_latency(double m1_ns, double s_o_ns, double throughput_per_ns);

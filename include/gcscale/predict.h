@@ -23,6 +23,15 @@ GCS_API int gcs_predict_parse_threads(const char *text, int **threads, int *n, g
 GCS_API int gcs_predict_curve(const gcs_profile *prof, const gcs_model_heap *heap, const int *threads, int n,
                       const gcs_model_opts *opts, gcs_model_result *results, gcs_err *err);
 
+/* The model's terms that rest on a profile constant marked unreliable
+ * (gcs_profile_unreliable): a JSON array (new reference) of {"term",
+ * "constant", "reason"}, term one of "latency" (M1), "contention" (S_O),
+ * "work" (T1 from gc_cost_ns.object/pointer), "steals" and "overlap" (only
+ * when opts took them from the profile); empty when none does. */
+GCS_API json_t *gcs_predict_unreliable_inputs(const gcs_profile *prof, const gcs_model_opts *opts);
+/* The same as one line for a terminal ("" when the array is empty). */
+GCS_API void gcs_predict_unreliable_line(const json_t *inputs, char *buf, size_t len);
+
 /* A measured speedup curve (from `gcscale gc-bench --json`). */
 typedef struct gcs_predict_measured {
     int n;

@@ -90,6 +90,46 @@ GCS_API double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_n
  * empty when the profile has none.  Borrowed reference. */
 GCS_API json_t *gcs_profile_calibration(gcs_profile *p);
 
+/* ---- the uncertainty and reliability of fitted constants ----------------
+ *
+ * Two optional top-level objects of the document, keyed by the constant's
+ * name: its key in the profile, with indexes as in error messages
+ * ("occupancy_ns.read[0]", "latency_ns.rw[0][1]", "gc_cost_ns.object",
+ * "gc_steals.a"; docs/machine-profile.md):
+ *   "uncertainty": {NAME: {"stderr", "ci95": [lo, hi], "residual_rms_rel", "n", ...}}
+ *   "unreliable":  {NAME: "reason"}
+ * Both are held in p->extra (so they survive a load and save unchanged)
+ * and checked by gcs_profile_validate.  A constant marked unreliable is
+ * still a valid number (never a silent 0): the reason says what it is. */
+typedef struct gcs_profile_uncertainty {
+    double std_error;         /* "stderr", the constant's unit; NaN = absent */
+    double ci95_lo, ci95_hi;  /* "ci95": 95% confidence interval; NaN = absent */
+    double residual_rms_rel;  /* the fit's rms relative residual; NaN = absent */
+    int n;                    /* points or samples behind it; -1 = absent */
+} gcs_profile_uncertainty;
+
+/* All fields absent. */
+GCS_API void gcs_profile_uncertainty_init(gcs_profile_uncertainty *u);
+/* Records (replaces) the uncertainty of constant.  0, or -1 out of memory. */
+GCS_API int gcs_profile_set_uncertainty(gcs_profile *p, const char *constant,
+                                        const gcs_profile_uncertainty *u);
+/* 1 and *u filled when the profile has an uncertainty for constant, else 0
+ * (*u all absent). */
+GCS_API int gcs_profile_get_uncertainty(const gcs_profile *p, const char *constant,
+                                        gcs_profile_uncertainty *u);
+/* Marks constant unreliable, with reason (one line).  0, or -1. */
+GCS_API int gcs_profile_set_unreliable(gcs_profile *p, const char *constant, const char *reason);
+/* The reason constant is unreliable, or NULL when it is not marked.  The
+ * string belongs to the profile. */
+GCS_API const char *gcs_profile_unreliable(const gcs_profile *p, const char *constant);
+/* The i-th constant marked unreliable (0-based, in the document's order):
+ * 0 with *constant and *reason set (borrowed), -1 past the last. */
+GCS_API int gcs_profile_unreliable_at(const gcs_profile *p, int i, const char **constant,
+                                      const char **reason);
+/* Drops both entries of every constant whose name starts with prefix (""
+ * drops all): before a constant is measured again. */
+GCS_API void gcs_profile_clear_fit_quality(gcs_profile *p, const char *prefix);
+
 /* Parse and validate.  Errors name the offending key, e.g.
  * "latency_ns.read: expected 2 rows (one per node), found 1". */
 GCS_API gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err);

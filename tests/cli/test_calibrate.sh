@@ -49,11 +49,24 @@ if [ "$(tail -n 1 "$TMP/p.err")" = "wrote $TMP/p.json" ] &&
     ! head -n -1 "$TMP/p.err" | grep -qv "^gcscale calibrate: warning: "; then
     _report 0 "stderr says wrote FILE"; else
     echo "# stderr: $(head -3 "$TMP/p.err")"; _report 1 "stderr says wrote FILE"; fi
-# An S_O of 0 is a fit at its lower bound, never a silent measurement: the
-# calibration details say so and stderr carries the warning.
-expect_ok "S_O of (about) 0 only with s_o_bound lower and a warning" \
-    jq -e '[.calibration.occupancy[] | select(.s_o_ns < 1e-9)
-            | .s_o_bound == "lower" and (.s_o_warning | type) == "string"] | all' "$TMP/p.json"
+# No S_O is 0 (issue 27): a fit at a bound, or one the model does not
+# describe, is measured again and then marked unreliable with its reason,
+# a non-zero stand-in in the profile and a warning; every S_O carries its
+# uncertainty, and its physical bounds were checked.
+expect_ok "no S_O of 0" jq -e '[.occupancy_ns[][] | . > 0] | all' "$TMP/p.json"
+expect_ok "an unreliable S_O has its reason, stand-in and warning" \
+    jq -e '[.calibration.occupancy[] | select(.s_o_from | startswith("unreliable"))
+            | (.s_o_warning | test("^(read|rw) S_O of memory node [0-9]+ is unreliable \\(.*; the contention term uses S_O = .*rerun on an idle machine$"))
+              and .first_attempt != null] | all' "$TMP/p.json"
+expect_ok "unreliable S_O are in the profile's unreliable object" \
+    jq -e '. as $d | ([.calibration.occupancy[] | select(.s_o_from | startswith("unreliable"))] | length)
+           == ([($d.unreliable // {}) | keys[] | select(startswith("occupancy_ns."))] | length)' "$TMP/p.json"
+expect_ok "every S_O has its uncertainty and bound check" \
+    jq -e '[range(4) as $j | "occupancy_ns.read[\($j)]", "occupancy_ns.rw[\($j)]"]
+           | all(. as $k | $doc.uncertainty[$k] != null and $doc.calibration.bounds[$k] != null)' \
+    --argjson doc "$(cat "$TMP/p.json")" -n
+expect_ok "bandwidth's peak bound is said to be unchecked" \
+    jq -e '.calibration.bounds["bandwidth_gbs[0]"] | startswith("unchecked")' "$TMP/p.json"
 # --help and the docs promise a warning for a synthetic topology: it was in
 # calibration.warnings only.  Every warning (calibration.warnings and each
 # s_o_warning, which is also among them) is on stderr, and only once.
@@ -64,6 +77,20 @@ jq -r '.calibration.warnings[], (.calibration.occupancy[] | .s_o_warning // empt
 sed -n 's/^gcscale calibrate: warning: //p' "$TMP/p.err" | sort >"$TMP/p.errwarn"
 cmp -s "$TMP/p.warn" "$TMP/p.errwarn"; _report $? "every warning is on stderr, once"
 expect_ok "the profile loads" "$GCSCALE" machine show "$TMP/p.json" --json
+
+# --repeat: N runs, one spread table, the kept run recorded.
+expect_ok "--repeat 2 --quick" "$GCSCALE" calibrate --quick --quiet --topology "node:1 pu:1" --size 1M \
+    --repeat 2 -o "$TMP/rep.json"
+expect_grep "the spread table" "^constant  *runs  *min  *median  *max  *rel_spread  *unreliable_runs" "$TMP/out"
+expect_grep "a row per constant" "^occupancy_ns.read\[0\]  *2 " "$TMP/out"
+expect_ok "the profile says which run it kept" \
+    jq -e '.calibration.repeat.runs == 2 and (.calibration.repeat.kept_run | . == 1 or . == 2)
+           and (.calibration.repeat.spread | length) > 5' "$TMP/rep.json"
+expect_ok "--repeat --csv" "$GCSCALE" calibrate --quick --quiet --topology "node:1 pu:1" --size 1M \
+    --repeat 1 --csv -o "$TMP/rep.json"
+expect_grep "the CSV spread section" "^# spread over the runs" "$TMP/out"
+expect_exit 2 "--repeat 0" "$GCSCALE" calibrate --quick --repeat 0 -o "$TMP/x.json"
+expect_exit 2 "--repeat with --gc-only" "$GCSCALE" calibrate --gc-only --repeat 2 -o "$TMP/rep.json"
 # -o -: the document goes to stdout once, in place of the tables (it was
 # saved there and then printed again: two documents, not JSON).
 for f in "" --json; do

@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..59"
+echo "1..67"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -26,6 +26,22 @@ expect_ok "... and no warning" test ! -s "$TMP/err-within"
 expect_ok "predict --json" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1,2 --json
 expect_jq "the JSON parses, with 2 rows and P=1 speedup 1" \
     '(.rows | length) == 2 and .rows[0].speedup == 1 and .span == "critical"' "$TMP/out"
+
+expect_jq "a reliable profile: no unreliable_inputs key" 'has("unreliable_inputs") | not' "$TMP/out"
+
+# A term resting on a constant the profile marks unreliable is named:
+# one line in the text, a key in the JSON, a warning beside the CSV.
+jq '.unreliable = {"occupancy_ns.read[0]": "fit found no contention: 0.0 ns at 8 load points",
+                   "bandwidth_gbs[0]": "not used by the model"}' "$DEV" >"$TMP/unrel.json"
+expect_ok "predict with an unreliable S_O, text" "$GCSCALE" predict --machine "$TMP/unrel.json" "$SNAP" --threads 1-2
+expect_grep "... one line names the term" \
+    "^unreliable inputs: the contention rests on occupancy_ns.read\[0\], marked unreliable .fit found no contention: 0.0 ns at 8 load points.; recalibrate on an idle machine$" "$TMP/out"
+expect_ok "... and not the bandwidth, which no term uses" sh -c "! grep -q bandwidth '$TMP/out'"
+expect_ok "predict with an unreliable S_O, JSON" "$GCSCALE" predict --machine "$TMP/unrel.json" "$SNAP" --threads 1-2 --json
+expect_jq "... unreliable_inputs" \
+    '.unreliable_inputs == [{"term": "contention", "constant": "occupancy_ns.read[0]", "reason": "fit found no contention: 0.0 ns at 8 load points"}]' "$TMP/out"
+expect_ok "predict with an unreliable S_O, CSV" "$GCSCALE" predict --machine "$TMP/unrel.json" "$SNAP" --threads 1-2 --csv
+expect_grep "... a warning on stderr" "^gcscale predict: warning: unreliable inputs: the contention rests on" "$TMP/err"
 
 expect_ok "predict --csv --fast --mva closed --span critical" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --csv --fast --mva closed --span critical
