@@ -592,6 +592,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     if (gcs_calibrate_gc_costs(quick, p, &gc_costs, err) < 0)
         goto fail;
     json_object_set_new(c.cal, "gc_costs", gc_costs);
+    add_warning(&c, json_string_value(json_object_get(gc_costs, "warning")));
     step_end(&c, "gc costs (marker on cache-resident heaps)", c.pl.w_gc, t0);
 
     json_object_set_new(c.cal, "binding_honoured", json_boolean(c.all_bound));
@@ -646,6 +647,18 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
         return -1;
     gcs_progress_done(pr, w);
     json_t *cal = gcs_profile_calibration(p);
+    /* The old costs' warning goes with them; the new one joins the rest. */
+    json_t *warnings = json_object_get(cal, "warnings");
+    json_t *old_warning = json_object_get(json_object_get(cal, "gc_costs"), "warning");
+    for (size_t i = json_array_size(warnings); json_is_string(old_warning) && i-- > 0;)
+        if (json_equal(json_array_get(warnings, i), old_warning))
+            json_array_remove(warnings, i);
+    const char *new_warning = json_string_value(json_object_get(costs, "warning"));
+    if (new_warning) {
+        if (!json_is_array(warnings))
+            json_object_set_new(cal, "warnings", warnings = json_array());
+        json_array_append_new(warnings, json_string(new_warning));
+    }
     json_object_set_new(cal, "gc_costs", costs);
     char when[64];
     gcs_now_iso8601(when, sizeof when);

@@ -90,6 +90,15 @@ static void warn_overlap(gcs_profile *p)
         fprintf(stderr, "gcscale calibrate: warning: gc_miss_overlap not fitted: %s\n", error);
 }
 
+/* The marker costs' fit could not be trusted (calibrate/costfit.c). */
+static void warn_gc_costs(gcs_profile *p)
+{
+    json_t *costs = json_object_get(gcs_profile_calibration(p), "gc_costs");
+    const char *warning = json_string_value(json_object_get(costs, "warning"));
+    if (warning)
+        fprintf(stderr, "gcscale calibrate: warning: %s\n", warning);
+}
+
 /* The calibration's warnings (calibration.warnings: a synthetic topology
  * that pins and binds nothing, placement, a chase buffer within the caches,
  * an S_O that is a bound or a fallback, ...) go into the profile like its
@@ -301,10 +310,13 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (!to_stdout)
         gcs_profile_print(p, stdout, fmt);
-    /* A --gc-only run adds none: the profile's warnings are its
-     * calibration's, printed when it was made. */
+    /* A --gc-only run adds only its costs' own (calibration.gc_costs.warning):
+     * the profile's other warnings are its calibration's, printed when it was
+     * made. */
     if (!gc_only)
         print_warnings(p);
+    else
+        warn_gc_costs(p);
     gcs_profile_free(p);
     cli_finish(cmd);
     fprintf(stderr, "wrote %s\n", to_stdout ? "the profile on stdout" : output);
