@@ -314,12 +314,13 @@ done:
 }
 
 /* A noisy moment (another process, the host of a VM) can bend the fit, so
- * a fit that is not usable (_gcs_calibrate_cost_fit_problem: ill-conditioned,
- * an interval reaching 0, a large residual) or not physical is measured
- * again, with COST_MORE_REPS more collections per heap each time, up to
- * COST_ATTEMPTS times in all. */
+ * a fit that is not usable (_gcs_calibrate_cost_fit_problem: a cost not
+ * positive, ill-conditioned, an interval too wide, a large residual) is
+ * measured again, with COST_MORE_REPS more collections per heap each time,
+ * up to COST_ATTEMPTS times in all. */
 #define COST_ATTEMPTS 4
 #define COST_MORE_REPS 4
+_Static_assert(11 + COST_MORE_REPS * (COST_ATTEMPTS - 1) <= 32, "timed_marks keeps 32 collections");
 
 /* One measurement of every cost heap at every size of the design. */
 static int measure_points(int reps, cost_point *pts, int *n, void **root, void **all,
