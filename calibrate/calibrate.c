@@ -439,6 +439,49 @@ static void steals_uncertainty(gcs_profile *p, json_t *steals, json_t *cal)
  * repetitions); a cost that still breaks it keeps its value, is marked
  * unreliable in p, and gets one warning line in warnings.  The cost fit
  * itself is gccost.c's. */
+/* The cost fit's own uncertainty (gccost.c: standard errors, 95% intervals,
+ * condition number, under details.uncertainty in the profile's layout) goes
+ * into the profile's "uncertainty"; a split that stayed uncertain after
+ * gccost.c re-measured it (details.warning) marks object and pointer
+ * unreliable with that reason, and joins the warnings. */
+static void costs_uncertainty(gcs_profile *p, json_t *details, json_t *cal, json_t *warnings)
+{
+    json_t *unc = json_object_get(details, "uncertainty");
+    static const char *const fitted[] = {"gc_cost_ns.object", "gc_cost_ns.pointer"};
+    for (int i = 0; i < 2; i++) {
+        json_t *u = json_object_get(unc, fitted[i]);
+        if (!json_is_object(u))
+            continue;
+        gcs_profile_uncertainty pu;
+        gcs_profile_uncertainty_init(&pu);
+        json_t *se = json_object_get(u, "stderr"), *ci = json_object_get(u, "ci95");
+        json_t *res = json_object_get(u, "residual_rms_rel"), *n = json_object_get(u, "n");
+        if (json_is_number(se))
+            pu.std_error = json_number_value(se);
+        if (json_is_array(ci) && json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0)) &&
+            json_is_number(json_array_get(ci, 1))) {
+            pu.ci95_lo = json_number_value(json_array_get(ci, 0));
+            pu.ci95_hi = json_number_value(json_array_get(ci, 1));
+        }
+        if (json_is_number(res))
+            pu.residual_rms_rel = json_number_value(res);
+        if (json_is_integer(n))
+            pu.n = (int)json_integer_value(n);
+        gcs_profile_set_uncertainty(p, fitted[i], &pu);
+    }
+    const char *warning = json_string_value(json_object_get(details, "warning"));
+    if (!warning)
+        return;
+    for (int i = 0; i < 2; i++) {
+        if (gcs_profile_unreliable(p, fitted[i]))
+            continue;
+        gcs_profile_set_unreliable(p, fitted[i], warning);
+        record_bound(cal, fitted[i], "unreliable");
+    }
+    if (warnings)
+        json_array_append_new(warnings, json_string(warning));
+}
+
 static int gc_costs_checked(int quick, gcs_profile *p, json_t *cal, json_t *warnings, gcs_err *err)
 {
     static const char *const names[] = {"object", "pointer", "steal"};
@@ -491,6 +534,7 @@ static int gc_costs_checked(int quick, gcs_profile *p, json_t *cal, json_t *warn
             record_bound(cal, constant, "ok");
     }
     steals_uncertainty(p, json_object_get(details, "steal_fit"), cal);
+    costs_uncertainty(p, details, cal, warnings);
     json_object_set_new(cal, "gc_costs", details);
     return 0;
 }
@@ -865,7 +909,13 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
     double w = update_gc_cost_work(quick);
     gcs_progress_step(pr, "gc costs (marker on cache-resident heaps)", w);
     json_t *cal = gcs_profile_calibration(p);
-    /* Its unreliable costs are said by the caller (gcs_profile_unreliable). */
+    /* The old costs' warning goes with them (the new fit's problems, if any,
+     * are marked unreliable and said by the caller, gcs_profile_unreliable). */
+    json_t *warnings = json_object_get(cal, "warnings");
+    json_t *old_warning = json_object_get(json_object_get(cal, "gc_costs"), "warning");
+    for (size_t i = json_array_size(warnings); json_is_string(old_warning) && i-- > 0;)
+        if (json_equal(json_array_get(warnings, i), old_warning))
+            json_array_remove(warnings, i);
     if (gc_costs_checked(quick, p, cal, NULL, err) < 0)
         return -1;
     gcs_progress_done(pr, w);

@@ -20,4 +20,44 @@ void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes,
 double _gcs_calibrate_overlap_work(const gcs_profile *p, int quick, uint64_t size_bytes);
 double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes);
 
+/* The marker's cost fit (costfit.c): T1 = c0 + c_obj * objects + c_ptr *
+ * pointers by least squares with rows weighted by 1/T1, and what it is
+ * worth.  coef, se and ci95 are indexed 0 = c0 (fixed), 1 = object,
+ * 2 = pointer, in ns. */
+typedef struct gcs_cost_fit {
+    int n, dof;                 /* points; n - 3 */
+    double coef[3];
+    double se[3];               /* standard errors (infinite when dof = 0) */
+    double ci95[3][2];          /* coef -/+ t(0.975, dof) * se */
+    double rms_rel;             /* rms of (fitted - T1) / T1 */
+    double cond;                /* weighted design, unit-length columns */
+    double corr_object_pointer; /* correlation of the c_obj and c_ptr estimates */
+} gcs_cost_fit;
+
+/* A fit is usable when both costs are positive, its condition number is at
+ * most GCS_COST_COND_MAX, each cost's 95% interval is within
+ * +-GCS_COST_CI_MAX_REL of a tree node's cost (c_obj + c_ptr: one object,
+ * one pointer) and its rms relative residual is at most GCS_COST_RMS_MAX
+ * (docs/microbench.md, "Marker costs", for how the bounds were chosen).  A
+ * condition number of GCS_COST_COND_SINGULAR means the columns are
+ * proportional (or one is zero). */
+#define GCS_COST_COND_MAX 30
+#define GCS_COST_CI_MAX_REL 0.2
+#define GCS_COST_RMS_MAX 0.15
+#define GCS_COST_COND_SINGULAR 1e16
+
+/* The cost heaps' objects and pointers (gccost.c), as gcs_calibrate_gc_costs
+ * measures them (quick and full alike), up to max points: what the fit's
+ * conditioning depends on.  Returns the number of points. */
+int _gcs_calibrate_cost_design(double *objects, double *pointers, int max);
+int _gcs_calibrate_cost_fit(int n, const double *objects, const double *pointers, const double *t1_ns,
+                            gcs_cost_fit *fit, gcs_err *err);
+/* 1 when both costs are positive. */
+int _gcs_calibrate_cost_fit_physical(const gcs_cost_fit *fit);
+/* NULL when the fit is usable, else what is wrong with it, in buf. */
+const char *_gcs_calibrate_cost_fit_problem(const gcs_cost_fit *fit, char *buf, size_t len);
+/* {"fixed" | "gc_cost_ns.object" | "gc_cost_ns.pointer": {"stderr", "ci95":
+ * [lo, hi], "residual_rms_rel", "n"}}, non-finite figures as null. */
+json_t *_gcs_calibrate_cost_fit_uncertainty(const gcs_cost_fit *fit);
+
 #endif

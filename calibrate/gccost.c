@@ -4,19 +4,24 @@
  * fields (model-notes 1.1), with cache misses priced separately from the
  * memory latencies.  So the costs must be measured where misses are rare: on
  * heaps small enough to stay in the caches after a warm-up collection.  We
- * build heaps of varied shape (lists with back-pointers, k-ary trees), time
- * the collector's real mark at P = 1 (its busy time T1, the fastest of several
- * collections of the same heap), and fit
+ * build heaps of one shape per pointer density, time the collector's real
+ * mark at P = 1 (its busy time T1, the fastest of several collections of the
+ * same heap), and fit
  *     T1 = c0 + c_obj * objects + c_ptr * pointers
- * by ordinary least squares (GSL).  c0 absorbs the fixed cost of starting and
- * ending a mark phase; it is reported but not part of the profile.
+ * (costfit.c, which also says how far the split can be trusted).  c0 absorbs
+ * the fixed cost of starting and ending a mark phase; it is reported but not
+ * part of the profile.
  *
  * "Pointers" are non-NULL pointer fields, the edges of the object graph: the
- * marker pushes, pops and tests each of them (about 7 ns here), while a NULL
- * field costs one load and test (under 1 ns), which we leave to c_obj.  A
- * list whose objects have a single pointer field is excluded: the marker
- * follows such chains directly, without the stack, at a lower cost that a
- * per-edge price cannot describe.
+ * marker pushes, pops and tests each of them, while a NULL field costs one
+ * load and test.  Only the densities tell the two costs apart: a heap where
+ * every object is reached by one pointer has as many pointers as objects,
+ * and fixes only c_obj + c_ptr; so the heaps range from one pointer per
+ * object (pointer-free leaves under hubs or a binary tree) to 32 (objects of
+ * 32 fields pointing at random objects), and none has NULL fields, whose
+ * cost would blur the two.  Single-pointer objects are left out: the marker
+ * follows such chains directly, at a lower cost that a per-edge price cannot
+ * describe.
  *
  * The steal cost is the extra busy time per successful steal when the same
  * cache-resident tree is marked by two workers: (T1(P=2) - T1(P=1)) / steals.
@@ -24,31 +29,98 @@
  *
  * Calls the collector's public API (gc.h) only. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_multifit.h>
-
 #include "../common/internal.h"
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
+#include "calibrate_internal.h"
 
-typedef enum heap_shape { SHAPE_LIST_BACKREFS, SHAPE_TREE, SHAPE_TREE_CROSS } heap_shape;
+typedef enum heap_shape {
+    SHAPE_TREE,        /* k-ary tree, NULL fields at the leaves: the steal cost */
+    SHAPE_TREE_CROSS,  /* binary tree + random edges, NULLs at the leaves: the steal fit */
+    SHAPE_FAN,         /* hubs of `fields` fields: the next hub and pointer-free leaves */
+    SHAPE_TREE_LEAVES, /* binary tree whose leaves have no pointer field */
+    SHAPE_GRAPH,       /* `fields` non-NULL fields each: a binary tree + edges to ancestors */
+} heap_shape;
+
+/* The cost heaps (docs/microbench.md, "Marker costs", for why these).  Their
+ * pointer densities (pointers per object) are 1, 1, 2, 8 and 32, and no
+ * field is NULL: a NULL field costs a load and a test that neither cost
+ * describes, and trees with more NULL fields per object made the earlier
+ * fits miss their points by 15% (issue #27). */
+typedef struct cost_heap {
+    heap_shape shape;
+    int fields;
+} cost_heap;
+
+static const cost_heap cost_heaps[] = {
+    {SHAPE_FAN, 32}, {SHAPE_TREE_LEAVES, 2}, {SHAPE_GRAPH, 2}, {SHAPE_GRAPH, 8}, {SHAPE_GRAPH, 32},
+};
+#define COST_HEAPS (int)(sizeof cost_heaps / sizeof cost_heaps[0])
+
+/* Heap sizes in bytes: cache resident after the warm-up on any machine with
+ * a megabyte of L2 (mark tables included), and long enough to mark (about
+ * 20-200 us) that a few hundred ns of interference is a percent or two.
+ * Quick mode measures them all too, with fewer collections: the points are
+ * cheap (a few ms each) and the intervals narrow with their number. */
+static const long cost_bytes[] = {192 << 10, 384 << 10, 768 << 10};
+#define COST_SIZES 3
+#define COST_POINTS_MAX (COST_HEAPS * COST_SIZES)
+#define COST_OBJECTS_MAX ((768 << 10) / 16) /* all leaves: the smallest object */
+
+/* Bytes an object of `fields` pointer fields takes: gcs_gc_alloc(8 * fields
+ * + 8) and its 8-byte header, in 16-byte granules. */
+static long object_bytes(int fields)
+{
+    return (8L * fields + 16 + 15) / 16 * 16;
+}
+
+/* Objects and pointers (non-NULL fields) of a cost heap of about `bytes`. */
+static void heap_size(const cost_heap *h, long bytes, long *objects, double *pointers)
+{
+    if (h->shape == SHAPE_FAN) { /* per hub: the hub and fields - 1 leaves */
+        long hubs = bytes / (object_bytes(h->fields) + (h->fields - 1) * object_bytes(0));
+        *objects = hubs * h->fields;
+        *pointers = (double)(*objects - 1);
+    } else if (h->shape == SHAPE_TREE_LEAVES) { /* m internal nodes, m + 1 leaves */
+        long m = bytes / (object_bytes(2) + object_bytes(0));
+        *objects = 2 * m + 1;
+        *pointers = (double)(*objects - 1);
+    } else {
+        *objects = bytes / object_bytes(h->fields);
+        *pointers = (double)*objects * h->fields;
+    }
+}
+
+int _gcs_calibrate_cost_design(double *objects, double *pointers, int max)
+{
+    int n = 0;
+    for (int h = 0; h < COST_HEAPS; h++)
+        for (int z = 0; z < COST_SIZES && n < max; z++, n++) {
+            long o;
+            heap_size(&cost_heaps[h], cost_bytes[z], &o, &pointers[n]);
+            objects[n] = (double)o;
+        }
+    return n;
+}
 
 typedef struct cost_point {
     heap_shape shape;
-    int fields;             /* pointer fields per object */
+    int fields;             /* pointer fields per object (of the hubs, of the inner nodes) */
     long objects;           /* objects the heap holds */
     double objects_marked;  /* as the collector counted them */
     double pointers;        /* non-NULL pointer fields: the graph's edges */
-    double t1_ns;           /* median busy time at P = 1 */
+    double t1_ns;           /* fastest busy time at P = 1 */
 } cost_point;
 
 static const char *shape_name(heap_shape s)
 {
-    return s == SHAPE_TREE ? "tree" : s == SHAPE_TREE_CROSS ? "tree+cross" : "list+backrefs";
+    static const char *const names[] = {"tree", "tree+cross", "fan", "tree+leaves", "tree+ancestors"};
+    return names[s];
 }
 
 /* Builds the heap under the root slot *root.  Objects are kept in `all` while
@@ -59,13 +131,32 @@ static int build_heap(heap_shape shape, int fields, long n, void **root, void **
     *edges = 0;
     uint64_t rng = 0x9E3779B97F4A7C15ull ^ (uint64_t)(fields * 7919 + n);
     for (long i = 0; i < n; i++) {
-        all[i] = gcs_gc_alloc(8 * (size_t)fields + 8, (size_t)fields);
+        int k = fields;
+        if (shape == SHAPE_FAN && i % fields != 0)
+            k = 0; /* a leaf */
+        else if (shape == SHAPE_TREE_LEAVES && 2 * i + 2 >= n)
+            k = 0; /* a leaf: n is odd, so inner nodes have both children */
+        all[i] = gcs_gc_alloc(8 * (size_t)k + 8, (size_t)k);
         if (!all[i])
             return -1;
     }
     for (long i = 0; i < n; i++) {
         void **f = all[i];
-        if (shape == SHAPE_TREE_CROSS) {
+        if (shape == SHAPE_FAN) {
+            /* Hub i: field 0 the next hub, the others its own leaves. */
+            if (i % fields != 0)
+                continue;
+            f[0] = i + fields < n ? all[i + fields] : NULL;
+            for (int j = 1; j < fields; j++)
+                f[j] = all[i + j];
+            *edges += (i + fields < n) + (fields - 1);
+        } else if (shape == SHAPE_TREE_LEAVES) {
+            if (2 * i + 2 >= n)
+                continue;
+            f[0] = all[2 * i + 1];
+            f[1] = all[2 * i + 2];
+            *edges += 2;
+        } else if (shape == SHAPE_TREE_CROSS) {
             /* A binary tree (fields 0, 1) whose other fields point to
              * uniformly random objects: a bushy graph with shared objects,
              * closer to a program's heap than a pure tree. */
@@ -74,23 +165,32 @@ static int build_heap(heap_shape shape, int fields, long n, void **root, void **
                 f[j] = child < n ? all[child] : NULL;
                 *edges += child < n;
             }
-        } else if (shape == SHAPE_TREE) {
+        } else if (shape == SHAPE_GRAPH) {
+            /* A binary tree (fields 0, 1) whose other fields, and a leaf's
+             * child fields, point to the object's ancestors, in turn from
+             * the parent up: marked already when it is scanned, so the
+             * marker's test of them always fails, as the branch predictor
+             * learns (random targets make that test a coin toss, whose
+             * mispredictions neither cost describes: docs/microbench.md);
+             * and on the path from the root, so in the L1 cache. */
+            long up[64];
+            int depth = 0;
+            for (long a = i; a > 0 && depth < 64; a = (a - 1) / 2)
+                up[depth++] = (a - 1) / 2;
+            for (int j = 0, k = 0; j < fields; j++) {
+                long child = j < 2 ? 2 * i + 1 + j : n;
+                if (child >= n)
+                    child = depth ? up[k++ % depth] : 0; /* the root: itself */
+                f[j] = all[child];
+            }
+            *edges += fields;
+        } else {
             /* k-ary tree in breadth-first numbering: children of i are k*i+1..k*i+k. */
             for (int j = 0; j < fields; j++) {
                 long child = (long)fields * i + 1 + j;
                 f[j] = child < n ? all[child] : NULL;
                 *edges += child < n;
             }
-        } else {
-            /* A list (field 0) whose other fields point back to one of the 8
-             * objects before: every pointer is followed to a marked object,
-             * and the target is still in the L1 cache, so no miss is priced. */
-            f[0] = i + 1 < n ? all[i + 1] : NULL;
-            for (int j = 1; j < fields; j++) {
-                long back = 1 + (long)(gcs_random_next(&rng) % 8);
-                f[j] = all[i >= back ? i - back : 0];
-            }
-            *edges += (i + 1 < n) + (fields - 1);
         }
     }
     *root = all[0];
@@ -131,53 +231,6 @@ static json_t *point_json(const cost_point *p, double fitted)
                      p->fields, "objects", (json_int_t)p->objects, "pointers", p->pointers,
                      "t1_ns", p->t1_ns, "fitted_ns", fitted,
                      "residual", (fitted - p->t1_ns) / p->t1_ns);
-}
-
-/* Least squares T1 = c0 + c_obj * objects + c_ptr * pointers. */
-static int fit_costs(const cost_point *pts, int n, double coef[3], double *rms_rel, gcs_err *err)
-{
-    gsl_matrix *X = gsl_matrix_alloc((size_t)n, 3);
-    gsl_vector *y = gsl_vector_alloc((size_t)n), *c = gsl_vector_alloc(3);
-    gsl_matrix *cov = gsl_matrix_alloc(3, 3);
-    gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc((size_t)n, 3);
-    int rc = -1;
-    /* three unknowns need three points; every point's T1 was measured > 0 */
-    gcs_assert_internal(n >= 3);
-    for (int i = 0; i < n; i++)
-        gcs_assert_internal(pts[i].t1_ns > 0);
-    if (!X || !y || !c || !cov || !w) {
-        gcs_err_set(err, "gc costs: out of memory");
-        goto done;
-    }
-    /* Weighting each row by 1/T1 fits relative errors, so that the small
-     * heaps count as much as the large ones. */
-    for (int i = 0; i < n; i++) {
-        double s = 1.0 / pts[i].t1_ns;
-        gsl_matrix_set(X, (size_t)i, 0, s);
-        gsl_matrix_set(X, (size_t)i, 1, pts[i].objects_marked * s);
-        gsl_matrix_set(X, (size_t)i, 2, pts[i].pointers * s);
-        gsl_vector_set(y, (size_t)i, 1.0);
-    }
-    double chisq;
-    gsl_error_handler_t *previous = gsl_set_error_handler_off();
-    int status = gsl_multifit_linear(X, y, c, cov, &chisq, w);
-    gsl_set_error_handler(previous);
-    if (status != GSL_SUCCESS) {
-        gcs_err_set(err, "gc costs: least squares failed: %s", gsl_strerror(status));
-        goto done;
-    }
-    for (int k = 0; k < 3; k++)
-        coef[k] = gsl_vector_get(c, (size_t)k);
-    *rms_rel = sqrt(chisq / n);
-    rc = 0;
-done:
-    gsl_matrix_free(X);
-    gsl_vector_free(y);
-    gsl_vector_free(c);
-    gsl_matrix_free(cov);
-    if (w)
-        gsl_multifit_linear_free(w);
-    return rc;
 }
 
 /* The steal count N_S, fitted to what the collector does (model-notes 1,
@@ -260,35 +313,71 @@ done:
     return rc;
 }
 
-#define COST_ATTEMPTS 3
-#define COST_RMS_RETRY 0.15
+/* A noisy moment (another process, the host of a VM) can bend the fit, so
+ * a fit that is not usable (_gcs_calibrate_cost_fit_problem: a cost not
+ * positive, ill-conditioned, an interval too wide, a large residual) is
+ * measured again, with COST_MORE_REPS more collections per heap each time,
+ * up to COST_ATTEMPTS times in all. */
+#define COST_ATTEMPTS 4
+#define COST_MORE_REPS 4
+_Static_assert(11 + COST_MORE_REPS * (COST_ATTEMPTS - 1) <= 32, "timed_marks keeps 32 collections");
 
-/* One measurement of every load point: lists with back-pointers and trees,
- * 2, 4 and 8 pointer fields, sizes[first..2]. */
-static int measure_points(const long *sizes, int first, int reps, cost_point *pts, int *n, void **root,
-                          void **all, gcs_err *err)
+/* One measurement of every cost heap at every size of the design. */
+static int measure_points(int reps, cost_point *pts, int *n, void **root, void **all,
+                          gcs_err *err)
 {
-    static const int fields[] = {2, 4, 8};
     *n = 0;
-    for (int s = 0; s < 2; s++) {
-        heap_shape shape = s ? SHAPE_TREE : SHAPE_LIST_BACKREFS;
-        for (int f = 0; f < 3; f++)
-            for (int z = first; z < 3; z++) {
-                cost_point *pt = &pts[*n];
-                *pt = (cost_point){.shape = shape, .fields = fields[f], .objects = sizes[z]};
-                long edges;
-                if (build_heap(shape, fields[f], sizes[z], root, all, &edges) < 0) {
-                    gcs_err_set(err, "gc costs: heap exhausted building a %ld-object heap", sizes[z]);
-                    return -1;
-                }
-                pt->t1_ns = timed_marks(1, reps, pt, NULL);
-                pt->pointers = (double)edges;
-                (*n)++;
-                *root = NULL;
-                gcs_gc_collect(); /* frees the heap for the next shape */
+    for (int h = 0; h < COST_HEAPS; h++)
+        for (int z = 0; z < COST_SIZES; z++) {
+            cost_point *pt = &pts[*n];
+            long objects, edges;
+            double pointers;
+            heap_size(&cost_heaps[h], cost_bytes[z], &objects, &pointers);
+            gcs_assert_internal(objects <= COST_OBJECTS_MAX);
+            *pt = (cost_point){.shape = cost_heaps[h].shape, .fields = cost_heaps[h].fields,
+                               .objects = objects};
+            if (build_heap(pt->shape, pt->fields, objects, root, all, &edges) < 0) {
+                gcs_err_set(err, "gc costs: heap exhausted building a %ld-object heap", objects);
+                return -1;
             }
-    }
+            /* the design's count, which the tests and the docs rely on */
+            gcs_assert_internal((double)edges == pointers);
+            pt->t1_ns = timed_marks(1, reps, pt, NULL);
+            pt->pointers = (double)edges;
+            (*n)++;
+            *root = NULL;
+            gcs_gc_collect(); /* frees the heap for the next shape */
+        }
     return 0;
+}
+
+/* One fit of one attempt's points. */
+static int fit_points(const cost_point *pts, int n, gcs_cost_fit *fit, gcs_err *err)
+{
+    double objects[COST_POINTS_MAX], pointers[COST_POINTS_MAX], t1[COST_POINTS_MAX];
+    for (int i = 0; i < n; i++) {
+        objects[i] = pts[i].objects_marked;
+        pointers[i] = pts[i].pointers;
+        t1[i] = pts[i].t1_ns;
+    }
+    return _gcs_calibrate_cost_fit(n, objects, pointers, t1, fit, err);
+}
+
+/* Whether attempt a (with its problem, NULL when usable) is better than the
+ * best so far b: usable beats unusable, then the smaller residual. */
+static int better_fit(const gcs_cost_fit *a, const char *a_problem, const gcs_cost_fit *b,
+                      const char *b_problem)
+{
+    if (!a_problem != !b_problem)
+        return !a_problem;
+    return a->rms_rel < b->rms_rel;
+}
+
+static json_t *attempt_json(int reps, const gcs_cost_fit *fit, const char *problem)
+{
+    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:s?}", "reps", reps, "object_ns", fit->coef[1],
+                     "pointer_ns", fit->coef[2], "rms_rel_residual", fit->rms_rel, "condition_number",
+                     fit->cond, "problem", problem);
 }
 
 int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err)
@@ -311,62 +400,62 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     if (gcs_gc_init(&opts, err) < 0)
         return -1;
 
-    /* Heaps of 2k..16k objects (32 KiB .. 1.2 MiB): cache resident after the
-     * warm-up on any machine with a megabyte-sized cache.  Quick mode takes
-     * the two larger sizes: a 2k-object mark lasts ~10 us, where a few
-     * hundred ns of noise is already a few percent. */
-    static const long sizes[] = {2048, 8192, 16384};
     const int reps = quick ? 5 : 11;
-    const int first_size = quick ? 1 : 0;
-    cost_point pts[64];
+    static const long steal_objects = 16384; /* the steal heap: a binary tree */
+    cost_point pts[COST_POINTS_MAX], best[COST_POINTS_MAX];
     int n = 0;
     void *root = NULL;
-    void **all = malloc(sizeof(void *) * (size_t)sizes[2]);
-    json_t *jpoints = json_array();
+    void **all = malloc(sizeof(void *) * COST_OBJECTS_MAX);
+    json_t *jpoints = json_array(), *jattempts = json_array();
     int rc = -1;
-    if (!all || !jpoints || gcs_gc_add_root(&root) < 0) {
+    if (!all || !jpoints || !jattempts || gcs_gc_add_root(&root) < 0) {
         gcs_err_set(err, "gc costs: out of memory");
         goto done;
     }
-    /* A noisy moment (another process, the host of a VM) can bend the fit:
-     * measure again, up to COST_ATTEMPTS times in all, while a cost comes out
-     * non-physical or the fit misses its points by more than
-     * COST_RMS_RETRY (relative rms); keep the best physical attempt. */
-    double coef[3] = {0, 0, 0}, rms_rel = INFINITY;
-    cost_point best[64];
-    int attempts = 0, have_best = 0;
-    while (attempts < COST_ATTEMPTS && !(have_best && rms_rel <= COST_RMS_RETRY)) {
+    gcs_cost_fit fit = {0}, first = {0};
+    char problem[256] = "", reason[256];
+    int attempts = 0, have_best = 0, attempt_reps = reps;
+    while (attempts < COST_ATTEMPTS && !(have_best && !problem[0])) {
+        attempt_reps = reps + COST_MORE_REPS * attempts;
         attempts++;
-        if (measure_points(sizes, first_size, reps, pts, &n, &root, all, err) < 0)
+        gcs_cost_fit f;
+        if (measure_points(attempt_reps, pts, &n, &root, all, err) < 0 || fit_points(pts, n, &f, err) < 0)
             goto done;
-        double c[3], r;
-        if (fit_costs(pts, n, c, &r, err) < 0)
-            goto done;
-        if (c[1] > 0 && c[2] >= 0 && (!have_best || r < rms_rel)) {
-            memcpy(coef, c, sizeof coef);
+        const char *why = _gcs_calibrate_cost_fit_problem(&f, reason, sizeof reason);
+        json_array_append_new(jattempts, attempt_json(attempt_reps, &f, why));
+        if (attempts == 1)
+            first = f; /* for the message below */
+        if (_gcs_calibrate_cost_fit_physical(&f) && (!have_best || better_fit(&f, why, &fit, problem[0] ? problem : NULL))) {
+            fit = f;
             memcpy(best, pts, sizeof best);
-            rms_rel = r;
+            snprintf(problem, sizeof problem, "%s", why ? why : "");
             have_best = 1;
-        } else if (!have_best) {
-            memcpy(coef, c, sizeof coef); /* for the message below */
         }
     }
     if (!have_best) {
         gcs_err_set(err, "gc costs: fit gave non-physical costs (object %.3g ns, pointer %.3g ns) in "
-                         "%d attempts; the machine was probably busy, try again", coef[1], coef[2],
-                    attempts);
+                         "%d attempts; the machine was probably busy, try again", first.coef[1],
+                    first.coef[2], attempts);
         goto done;
     }
+    const double *coef = fit.coef;
     for (int i = 0; i < n; i++)
         json_array_append_new(jpoints, point_json(&best[i], coef[0] + coef[1] * best[i].objects_marked +
                                                                 coef[2] * best[i].pointers));
+    /* Kept, but flagged: the costs are positive, their split is in doubt. */
+    char warning[512] = "";
+    if (problem[0])
+        snprintf(warning, sizeof warning,
+                 "gc_cost_ns: %s after %d attempts, so the object/pointer split (%.2f / %.2f ns) is "
+                 "uncertain; run `gcscale calibrate --gc-only` again on an idle machine",
+                 problem, attempts, coef[1], coef[2]);
 
     /* Steal cost: the same binary tree marked by one and by two workers. */
     double steal_ns = 0, steals = 0, t1_one = NAN, t1_two = NAN;
     const char *steal_note = "measured";
     if (two_workers) {
         long edges;
-        if (build_heap(SHAPE_TREE, 2, sizes[2], &root, all, &edges) < 0) {
+        if (build_heap(SHAPE_TREE, 2, steal_objects, &root, all, &edges) < 0) {
             gcs_err_set(err, "gc costs: heap exhausted building the steal heap");
             goto done;
         }
@@ -393,14 +482,25 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     *details = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:f, s:f, s:i, s:i, s:o, s:o*}",
                          "model", "t1_ns = fixed + object * objects + pointer * pointers",
                          "object_ns", coef[1], "pointer_ns", coef[2], "fixed_ns", coef[0],
-                         "rms_rel_residual", rms_rel, "steal_ns", steal_ns, "steal_note", steal_note,
+                         "rms_rel_residual", fit.rms_rel, "steal_ns", steal_ns, "steal_note", steal_note,
                          "steal_t1_one_ns", isfinite(t1_one) ? t1_one : 0.0,
                          "steal_t1_two_ns", isfinite(t1_two) ? t1_two : 0.0, "steals", steals,
                          "reps", reps, "attempts", attempts, "points", jpoints, "steal_fit", steal_fit);
     jpoints = NULL;
+    /* How far to trust the split (costfit.c); the reps above are the first
+     * attempt's, each attempt's own are in attempt_log. */
+    json_object_set_new(*details, "condition_number", json_real(fit.cond));
+    json_object_set_new(*details, "condition_number_max", json_real(GCS_COST_COND_MAX));
+    json_object_set_new(*details, "object_pointer_correlation",
+                        isfinite(fit.corr_object_pointer) ? json_real(fit.corr_object_pointer) : json_null());
+    json_object_set_new(*details, "uncertainty", _gcs_calibrate_cost_fit_uncertainty(&fit));
+    json_object_set_new(*details, "attempt_log", jattempts);
+    jattempts = NULL;
+    json_object_set_new(*details, "warning", warning[0] ? json_string(warning) : json_null());
     rc = 0;
 done:
     json_decref(jpoints);
+    json_decref(jattempts);
     gcs_gc_remove_root(&root);
     free(all);
     gcs_gc_shutdown();

@@ -9,6 +9,7 @@
 
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
+#include "../calibrate/calibrate_internal.h"
 
 static void test_costs_are_fitted_and_positive(void **state)
 {
@@ -23,11 +24,24 @@ static void test_costs_are_fitted_and_positive(void **state)
     assert_true(p->gc_cost_steal_ns >= 0 && isfinite(p->gc_cost_steal_ns));
     /* Every load point is reported with its fitted value and residual. */
     json_t *points = json_object_get(details, "points");
-    assert_int_equal(json_array_size(points), 12);
+    assert_int_equal(json_array_size(points), 15);
     json_t *first = json_array_get(points, 0);
     assert_true(json_real_value(json_object_get(first, "t1_ns")) > 0);
     assert_non_null(json_object_get(first, "residual"));
     assert_true(json_real_value(json_object_get(details, "rms_rel_residual")) >= 0);
+    /* ... and how far to trust the split: condition number, intervals. */
+    double cond = json_real_value(json_object_get(details, "condition_number"));
+    assert_true(cond >= 1 && cond <= GCS_COST_COND_MAX);
+    json_t *u = json_object_get(json_object_get(details, "uncertainty"), "gc_cost_ns.pointer");
+    json_t *ci = json_object_get(u, "ci95");
+    assert_true(json_real_value(json_array_get(ci, 0)) <= p->gc_cost_pointer_ns);
+    assert_true(json_real_value(json_array_get(ci, 1)) >= p->gc_cost_pointer_ns);
+    assert_true(json_real_value(json_object_get(u, "stderr")) > 0);
+    assert_int_equal(json_integer_value(json_object_get(u, "n")), 15);
+    assert_true(json_array_size(json_object_get(details, "attempt_log")) >= 1);
+    /* a warning, when there is one, says what to do */
+    json_t *warning = json_object_get(details, "warning");
+    assert_true(json_is_null(warning) || strstr(json_string_value(warning), "--gc-only"));
     /* The collector is gone afterwards: a later user can start its own. */
     assert_false(gcs_gc_is_initialized());
     json_decref(details);
@@ -49,11 +63,149 @@ static void test_refuses_when_a_collector_runs(void **state)
     gcs_gc_shutdown();
 }
 
+/* ---- the fit on synthetic data (costfit.c) ------------------------------ */
+
+/* A standard normal draw (Box-Muller) from the library's generator. */
+static double normal(uint64_t *rng)
+{
+    double u1 = ((double)(gcs_random_next(rng) >> 11) + 0.5) / 9007199254740992.0;
+    double u2 = (double)(gcs_random_next(rng) >> 11) / 9007199254740992.0;
+    return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+#define C0 2000.0  /* ns: fixed */
+#define COBJ 1.5   /* ns per object */
+#define CPTR 3.0   /* ns per pointer */
+
+/* T1 of the design's points with known costs and `noise` relative gaussian
+ * error. */
+static int synthetic(double noise, uint64_t seed, double *objects, double *pointers, double *t1)
+{
+    int n = _gcs_calibrate_cost_design(objects, pointers, 64);
+    uint64_t rng = seed;
+    for (int i = 0; i < n; i++)
+        t1[i] = (C0 + COBJ * objects[i] + CPTR * pointers[i]) * (1 + noise * normal(&rng));
+    return n;
+}
+
+/* Without noise the fit is exact; the design is well conditioned. */
+static void test_fit_recovers_exact_costs(void **state)
+{
+    (void)state;
+    double o[64], q[64], t[64];
+    int n = synthetic(0, 1, o, q, t);
+    assert_true(n >= 10);
+    gcs_cost_fit fit;
+    gcs_err err;
+    char buf[256];
+    assert_int_equal(_gcs_calibrate_cost_fit(n, o, q, t, &fit, &err), 0);
+    assert_true(fabs(fit.coef[0] - C0) < 1e-6 * C0);
+    assert_true(fabs(fit.coef[1] - COBJ) < 1e-9);
+    assert_true(fabs(fit.coef[2] - CPTR) < 1e-9);
+    assert_true(fit.rms_rel < 1e-9);
+    assert_true(fit.cond >= 1 && fit.cond < 10); /* 4.3 on the measured T1 */
+    assert_int_equal(fit.dof, n - 3);
+    assert_null(_gcs_calibrate_cost_fit_problem(&fit, buf, sizeof buf));
+}
+
+/* With 3% noise (the development VM's points scatter 2-3% between runs),
+ * the 95% intervals cover the true costs in about 95% of fits, each fit is
+ * usable, and the intervals are narrow compared with the costs. */
+static void test_fit_intervals_cover_the_truth(void **state)
+{
+    (void)state;
+    int covered[3] = {0, 0, 0}, usable = 0;
+    const int fits = 200;
+    for (int s = 0; s < fits; s++) {
+        double o[64], q[64], t[64];
+        int n = synthetic(0.03, 0x1234 + (uint64_t)s * 7919, o, q, t);
+        gcs_cost_fit fit;
+        gcs_err err;
+        char buf[256];
+        assert_int_equal(_gcs_calibrate_cost_fit(n, o, q, t, &fit, &err), 0);
+        const double truth[3] = {C0, COBJ, CPTR};
+        for (int k = 0; k < 3; k++) {
+            covered[k] += fit.ci95[k][0] <= truth[k] && truth[k] <= fit.ci95[k][1];
+            assert_true(fit.se[k] > 0 && isfinite(fit.se[k]));
+            assert_true(fit.ci95[k][0] < fit.coef[k] && fit.coef[k] < fit.ci95[k][1]);
+        }
+        usable += _gcs_calibrate_cost_fit_problem(&fit, buf, sizeof buf) == NULL;
+        assert_true(fabs(fit.corr_object_pointer) < 0.9); /* the split is determined */
+    }
+    for (int k = 0; k < 3; k++)
+        assert_true(covered[k] >= fits * 88 / 100 && covered[k] <= fits * 99 / 100);
+    assert_true(usable >= fits * 95 / 100);
+}
+
+/* Every heap with the same pointer density: objects and pointers are
+ * proportional, the condition number is huge and the fit is flagged. */
+static void test_degenerate_design_is_flagged(void **state)
+{
+    (void)state;
+    double o[12], q[12], t[12];
+    for (int i = 0; i < 12; i++) {
+        o[i] = 4096.0 * (1 + i % 3);
+        q[i] = 8 * o[i];
+        t[i] = C0 + COBJ * o[i] + CPTR * q[i];
+    }
+    gcs_cost_fit fit;
+    gcs_err err;
+    char buf[256];
+    assert_int_equal(_gcs_calibrate_cost_fit(12, o, q, t, &fit, &err), 0);
+    assert_true(fit.cond >= 1e6);
+    const char *why = _gcs_calibrate_cost_fit_problem(&fit, buf, sizeof buf);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "do not separate the object and pointer costs"));
+    /* nearly the same density (8 and 8.01 pointers per object): still flagged */
+    for (int i = 0; i < 12; i++) {
+        q[i] = (i % 2 ? 8.01 : 8) * o[i];
+        t[i] = (C0 + COBJ * o[i] + CPTR * q[i]) * (1 + 0.01 * (i % 3 - 1));
+    }
+    assert_int_equal(_gcs_calibrate_cost_fit(12, o, q, t, &fit, &err), 0);
+    assert_true(fit.cond > GCS_COST_COND_MAX);
+    assert_non_null(_gcs_calibrate_cost_fit_problem(&fit, buf, sizeof buf));
+    /* the JSON has no infinity: a singular design's figures are numbers or null */
+    json_t *u = _gcs_calibrate_cost_fit_uncertainty(&fit);
+    assert_non_null(json_object_get(u, "gc_cost_ns.object"));
+    assert_non_null(json_object_get(u, "gc_cost_ns.pointer"));
+    json_decref(u);
+}
+
+/* Noise only (T1 unrelated to the heap), and the minimum of points: flagged,
+ * never a silent pair of costs. */
+static void test_noise_and_too_few_points_are_flagged(void **state)
+{
+    (void)state;
+    double o[64], q[64], t[64];
+    int n = _gcs_calibrate_cost_design(o, q, 64);
+    uint64_t rng = 99;
+    for (int i = 0; i < n; i++)
+        t[i] = 100000 * (1 + 0.3 * normal(&rng));
+    gcs_cost_fit fit;
+    gcs_err err;
+    char buf[256];
+    assert_int_equal(_gcs_calibrate_cost_fit(n, o, q, t, &fit, &err), 0);
+    assert_non_null(_gcs_calibrate_cost_fit_problem(&fit, buf, sizeof buf));
+    /* three points, three unknowns: exact, but no interval */
+    assert_int_equal(_gcs_calibrate_cost_fit(3, o + 2, q + 2, t + 2, &fit, &err), 0);
+    assert_int_equal(fit.dof, 0);
+    assert_false(isfinite(fit.se[1]));
+    const char *why = _gcs_calibrate_cost_fit_problem(&fit, buf, sizeof buf);
+    assert_non_null(why);
+    json_t *u = _gcs_calibrate_cost_fit_uncertainty(&fit);
+    assert_true(json_is_null(json_object_get(json_object_get(u, "gc_cost_ns.object"), "stderr")));
+    json_decref(u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_costs_are_fitted_and_positive),
         cmocka_unit_test(test_refuses_when_a_collector_runs),
+        cmocka_unit_test(test_fit_recovers_exact_costs),
+        cmocka_unit_test(test_fit_intervals_cover_the_truth),
+        cmocka_unit_test(test_degenerate_design_is_flagged),
+        cmocka_unit_test(test_noise_and_too_few_points_are_flagged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

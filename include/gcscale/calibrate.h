@@ -65,10 +65,12 @@ GCS_API int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out,
 GCS_API int gcs_calibrate_repeat(const gcs_calibrate_opts *opts, int nruns, gcs_profile **out,
                                  gcs_table **table, gcs_err *err);
 
-/* Times the collector's mark on small cache-resident heaps of varied shape and
- * fits gc_cost_ns (object, pointer: least squares over T1 at P = 1; steal:
- * extra busy time per steal at P = 2) into p.  *details gets the load points,
- * the fit and its residuals (new reference).  Starts and shuts down a
+/* Times the collector's mark on small cache-resident heaps of pointer
+ * densities 1 to 32 and fits gc_cost_ns (object, pointer: least squares over
+ * T1 at P = 1; steal: extra busy time per steal at P = 2) into p.  *details
+ * gets the load points, the fit, its residuals, condition number and the
+ * costs' standard errors and 95% intervals, and a "warning" (else null) when
+ * the split stayed uncertain after re-measuring (new reference).  Starts and shuts down a
  * collector, so none may exist in the process.  quick: fewer repetitions. */
 GCS_API int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err);
 

@@ -186,6 +186,15 @@ jq --arg host "$(uname -n)" --argjson n "$ncpus" \
 cp "$TMP/small.json" "$TMP/small-before.json"
 expect_ok "--gc-only --quick" "$GCSCALE" calibrate --gc-only --quick -o "$TMP/small.json" --json
 progress_ok "$TMP/err"; _report $? "... its progress, the overlap fit included, is one series"
+# the cost fit's own warning (a split it could not trust) is said on stderr
+w=$(jq -r '.calibration.gc_costs.warning // empty' "$TMP/small.json")
+[ -z "$w" ] || grep -qF "gcscale calibrate: warning: $w" "$TMP/err"
+_report $? "... a gc_costs warning, if any, is printed"
+expect_ok "... with the cost fit's condition number and intervals" \
+    jq -e '.calibration.gc_costs | .condition_number >= 1 and .condition_number_max == 30
+           and (.uncertainty["gc_cost_ns.object"].ci95 | length == 2)
+           and .uncertainty["gc_cost_ns.pointer"].stderr > 0 and (.attempt_log | length) >= 1' \
+    "$TMP/small.json"
 expect_ok "... fits gc_miss_overlap and keeps the memory measurements" \
     jq -e -s '.[1].gc_miss_overlap >= 1 and .[1].calibration.gc_overlap.objects == 1048576
               and .[1].latency_ns == .[0].latency_ns and .[1].caches == .[0].caches
