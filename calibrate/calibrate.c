@@ -8,10 +8,14 @@
  *   2. read and RW latency from every CPU node (a thread pinned there);
  *   3. occupancy load points for read and RW, then both fits;
  *   4. read bandwidth with every CPU loading m;
+ *   4b. the buffer relinked into one uniformly random cycle: the latency
+ *      with page walks from every CPU node (latency_full_random_ns, huge
+ *      pages when the system offers them);
  *   5. the other page size (MADV_NOHUGEPAGE) from m's local CPU node, for
- *      comparison only.
- * One buffer serves 2-4 so the costly part (faulting and linking 1 GiB)
- * happens once per node and page size.
+ *      comparison, then relinked as in 4b for the 4 KiB full-random
+ *      latency from every CPU node.
+ * One buffer serves 2-4b so the costly part (faulting 1 GiB) happens once
+ * per node and page size.
  *
  * The profile gets the medians and the open-model S_O (the paper's); every
  * detail goes into extra["calibration"] so a profile can be audited later. */
@@ -44,6 +48,8 @@ typedef struct plan {
     int nchains;
     int bw_reps;
     int variant_rw;           /* also measure RW with the other page size */
+    int fr_reps;              /* full-random latency repetitions */
+    uint64_t fr_steps;        /* and steps per repetition (0 = auto) */
     /* Progress weights: each step's seconds as measured on the 2-vCPU
      * development VM with a 1 GiB buffer (calibration.steps), so that the
      * progress line's percentage and time left follow the clock.  The
@@ -55,6 +61,8 @@ typedef struct plan {
     double w_occupancy;       /* one access's load points and fits */
     double w_bandwidth;
     double w_gc;
+    double w_link_random;     /* link a buffer into one random cycle, per GiB */
+    double w_full_random;     /* one full-random latency measurement (one pair) */
 } plan;
 
 static const int quick_chains[] = {1, 2, 4, 8, 16};
@@ -74,6 +82,11 @@ typedef struct ctx {
 } ctx;
 
 #define W_TOPOLOGY 0.05
+/* The full-random steps' weights (seconds on the development VM, 1 GiB,
+ * docs/microbench.md "Latency with page walks"). */
+#define W_LINK_RANDOM 0.6
+#define W_FULL_RANDOM_QUICK 0.8
+#define W_FULL_RANDOM_FULL 2.4
 
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
@@ -539,6 +552,66 @@ static int gc_costs_checked(int quick, gcs_profile *p, json_t *cal, json_t *warn
     return 0;
 }
 
+/* 4b: relinks b into one uniformly random cycle and chases it from every
+ * CPU node: the latency with page walks of b's page size.  When the kernel
+ * did not back a huge-page buffer with huge pages, the profile gets no
+ * huge-page figure for any pair but the reason (the first node's that
+ * failed); the measurements stay in the details. */
+static int full_random(ctx *c, gcs_profile *p, gcs_chase_buf *b, int m, gcs_pages k, gcs_err *err)
+{
+    int nn = gcs_topo_nnodes(c->t);
+    const gcs_chase_buf_info *in = gcs_chase_buf_info_get(b);
+    const char *pages = k == GCS_PAGES_HUGE ? "huge pages" : "4 KiB pages";
+    char name[128];
+    double w = c->pl.w_link_random * (double)in->size_bytes / (double)(1u << 30);
+    snprintf(name, sizeof name, "full-random cycle (%s): memory node %d", pages, m);
+    uint64_t t0 = step_begin(c, name, w);
+    if (gcs_chase_build_random(b, 0, c->opts->seed ? c->opts->seed : 0x5eed, err) < 0)
+        return -1;
+    step_end(c, name, w, t0);
+    char why[256] = "";
+    if (k == GCS_PAGES_HUGE && in->huge_bytes < in->size_bytes / 2)
+        snprintf(why, sizeof why,
+                 "not measured: huge pages were asked for (MADV_HUGEPAGE) but the kernel backed "
+                 "only %llu of the %llu MiB buffer on memory node %d with them",
+                 (unsigned long long)(in->huge_bytes >> 20),
+                 (unsigned long long)(in->size_bytes >> 20), m);
+    if (why[0]) {
+        free(p->full_random_ns[k]);
+        p->full_random_ns[k] = NULL;
+        if (!p->full_random_note[k][0])
+            snprintf(p->full_random_note[k], sizeof p->full_random_note[k], "%s", why);
+        add_warning(c, why);
+    } else if (!p->full_random_note[k][0] && gcs_profile_alloc_full_random(p, k) < 0) {
+        gcs_err_set(err, "calibrate: out of memory");
+        return -1;
+    }
+    json_t *out = json_object_get(c->cal, "full_random");
+    for (int cn = 0; cn < nn; cn++) {
+        snprintf(name, sizeof name, "full-random latency (%s): CPU node %d -> memory node %d", pages,
+                 cn, m);
+        t0 = step_begin(c, name, c->pl.w_full_random);
+        pinned_job j = {.b = b, .what = 0,
+                        .prm = {.rw = 0, .reps = c->pl.fr_reps, .steps = c->pl.fr_steps,
+                                .count_llc = c->count_llc}};
+        if (run_on_node(c, cn, &j, err) < 0)
+            return -1;
+        size_t at = (size_t)cn * (size_t)nn + (size_t)m;
+        if (p->full_random_ns[k])
+            p->full_random_ns[k][at] = j.res.median_ns;
+        json_t *r = latency_json(cn, m, "read", in->huge, &j.res);
+        json_object_set_new(r, "pages", json_string(gcs_profile_pages_name(k)));
+        json_object_set_new(r, "huge_bytes", json_integer((json_int_t)in->huge_bytes));
+        json_object_set_new(r, "build_s", num(in->build_s));
+        /* Unclamped, unlike the profile's page_walk_ns: the noise shows. */
+        json_object_set_new(r, "page_walk_ns",
+                            num(j.res.median_ns - p->latency_ns[GCS_ACCESS_READ][at]));
+        json_array_append_new(out, r);
+        step_end(c, name, c->pl.w_full_random, t0);
+    }
+    return 0;
+}
+
 /* Where M1 is measured from: the node's own CPUs, or for a memory-only
  * node the CPU node nearest to it. */
 static int local_cpu_node(const gcs_topo *t, int mem_node)
@@ -687,6 +760,10 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
                                         (json_int_t)bw.bytes));
     }
     step_end(c, name, c->pl.w_bandwidth, t0);
+
+    /* 4b. latency with page walks, this buffer's page size. */
+    if (full_random(c, p, b, m, primary == GCS_HUGE_ON ? GCS_PAGES_HUGE : GCS_PAGES_4K, err) < 0)
+        goto fail;
     gcs_chase_buf_free(b);
     b = NULL;
 
@@ -707,8 +784,11 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
                 goto fail;
             json_array_append_new(var, latency_json(lc, m, rw ? "rw" : "read", other, &j.res));
         }
-        gcs_chase_buf_free(b);
         step_end(c, name, w_var, t0);
+        if (full_random(c, p, b, m, other == GCS_HUGE_ON ? GCS_PAGES_HUGE : GCS_PAGES_4K, err) < 0)
+            goto fail;
+        gcs_chase_buf_free(b);
+        b = NULL;
     }
     return 0;
 fail:
@@ -723,12 +803,16 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     int quick = opts->mode == GCS_CALIBRATE_QUICK;
     c.pl = quick ? (plan){.reps = 5, .steps = 1u << 20, .sweep_reps = 3, .sweep_fine = 0,
                           .occ_reps = 3, .chains = quick_chains, .nchains = 5, .bw_reps = 5,
-                          .variant_rw = 0, .w_buffer = 2.5, .w_buffer_4k = 0.6, .w_sweep = 1.5,
-                          .w_latency = 1.1, .w_occupancy = 0.85, .w_bandwidth = 0.2, .w_gc = 0.3}
+                          .variant_rw = 0, .fr_reps = 3, .fr_steps = 1u << 19, .w_buffer = 2.5,
+                          .w_buffer_4k = 0.6, .w_sweep = 1.5, .w_latency = 1.1, .w_occupancy = 0.85,
+                          .w_bandwidth = 0.2, .w_gc = 0.3, .w_link_random = W_LINK_RANDOM,
+                          .w_full_random = W_FULL_RANDOM_QUICK}
                  : (plan){.reps = 11, .steps = 0, .sweep_reps = 5, .sweep_fine = 1, .occ_reps = 5,
                           .chains = full_chains, .nchains = 8, .bw_reps = 10, .variant_rw = 1,
-                          .w_buffer = 2.9, .w_buffer_4k = 0.6, .w_sweep = 5.4, .w_latency = 4.5,
-                          .w_occupancy = 2.1, .w_bandwidth = 0.6, .w_gc = 0.5};
+                          .fr_reps = 7, .fr_steps = 1u << 20, .w_buffer = 2.9, .w_buffer_4k = 0.6,
+                          .w_sweep = 5.4, .w_latency = 4.5, .w_occupancy = 2.1, .w_bandwidth = 0.6,
+                          .w_gc = 0.5, .w_link_random = W_LINK_RANDOM,
+                          .w_full_random = W_FULL_RANDOM_FULL};
     uint64_t start = gcs_now_ns();
     gcs_profile *p = NULL;
     c.t = gcs_topo_load(opts->synthetic, err);
@@ -759,6 +843,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
      * buffers get the automatic count, which scales with their size. */
     if (quick && size < (256ull << 20))
         c.pl.steps = 0;
+    if (size < (256ull << 20))
+        c.pl.fr_steps = 0;
     p = gcs_profile_new(nn);
     c.cal = json_object();
     c.warnings = json_array();
@@ -780,9 +866,10 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     double gib = (double)size / (double)(1u << 30);
     double w_buf = (thp ? c.pl.w_buffer : c.pl.w_buffer_4k) * gib;
     double w_var = thp ? (c.pl.w_buffer_4k * gib + (1 + c.pl.variant_rw) * c.pl.w_latency) : 0;
+    double w_fr = (thp ? 2 : 1) * (c.pl.w_link_random * gib + nn * c.pl.w_full_random);
     double total = W_TOPOLOGY + c.pl.w_sweep + c.pl.w_gc +
                    nn * (w_buf + 2.0 * nn * c.pl.w_latency + 2 * c.pl.w_occupancy + c.pl.w_bandwidth +
-                         w_var) +
+                         w_var + w_fr) +
                    _gcs_calibrate_overlap_work_topo(c.t, quick, opts->size_bytes) +
                    (opts->progress ? opts->extra_work : 0);
     c.pr = opts->progress ? opts->progress : &c.own_pr;
@@ -844,6 +931,11 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     json_object_set_new(c.cal, "buffers", json_array());
     json_object_set_new(c.cal, "latency", json_array());
     json_object_set_new(c.cal, "huge_page_variants", json_array());
+    json_object_set_new(c.cal, "full_random", json_array());
+    if (!thp)
+        snprintf(p->full_random_note[GCS_PAGES_HUGE], sizeof p->full_random_note[GCS_PAGES_HUGE],
+                 "not measured: transparent huge pages are unavailable here (THP mode \"%s\")",
+                 thp_mode);
     json_object_set_new(c.cal, "occupancy", json_array());
     json_object_set_new(c.cal, "bandwidth", json_array());
     json_object_set_new(c.cal, "counters",

@@ -34,9 +34,11 @@
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
     "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "counters",
+    "latency_full_random_ns", "page_walk_ns",
 };
 
 static const char *const access_keys[GCS_ACCESS_COUNT] = {"read", "rw"};
+static const char *const pages_keys[GCS_PAGES_COUNT] = {"4k", "huge"};
 
 /* The shape every profile this file hands out has, whoever filled in its
  * values: nodes, and each latency matrix (nnodes x nnodes, row-major) and
@@ -119,6 +121,8 @@ void gcs_profile_free(gcs_profile *p)
         free(p->occupancy_ns[a]);
     }
     free(p->bandwidth_gbs);
+    for (int k = 0; k < GCS_PAGES_COUNT; k++)
+        free(p->full_random_ns[k]);
     json_decref(p->extra);
     free(p);
 }
@@ -148,6 +152,43 @@ double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int
         mem_node < 0 || mem_node >= p->nnodes)
         return NAN;
     return p->latency_ns[a][(size_t)cpu_node * (size_t)p->nnodes + (size_t)mem_node];
+}
+
+const char *gcs_profile_pages_name(gcs_pages pages)
+{
+    return (int)pages >= 0 && pages < GCS_PAGES_COUNT ? pages_keys[pages] : "?";
+}
+
+int gcs_profile_alloc_full_random(gcs_profile *p, gcs_pages pages)
+{
+    if ((int)pages < 0 || pages >= GCS_PAGES_COUNT)
+        return -1;
+    if (!p->full_random_ns[pages]) {
+        size_t n = (size_t)p->nnodes;
+        p->full_random_ns[pages] = calloc(n * n, sizeof(double));
+        if (!p->full_random_ns[pages])
+            return -1;
+    }
+    p->full_random_note[pages][0] = '\0';
+    return 0;
+}
+
+double gcs_profile_full_random_latency(const gcs_profile *p, gcs_pages pages, int cpu_node,
+                                       int mem_node)
+{
+    if (!p || (int)pages < 0 || pages >= GCS_PAGES_COUNT || !p->full_random_ns[pages] ||
+        cpu_node < 0 || cpu_node >= p->nnodes || mem_node < 0 || mem_node >= p->nnodes)
+        return NAN;
+    return p->full_random_ns[pages][(size_t)cpu_node * (size_t)p->nnodes + (size_t)mem_node];
+}
+
+double gcs_profile_page_walk(const gcs_profile *p, gcs_pages pages, int cpu_node, int mem_node)
+{
+    double full = gcs_profile_full_random_latency(p, pages, cpu_node, mem_node);
+    double m1 = gcs_profile_latency(p, GCS_ACCESS_READ, cpu_node, mem_node);
+    if (!isfinite(full) || !isfinite(m1))
+        return NAN;
+    return full > m1 ? full - m1 : 0;
 }
 
 /* ---- reading the document's shape ----------------------------------------------- */
@@ -526,6 +567,99 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
     return 0;
 }
 
+/* "latency_full_random_ns" and "page_walk_ns": per page size a matrix, or a
+ * string saying why it was not measured.  page_walk_ns is derived (what
+ * gcs_profile_page_walk computes), so it is only checked: a file whose two
+ * keys disagree was edited in one place and not the other. */
+static int read_page_walks(const json_t *doc, gcs_profile *p, gcs_err *err)
+{
+    json_t *full = json_object_get(doc, "latency_full_random_ns");
+    json_t *walk = json_object_get(doc, "page_walk_ns");
+    if (full && json_is_null(full))
+        full = NULL;
+    if (walk && json_is_null(walk))
+        walk = NULL;
+    if (!full) {
+        if (walk) {
+            gcs_err_set(err, "page_walk_ns: present without latency_full_random_ns, which it is "
+                             "derived from");
+            return -1;
+        }
+        return 0;
+    }
+    const char *shape = "an object with \"4k\" and \"huge\" (a matrix, or a string saying why not "
+                        "measured)";
+    if (!json_is_object(full) || (walk && !json_is_object(walk))) {
+        const json_t *bad = json_is_object(full) ? walk : full;
+        gcs_err_set(err, "%s: expected %s, found %s", bad == full ? "latency_full_random_ns" :
+                    "page_walk_ns", shape, json_type_name(bad));
+        return -1;
+    }
+    for (int k = 0; k < GCS_PAGES_COUNT; k++) {
+        char key[96];
+        snprintf(key, sizeof key, "latency_full_random_ns.%s", pages_keys[k]);
+        json_t *v = require(full, pages_keys[k], key, err);
+        if (!v)
+            return -1;
+        if (json_is_string(v)) {
+            if (string_member(full, pages_keys[k], key, 1, p->full_random_note[k],
+                              sizeof p->full_random_note[k], err) < 0)
+                return -1;
+            if (!p->full_random_note[k][0]) {
+                gcs_err_set(err, "%s: an empty string (say why it was not measured)", key);
+                return -1;
+            }
+        } else {
+            if (gcs_profile_alloc_full_random(p, (gcs_pages)k) < 0) {
+                gcs_err_set(err, "%s: out of memory", key);
+                return -1;
+            }
+            if (node_matrix(v, key, p->nnodes, p->full_random_ns[k], err) < 0)
+                return -1;
+        }
+        if (!walk)
+            continue;
+        char wkey[96];
+        snprintf(wkey, sizeof wkey, "page_walk_ns.%s", pages_keys[k]);
+        json_t *w = require(walk, pages_keys[k], wkey, err);
+        if (!w)
+            return -1;
+        if (!p->full_random_ns[k]) {
+            if (!json_is_string(w)) {
+                gcs_err_set(err, "%s: expected a string as %s is one, found %s", wkey, key,
+                            json_type_name(w));
+                return -1;
+            }
+            continue;
+        }
+        int n = p->nnodes;
+        double *given = calloc((size_t)n * (size_t)n, sizeof *given);
+        if (!given) {
+            gcs_err_set(err, "%s: out of memory", wkey);
+            return -1;
+        }
+        int rc = node_matrix(w, wkey, n, given, err);
+        for (int i = 0; rc == 0 && i < n; i++)
+            for (int j = 0; rc == 0 && j < n; j++) {
+                double want = gcs_profile_page_walk(p, (gcs_pages)k, i, j);
+                double got = given[(size_t)i * (size_t)n + (size_t)j];
+                /* Saved to 10 significant digits, each of the two latencies
+                 * and the walk: their rounding is far below this. */
+                double tol = 1e-3 + 1e-6 * (fabs(gcs_profile_full_random_latency(p, (gcs_pages)k, i, j)) +
+                                            fabs(gcs_profile_latency(p, GCS_ACCESS_READ, i, j)));
+                if (isfinite(want) && !(fabs(got - want) <= tol)) {
+                    gcs_err_set(err, "%s[%d][%d]: %g ns is not %s[%d][%d] - latency_ns.read[%d][%d] "
+                                     "(at least 0) = %g ns", wkey, i, j, got, key, i, j, i, j, want);
+                    rc = -1;
+                }
+            }
+        free(given);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int read_extra(const json_t *doc, gcs_profile *p, gcs_err *err)
 {
     const char *key;
@@ -574,6 +708,7 @@ gcs_profile *gcs_profile_from_json(const json_t *doc, gcs_err *err)
     if (read_nodes(doc, &p, err) < 0 || read_caches(doc, p, err) < 0 ||
         read_per_access(doc, "latency_ns", 1, p, err) < 0 ||
         read_per_access(doc, "occupancy_ns", 0, p, err) < 0 || read_optional(doc, p, err) < 0 ||
+        read_page_walks(doc, p, err) < 0 ||
         read_extra(doc, p, err) < 0 || gcs_profile_validate(p, err) < 0) {
         gcs_profile_free(p);
         return NULL;
@@ -868,6 +1003,14 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
             if (check_value(p->bandwidth_gbs[j], key, 0, PLAUSIBLE_GBS_MAX, "GB/s", err) < 0)
                 return -1;
         }
+    for (int k = 0; k < GCS_PAGES_COUNT; k++)
+        for (int i = 0; p->full_random_ns[k] && i < n; i++)
+            for (int j = 0; j < n; j++) {
+                snprintf(key, sizeof key, "latency_full_random_ns.%s[%d][%d]", pages_keys[k], i, j);
+                if (check_value(p->full_random_ns[k][(size_t)i * (size_t)n + (size_t)j], key, 1,
+                                PLAUSIBLE_NS_MAX, "ns", err) < 0)
+                    return -1;
+            }
     if (check_value(p->gc_cost_object_ns, "gc_cost_ns.object", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
         check_value(p->gc_cost_pointer_ns, "gc_cost_ns.pointer", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
         check_value(p->gc_cost_steal_ns, "gc_cost_ns.steal", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
@@ -913,6 +1056,42 @@ static json_t *real_array(const double *v, int n)
     for (int i = 0; i < n; i++)
         json_array_append_new(arr, json_real(v[i]));
     return arr;
+}
+
+static json_t *pair_matrix(const gcs_profile *p, gcs_pages k, int walk)
+{
+    json_t *rows = json_array();
+    for (int i = 0; i < p->nnodes; i++) {
+        json_t *row = json_array();
+        for (int j = 0; j < p->nnodes; j++)
+            json_array_append_new(row, json_real(walk ? gcs_profile_page_walk(p, k, i, j)
+                                                      : gcs_profile_full_random_latency(p, k, i, j)));
+        json_array_append_new(rows, row);
+    }
+    return rows;
+}
+
+/* Written when either page size was measured or has a reason not to be. */
+static void write_page_walks(const gcs_profile *p, json_t *doc)
+{
+    int any = 0;
+    for (int k = 0; k < GCS_PAGES_COUNT; k++)
+        any |= p->full_random_ns[k] || p->full_random_note[k][0];
+    if (!any)
+        return;
+    json_t *full = json_object(), *walk = json_object();
+    for (int k = 0; k < GCS_PAGES_COUNT; k++) {
+        if (p->full_random_ns[k]) {
+            json_object_set_new(full, pages_keys[k], pair_matrix(p, (gcs_pages)k, 0));
+            json_object_set_new(walk, pages_keys[k], pair_matrix(p, (gcs_pages)k, 1));
+        } else {
+            const char *why = p->full_random_note[k][0] ? p->full_random_note[k] : "not measured";
+            json_object_set_new(full, pages_keys[k], json_string(why));
+            json_object_set_new(walk, pages_keys[k], json_string(why));
+        }
+    }
+    json_object_set_new(doc, "latency_full_random_ns", full);
+    json_object_set_new(doc, "page_walk_ns", walk);
 }
 
 json_t *gcs_profile_to_json(const gcs_profile *p)
@@ -977,6 +1156,7 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
                                                         p->gc_steal_b));
     if (p->has_gc_overlap)
         json_object_set_new(doc, "gc_miss_overlap", json_real(p->gc_miss_overlap));
+    write_page_walks(p, doc);
     json_t *counters = json_object();
     json_object_set_new(counters, "source", json_string(p->counters_source[0] ? p->counters_source
                                                                                : "none"));
@@ -1157,6 +1337,36 @@ static void print_latency(const gcs_profile *p, gcs_access a, FILE *fp, gcs_form
     free(names);
 }
 
+/* One row per (CPU node, memory node) pair: M1 beside the full-random
+ * latencies and the page walks; a page size that was not measured prints
+ * "-" (text) or an empty field (CSV) and its reason under the table. */
+static void print_page_walks(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    if (!p->full_random_ns[GCS_PAGES_4K] && !p->full_random_ns[GCS_PAGES_HUGE])
+        return;
+    const char *title = "read latency with page walks (ns): TLB-local M1, full random permutation, "
+                        "page walk = full random - M1";
+    const char *cols[] = {"cpu_node", "mem_node", "m1_ns", "full_random_4k_ns", "page_walk_4k_ns",
+                          "full_random_huge_ns", "page_walk_huge_ns"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 7, cols);
+    for (int i = 0; i < p->nnodes; i++)
+        for (int j = 0; j < p->nnodes; j++) {
+            gcs_table_add_int(t, p->nodes[i].id);
+            gcs_table_add_int(t, p->nodes[j].id);
+            gcs_table_add_num(t, gcs_profile_latency(p, GCS_ACCESS_READ, i, j), 1);
+            for (int k = 0; k < GCS_PAGES_COUNT; k++) {
+                gcs_table_add_num(t, gcs_profile_full_random_latency(p, (gcs_pages)k, i, j), 1);
+                gcs_table_add_num(t, gcs_profile_page_walk(p, (gcs_pages)k, i, j), 1);
+            }
+        }
+    emit_table(t, title, fp, fmt);
+    for (int k = 0; k < GCS_PAGES_COUNT; k++)
+        if (!p->full_random_ns[k])
+            fprintf(fp, fmt == GCS_FORMAT_CSV ? "# %s pages: %s\n\n" : "%s pages: %s\n\n",
+                    k == GCS_PAGES_HUGE ? "huge" : "4 KiB",
+                    p->full_random_note[k][0] ? p->full_random_note[k] : "not measured");
+}
+
 static void print_per_node(const gcs_profile *p, FILE *fp, gcs_format fmt)
 {
     const char *title = "per memory node: occupancy S_O (ns) and bandwidth (GB/s)";
@@ -1261,6 +1471,7 @@ void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
     print_caches(p, fp, fmt);
     print_latency(p, GCS_ACCESS_READ, fp, fmt);
     print_latency(p, GCS_ACCESS_RW, fp, fmt);
+    print_page_walks(p, fp, fmt);
     print_per_node(p, fp, fmt);
     print_gc_cost(p, fp, fmt);
     print_counters(p, fp, fmt);

@@ -6,7 +6,10 @@
  * line, (b) the buffer is far larger than the LLC and no line comes back
  * before it has been evicted, and (c) TLB misses do not dominate.  The
  * permutation (gcs_chase_link) handles (a) and (c); the buffer size and the
- * cursor that continues along the cycle across repetitions handle (b). */
+ * cursor that continues along the cycle across repetitions handle (b).  The
+ * full random permutation (gcs_chase_build_random) drops (c) on purpose: it
+ * measures what a step costs with its page walk, as a marker pays it on a
+ * heap beyond the TLB's reach. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -76,15 +79,17 @@ static void shuffle_u32(uint32_t *a, size_t n, uint64_t *s)
 /* Links the lines and records a pointer every `interval` steps along the
  * cycle in ckpt[0..nckpt).  Works group by group, so the only large array is
  * the group order (nlines / group_lines entries): 16M lines take a few
- * hundred milliseconds, mostly page-table and cache misses of the writes. */
-static int link_lines(char *lines, size_t nlines, size_t group_lines, uint64_t seed, void **ckpt,
-                      size_t nckpt, size_t interval)
+ * hundred milliseconds, mostly page-table and cache misses of the writes.
+ * stride 2: a group is the even or the odd lines of a block of 2 x
+ * group_lines; stride 1: all lines of a block of group_lines. */
+static int link_lines(char *lines, size_t nlines, size_t group_lines, size_t stride, uint64_t seed,
+                      void **ckpt, size_t nckpt, size_t interval)
 {
     if (group_lines < 1)
         group_lines = 1;
-    size_t block = 2 * group_lines;
+    size_t block = stride * group_lines;
     size_t nblocks = (nlines + block - 1) / block;
-    size_t ngroups = 2 * nblocks;
+    size_t ngroups = stride * nblocks;
     uint32_t *order = malloc(ngroups * sizeof *order);
     uint32_t *members = malloc(group_lines * sizeof *members);
     if (!order || !members) {
@@ -101,11 +106,11 @@ static int link_lines(char *lines, size_t nlines, size_t group_lines, uint64_t s
     char *first = NULL;
     size_t pos = 0;
     for (size_t gi = 0; gi < ngroups; gi++) {
-        size_t g = order[gi], lo = (g / 2) * block + (g & 1), hi = (g / 2 + 1) * block;
+        size_t g = order[gi], lo = (g / stride) * block + g % stride, hi = (g / stride + 1) * block;
         if (hi > nlines)
             hi = nlines;
         size_t m = 0;
-        for (size_t i = lo; i < hi; i += 2)
+        for (size_t i = lo; i < hi; i += stride)
             members[m++] = (uint32_t)i;
         shuffle_u32(members, m, &s);
         for (size_t k = 0; k < m; k++) {
@@ -129,7 +134,7 @@ static int link_lines(char *lines, size_t nlines, size_t group_lines, uint64_t s
 
 void gcs_chase_link(void *lines, size_t nlines, size_t group_lines, uint64_t seed)
 {
-    link_lines(lines, nlines, group_lines, seed, NULL, 0, 1);
+    link_lines(lines, nlines, group_lines, 2, seed, NULL, 0, 1);
 }
 
 /* ---- buffers ------------------------------------------------------------------ */
@@ -254,7 +259,10 @@ void gcs_chase_buf_free(gcs_chase_buf *b)
 const gcs_chase_buf_info *gcs_chase_buf_info_get(const gcs_chase_buf *b) { return &b->info; }
 void *gcs_chase_buf_data(const gcs_chase_buf *b) { return b->data; }
 
-int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_err *err)
+/* Links the first cycle_bytes into one cycle of groups of group_lines lines
+ * of one parity, or (group_lines 0) into one uniformly random cycle. */
+static int build_cycle(gcs_chase_buf *b, uint64_t cycle_bytes, size_t group_lines, uint64_t seed,
+                       gcs_err *err)
 {
     if (cycle_bytes == 0 || cycle_bytes > b->len)
         cycle_bytes = b->len;
@@ -264,6 +272,16 @@ int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_e
                     (unsigned long long)cycle_bytes);
         return -1;
     }
+    /* The shuffles hold line numbers in 32 bits. */
+    if (nlines > UINT32_MAX) {
+        gcs_err_set(err, "chase: %llu lines exceed the 2^32 lines a cycle can hold",
+                    (unsigned long long)nlines);
+        return -1;
+    }
+    int full = group_lines == 0;
+    size_t stride = full ? 1 : 2;
+    if (full)
+        group_lines = nlines;
     size_t nckpt = nlines < GCS_CHASE_MAX_CHECKPOINTS ? nlines : GCS_CHASE_MAX_CHECKPOINTS;
     void **ckpt = calloc(nckpt, sizeof *ckpt);
     if (!ckpt) {
@@ -271,8 +289,7 @@ int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_e
         return -1;
     }
     uint64_t t0 = gcs_now_ns();
-    size_t group_lines = GCS_CHASE_GROUP_PAGES * 4096 / GCS_LINE_BYTES / 2;
-    if (link_lines(b->data, nlines, group_lines, seed, ckpt, nckpt, nlines / nckpt) < 0) {
+    if (link_lines(b->data, nlines, group_lines, stride, seed, ckpt, nckpt, nlines / nckpt) < 0) {
         free(ckpt);
         gcs_err_set(err, "chase: out of memory");
         return -1;
@@ -285,8 +302,24 @@ int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_e
     b->cursor = ckpt[0];
     b->info.cycle_lines = nlines;
     b->info.cycle_bytes = (uint64_t)nlines * GCS_LINE_BYTES;
+    b->info.full_random = full;
     b->info.build_s = (double)(gcs_now_ns() - t0) / 1e9;
     return 0;
+}
+
+int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_err *err)
+{
+    return build_cycle(b, cycle_bytes, GCS_CHASE_GROUP_PAGES * 4096 / GCS_LINE_BYTES / 2, seed, err);
+}
+
+/* One group of every line: each step's line, and so its page, is a random
+ * one, which the TLB rarely holds.  No even/odd split either: a marker on a
+ * random heap gets its share of lines the adjacent-line prefetcher brought
+ * in, and so does this chase (a line's partner is cached when it is visited
+ * about as often as the LLC is large against the buffer). */
+int gcs_chase_build_random(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_err *err)
+{
+    return build_cycle(b, cycle_bytes, 0, seed, err);
 }
 
 /* ---- the chase loops --------------------------------------------------------------

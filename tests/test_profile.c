@@ -172,6 +172,17 @@ static const bad_case bad_cases[] = {
     {"unreliable", "[\"s\"]", "unreliable: expected an object, found an array"},
     {"unreliable", "{\"s\": \"\"}", "unreliable.s: expected the reason (a non-empty string), found \"\""},
     {"unreliable", "{\"s\": null}", "unreliable.s: expected the reason (a non-empty string), found null"},
+    {"latency_full_random_ns", "[1]", "latency_full_random_ns: expected an object with \"4k\" and \"huge\""},
+    {"latency_full_random_ns", "{\"4k\": [[200, 260], [255, 210]]}",
+     "latency_full_random_ns.huge: required key is missing"},
+    {"latency_full_random_ns", "{\"4k\": [[200, 0], [255, 210]], \"huge\": \"no THP\"}",
+     "latency_full_random_ns.4k[0][1]: must be positive, found 0"},
+    {"latency_full_random_ns", "{\"4k\": [[200]], \"huge\": \"no THP\"}",
+     "latency_full_random_ns.4k: expected 2 rows (one per CPU node), found 1"},
+    {"latency_full_random_ns", "{\"4k\": \"\", \"huge\": \"no THP\"}",
+     "latency_full_random_ns.4k: an empty string"},
+    {"page_walk_ns", "{\"4k\": \"x\", \"huge\": \"x\"}",
+     "page_walk_ns: present without latency_full_random_ns"},
 };
 
 static void test_validation_names_the_key(void **state)
@@ -668,6 +679,84 @@ static void test_print(void **state)
     json_decref(doc);
 }
 
+/* latency_full_random_ns and page_walk_ns: absent in an old profile (NaN
+ * from the accessors, nothing written back); present, read, derived
+ * (clamped at 0), saved and read again; a string in place of a matrix is
+ * the reason it was not measured; a page_walk_ns that disagrees with its
+ * source is refused. */
+static void test_page_walks(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    json_t *doc = load_base();
+    gcs_profile *p = gcs_profile_from_json(doc, &err);
+    assert_non_null(p);
+    for (int k = 0; k < GCS_PAGES_COUNT; k++) {
+        assert_null(p->full_random_ns[k]);
+        assert_true(isnan(gcs_profile_full_random_latency(p, (gcs_pages)k, 0, 0)));
+        assert_true(isnan(gcs_profile_page_walk(p, (gcs_pages)k, 0, 0)));
+    }
+    json_t *out = gcs_profile_to_json(p);
+    assert_null(json_object_get(out, "latency_full_random_ns"));
+    assert_null(json_object_get(out, "page_walk_ns"));
+    json_decref(out);
+    gcs_profile_free(p);
+
+    set_path(doc, "latency_full_random_ns",
+             parse("{\"4k\": [[200, 260], [255, 210]], \"huge\": [[100, 150], [150, 85]]}"));
+    p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+    assert_true(gcs_profile_full_random_latency(p, GCS_PAGES_4K, 0, 1) == 260);
+    assert_true(gcs_profile_page_walk(p, GCS_PAGES_4K, 0, 0) == 110); /* 200 - M1 90 */
+    assert_true(gcs_profile_page_walk(p, GCS_PAGES_HUGE, 1, 0) == 9);  /* 150 - 141 */
+    assert_true(gcs_profile_page_walk(p, GCS_PAGES_HUGE, 1, 1) == 0);  /* 85 < M1 91 */
+    assert_true(isnan(gcs_profile_page_walk(p, GCS_PAGES_HUGE, 2, 0)));
+    out = gcs_profile_to_json(p);
+    assert_true(json_number_value(json_array_get(json_array_get(
+                    json_object_get(json_object_get(out, "page_walk_ns"), "4k"), 1), 0)) == 114);
+    gcs_profile *again = gcs_profile_from_json(out, &err);
+    if (!again)
+        fail_msg("saved form rejected: %s", err.msg);
+    assert_true(gcs_profile_full_random_latency(again, GCS_PAGES_HUGE, 1, 1) == 85);
+    char *text = print_to_string(again, GCS_FORMAT_TEXT);
+    assert_non_null(strstr(text, "read latency with page walks (ns)"));
+    free(text);
+    gcs_profile_free(again);
+
+    /* Edited in one place and not the other. */
+    set_path(out, "page_walk_ns.4k.1.0", json_real(99));
+    assert_null(gcs_profile_from_json(out, &err));
+    assert_non_null(strstr(err.msg, "page_walk_ns.4k[1][0]: 99 ns is not latency_full_random_ns.4k[1][0] "
+                                    "- latency_ns.read[1][0] (at least 0) = 114 ns"));
+    set_path(out, "page_walk_ns.4k", parse("\"not measured\""));
+    assert_null(gcs_profile_from_json(out, &err));
+    assert_non_null(strstr(err.msg, "page_walk_ns.4k: expected 2 rows"));
+    json_decref(out);
+    gcs_profile_free(p);
+
+    /* No huge pages: the reason in place of the numbers, kept and printed. */
+    const char *why = "not measured: transparent huge pages are unavailable here (THP mode \"never\")";
+    set_path(doc, "latency_full_random_ns.huge", json_string(why));
+    p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+    assert_null(p->full_random_ns[GCS_PAGES_HUGE]);
+    assert_string_equal(p->full_random_note[GCS_PAGES_HUGE], why);
+    assert_true(isnan(gcs_profile_page_walk(p, GCS_PAGES_HUGE, 0, 0)));
+    out = gcs_profile_to_json(p);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(out, "page_walk_ns"), "huge")),
+                        why);
+    json_decref(out);
+    for (int f = 0; f < 2; f++) {
+        text = print_to_string(p, f ? GCS_FORMAT_CSV : GCS_FORMAT_TEXT);
+        assert_non_null(strstr(text, why));
+        free(text);
+    }
+    gcs_profile_free(p);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -683,6 +772,7 @@ int main(void)
         cmocka_unit_test(test_reference_profiles),
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_fit_quality),
+        cmocka_unit_test(test_page_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,7 +54,8 @@ typedef struct gcs_chase_buf_info {
     int bound;              /* 1 when the binding was honoured */
     double on_node_fraction;/* sampled pages found on mem_node; -1 unknown */
     double alloc_s;         /* mmap + bind + first touch */
-    double build_s;         /* last gcs_chase_build */
+    double build_s;         /* last gcs_chase_build or gcs_chase_build_random */
+    int full_random;        /* 1 when the cycle is gcs_chase_build_random's (no TLB locality) */
     char warning[512];      /* binding/placement problems, "" if none */
 } gcs_chase_buf_info;
 
@@ -80,6 +81,16 @@ GCS_API void *gcs_chase_buf_data(const gcs_chase_buf *b);
  * (which the adjacent-line prefetcher fetches together) are never visited
  * close together.  Each line's first word points to the next line. */
 GCS_API int gcs_chase_build(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed, gcs_err *err);
+
+/* One uniformly random cycle over all the lines, without the TLB-sized
+ * groups or the even/odd split: nearly every step lands on another page
+ * than the last and, beyond the TLB's reach, pays a page walk.  The
+ * chase over it measures the latency a marker sees on a random heap larger
+ * than the TLB covers; its excess over the grouped chase is the page walk's
+ * cost (docs/microbench.md, "Latency with page walks").  Linking 1 GiB
+ * takes a second or two: each write lands on a random line. */
+GCS_API int gcs_chase_build_random(gcs_chase_buf *b, uint64_t cycle_bytes, uint64_t seed,
+                                   gcs_err *err);
 
 /* The same linking on plain memory (for tests): nlines lines of
  * GCS_LINE_BYTES at `lines`, groups of group_lines lines of one parity. */

@@ -38,6 +38,10 @@ typedef struct gcs_profile_cache {
 typedef enum gcs_access { GCS_ACCESS_READ = 0, GCS_ACCESS_RW = 1 } gcs_access;
 #define GCS_ACCESS_COUNT 2
 
+/* Page sizes of the latency with page walks ("4k" and "huge" in JSON). */
+typedef enum gcs_pages { GCS_PAGES_4K = 0, GCS_PAGES_HUGE = 1 } gcs_pages;
+#define GCS_PAGES_COUNT 2
+
 typedef struct gcs_profile {
     char host[256];
     char created[64];       /* ISO-8601 */
@@ -68,6 +72,17 @@ typedef struct gcs_profile {
     int has_gc_overlap;
     double gc_miss_overlap;
 
+    /* Latency with page walks (optional keys "latency_full_random_ns" and
+     * "page_walk_ns"): full_random_ns[pages][cpu_node * nnodes + mem_node]
+     * is the median read latency of a dependent chase over one uniformly
+     * random cycle through the whole calibration buffer, with 4 KiB or huge
+     * pages, so that nearly every step pays a TLB miss (latency_ns is
+     * TLB-local).  NULL when not measured; full_random_note[pages] then
+     * says why ("" in a profile without the keys).  The page-walk cost is
+     * derived, never stored apart: gcs_profile_page_walk. */
+    double *full_random_ns[GCS_PAGES_COUNT];
+    char full_random_note[GCS_PAGES_COUNT][256];
+
     char counters_source[16];   /* "papi" or "none" */
     char counters_reason[256];
 
@@ -85,6 +100,22 @@ GCS_API void gcs_profile_free(gcs_profile *p);
 GCS_API int gcs_profile_add_cache(gcs_profile *p, const gcs_profile_cache *cache);
 
 GCS_API double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node);
+
+/* The full-random latency of a pair (ns), NaN when not measured or out of
+ * range. */
+GCS_API double gcs_profile_full_random_latency(const gcs_profile *p, gcs_pages pages, int cpu_node,
+                                               int mem_node);
+/* The page-walk cost of a pair: full-random latency minus the TLB-local read
+ * latency M1 (latency_ns.read), at least 0 (a noisy difference below 0 is no
+ * walk at all); NaN when not measured.  What a miss on a heap beyond the
+ * TLB's reach costs on top of M1. */
+GCS_API double gcs_profile_page_walk(const gcs_profile *p, gcs_pages pages, int cpu_node,
+                                     int mem_node);
+/* "4k" or "huge". */
+GCS_API const char *gcs_profile_pages_name(gcs_pages pages);
+/* Allocates full_random_ns[pages] (zeros, to be filled for every pair):
+ * 0, or -1 when out of memory. */
+GCS_API int gcs_profile_alloc_full_random(gcs_profile *p, gcs_pages pages);
 
 /* The profile's extra "calibration" object (measurement details), created
  * empty when the profile has none.  Borrowed reference. */
@@ -143,8 +174,8 @@ GCS_API int gcs_profile_check_nodes(const gcs_profile *p, gcs_err *err);
 GCS_API json_t *gcs_profile_to_json(const gcs_profile *p);            /* new reference */
 GCS_API int gcs_profile_save(const gcs_profile *p, const char *path, gcs_err *err);
 
-/* Prints the profile as tables (nodes, caches, latency, occupancy,
- * bandwidth, gc costs, counters); GCS_FORMAT_JSON prints the document. */
+/* Prints the profile as tables (nodes, caches, latency, latency with page
+ * walks when measured, occupancy, bandwidth, gc costs, counters); GCS_FORMAT_JSON prints the document. */
 GCS_API void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt);
 
 #endif

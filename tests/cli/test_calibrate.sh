@@ -91,6 +91,17 @@ expect_ok "--repeat --csv" "$GCSCALE" calibrate --quick --quiet --topology "node
 expect_grep "the CSV spread section" "^# spread over the runs" "$TMP/out"
 expect_exit 2 "--repeat 0" "$GCSCALE" calibrate --quick --repeat 0 -o "$TMP/x.json"
 expect_exit 2 "--repeat with --gc-only" "$GCSCALE" calibrate --gc-only --repeat 2 -o "$TMP/rep.json"
+# Latency with page walks: a 4 KiB full-random figure for every pair, the
+# page walk derived from it; huge pages cannot back a 1 MiB buffer, so the
+# profile says why in place of a number.
+expect_ok "full-random latency and page walks for every pair" \
+    jq -e '(.latency_full_random_ns["4k"] | length == 4 and all(length == 4 and all(. > 0)))
+           and (.page_walk_ns["4k"] | all(all(. >= 0)))
+           and (.latency_full_random_ns.huge | type == "string" and startswith("not measured"))
+           and (.calibration.full_random | length >= 16)' "$TMP/p.json"
+expect_ok "machine show prints them" "$GCSCALE" machine show "$TMP/p.json"
+expect_grep "... beside M1" "^read latency with page walks \(ns\)" "$TMP/out"
+expect_grep "... and why huge pages are missing" "^huge pages: not measured" "$TMP/out"
 # -o -: the document goes to stdout once, in place of the tables (it was
 # saved there and then printed again: two documents, not JSON).
 for f in "" --json; do
