@@ -47,6 +47,21 @@ static int profile_constants(const gcs_profile *p, constant *out, int max)
             snprintf(name, sizeof name, "occupancy_ns.%s[%d]", access[a], j);
             add(out, &n, max, name, p->occupancy_ns[a][j]);
         }
+    /* The latency with page walks, where measured (a page size without THP
+     * has a reason in its place: NaN here, no row). */
+    for (int pg = 0; pg < 2; pg++)
+        for (int i = 0; i < nn; i++)
+            for (int j = 0; j < nn; j++) {
+                double v = gcs_profile_full_random_latency(p, (gcs_pages)pg, i, j);
+                if (!isfinite(v))
+                    continue;
+                snprintf(name, sizeof name, "latency_full_random_ns.%s[%d][%d]",
+                         gcs_profile_pages_name((gcs_pages)pg), i, j);
+                add(out, &n, max, name, v);
+                snprintf(name, sizeof name, "page_walk_ns.%s[%d][%d]", gcs_profile_pages_name((gcs_pages)pg),
+                         i, j);
+                add(out, &n, max, name, gcs_profile_page_walk(p, (gcs_pages)pg, i, j));
+            }
     for (int j = 0; p->bandwidth_gbs && j < nn; j++) {
         snprintf(name, sizeof name, "bandwidth_gbs[%d]", j);
         add(out, &n, max, name, p->bandwidth_gbs[j]);
