@@ -152,9 +152,12 @@ bench: all $(BENCH_BOEHM)
 # FUZZ_SECONDS: the heap snapshot reader, from a seed corpus of small valid
 # snapshots (tests/fuzz/make_seeds.c); the machine-profile loader, from
 # data/machines/*.json with the dictionary tests/fuzz/profile.dict; the
-# thread-state trace reader and its accounting, from tests/fuzz/trace-seeds.
-# The corpora they grow are kept in $(BUILD)/fuzz/corpus, corpus-profile and
-# corpus-trace; a crash leaves its input as $(BUILD)/fuzz/crash-*.  `make
+# thread-state trace reader and its accounting, from tests/fuzz/trace-seeds;
+# the gc-bench result reader (predict --measured), from the committed gc-bench
+# JSON in data/results/; the corpus floor check (corpus accuracy --floor),
+# from data/corpus/floor.json.  The corpora they grow are kept in
+# $(BUILD)/fuzz/corpus, corpus-profile, corpus-trace, corpus-gcbench and
+# corpus-floor; a crash leaves its input as $(BUILD)/fuzz/crash-*.  `make
 # check` runs the same targets without libFuzzer on fixed inputs (seeds, their
 # prefixes and corruptions, past findings: tests/test_fuzz_harness.c).  Like
 # the sanitizer builds, the fuzz builds turn on gcs_assert_internal.
@@ -166,6 +169,9 @@ FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,addres
 FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c common/err.c common/outfile.c
 FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c common/err.c common/outfile.c \
                 common/table.c
+FUZZ_GCBENCH_SRCS := tests/fuzz/fuzz_gcbench_result.c formats/gcbench_result.c common/err.c common/outfile.c \
+                common/table.c common/stats.c common/parse.c
+FUZZ_FLOOR_SRCS := tests/fuzz/fuzz_corpus_floor.c validate/corpus_floor.c common/err.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
                 accounting/stack.c common/err.c common/outfile.c common/table.c common/plot.c
 .PHONY: fuzz
@@ -184,10 +190,19 @@ $(FUZZ_DIR)/fuzz_trace: $(FUZZ_TRACE_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_TRACE_SRCS) -ljansson -lm
+$(FUZZ_DIR)/fuzz_gcbench_result: $(FUZZ_GCBENCH_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_GCBENCH_SRCS) -ljansson -lm
+$(FUZZ_DIR)/fuzz_corpus_floor: $(FUZZ_FLOOR_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_FLOOR_SRCS) -ljansson -lm
 $(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
-fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/make_seeds
+fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_gcbench_result \
+      $(FUZZ_DIR)/fuzz_corpus_floor $(FUZZ_DIR)/make_seeds
 	rm -rf $(FUZZ_DIR)/seeds
 	mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-profile $(FUZZ_DIR)/corpus-trace
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
@@ -197,6 +212,12 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace 
 	  -dict=tests/fuzz/profile.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-profile data/machines
 	$(FUZZ_DIR)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-trace tests/fuzz/trace-seeds
+	mkdir -p $(FUZZ_DIR)/corpus-gcbench
+	$(FUZZ_DIR)/fuzz_gcbench_result -max_total_time=$(FUZZ_SECONDS) -max_len=32768 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-gcbench data/results/lent-16cpu-xeon/model-validation
+	mkdir -p $(FUZZ_DIR)/corpus-floor
+	$(FUZZ_DIR)/fuzz_corpus_floor -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-floor data/corpus
 
 # make model-validation: the model against the collector on this machine --
 # predicted versus measured speedup of the gc-bench heaps (scripts/model-validation;

@@ -258,9 +258,15 @@ int gcs_gcbench_result_read(const char *path, gcs_gcbench_result **out, gcs_err 
         json_decref(doc);
         return -1;
     }
-    gcs_gcbench_result *r = calloc(1, sizeof *r);
     size_t n = json_array_size(rows);
-    if (!r || !(r->rows = calloc(n ? n : 1, sizeof *r->rows))) {
+    if (n == 0) {
+        /* as documented in gcbench_result.h; found by make fuzz */
+        gcs_err_set(err, "%s: no rows", path);
+        json_decref(doc);
+        return -1;
+    }
+    gcs_gcbench_result *r = calloc(1, sizeof *r);
+    if (!r || !(r->rows = calloc(n, sizeof *r->rows))) {
         free(r);
         json_decref(doc);
         gcs_err_set(err, "%s: out of memory", path);

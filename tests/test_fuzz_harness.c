@@ -7,6 +7,7 @@
  * Each target is included here with its entry point renamed; a broken
  * invariant traps (__builtin_trap), which the test runner counts as a
  * failure.  Runs from the repository root (scripts/run-tests). */
+#define _GNU_SOURCE /* memfd_create, in fuzz_gcbench_result.c */
 #define LLVMFuzzerTestOneInput fuzz_snapshot_one
 #include "fuzz/fuzz_snapshot.c"
 #undef LLVMFuzzerTestOneInput
@@ -16,6 +17,14 @@
 #define LLVMFuzzerTestOneInput fuzz_trace_one
 #include "fuzz/fuzz_trace.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_gcbench_result_one
+#include "fuzz/fuzz_gcbench_result.c"
+#undef LLVMFuzzerTestOneInput
+#define devnull floor_devnull
+#define LLVMFuzzerTestOneInput fuzz_corpus_floor_one
+#include "fuzz/fuzz_corpus_floor.c"
+#undef LLVMFuzzerTestOneInput
+#undef devnull
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,6 +100,46 @@ static void test_profile_target(void **state)
         fuzz_profile_one((const uint8_t *)regressions[i], strlen(regressions[i]));
 }
 
+static void test_gcbench_result_target(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {"data/results/lent-16cpu-xeon/model-validation/list-measured.json",
+                                        "data/results/lent-16cpu-xeon/bench-1/gcscale-wide.json"};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        size_t len;
+        uint8_t *data = test_slurp(seeds[i], &len);
+        run_variants(fuzz_gcbench_result_one, data, len, 97);
+        free(data);
+    }
+    static const char *const refused[] = {
+        "", "{}", "[]", "{\"format\": \"gcscale-gc-bench\", \"version\": 1}",
+        "{\"format\": \"gcscale-gc-bench\", \"version\": 1, \"rows\": [{\"threads\": 0}]}",
+        /* found by make fuzz: an empty rows array was accepted with no row */
+        "{\"format\": \"gcscale-gc-bench\", \"version\": 1, \"rows\": []}",
+        "{\"format\": \"gcscale-gc-bench\", \"version\": 1, \"rows\": [{\"threads\": 1e300}]}",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        fuzz_gcbench_result_one((const uint8_t *)refused[i], strlen(refused[i]));
+}
+
+static void test_corpus_floor_target(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *data = test_slurp("data/corpus/floor.json", &len);
+    run_variants(fuzz_corpus_floor_one, data, len, 7);
+    free(data);
+    static const char *const odd[] = {
+        "{}", "{\"format\": \"gcscale-corpus-floor\", \"tolerance_pct\": 0, \"entries\": {}}",
+        "{\"format\": \"gcscale-corpus-floor\", \"predictor\": \"default\", \"span\": \"critical\","
+        " \"tolerance_pct\": 0, \"entries\": {\"m\": {\"mae_pct\": {\"3\": 1}}}}",
+        "{\"format\": \"gcscale-corpus-floor\", \"predictor\": \"default\", \"span\": \"critical\","
+        " \"tolerance_pct\": 0, \"entries\": {\"m\\nx\": {}}}",
+    };
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        fuzz_corpus_floor_one((const uint8_t *)odd[i], strlen(odd[i]));
+}
+
 static void test_trace_target(void **state)
 {
     (void)state;
@@ -120,6 +169,8 @@ int main(void)
         cmocka_unit_test(test_snapshot_target),
         cmocka_unit_test(test_profile_target),
         cmocka_unit_test(test_trace_target),
+        cmocka_unit_test(test_gcbench_result_target),
+        cmocka_unit_test(test_corpus_floor_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
