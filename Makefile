@@ -69,6 +69,16 @@ $(BUILD)/gen/git-revision.h: FORCE
 	@mkdir -p $(dir $@)
 	@printf '#define GCS_GIT_REVISION "%s"\n' '$(GIT_REVISION)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+# Where the installed reference profiles are (formats/profile_path.c): the
+# header follows PREFIX, so `make install PREFIX=...` rebuilds what names it.
+$(BUILD)/gen/gcs-datadir.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define GCS_DATADIR "%s"\n' '$(PREFIX)/share/gcscale' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(BUILD)/obj/formats/profile_path.o: $(BUILD)/gen/gcs-datadir.h
+$(BUILD)/obj/formats/profile_path.o: ALL_CFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/common/version.o: $(BUILD)/gen/git-revision.h
+$(BUILD)/obj/common/version.o: ALL_CFLAGS += -I$(BUILD)/gen
 $(BUILD)/obj/validate/corpus_record.o: $(BUILD)/gen/git-revision.h
 $(BUILD)/obj/validate/corpus_record.o: ALL_CFLAGS += -I$(BUILD)/gen
 
@@ -127,6 +137,8 @@ install: all $(BUILD)/libgcscale.a
 	install -m 755 $(BUILD)/libgcscale.so $(DESTDIR)$(PREFIX)/lib/libgcscale.so.0
 	ln -sf libgcscale.so.0 $(DESTDIR)$(PREFIX)/lib/libgcscale.so
 	install -m 644 include/gcscale/*.h $(DESTDIR)$(PREFIX)/include/gcscale/
+	install -d $(DESTDIR)$(PREFIX)/share/gcscale/machines
+	install -m 644 data/machines/o2k.json data/machines/e10k.json $(DESTDIR)$(PREFIX)/share/gcscale/machines/
 	$(call write_pc,$(DESTDIR)$(PREFIX)/lib/pkgconfig/gcscale.pc)
 
 clean:

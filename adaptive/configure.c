@@ -46,12 +46,6 @@ int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gcs_err *e
     return 0;
 }
 
-static int file_exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
 void gcs_adaptive_release(gcs_gc_options *opts)
 {
     if (opts->thread_policy.destroy)
@@ -99,13 +93,9 @@ int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const
     } else if (env_machine && *env_machine) {
         snprintf(path, sizeof path, "%s", env_machine);
     } else {
-        char host[256] = "";
-        if (gethostname(host, sizeof host - 1) < 0 || !host[0])
-            snprintf(host, sizeof host, "localhost");
-        snprintf(path, sizeof path, "data/machines/%s.json", host);
-        if (!file_exists(path)) {
-            gcs_err_set(err, "adaptive GC threads need a machine profile: %s not found (run `gcscale calibrate` "
-                             "on this machine, or give one with --machine / GCSCALE_MACHINE)", path);
+        gcs_err perr;
+        if (gcs_profile_default_path(path, sizeof path, 0, &perr) < 0) {
+            gcs_err_set(err, "adaptive GC threads need a machine profile: %s", perr.msg);
             return -1;
         }
     }

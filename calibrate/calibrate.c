@@ -893,7 +893,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
         snprintf(host, sizeof host, "unknown");
     snprintf(p->host, sizeof p->host, "%s", host);
     gcs_now_iso8601(p->created, sizeof p->created);
-    snprintf(p->tool_version, sizeof p->tool_version, "%s", GCSCALE_VERSION);
+    snprintf(p->tool_version, sizeof p->tool_version, "%s", gcs_version());
     c.count_llc = gcs_counters_probe(&c.counters);
     snprintf(p->counters_source, sizeof p->counters_source, "%s", c.counters.source);
     snprintf(p->counters_reason, sizeof p->counters_reason, "%s", c.counters.reason);

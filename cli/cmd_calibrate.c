@@ -185,15 +185,6 @@ static int foreign_profile(gcs_profile *p, const char *path, char *msg, size_t l
     return 1;
 }
 
-static void make_dir(const char *dir)
-{
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-        gcs_err err;
-        gcs_err_set(&err, "cannot create directory %s: %s", dir, strerror(errno));
-        cli_fail(cmd, &err);
-    }
-}
-
 int cmd_calibrate(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -258,16 +249,13 @@ int cmd_calibrate(int argc, char **argv)
         gcs_topo_free(t);
     }
 
-    char default_path[512];
+    char default_path[4096];
     if (!output) {
-        char host[256] = "";
-        if (gethostname(host, sizeof host - 1) < 0 || !host[0])
-            snprintf(host, sizeof host, "unknown");
-        if (!gc_only) { /* --gc-only reads the profile there: nothing to create */
-            make_dir("data");
-            make_dir("data/machines");
-        }
-        snprintf(default_path, sizeof default_path, "data/machines/%s.json", host);
+        /* --gc-only reads the profile there (nothing to create); a
+         * calibration writes where every command will look for it */
+        gcs_err perr;
+        if (gcs_profile_default_path(default_path, sizeof default_path, !gc_only, &perr) < 0)
+            cli_fail(cmd, &perr);
         output = default_path;
     }
     /* "-" is stdout: the document goes there once, in place of the tables

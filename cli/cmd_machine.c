@@ -37,9 +37,12 @@ static void print_help(FILE *fp)
             "The format is described in docs/machine-profile.md.\n");
 }
 
-static int show(const char *path, gcs_format fmt)
+static int show(const char *name, gcs_format fmt)
 {
     gcs_err err = {{0}};
+    char path[4096];
+    if (gcs_profile_find(name, path, sizeof path, &err) < 0)
+        cli_fail(cmd, &err);
     gcs_profile *p = gcs_profile_load(path, &err);
     if (!p)
         cli_fail(cmd, &err); /* the message starts with the file name */

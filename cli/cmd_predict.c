@@ -202,6 +202,12 @@ int cmd_predict(int argc, char **argv)
     }
     if (!machine)
         cli_usage_error(cmd, "--machine PROFILE is required");
+    /* a file, or a profile's name (o2k, e10k, this host's): docs/machine-profile.md */
+    static char machine_file[4096];
+    gcs_err ferr;
+    if (gcs_profile_find(machine, machine_file, sizeof machine_file, &ferr) < 0)
+        cli_usage_error(cmd, "--machine: %s", ferr.msg);
+    machine = machine_file;
     if (optind != argc - 1)
         cli_usage_error(cmd, optind >= argc ? "a SNAPSHOT file is required" : "one SNAPSHOT file, please");
     const char *snapshot_path = argv[optind];

@@ -128,19 +128,13 @@ int cmd_validate(int argc, char **argv)
     }
     if (optind != argc)
         cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    char host[64] = "host", machine[512], dir[512], snaps[600];
+    char host[64] = "host", machine[4096], dir[512], snaps[600];
     gethostname(host, sizeof host - 1);
     if (!o.machine_path) {
-        const char *env = getenv("GCSCALE_MACHINE");
-        if (env && *env) {
-            o.machine_path = env;
-        } else {
-            snprintf(machine, sizeof machine, "data/machines/%s.json", host);
-            o.machine_path = machine;
-        }
-        if (access(o.machine_path, R_OK) != 0)
-            cli_usage_error(cmd, "no machine profile at %s: run 'gcscale calibrate' first or give --machine",
-                            o.machine_path);
+        gcs_err perr;
+        if (gcs_profile_default_path(machine, sizeof machine, 0, &perr) < 0)
+            cli_usage_error(cmd, "%s", perr.msg);
+        o.machine_path = machine;
     }
     if (!out_dir) {
         snprintf(dir, sizeof dir, "validation-%s", host);

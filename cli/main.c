@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     }
     const char *name = argv[1];
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0 || strcmp(name, "version") == 0) {
-        printf("gcscale %s\n", GCSCALE_VERSION);
+        printf("gcscale %s\n", gcs_version());
         return 0;
     }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {

@@ -18,8 +18,13 @@
  * library.  Every function declared in include/gcscale/ carries it. */
 #define GCS_API __attribute__((visibility("default")))
 
-/* The library's version, recorded in profiles and results. */
+/* The library's release number. */
 #define GCSCALE_VERSION "0.1.0"
+/* What a build reports and records in profiles and results: the release
+ * and the git revision it was built from, "0.1.0 (git 1a2b3c4)" ("-dirty"
+ * when built from uncommitted changes, "unknown" outside a git checkout). */
+GCS_API const char *gcs_version(void);
+GCS_API const char *gcs_git_revision(void);
 
 /* ---- errors ---------------------------------------------------------------
  * Library functions never print and never exit: they return -1 (or NULL) and

@@ -45,7 +45,7 @@ typedef enum gcs_pages { GCS_PAGES_4K = 0, GCS_PAGES_HUGE = 1 } gcs_pages;
 typedef struct gcs_profile {
     char host[256];
     char created[64];       /* ISO-8601 */
-    char tool_version[32];
+    char tool_version[64];
 
     int nnodes;
     gcs_profile_node *nodes;
@@ -98,6 +98,19 @@ GCS_API void gcs_profile_free(gcs_profile *p);
 /* Appends a copy of *cache (its cpus array copied too).  0, or -1 when out
  * of memory (the profile is unchanged). */
 GCS_API int gcs_profile_add_cache(gcs_profile *p, const gcs_profile_cache *cache);
+
+/* Where this machine's profile is (formats/profile_path.c, docs/machine-profile.md
+ * "Where profiles live"): $GCSCALE_MACHINE (reading only), else
+ * data/machines/HOSTNAME.json under the working directory when it is there
+ * (reading) or data/machines/ exists (writing), else the per-user
+ * $XDG_DATA_HOME/gcscale/machines/HOSTNAME.json (created for writing).
+ * Reading fails with one line saying where it looked when no file is
+ * there.  0, or -1 with err set. */
+GCS_API int gcs_profile_default_path(char *out, size_t n, int for_writing, gcs_err *err);
+/* A profile named by path, or by bare name ("o2k"): data/machines/NAME.json,
+ * the per-user directory, then the installed reference profiles
+ * (PREFIX/share/gcscale/machines).  0, or -1 with err set. */
+GCS_API int gcs_profile_find(const char *name, char *out, size_t n, gcs_err *err);
 
 GCS_API double gcs_profile_latency(const gcs_profile *p, gcs_access a, int cpu_node, int mem_node);
 

@@ -2,7 +2,7 @@
 # test_machine.sh -- gcscale machine show: the reference profiles in every
 # format, and one-line errors naming the key for files that are not valid.
 . "$(dirname "$0")/lib.sh"
-echo "1..23"
+echo "1..32"
 
 O2K=data/machines/o2k.json
 E10K=data/machines/e10k.json
@@ -53,3 +53,23 @@ expect_grep "wrong size: names the key" \
     "$TMP/err"
 
 expect_exit 2 "unknown option" "$GCSCALE" machine show "$O2K" --bogus
+
+# Where profiles live (formats/profile_path.c): a bare name is looked up in
+# data/machines/, then the per-user directory, then the installed ones.
+expect_ok "show by name from the source tree" "$GCSCALE" machine show o2k
+expect_grep "... is the paper's Origin 2000" "^machine profile: 32 nodes, 64 CPUs" "$TMP/out"
+mkdir -p "$TMP/xdg/gcscale/machines" "$TMP/elsewhere"
+G="$(cd "$(dirname "$GCSCALE")" && pwd)/$(basename "$GCSCALE")" # usable from elsewhere
+cp data/machines/e10k.json "$TMP/xdg/gcscale/machines/mine.json"
+expect_ok "a name from another directory: the per-user copy" \
+    sh -c "cd '$TMP/elsewhere' && XDG_DATA_HOME='$TMP/xdg' '$G' machine show mine"
+expect_grep "... is the E10000 copied there" "^machine profile: 16 nodes, 64 CPUs" "$TMP/out"
+expect_exit 2 "an unknown name: one line saying where it looked" \
+    sh -c "cd '$TMP/elsewhere' && XDG_DATA_HOME='$TMP/xdg' '$G' machine show nosuch"
+expect_grep "... names the places" "no machine profile named 'nosuch' \(looked in data/machines/, $TMP/xdg/gcscale/machines and .*/share/gcscale/machines\)" "$TMP/err"
+expect_exit 2 "validate outside a source tree without a profile: says where it looked" \
+    sh -c "cd '$TMP/elsewhere' && XDG_DATA_HOME='$TMP/xdg' GCSCALE_MACHINE= '$G' validate --quick"
+expect_grep "... both places" "looked for data/machines/.*\.json and $TMP/xdg/gcscale/machines/.*\.json" "$TMP/err"
+
+expect_ok "--version" "$GCSCALE" --version
+expect_grep "... with the git revision" "^gcscale [0-9][0-9.]* \(git [0-9a-z-]*\)$" "$TMP/out"
