@@ -653,6 +653,14 @@ static int measure_node(ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge p
                             json_pack("{s:i, s:i, s:s, s:o}", "cpu_node", local_cpu_node(c->t, 0),
                                       "mem_node", 0, "huge_pages", gcs_chase_huge_name(primary),
                                       "points", pts));
+        /* the effective LLC (formats/profile_llc.c) from the staircase */
+        double sz[GCS_SWEEP_MAX_POINTS], lat[GCS_SWEEP_MAX_POINTS];
+        for (int i = 0; i < j.npts; i++) {
+            sz[i] = (double)j.pts[i].size_bytes;
+            lat[i] = j.pts[i].median_ns;
+        }
+        p->has_llc_effective =
+            gcs_profile_llc_from_sweep(sz, lat, j.npts, &p->llc_effective_bytes, &p->llc_hit_ns) == 0;
         if (gcs_chase_build(b, 0, c->opts->seed ? c->opts->seed : 0x5eed, err) < 0)
             goto fail;
         step_end(c, name, c->pl.w_sweep, t0);

@@ -50,11 +50,21 @@ static void print_help(FILE *fp)
             "  --span critical|paper  Brent's (T1-Tinf)/P + Tinf with the critical path's\n"
             "                       misses paid by one worker (default), or the paper's\n"
             "                       T1/P + Tinf with every miss shared among P\n"
-            "  --overlap fitted|F   beyond the paper: each worker overlaps F misses (its\n"
-            "                       prefetch FIFO), so a miss the stream prefetcher does\n"
-            "                       not cover stalls it for (M1 + W)/F; 'fitted' takes the\n"
-            "                       profile's gc_miss_overlap (gcscale calibrate).  Default\n"
-            "                       1, the paper: absolute times then assume no overlap\n"
+            "  --model v2|paper     v2 (default): the serial work priced as the collector\n"
+            "                       spends it (the profile's fitted overlap, the stream\n"
+            "                       prefetcher; docs/model.md \"Serial work\"); paper: the\n"
+            "                       paper's full model for comparison (--span paper,\n"
+            "                       --overlap 1, --no-prefetch, no residency)\n"
+            "  --overlap fitted|F   each worker overlaps F misses (its prefetch FIFO), so\n"
+            "                       a miss the stream prefetcher does not cover stalls it\n"
+            "                       for (M1 + W)/F.  Default: the profile's gc_miss_overlap\n"
+            "                       (gcscale calibrate) where it has one, else 1 (said as\n"
+            "                       nominal in the output); 1 is the paper\n"
+            "  --residency on|off   price a miss's line as in the effective LLC with\n"
+            "                       probability min(1, LLC / footprint), at the LLC's hit\n"
+            "                       latency (profile llc_effective_bytes, llc_hit_ns, or the\n"
+            "                       calibration sweep).  Default off: measured, it double\n"
+            "                       counts with the fitted overlap (docs/model.md)\n"
             "  --steals paper|fitted|A,B  N_S = P ln(T1) (default), the profile's\n"
             "                       gc_steals fit (gcscale calibrate), or (P-1)(A ln(T1) + B)\n"
             "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
@@ -105,10 +115,35 @@ static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path
     fprintf(fp, "%s\n\n", h->nnodes > 16 ? " ..." : "");
 }
 
+/* The P = 1 time as model v2's serial terms, with the source of each. */
+static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const gcs_model_opts *mo,
+                         const gcs_model_sources *src, int paper)
+{
+    gcs_err err = {{0}};
+    json_t *s = gcs_model_serial_json(prof, h, mo, src, &err);
+    if (!s)
+        cli_fail(cmd, &err);
+#define F(k) json_number_value(json_object_get(s, k))
+    printf("model %s; serial time at P = 1: %.4g ms = T1 %.4g + streamed %.4g + memory misses %.4g + "
+           "LLC-resident misses %.4g + queueing %.4g\n",
+           paper ? "paper" : "v2", F("time_ms"), F("t1_ms"), F("streamed_ms"), F("memory_miss_ms"),
+           F("llc_miss_ms"), F("queueing_ms"));
+    printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s)\n", mo->overlap, src->overlap,
+           src->llc_bytes / 1048576.0, gcs_llc_source_name(src->llc), F("residency"),
+           src->residency ? "priced, --residency on" : "not priced: --residency on");
+    if (json_array_size(json_object_get(s, "nominal")) > 0)
+        printf("resting on a nominal value (run gcscale calibrate): %s%s\n",
+               strcmp(src->overlap, "nominal") == 0 ? "overlap " : "",
+               src->llc == GCS_LLC_NOMINAL || src->llc == GCS_LLC_NONE ? "llc_effective_bytes" : "");
+    printf("\n");
+#undef F
+    json_decref(s);
+}
+
 int cmd_predict(int argc, char **argv)
 {
     enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED, O_PLOT,
-           O_JSON, O_CSV };
+           O_JSON, O_CSV, O_MODEL, O_RESIDENCY };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
@@ -117,6 +152,8 @@ int cmd_predict(int argc, char **argv)
         {"no-prefetch", no_argument, NULL, O_NO_PREFETCH},
         {"mva", required_argument, NULL, O_MVA},
         {"span", required_argument, NULL, O_SPAN},
+        {"model", required_argument, NULL, O_MODEL},
+        {"residency", required_argument, NULL, O_RESIDENCY},
         {"overlap", required_argument, NULL, O_OVERLAP},
         {"steals", required_argument, NULL, O_STEALS},
         {"costs", required_argument, NULL, O_COSTS},
@@ -130,6 +167,7 @@ int cmd_predict(int argc, char **argv)
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0;
+    int model_paper = 0, residency = 0, overlap_given = 0, span_given = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -153,6 +191,7 @@ int cmd_predict(int argc, char **argv)
                 cli_usage_error(cmd, "--mva: '%s' is neither open nor closed", optarg);
             break;
         case O_SPAN:
+            span_given = 1;
             if (strcmp(optarg, "paper") == 0)
                 mopts.span = GCS_MODEL_SPAN_PAPER;
             else if (strcmp(optarg, "critical") == 0)
@@ -160,7 +199,18 @@ int cmd_predict(int argc, char **argv)
             else
                 cli_usage_error(cmd, "--span: '%s' is neither paper nor critical", optarg);
             break;
+        case O_MODEL:
+            if (strcmp(optarg, "paper") != 0 && strcmp(optarg, "v2") != 0)
+                cli_usage_error(cmd, "--model: '%s' is neither v2 nor paper", optarg);
+            model_paper = strcmp(optarg, "paper") == 0;
+            break;
+        case O_RESIDENCY:
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+                cli_usage_error(cmd, "--residency: '%s' is neither on nor off", optarg);
+            residency = strcmp(optarg, "on") == 0;
+            break;
         case O_OVERLAP:
+            overlap_given = 1;
             overlap_fitted = strcmp(optarg, "fitted") == 0;
             if (!overlap_fitted)
                 mopts.overlap = cli_parse_double(cmd, "--overlap", optarg, 1, 4096);
@@ -239,6 +289,16 @@ int cmd_predict(int argc, char **argv)
         gcs_err_set(&err, "%s: %s", machine, msg);
         cli_fail(cmd, &err);
     }
+    /* model v2's serial work (model/serial.c), or the paper's whole model */
+    gcs_model_sources sources;
+    if (model_paper) {
+        if (overlap_given || residency || span_given)
+            cli_usage_error(cmd, "--model paper fixes the span, overlap and residency: drop --span, "
+                                 "--overlap and --residency");
+        gcs_model_opts_paper(&mopts);
+        no_prefetch = 1;
+    }
+    gcs_model_opts_v2(&mopts, prof, residency && !model_paper, overlap_given || model_paper, &sources);
     if (overlap_fitted && gcs_model_opts_fitted_overlap(&mopts, prof, &err) < 0) {
         char msg[sizeof err.msg];
         snprintf(msg, sizeof msg, "%s", err.msg);
@@ -334,6 +394,11 @@ int cmd_predict(int argc, char **argv)
          * profile stay as they were */
         if (json_array_size(unreliable) > 0)
             json_object_set(doc, "unreliable_inputs", unreliable);
+        json_t *serial = gcs_model_serial_json(prof, &ir.heap, &mopts, &sources, &err);
+        if (!serial)
+            cli_fail(cmd, &err);
+        json_object_set_new(doc, "model", json_string(model_paper ? "paper" : "v2"));
+        json_object_set_new(doc, "serial", serial);
         gcs_json_print(doc, stdout);
         json_decref(doc);
     } else if (fmt == GCS_FORMAT_CSV) {
@@ -347,6 +412,7 @@ int cmd_predict(int argc, char **argv)
         if (isfinite(cost_object))
             printf("marker costs assumed on the command line: %g ns per object, %g ns per edge\n\n",
                    cost_object, cost_pointer);
+        print_serial(prof, &ir.heap, &mopts, &sources, model_paper);
         if (mopts.overlap != 1)
             printf("misses overlapped %.3g ways (--overlap): a miss not covered by the stream "
                    "prefetcher stalls its worker (M1 + W)/%.3g\n\n", mopts.overlap, mopts.overlap);

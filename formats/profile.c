@@ -34,6 +34,7 @@
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
     "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "counters",
+    "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
 
@@ -546,6 +547,16 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
         p->has_gc_overlap = 1;
     }
 
+    json_t *llc = json_object_get(doc, "llc_effective_bytes"), *hit = json_object_get(doc, "llc_hit_ns");
+    if ((llc && !json_is_null(llc)) || (hit && !json_is_null(hit))) {
+        json_t *b = require(doc, "llc_effective_bytes", "llc_effective_bytes", err);
+        json_t *h = b ? require(doc, "llc_hit_ns", "llc_hit_ns", err) : NULL;
+        if (!h || number_value(b, "llc_effective_bytes", &p->llc_effective_bytes, err) < 0 ||
+            number_value(h, "llc_hit_ns", &p->llc_hit_ns, err) < 0)
+            return -1;
+        p->has_llc_effective = 1;
+    }
+
     json_t *counters = json_object_get(doc, "counters");
     if (counters && !json_is_null(counters)) {
         if (!json_is_object(counters)) {
@@ -1024,6 +1035,16 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
                     p->gc_miss_overlap);
         return -1;
     }
+    if (p->has_llc_effective) {
+        /* 1 PB: past it the number is not bytes */
+        if (!(p->llc_effective_bytes >= 4096 && p->llc_effective_bytes <= 1e15)) {
+            gcs_err_set(err, "llc_effective_bytes: expected a cache size in bytes, found %g",
+                        p->llc_effective_bytes);
+            return -1;
+        }
+        if (check_value(p->llc_hit_ns, "llc_hit_ns", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+            return -1;
+    }
     if (strcmp(p->counters_source, "papi") != 0 && strcmp(p->counters_source, "none") != 0) {
         gcs_err_set(err, "counters.source: expected \"papi\" or \"none\", found \"%s\"",
                     p->counters_source);
@@ -1156,6 +1177,10 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
                                                         p->gc_steal_b));
     if (p->has_gc_overlap)
         json_object_set_new(doc, "gc_miss_overlap", json_real(p->gc_miss_overlap));
+    if (p->has_llc_effective) {
+        json_object_set_new(doc, "llc_effective_bytes", json_real(p->llc_effective_bytes));
+        json_object_set_new(doc, "llc_hit_ns", json_real(p->llc_hit_ns));
+    }
     write_page_walks(p, doc);
     json_t *counters = json_object();
     json_object_set_new(counters, "source", json_string(p->counters_source[0] ? p->counters_source

@@ -5,6 +5,7 @@
 
 #include "../common/internal.h"
 #include "contention.h"
+#include "serial.h"
 
 void gcs_model_opts_init(gcs_model_opts *opts)
 {
@@ -18,6 +19,8 @@ void gcs_model_opts_init(gcs_model_opts *opts)
      * GCS_MODEL_SPAN_PAPER for comparison (docs/model.md). */
     opts->span = GCS_MODEL_SPAN_CRITICAL;
     opts->overlap = 1;
+    opts->llc_bytes = 0; /* no warm residency (serial.c) */
+    opts->llc_hit_ns = NAN;
 }
 
 int gcs_model_opts_fitted_overlap(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err)
@@ -198,7 +201,9 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
                 m1 += cpu_weight[i] * gcs_profile_latency(prof, (gcs_access)a, i, j);
             double so = prof->occupancy_ns[a][j];
             s += class_share[a] * so;
-            m += (class_share[a] - prefetched[a]) * m1 / overlap + prefetched[a] * fmin(so, m1);
+            /* a non-streamed miss may find its line in the LLC (serial.c) */
+            m += (class_share[a] - prefetched[a]) * _gcs_serial_miss_latency(heap, opts, m1) / overlap +
+                 prefetched[a] * fmin(so, m1);
         }
         c->service[j] = s;
         c->latency[j] = m;

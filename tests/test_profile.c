@@ -757,6 +757,28 @@ static void test_page_walks(void **state)
     json_decref(doc);
 }
 
+/* The effective LLC off a sweep staircase: the dev VM's recorded points
+ * around its edge (12 MiB at 12.35 ns, 16 MiB at 90.1 ns, memory 137 ns). */
+static void test_llc_from_sweep(void **state)
+{
+    (void)state;
+    double mib = 1048576.0;
+    double size[] = {1 * mib, 6 * mib, 12 * mib, 16 * mib, 24 * mib, 64 * mib, 1024 * mib};
+    double lat[] = {5.7, 11.3, 12.35, 90.1, 134.7, 136.0, 137.0};
+    double llc, hit;
+    assert_int_equal(gcs_profile_llc_from_sweep(size, lat, 7, &llc, &hit), 0);
+    assert_true(hit == 11.3);                 /* the plateau at half the edge */
+    assert_true(llc > 12 * mib && llc < 16 * mib);
+    /* crossing 74.15 ns between 12.35 and 90.1: f = 0.795 in log(size) */
+    assert_true(fabs(llc - 12 * mib * pow(16.0 / 12.0, (74.15 - 12.35) / (90.1 - 12.35))) < 1);
+    /* no plateau below half the memory latency: no LLC claimed */
+    double flat[] = {120, 130, 137, 137, 137, 137, 137};
+    assert_int_equal(gcs_profile_llc_from_sweep(size, flat, 7, &llc, &hit), -1);
+    /* sizes out of order are refused */
+    double bad[] = {1 * mib, 1 * mib, 12 * mib, 16 * mib, 24 * mib, 64 * mib, 1024 * mib};
+    assert_int_equal(gcs_profile_llc_from_sweep(bad, lat, 7, &llc, &hit), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +795,7 @@ int main(void)
         cmocka_unit_test(test_print),
         cmocka_unit_test(test_fit_quality),
         cmocka_unit_test(test_page_walks),
+        cmocka_unit_test(test_llc_from_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

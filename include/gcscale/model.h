@@ -84,7 +84,24 @@ typedef struct gcs_model_opts {
      * for each of them; each still occupies its memory node for S_O.  The
      * open model only (GCS_MODEL_MVA_OPEN). */
     double overlap;
+    /* Beyond the paper, warm residency (docs/model.md, "Serial work"; off,
+     * 0, by default: measured, it double counts with the fitted overlap):
+     * with llc_bytes > 0 and llc_hit_ns finite, a miss the stream prefetcher
+     * does not cover finds its line in the LLC at the start of the mark with
+     * probability r = min(1, llc_bytes / (live_lines * 64)) and then costs
+     * llc_hit_ns instead of M1. */
+    double llc_bytes, llc_hit_ns;
 } gcs_model_opts;
+
+/* Where the serial-work terms of the default model came from
+ * (gcs_model_opts_v2), for predict's output: a term resting on a nominal
+ * value says so. */
+typedef struct gcs_model_sources {
+    const char *overlap;   /* "gc_miss_overlap", "option", or "nominal" (1: the profile has none) */
+    gcs_llc_source llc;    /* the effective LLC's source (profile.h) */
+    double llc_bytes, llc_hit_ns;  /* the figures, also when residency is off */
+    int residency;         /* 1 when opts prices residency */
+} gcs_model_sources;
 
 /* One prediction.  Times in ns; "speedup" is T_1^M / T_P^M with T_1^M the
  * same model at P = 1 (= T1 + Tinf + Q1 * M1). */
@@ -110,6 +127,23 @@ typedef struct gcs_model_result {
 } gcs_model_result;
 
 GCS_API void gcs_model_opts_init(gcs_model_opts *opts);
+/* The default model's serial work (model v2, model/serial.c): the profile's
+ * fitted gc_miss_overlap when it has one and keep_overlap is 0 (an --overlap
+ * given on the command line keeps its value: keep_overlap 1), and with
+ * `residency` the warm-residency term from the effective LLC.  Fills *src. */
+GCS_API void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int residency, int keep_overlap,
+                               gcs_model_sources *src);
+/* The paper's full model (predict --model paper): its span form, every
+ * miss stalling for M1, no residency.  (The stream prefetcher is a property
+ * of the inspection: gcs_inspect_opts.stream_prefetch = 0 as well.) */
+GCS_API void gcs_model_opts_paper(gcs_model_opts *opts);
+/* The P = 1 mark time as its serial terms, for predict's output (a new
+ * reference): {"t1_ms", "streamed_ms", "memory_miss_ms", "llc_miss_ms",
+ * "queueing_ms", "time_ms", "overlap", "overlap_source", "residency",
+ * "llc_effective_bytes", "llc_hit_ns", "llc_source", "nominal": [terms on a
+ * nominal value]}.  NULL on a model error (err set). */
+GCS_API json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *heap,
+                                      const gcs_model_opts *opts, const gcs_model_sources *src, gcs_err *err);
 /* Uses the steal count calibrate fitted to the collector (the profile's
  * gc_steals) instead of the paper's P ln T1.  Not the default: each steal is
  * priced at L extra misses, which the paper's small count absorbs; with the

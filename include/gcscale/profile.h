@@ -71,6 +71,14 @@ typedef struct gcs_profile {
      * ("gc_miss_overlap": a number >= 1; docs/model.md).  Absent: not fitted. */
     int has_gc_overlap;
     double gc_miss_overlap;
+    /* The effective last-level cache, derived by calibrate from its latency
+     * sweep (optional keys "llc_effective_bytes" and "llc_hit_ns"; both or
+     * neither): the working set at which the sweep's latency is halfway
+     * from the last cache plateau to memory, and that plateau's latency.
+     * Absent: gcs_profile_llc_effective derives them from the calibration
+     * details, or falls back on the nominal size. */
+    int has_llc_effective;
+    double llc_effective_bytes, llc_hit_ns;
 
     /* Latency with page walks (optional keys "latency_full_random_ns" and
      * "page_walk_ns"): full_random_ns[pages][cpu_node * nnodes + mem_node]
@@ -129,6 +137,27 @@ GCS_API const char *gcs_profile_pages_name(gcs_pages pages);
 /* Allocates full_random_ns[pages] (zeros, to be filled for every pair):
  * 0, or -1 when out of memory. */
 GCS_API int gcs_profile_alloc_full_random(gcs_profile *p, gcs_pages pages);
+
+/* Where the effective LLC figures come from (gcs_profile_llc_effective). */
+typedef enum gcs_llc_source {
+    GCS_LLC_NONE = 0,    /* no cache known at all */
+    GCS_LLC_NOMINAL,     /* hwloc's largest cache size; no hit latency (NaN) */
+    GCS_LLC_SWEEP,       /* derived now from calibration.sweep (a profile older than the keys) */
+    GCS_LLC_PROFILE,     /* the profile's llc_effective_bytes and llc_hit_ns */
+} gcs_llc_source;
+
+/* The effective LLC from a latency-vs-working-set sweep (sizes ascending,
+ * median latency in ns; the largest size beyond every cache): the size where
+ * latency crosses halfway from the last cache plateau to memory, interpolated
+ * in log(size), and the plateau's latency (at half that size).  -1 when the
+ * sweep shows no cache plateau below half the memory latency. */
+GCS_API int gcs_profile_llc_from_sweep(const double *size, const double *lat, int n, double *llc_bytes,
+                                       double *hit_ns);
+/* The profile's effective LLC: its keys, else derived from the calibration
+ * details' sweep, else the nominal size (hit_ns NaN). */
+GCS_API gcs_llc_source gcs_profile_llc_effective(const gcs_profile *p, double *llc_bytes, double *hit_ns);
+/* "llc_effective_bytes", "calibration.sweep", "nominal" or "none". */
+GCS_API const char *gcs_llc_source_name(gcs_llc_source s);
 
 /* The profile's extra "calibration" object (measurement details), created
  * empty when the profile has none.  Borrowed reference. */

@@ -1,0 +1,116 @@
+/* serial.c -- the serial work of model v2 (docs/model.md, "Serial work"):
+ * what one worker spends on a heap, priced the way the collector spends it
+ * rather than as one DRAM stall per missed line (the paper).  Three terms,
+ * each from gcscale calibrate on the machine, never from validation data:
+ *
+ *   - overlap: the marker's prefetch FIFO keeps many misses in flight; the
+ *     profile's gc_miss_overlap F, fitted on the real marker
+ *     (calibrate/overlap.c), divides the wait of every miss the stream
+ *     prefetcher does not cover.  On by default.
+ *   - the stream prefetcher: the slow predictor's cache simulation marks the
+ *     misses a stream prefetcher covers (q1_prefetched); they cost S_O.  On
+ *     by default wherever the slow predictor runs (a profile with caches).
+ *   - warm residency: part of the heap is in the LLC when a mark starts;
+ *     r = min(1, effective LLC / footprint), the effective LLC read off
+ *     calibrate's latency sweep (formats/profile_llc.c).  Off by default:
+ *     on this machine it makes every cache-resident heap 30-46% too short
+ *     beside the fitted overlap (docs/model.md has the measurement).
+ *
+ * predict.c prices the misses through _gcs_serial_miss_latency; this file
+ * also sets the defaults and gives the P = 1 breakdown predict prints. */
+#include <math.h>
+#include <string.h>
+
+#include "../common/internal.h"
+#include "serial.h"
+
+#define LINE_BYTES 64.0
+
+double _gcs_serial_residency(const gcs_model_heap *heap, const gcs_model_opts *opts)
+{
+    if (!(opts->llc_bytes > 0) || !isfinite(opts->llc_hit_ns) || heap->live_lines == 0)
+        return 0;
+    double footprint = (double)heap->live_lines * LINE_BYTES;
+    return opts->llc_bytes >= footprint ? 1 : opts->llc_bytes / footprint;
+}
+
+double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts *opts, double m1)
+{
+    double r = _gcs_serial_residency(heap, opts);
+    /* an LLC hit never costs more than the memory it saves going to */
+    return r > 0 ? r * fmin(opts->llc_hit_ns, m1) + (1 - r) * m1 : m1;
+}
+
+void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int residency, int keep_overlap,
+                       gcs_model_sources *src)
+{
+    memset(src, 0, sizeof *src);
+    src->overlap = keep_overlap ? "option" : "nominal";
+    /* the closed MVA has one outstanding request per worker: no overlap */
+    if (!keep_overlap && prof->has_gc_overlap && opts->mva == GCS_MODEL_MVA_OPEN) {
+        opts->overlap = prof->gc_miss_overlap;
+        src->overlap = "gc_miss_overlap";
+    }
+    src->llc = gcs_profile_llc_effective(prof, &src->llc_bytes, &src->llc_hit_ns);
+    opts->llc_bytes = 0;
+    opts->llc_hit_ns = NAN;
+    if (residency && isfinite(src->llc_hit_ns)) {
+        opts->llc_bytes = src->llc_bytes;
+        opts->llc_hit_ns = src->llc_hit_ns;
+        src->residency = 1;
+    }
+}
+
+void gcs_model_opts_paper(gcs_model_opts *opts)
+{
+    opts->span = GCS_MODEL_SPAN_PAPER;
+    opts->overlap = 1;
+    opts->llc_bytes = 0;
+    opts->llc_hit_ns = NAN;
+}
+
+static double ms(double ns)
+{
+    return ns / 1e6;
+}
+
+json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *heap, const gcs_model_opts *opts,
+                              const gcs_model_sources *src, gcs_err *err)
+{
+    gcs_model_result r1;
+    if (gcs_model_predict(prof, heap, 1, opts, &r1, err) < 0)
+        return NULL;
+    /* The idle parts at P = 1, as setup() in predict.c prices them: the one
+     * worker sits on the first node with CPUs, as the collector pins it. */
+    int cpu = 0;
+    for (int i = 0; i < prof->nnodes; i++)
+        if (prof->nodes[i].ncpus > 0) {
+            cpu = i;
+            break;
+        }
+    double r = _gcs_serial_residency(heap, opts), streamed = 0, memory = 0, llc = 0;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        double pf = fmin(heap->q1_prefetched[a], heap->q1[a]), own = heap->q1[a] - pf;
+        for (int j = 0; j < heap->nnodes; j++) {
+            double m1 = gcs_profile_latency(prof, (gcs_access)a, cpu, j);
+            streamed += heap->v[j] * pf * fmin(prof->occupancy_ns[a][j], m1);
+            memory += heap->v[j] * own * (1 - r) * m1 / opts->overlap;
+            llc += heap->v[j] * own * r * (r > 0 ? fmin(opts->llc_hit_ns, m1) : 0) / opts->overlap;
+        }
+    }
+    double idle = heap->t1_ns + streamed + memory + llc;
+    json_t *nominal = json_array();
+    if (strcmp(src->overlap, "nominal") == 0)
+        json_array_append_new(nominal, json_string("overlap"));
+    if (src->llc == GCS_LLC_NOMINAL || src->llc == GCS_LLC_NONE)
+        json_array_append_new(nominal, json_string("llc_effective_bytes"));
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b, s:f, s:f, s:o, s:s, s:o}", "t1_ms",
+                     ms(heap->t1_ns), "streamed_ms", ms(streamed), "memory_miss_ms", ms(memory), "llc_miss_ms",
+                     ms(llc), "queueing_ms", ms(fmax(0, r1.time_ns - idle)), "time_ms", ms(r1.time_ns),
+                     "overlap", opts->overlap, "overlap_source", src->overlap, "residency_on", src->residency,
+                     "residency", _gcs_serial_residency(heap, &(gcs_model_opts){.llc_bytes = src->llc_bytes,
+                                                                                 .llc_hit_ns = src->llc_hit_ns}),
+                     "llc_effective_bytes", src->llc_bytes, "llc_hit_ns",
+                     isfinite(src->llc_hit_ns) ? json_real(src->llc_hit_ns) : json_null(), "llc_source",
+                     gcs_llc_source_name(src->llc), "nominal", nominal);
+}

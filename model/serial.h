@@ -1,0 +1,17 @@
+/* serial.h -- internal: the serial-work pricing shared by predict.c's
+ * fixed-point setup and serial.c's breakdown (model v2, docs/model.md). */
+#ifndef GCS_MODEL_SERIAL_H
+#define GCS_MODEL_SERIAL_H
+
+#include "gcscale/model.h"
+
+/* The share r of the heap's mark footprint (live_lines * 64 bytes) that is
+ * in the effective LLC when the mark starts; 0 when opts prices no
+ * residency. */
+double _gcs_serial_residency(const gcs_model_heap *heap, const gcs_model_opts *opts);
+
+/* The idle latency a non-streamed miss waits for (before the overlap): r of
+ * them hit the LLC, the rest go to memory at m1. */
+double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts *opts, double m1);
+
+#endif
