@@ -1,6 +1,7 @@
 /* make_seeds.c -- writes small valid heap snapshots into DIR, the seed
  * corpus of `make fuzz`: empty, a cycle with NULL fields, a self loop, two
- * memory nodes and an unknown one, a chain, a binary tree, random graphs. */
+ * memory nodes and an unknown one, a typed graph (format version 2's class
+ * table), a chain, a binary tree, random graphs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,25 @@ int main(int argc, char **argv)
     g->params.numa_policy = 1;
     g->params.gc_threads = 4;
     finish(g, dir, "cycle.snap");
+
+    /* format version 2's type sections: an imported heap's classes */
+    g = graph(5, 6, 2);
+    memcpy(g->nptrs, np, sizeof np);
+    memcpy(g->words, w, sizeof w);
+    memcpy(g->edges, e, sizeof e);
+    g->roots[0] = 0;
+    g->roots[1] = 4;
+    static const char *const tn[] = {"java.lang.Class", "Node", "int[]"};
+    static const uint32_t ty[] = {1, 1, 0, GCS_SNAPSHOT_TYPE_NONE, 2};
+    gcs_err terr;
+    if (gcs_snapshot_set_types(g, 3, tn, &terr) != 0) {
+        fprintf(stderr, "make_seeds: %s\n", terr.msg);
+        return 1;
+    }
+    memcpy(g->type, ty, sizeof ty);
+    g->params.source = GCS_SNAPSHOT_SOURCE_HPROF;
+    g->params.layout = GCS_SNAPSHOT_LAYOUT_DUMP_ORDER;
+    finish(g, dir, "typed.snap");
 
     g = graph(20, 20, 1);
     for (uint32_t i = 0; i < 20; i++) {
