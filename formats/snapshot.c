@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "../common/internal.h"
+#include "hprof_internal.h"
 #include "snapshot_internal.h"
 #include "zstd_internal.h"
 
@@ -1020,6 +1021,17 @@ gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err)
         gcs_err_set(err, "%s: cannot read: %s", path, fst != 0 ? strerror(errno) : "not a regular file");
         close(s.fd);
         return NULL;
+    }
+    /* A heap dump (HPROF, plain or gzip; a V8 snapshot) is imported. */
+    uint8_t first[18];
+    ssize_t nf = pread(s.fd, first, sizeof first, 0);
+    if ((nf >= 2 && first[0] == 0x1f && first[1] == 0x8b) || (nf >= 1 && first[0] == '{')
+        || (nf == (ssize_t)sizeof first && memcmp(first, "JAVA PROFILE 1.0.", 17) == 0)) {
+        int format = _gcs_heapdump_sniff(path, err);
+        if (format != GCS_HEAPDUMP_UNKNOWN) {
+            close(s.fd);
+            return format < 0 ? NULL : gcs_heapdump_import(path, format, NULL, err);
+        }
     }
     /* A zstd-compressed snapshot (.snap.zst, the corpus) is read from memory. */
     void *plain;
