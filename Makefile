@@ -152,7 +152,8 @@ bench: all $(BENCH_BOEHM)
 # FUZZ_SECONDS: the heap snapshot reader, from a seed corpus of small valid
 # snapshots (tests/fuzz/make_seeds.c); the machine-profile loader, from
 # data/machines/*.json with the dictionary tests/fuzz/profile.dict; the
-# thread-state trace reader and its accounting, from tests/fuzz/trace-seeds.
+# thread-state trace reader and its accounting, from tests/fuzz/trace-seeds;
+# the HPROF importer, from small synthetic dumps (tests/fuzz/hprof_gen.h).
 # The corpora they grow are kept in $(BUILD)/fuzz/corpus, corpus-profile and
 # corpus-trace; a crash leaves its input as $(BUILD)/fuzz/crash-*.  `make
 # check` runs the same targets without libFuzzer on fixed inputs (seeds, their
@@ -163,7 +164,10 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
-FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c common/err.c common/outfile.c
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c formats/hprof.c formats/heapdump.c \
+                common/err.c common/outfile.c
+FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c formats/hprof.c formats/heapdump.c formats/snapshot.c formats/zstd.c \
+                common/err.c common/outfile.c
 FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c common/err.c common/outfile.c \
                 common/table.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
@@ -184,19 +188,27 @@ $(FUZZ_DIR)/fuzz_trace: $(FUZZ_TRACE_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_TRACE_SRCS) -ljansson -lm
+$(FUZZ_DIR)/fuzz_hprof: $(FUZZ_HPROF_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
+	@mkdir -p $(FUZZ_DIR)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_HPROF_SRCS) -ljansson -lz -lzstd
 $(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
-fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/make_seeds
-	rm -rf $(FUZZ_DIR)/seeds
-	mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-profile $(FUZZ_DIR)/corpus-trace
-	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds
+fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_hprof \
+      $(FUZZ_DIR)/make_seeds
+	rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof
+	mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-profile \
+	  $(FUZZ_DIR)/corpus-trace $(FUZZ_DIR)/corpus-hprof
+	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof
 	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_profile -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
 	  -dict=tests/fuzz/profile.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-profile data/machines
 	$(FUZZ_DIR)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-trace tests/fuzz/trace-seeds
+	$(FUZZ_DIR)/fuzz_hprof -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-hprof $(FUZZ_DIR)/seeds-hprof
 
 # make model-validation: the model against the collector on this machine --
 # predicted versus measured speedup of the gc-bench heaps (scripts/model-validation;

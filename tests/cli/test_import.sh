@@ -6,7 +6,7 @@
 # gc-bench take a dump directly; a list predicts no speedup; and damaged
 # dumps give one line naming the offset, exit 2 and no output file.
 . "$(dirname "$0")/lib.sh"
-echo "1..34"
+echo "1..33"
 
 D=tests/data/hprof
 DEV=data/machines/dev-2core-kvm.json

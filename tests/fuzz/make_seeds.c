@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gcscale/snapshot.h"
+#include "hprof_gen.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -49,11 +50,23 @@ static gcs_snapshot *graph(uint64_t n, uint64_t m, uint64_t r)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: make_seeds DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: make_seeds DIR [HPROF_DIR]\n");
         return 2;
     }
     const char *dir = argv[1];
+    for (int k = 0; argc == 3 && k < 3; k++) { /* HPROF seeds: 1, 12 and 40 nodes */
+        static const uint64_t nn[] = {1, 12, 40};
+        hgen h = hprof_generate(nn[k], (uint32_t)k + 1, 200, (uint64_t)k + 3);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/gen-%d.hprof", argv[2], k);
+        FILE *fp = fopen(path, "wb");
+        if (!fp || fwrite(h.p, 1, h.n, fp) != h.n || fclose(fp) != 0) {
+            fprintf(stderr, "make_seeds: cannot write %s\n", path);
+            return 1;
+        }
+        free(h.p);
+    }
     finish(graph(0, 0, 0), dir, "empty.snap");
 
     gcs_snapshot *g = graph(5, 6, 2); /* 0->1->2->0, 3->3 + NULL, 4 data */
