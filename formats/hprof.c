@@ -153,6 +153,12 @@ static void *vec_push(vec *v)
     return (char *)v->p + v->elem * v->n++;
 }
 
+/* id -> value, open addressing */
+typedef struct idmap {
+    uint64_t *keys, *vals;
+    size_t cap, n;
+} idmap;
+
 typedef struct cls {
     uint64_t id, super, loader, name_sid;
     int dumped;
@@ -170,15 +176,9 @@ typedef struct imp {
     hr r;
     uint32_t idsz;
     gcs_heapdump_report rep;
-    /* strings: id -> offset in sblob (hash) */
-    uint64_t *skeys;
-    uint64_t *svals;
-    size_t scap, sn;
+    idmap strings;  /* string id -> offset in sblob */
     vec sblob;      /* char */
-    /* classes: id -> index (hash) */
-    uint64_t *ckeys;
-    uint32_t *cvals;
-    size_t ccap;
+    idmap classmap; /* class id -> index in classes */
     vec classes;    /* cls */
     vec fields;     /* uint8_t: instance field types */
     vec statics;    /* uint64_t: static reference values */
@@ -221,33 +221,56 @@ static size_t slot_of(const uint64_t *keys, size_t cap, uint64_t key)
     return i;
 }
 
-static int str_put(imp *m, uint64_t sid, const uint8_t *s, size_t n)
+/* The slot of key in map (key 0 is HPROF's NULL and never stored), grown
+ * to keep the load under 1/2; SIZE_MAX when out of memory.  *fresh: the key
+ * was not there (it is now, its value to be set by the caller). */
+static size_t idmap_slot(idmap *t, uint64_t key, int *fresh)
 {
-    if (2 * (m->sn + 1) > m->scap) {
-        size_t cap = m->scap ? 2 * m->scap : 1024;
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024;
         uint64_t *k = calloc(cap, sizeof *k), *v = malloc(cap * sizeof *v);
         if (!k || !v) {
             free(k);
             free(v);
-            return -1;
+            return SIZE_MAX;
         }
-        for (size_t i = 0; i < m->scap; i++)
-            if (m->skeys[i]) {
-                size_t j = slot_of(k, cap, m->skeys[i]);
-                k[j] = m->skeys[i];
-                v[j] = m->svals[i];
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->keys[i]) {
+                size_t j = slot_of(k, cap, t->keys[i]);
+                k[j] = t->keys[i];
+                v[j] = t->vals[i];
             }
-        free(m->skeys);
-        free(m->svals);
-        m->skeys = k;
-        m->svals = v;
-        m->scap = cap;
+        free(t->keys);
+        free(t->vals);
+        t->keys = k;
+        t->vals = v;
+        t->cap = cap;
     }
-    size_t j = slot_of(m->skeys, m->scap, sid);
-    if (!m->skeys[j])
-        m->sn++;
-    m->skeys[j] = sid;
-    m->svals[j] = m->sblob.n;
+    size_t j = slot_of(t->keys, t->cap, key);
+    *fresh = !t->keys[j];
+    if (*fresh) {
+        t->keys[j] = key;
+        t->n++;
+    }
+    return j;
+}
+
+/* The slot holding key, or SIZE_MAX. */
+static size_t idmap_find(const idmap *t, uint64_t key)
+{
+    if (!key || !t->cap)
+        return SIZE_MAX;
+    size_t j = slot_of(t->keys, t->cap, key);
+    return t->keys[j] ? j : SIZE_MAX;
+}
+
+static int str_put(imp *m, uint64_t sid, const uint8_t *s, size_t n)
+{
+    int fresh;
+    size_t j = idmap_slot(&m->strings, sid, &fresh);
+    if (j == SIZE_MAX)
+        return -1;
+    m->strings.vals[j] = m->sblob.n;
     for (size_t i = 0; i <= n; i++) {
         char *c = vec_push(&m->sblob);
         if (!c)
@@ -259,55 +282,32 @@ static int str_put(imp *m, uint64_t sid, const uint8_t *s, size_t n)
 
 static const char *str_get(const imp *m, uint64_t sid)
 {
-    if (!sid || !m->scap)
-        return NULL;
-    size_t j = slot_of(m->skeys, m->scap, sid);
-    return m->skeys[j] ? (const char *)m->sblob.p + m->svals[j] : NULL;
+    size_t j = idmap_find(&m->strings, sid);
+    return j != SIZE_MAX ? (const char *)m->sblob.p + m->strings.vals[j] : NULL;
 }
 
 /* The class of id, created when absent; NULL when out of memory. */
 static cls *class_get(imp *m, uint64_t id)
 {
-    if (2 * (m->classes.n + 1) > m->ccap) {
-        size_t cap = m->ccap ? 2 * m->ccap : 1024;
-        uint64_t *k = calloc(cap, sizeof *k);
-        uint32_t *v = malloc(cap * sizeof *v);
-        if (!k || !v) {
-            free(k);
-            free(v);
-            return NULL;
-        }
-        for (size_t i = 0; i < m->ccap; i++)
-            if (m->ckeys[i]) {
-                size_t j = slot_of(k, cap, m->ckeys[i]);
-                k[j] = m->ckeys[i];
-                v[j] = m->cvals[i];
-            }
-        free(m->ckeys);
-        free(m->cvals);
-        m->ckeys = k;
-        m->cvals = v;
-        m->ccap = cap;
-    }
-    size_t j = slot_of(m->ckeys, m->ccap, id);
-    if (m->ckeys[j])
-        return (cls *)m->classes.p + m->cvals[j];
+    int fresh;
+    size_t j = idmap_slot(&m->classmap, id, &fresh);
+    if (j == SIZE_MAX)
+        return NULL;
+    if (!fresh)
+        return (cls *)m->classes.p + m->classmap.vals[j];
     cls *c = vec_push(&m->classes);
     if (!c)
         return NULL;
     memset(c, 0, sizeof *c);
     c->id = id;
-    m->ckeys[j] = id;
-    m->cvals[j] = (uint32_t)(m->classes.n - 1);
+    m->classmap.vals[j] = m->classes.n - 1;
     return c;
 }
 
 static cls *class_find(const imp *m, uint64_t id)
 {
-    if (!id || !m->ccap)
-        return NULL;
-    size_t j = slot_of(m->ckeys, m->ccap, id);
-    return m->ckeys[j] ? (cls *)m->classes.p + m->cvals[j] : NULL;
+    size_t j = idmap_find(&m->classmap, id);
+    return j != SIZE_MAX ? (cls *)m->classes.p + m->classmap.vals[j] : NULL;
 }
 
 /* ---- ids -> indices ----------------------------------------------------------------- */
@@ -1050,11 +1050,11 @@ static void imp_free(imp *m)
     if (m->r.gz)
         gzclose(m->r.gz);
     free(m->r.own);
-    free(m->skeys);
-    free(m->svals);
+    free(m->strings.keys);
+    free(m->strings.vals);
     free(m->sblob.p);
-    free(m->ckeys);
-    free(m->cvals);
+    free(m->classmap.keys);
+    free(m->classmap.vals);
     free(m->classes.p);
     free(m->fields.p);
     free(m->statics.p);
