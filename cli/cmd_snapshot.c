@@ -1,6 +1,7 @@
 /* cmd_snapshot.c -- gcscale snapshot: inspect heap snapshots.
  *
- *   gcscale snapshot info FILE [--json | --csv]
+ *   gcscale snapshot info FILE [--json | --csv] [--types N]
+ *   gcscale snapshot import DUMP -o OUT.snap [--format hprof|v8]
  *
  * Reading is the validation: a file that "info" prints is one the predictor
  * accepts.  Format: docs/snapshot-format.md. */
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "gcscale/heapdump.h"
 #include "gcscale/synth.h"
 
 static const char *const cmd = "snapshot";
@@ -18,7 +20,8 @@ static const char *const cmd = "snapshot";
 static void print_help(FILE *fp)
 {
     fprintf(fp,
-            "usage: gcscale snapshot info FILE [--json | --csv]\n"
+            "usage: gcscale snapshot info FILE [--json | --csv] [--types N]\n"
+            "       gcscale snapshot import DUMP -o OUT.snap [--format hprof|v8]\n"
             "       gcscale snapshot synth bh|cube -o FILE [--size N] [--nodes N]\n"
             "                              [--placement one|spread] [--seed S]\n"
             "\n"
@@ -28,6 +31,13 @@ static void print_help(FILE *fp)
             "pointer fields and edges, payload bytes, graph depth (BFS levels from the\n"
             "roots), roots, the collector's parameters and the bytes on each memory node.\n"
             "A file that fails a check is reported in one line, with exit status 2.\n"
+            "FILE may also be a Java heap dump (HPROF, plain or gzip): it is imported.\n"
+            "Snapshots with types (imported dumps) list the N types holding the most\n"
+            "bytes (--types N, default 20; 0: none).\n"
+            "\n"
+            "import converts a heap dump into a snapshot file (docs/heap-dumps.md):\n"
+            "HPROF 1.0.1-1.0.3 as jcmd GC.heap_dump (also -gz) and jmap -dump write it,\n"
+            "recognised by its content (--format to insist); prints what it found.\n"
             "\n"
             "synth writes a synthetic snapshot shaped like the paper's workloads, for\n"
             "predicting on machines gcscale cannot run on (data/machines/o2k.json):\n"
@@ -38,7 +48,9 @@ static void print_help(FILE *fp)
             "  --size N (default 1000000), --nodes N (memory nodes, default 1), --seed S\n"
             "\n"
             "options:\n"
-            "  -o FILE     synth: where to write (crash-safe)\n"
+            "  -o FILE     synth, import: where to write (crash-safe)\n"
+            "  --format F  import: hprof or v8 (v8 is not supported yet)\n"
+            "  --types N   info: the N largest types (default 20)\n"
             "  --json      one JSON document\n"
             "  --csv       the tables as CSV, each after a '# title' line\n"
             "  -h, --help  this text\n"
@@ -154,7 +166,22 @@ static json_t *json_doc(const char *path, const gcs_snapshot *g, const gcs_snaps
     return d;
 }
 
-static int info(const char *path, gcs_format fmt)
+static gcs_table *type_table(const gcs_snapshot_type_row *rows, uint32_t nrows, long top, uint64_t total,
+                             const char *title)
+{
+    static const char *const cols[] = {"type", "objects", "bytes", "share_pct", "edges"};
+    gcs_table *t = gcs_table_new(title, 5, cols);
+    for (uint32_t k = 0; k < nrows && k < (uint64_t)top; k++) {
+        gcs_table_add_str(t, rows[k].name);
+        gcs_table_add_int(t, (long long)rows[k].objects);
+        gcs_table_add_int(t, (long long)rows[k].bytes);
+        gcs_table_add_num(t, total ? 100.0 * (double)rows[k].bytes / (double)total : 0.0, 1);
+        gcs_table_add_int(t, (long long)rows[k].edges);
+    }
+    return t;
+}
+
+static int info(const char *path, gcs_format fmt, long top)
 {
     gcs_err err = {{0}};
     gcs_snapshot *g = gcs_snapshot_read(path, &err);
@@ -163,9 +190,23 @@ static int info(const char *path, gcs_format fmt)
     gcs_snapshot_stats st;
     if (gcs_snapshot_stats_compute(g, &st, &err) < 0)
         cli_fail(cmd, &err);
+    gcs_snapshot_type_row *rows = NULL;
+    uint32_t nrows = 0;
+    if (g->ntypes && gcs_snapshot_type_summary(g, &rows, &nrows, &err) < 0)
+        cli_fail(cmd, &err);
+    uint64_t total = st.bytes + st.header_bytes;
     const gcs_snapshot_params *p = &g->params;
     if (fmt == GCS_FORMAT_JSON) {
         json_t *d = json_doc(path, g, &st);
+        json_object_set_new(d, "source", json_string(gcs_snapshot_source_name(p->source)));
+        json_object_set_new(d, "layout", json_string(gcs_snapshot_layout_name(p->layout)));
+        json_object_set_new(d, "type_count", json_integer(g->ntypes));
+        json_t *ty = json_array();
+        for (uint32_t k = 0; k < nrows && k < (uint64_t)top; k++)
+            json_array_append_new(ty, json_pack("{s:s, s:I, s:I, s:I}", "type", rows[k].name, "objects",
+                                                (json_int_t)rows[k].objects, "bytes", (json_int_t)rows[k].bytes,
+                                                "edges", (json_int_t)rows[k].edges));
+        json_object_set_new(d, "types", ty);
         gcs_json_print(d, stdout);
         json_decref(d);
     } else {
@@ -208,10 +249,51 @@ static int info(const char *path, gcs_format fmt)
         kv_str(t, "heap_base", buf);
         kv_int(t, "header_bytes", p->header_bytes);
         kv_int(t, "granule_bytes", p->granule_bytes);
+        kv_str(t, "source", gcs_snapshot_source_name(p->source));
+        kv_str(t, "layout", gcs_snapshot_layout_name(p->layout));
         emit(t, "collector parameters", fmt);
         emit(node_table(&st, text ? "memory nodes" : NULL), "memory nodes", fmt);
+        if (nrows && top > 0)
+            emit(type_table(rows, nrows, top, total, text ? "types by bytes (payload + header)" : NULL), "types",
+                 fmt);
     }
+    free(rows);
     gcs_snapshot_stats_free(&st);
+    gcs_snapshot_free(g);
+    return cli_finish(cmd);
+}
+
+static int import(const char *path, const char *out, const char *format)
+{
+    int f = GCS_HEAPDUMP_UNKNOWN;
+    if (!out)
+        cli_usage_error(cmd, "import: -o OUT.snap is required");
+    if (format && strcmp(format, "hprof") == 0)
+        f = GCS_HEAPDUMP_HPROF;
+    else if (format && strcmp(format, "v8") == 0)
+        f = GCS_HEAPDUMP_V8;
+    else if (format)
+        cli_usage_error(cmd, "--format: '%s' is neither hprof nor v8", format);
+    cli_check_output(cmd, "-o", out);
+    gcs_err err = {{0}};
+    gcs_heapdump_report rep;
+    gcs_snapshot *g = gcs_heapdump_import(path, f, &rep, &err);
+    if (!g || gcs_snapshot_write(g, out, &err) < 0)
+        cli_fail(cmd, &err);
+    fprintf(stderr,
+            "imported %s (HPROF %s, %u-byte ids%s, %llu bytes): %llu instances, %llu object arrays, "
+            "%llu primitive arrays, %llu classes; %llu references, %llu to objects not in the dump; "
+            "%llu root records (%llu missing) + %llu classes as roots; %llu unknown records skipped; "
+            "layout: %u-byte references, %u-byte headers, %llu JVM bytes, %llu objects moved up\n",
+            path, rep.version, rep.id_bytes, rep.compressed ? ", gzip" : "", (unsigned long long)rep.dump_bytes,
+            (unsigned long long)rep.instances, (unsigned long long)rep.object_arrays,
+            (unsigned long long)rep.primitive_arrays, (unsigned long long)rep.classes,
+            (unsigned long long)rep.references, (unsigned long long)rep.missing_refs,
+            (unsigned long long)rep.root_records, (unsigned long long)rep.missing_roots,
+            (unsigned long long)rep.classes, (unsigned long long)rep.skipped_records, rep.ref_bytes,
+            rep.object_header_bytes, (unsigned long long)rep.jvm_bytes, (unsigned long long)rep.moved_objects);
+    fprintf(stderr, "wrote %s: %llu objects, %llu pointer fields, %llu roots\n", out,
+            (unsigned long long)g->nobjects, (unsigned long long)g->nfields, (unsigned long long)g->nroots);
     gcs_snapshot_free(g);
     return cli_finish(cmd);
 }
@@ -245,7 +327,7 @@ static int synth(const char *kind_name, const char *out, uint64_t size, long nod
 
 int cmd_snapshot(int argc, char **argv)
 {
-    enum { O_SIZE = 256, O_NODES, O_PLACEMENT, O_SEED };
+    enum { O_SIZE = 256, O_NODES, O_PLACEMENT, O_SEED, O_FORMAT, O_TYPES };
     static const struct option options[] = {
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
@@ -254,11 +336,14 @@ int cmd_snapshot(int argc, char **argv)
         {"nodes", required_argument, NULL, O_NODES},
         {"placement", required_argument, NULL, O_PLACEMENT},
         {"seed", required_argument, NULL, O_SEED},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"types", required_argument, NULL, O_TYPES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *optstring = ":ho:";
-    const char *out = NULL, *placement = NULL;
+    const char *out = NULL, *placement = NULL, *format = NULL;
+    long top = 20;
     uint64_t size = 1000000, seed = 1;
     long nodes = 1;
     int c;
@@ -269,6 +354,8 @@ int cmd_snapshot(int argc, char **argv)
         case O_SIZE: size = (uint64_t)cli_parse_long(cmd, "--size", optarg, 2, 100000000); break;
         case O_NODES: nodes = cli_parse_long(cmd, "--nodes", optarg, 1, GCS_SNAPSHOT_MAX_NODES); break;
         case O_PLACEMENT: placement = optarg; break;
+        case O_FORMAT: format = optarg; break;
+        case O_TYPES: top = cli_parse_long(cmd, "--types", optarg, 0, 1000000); break;
         case O_SEED: seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 0, 0x7fffffffffffffffL); break;
         default:
             cli_common_option(cmd, c, argv, &fmt, print_help);
@@ -283,11 +370,16 @@ int cmd_snapshot(int argc, char **argv)
             cli_usage_error(cmd, "synth: expected one shape, bh or cube");
         return synth(argv[optind + 1], out, size, nodes, placement, seed);
     }
+    if (strcmp(action, "import") == 0) {
+        if (nargs != 2)
+            cli_usage_error(cmd, "import: expected one DUMP");
+        return import(argv[optind + 1], out, format);
+    }
     if (strcmp(action, "info") != 0)
-        cli_usage_error(cmd, "unknown action '%s' (expected: info FILE, or synth)", action);
+        cli_usage_error(cmd, "unknown action '%s' (expected: info FILE, import DUMP, or synth)", action);
     if (nargs < 2)
         cli_usage_error(cmd, "info: missing FILE");
     if (nargs > 2)
         cli_usage_error(cmd, "info: unexpected argument '%s' (one FILE at a time)", argv[optind + 2]);
-    return info(argv[optind + 1], fmt);
+    return info(argv[optind + 1], fmt, top);
 }

@@ -18,11 +18,13 @@
 #include <zlib.h>
 
 #include "../common/internal.h"
+#include "hprof_internal.h"
 #include "snapshot_internal.h"
 #include "zstd_internal.h"
 
-static const char snap_tags[SNAP_NSECTIONS][5] = {"PARM", "OBJS", "NODE", "EDGE", "ROOT"};
-static const char *const snap_names[SNAP_NSECTIONS] = {"params", "objects", "nodes", "edges", "roots"};
+static const char snap_tags[SNAP_NSECTIONS][5] = {"PARM", "OBJS", "NODE", "EDGE", "ROOT", "TYPE", "OTYP"};
+static const char *const snap_names[SNAP_NSECTIONS] = {"params", "objects", "nodes", "edges", "roots", "types",
+                                                       "object types"};
 
 #define SNAP_CHUNK (1u << 20)
 
@@ -43,32 +45,54 @@ const char *gcs_snapshot_numa_policy_name(uint32_t policy)
     return policy < 3 ? names[policy] : "?";
 }
 
+const char *gcs_snapshot_source_name(uint32_t source)
+{
+    static const char *const names[] = {"gcscale", "hprof", "v8"};
+    return source < 3 ? names[source] : "?";
+}
+
+const char *gcs_snapshot_layout_name(uint32_t layout)
+{
+    static const char *const names[] = {"heap", "dump-order", "unknown-order"};
+    return layout < 3 ? names[layout] : "?";
+}
+
 /* ---- sizes ------------------------------------------------------------------ */
+
+/* The counts a header declares (version 1 has no types: t = tb = 0). */
+typedef struct snap_counts {
+    uint32_t version;
+    uint64_t n, m, r, runs, t, tb, file_bytes;
+} snap_counts;
+
+static unsigned snap_nsections(uint32_t version) { return version == 1 ? SNAP_NSECTIONS_V1 : SNAP_NSECTIONS; }
 
 /* Payload bytes of each section for the given counts; 0 with *ok = 0 on
  * overflow. */
-static void snap_section_sizes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs,
-                               uint64_t payload[SNAP_NSECTIONS], int *ok)
+static void snap_section_sizes(const snap_counts *c, uint64_t payload[SNAP_NSECTIONS], int *ok)
 {
-    *ok = n <= GCS_SNAPSHOT_MAX_OBJECTS && runs <= GCS_SNAPSHOT_MAX_OBJECTS
-          && m <= (UINT64_MAX >> 6) && r <= (UINT64_MAX >> 6);
+    *ok = c->n <= GCS_SNAPSHOT_MAX_OBJECTS && c->runs <= GCS_SNAPSHOT_MAX_OBJECTS
+          && c->m <= (UINT64_MAX >> 6) && c->r <= (UINT64_MAX >> 6) && c->t <= GCS_SNAPSHOT_MAX_TYPES
+          && c->tb <= (UINT64_MAX >> 6);
     payload[SNAP_SEC_PARAMS] = SNAP_PARAMS_BYTES;
-    payload[SNAP_SEC_OBJECTS] = *ok ? n * SNAP_OBJECT_BYTES : 0;
-    payload[SNAP_SEC_NODES] = *ok ? runs * SNAP_RUN_BYTES : 0;
-    payload[SNAP_SEC_EDGES] = *ok ? m * SNAP_ID_BYTES : 0;
-    payload[SNAP_SEC_ROOTS] = *ok ? r * SNAP_ID_BYTES : 0;
+    payload[SNAP_SEC_OBJECTS] = *ok ? c->n * SNAP_OBJECT_BYTES : 0;
+    payload[SNAP_SEC_NODES] = *ok ? c->runs * SNAP_RUN_BYTES : 0;
+    payload[SNAP_SEC_EDGES] = *ok ? c->m * SNAP_ID_BYTES : 0;
+    payload[SNAP_SEC_ROOTS] = *ok ? c->r * SNAP_ID_BYTES : 0;
+    payload[SNAP_SEC_TYPES] = *ok ? c->tb : 0;
+    payload[SNAP_SEC_OBJTYPES] = *ok && c->t ? c->n * SNAP_ID_BYTES : 0;
 }
 
 /* Total file bytes for those counts; 0 on overflow. */
-static uint64_t snap_file_bytes(uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
+static uint64_t snap_file_bytes(const snap_counts *c)
 {
     uint64_t payload[SNAP_NSECTIONS];
     int ok;
-    snap_section_sizes(n, m, r, runs, payload, &ok);
+    snap_section_sizes(c, payload, &ok);
     if (!ok)
         return 0;
-    uint64_t total = SNAP_HEADER_BYTES;
-    for (int i = 0; i < (int)SNAP_NSECTIONS; i++)
+    uint64_t total = c->version == 1 ? SNAP_HEADER_BYTES_V1 : SNAP_HEADER_BYTES;
+    for (unsigned i = 0; i < snap_nsections(c->version); i++)
         total += SNAP_SECTION_HEAD + snap_pad8(payload[i]) + SNAP_SECTION_TAIL;
     return total;
 }
@@ -105,11 +129,12 @@ gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
                     (unsigned long long)n, (unsigned long long)GCS_SNAPSHOT_MAX_OBJECTS);
         return NULL;
     }
-    uint64_t total = 0, o_addr, o_words, o_nptrs, o_node, o_start, o_edges, o_roots;
+    uint64_t total = 0, o_addr, o_words, o_nptrs, o_node, o_start, o_edges, o_roots, o_type;
     if (add_array(&total, n, 8, &o_addr) < 0 || add_array(&total, n, 4, &o_words) < 0
         || add_array(&total, n, 4, &o_nptrs) < 0 || add_array(&total, n, 2, &o_node) < 0
         || add_array(&total, n + 1, 8, &o_start) < 0 || add_array(&total, m, 4, &o_edges) < 0
-        || add_array(&total, r, 4, &o_roots) < 0 || total > SIZE_MAX) {
+        || add_array(&total, r, 4, &o_roots) < 0 || add_array(&total, n, 4, &o_type) < 0
+        || total > SIZE_MAX) {
         gcs_err_set(err, "snapshot: graph too large for this address space");
         return NULL;
     }
@@ -133,6 +158,8 @@ gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
     g->edge_start = (uint64_t *)(mem + o_start);
     g->edges = (uint32_t *)(mem + o_edges);
     g->roots = (uint32_t *)(mem + o_roots);
+    g->type = (uint32_t *)(mem + o_type);
+    memset(g->type, 0xFF, (size_t)n * sizeof *g->type); /* GCS_SNAPSHOT_TYPE_NONE */
     gcs_snapshot_params_default(&g->params);
     return g;
 }
@@ -142,7 +169,37 @@ void gcs_snapshot_free(gcs_snapshot *g)
     if (!g)
         return;
     free(g->storage_);
+    free(g->types_storage_);
     free(g);
+}
+
+/* The names live in one block: the pointer array, then the strings. */
+int gcs_snapshot_set_types(gcs_snapshot *g, uint32_t ntypes, const char *const *names, gcs_err *err)
+{
+    if (ntypes > GCS_SNAPSHOT_MAX_TYPES) {
+        gcs_err_set(err, "snapshot: %u types: at most %u", ntypes, GCS_SNAPSHOT_MAX_TYPES);
+        return -1;
+    }
+    size_t bytes = (size_t)ntypes * sizeof(char *);
+    for (uint32_t k = 0; k < ntypes; k++)
+        bytes += strlen(names[k]) + 1;
+    char *mem = malloc(bytes ? bytes : 1);
+    if (!mem) {
+        gcs_err_set(err, "snapshot: out of memory for %u type names", ntypes);
+        return -1;
+    }
+    char **tab = (char **)(void *)mem, *q = mem + (size_t)ntypes * sizeof(char *);
+    for (uint32_t k = 0; k < ntypes; k++) {
+        size_t len = strlen(names[k]) + 1;
+        memcpy(q, names[k], len);
+        tab[k] = q;
+        q += len;
+    }
+    free(g->types_storage_);
+    g->types_storage_ = mem;
+    g->type_names = ntypes ? tab : NULL;
+    g->ntypes = ntypes;
+    return 0;
 }
 
 /* ---- validation ------------------------------------------------------------------ */
@@ -188,6 +245,10 @@ static int validate_params(const gcs_snapshot_params *p, gcs_err *err)
     }
     if (p->heap_limit > HEAP_LIMIT_MAX || p->heap_limit % 8) {
         gcs_err_set(err, "params: absurd heap limit %llu bytes", (unsigned long long)p->heap_limit);
+        return -1;
+    }
+    if (p->source > GCS_SNAPSHOT_SOURCE_V8 || p->layout > GCS_SNAPSHOT_LAYOUT_UNKNOWN_ORDER) {
+        gcs_err_set(err, "params: unknown source %u or address layout %u", p->source, p->layout);
         return -1;
     }
     return 0;
@@ -255,6 +316,11 @@ int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
         if (nd != GCS_SNAPSHOT_NODE_UNKNOWN && nd >= p->node_count) {
             gcs_err_set(err, "object %llu: memory node %u >= node count %u", (unsigned long long)i, nd,
                         p->node_count);
+            return -1;
+        }
+        if (g->type[i] != GCS_SNAPSHOT_TYPE_NONE && g->type[i] >= g->ntypes) {
+            gcs_err_set(err, "object %llu: type %u >= type count %u", (unsigned long long)i, g->type[i],
+                        g->ntypes);
             return -1;
         }
     }
@@ -334,8 +400,10 @@ void _gcs_snapw_put(gcs_snapw *w, const void *p, size_t n)
     }
 }
 
-void _gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
+void _gcs_snapw_header_typed(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t runs, uint64_t t,
+                             uint64_t tb)
 {
+    snap_counts c = {.version = GCS_SNAPSHOT_VERSION, .n = n, .m = m, .r = r, .runs = runs, .t = t, .tb = tb};
     uint8_t h[SNAP_HEADER_BYTES] = {0};
     memcpy(h, SNAP_MAGIC, 8);
     snap_st32(h + 8, GCS_SNAPSHOT_VERSION);
@@ -346,10 +414,25 @@ void _gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_
     snap_st64(h + 32, m);
     snap_st64(h + 40, r);
     snap_st64(h + 48, runs);
-    snap_st64(h + 56, snap_file_bytes(n, m, r, runs));
-    snap_st32(h + 64, SNAP_NSECTIONS);
-    snap_st32(h + 68, crc_update(0, h, 68));
+    snap_st64(h + 56, snap_file_bytes(&c));
+    snap_st64(h + 64, t);
+    snap_st64(h + 72, tb);
+    snap_st32(h + 80, SNAP_NSECTIONS);
+    snap_st32(h + 84, crc_update(0, h, 84));
     _gcs_snapw_put(w, h, sizeof h);
+}
+
+void _gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
+{
+    _gcs_snapw_header_typed(w, n, m, r, runs, 0, 0);
+}
+
+void _gcs_snapw_no_types(gcs_snapw *w)
+{
+    _gcs_snapw_section_begin(w, SNAP_SEC_TYPES, 0);
+    _gcs_snapw_section_end(w);
+    _gcs_snapw_section_begin(w, SNAP_SEC_OBJTYPES, 0);
+    _gcs_snapw_section_end(w);
 }
 
 void _gcs_snapw_section_begin(gcs_snapw *w, int section, uint64_t payload_bytes)
@@ -399,6 +482,8 @@ void _gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p)
     snap_st64(b + 48, p->heap_base);
     snap_st32(b + 56, p->header_bytes);
     snap_st32(b + 60, p->granule_bytes);
+    snap_st32(b + 64, p->source);
+    snap_st32(b + 68, p->layout);
     _gcs_snapw_section_begin(w, SNAP_SEC_PARAMS, SNAP_PARAMS_BYTES);
     _gcs_snapw_put(w, b, sizeof b);
     _gcs_snapw_section_end(w);
@@ -423,7 +508,10 @@ int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err)
         gcs_err_set(err, "%s: out of memory", path);
         return -1;
     }
-    _gcs_snapw_header(&w, n, g->nfields, g->nroots, runs);
+    uint64_t tb = 0;
+    for (uint32_t k = 0; k < g->ntypes; k++)
+        tb += strlen(g->type_names[k]) + 1;
+    _gcs_snapw_header_typed(&w, n, g->nfields, g->nroots, runs, g->ntypes, tb);
     _gcs_snapw_params(&w, &g->params);
     _gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
     for (uint64_t i = 0; i < n; i++) {
@@ -451,6 +539,14 @@ int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err)
     for (uint64_t k = 0; k < g->nroots; k++)
         _gcs_snapw_u32(&w, g->roots[k]);
     _gcs_snapw_section_end(&w);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_TYPES, tb);
+    for (uint32_t k = 0; k < g->ntypes; k++)
+        _gcs_snapw_put(&w, g->type_names[k], strlen(g->type_names[k]) + 1);
+    _gcs_snapw_section_end(&w);
+    _gcs_snapw_section_begin(&w, SNAP_SEC_OBJTYPES, g->ntypes ? n * SNAP_ID_BYTES : 0);
+    for (uint64_t i = 0; g->ntypes && i < n; i++)
+        _gcs_snapw_u32(&w, g->type[i]);
+    _gcs_snapw_section_end(&w);
     _gcs_snapw_flush(&w);
     int failed = w.failed;
     _gcs_snapw_free(&w);
@@ -471,14 +567,15 @@ typedef struct snap_src {
     uint64_t size, pos;
     uint8_t *chunk;         /* file source: the read buffer */
     uint64_t sec_off[SNAP_NSECTIONS + 1]; /* file offsets of the sections, then the end */
+    unsigned nsec;          /* sections of the file's version */
 } snap_src;
 
 static int section_at(const snap_src *s, uint64_t off)
 {
-    for (int i = 0; i < (int)SNAP_NSECTIONS; i++)
+    for (int i = 0; i < (int)s->nsec; i++)
         if (off < s->sec_off[i + 1])
             return i;
-    return SNAP_NSECTIONS - 1;
+    return (int)s->nsec - 1;
 }
 
 /* File source: reads the n bytes at the current position into buf. */
@@ -534,10 +631,6 @@ static int src_copy(snap_src *s, void *dst, size_t n, uint32_t *crc, gcs_err *er
     return 0;
 }
 
-typedef struct snap_counts {
-    uint64_t n, m, r, runs, file_bytes;
-} snap_counts;
-
 /* Header checks, in the order that gives the most useful message. */
 static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
 {
@@ -546,38 +639,47 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
         gcs_err_set(err, "%s: empty file, not a gcscale heap snapshot", name);
         return -1;
     }
-    size_t have = s->size < SNAP_HEADER_BYTES ? (size_t)s->size : SNAP_HEADER_BYTES;
-    const uint8_t *h = src_get(s, have, NULL, err);
-    if (!h)
+    /* The version decides the header's length: read the first 12 bytes. */
+    uint8_t h[SNAP_HEADER_BYTES];
+    size_t have = s->size < 12 ? (size_t)s->size : 12;
+    const uint8_t *q = src_get(s, have, NULL, err);
+    if (!q)
         return -1;
+    memcpy(h, q, have);
     if (memcmp(h, SNAP_MAGIC, have < 8 ? have : 8) != 0) {
         gcs_err_set(err, "%s: not a gcscale heap snapshot (bad magic)", name);
         return -1;
     }
-    if (have >= 12) {
-        uint32_t version = snap_ld32(h + 8);
-        if (version != GCS_SNAPSHOT_VERSION) {
-            gcs_err_set(err, "%s: unsupported snapshot format version %u (this reader reads version %d)",
-                        name, version, GCS_SNAPSHOT_VERSION);
-            return -1;
-        }
-    }
-    if (have < SNAP_HEADER_BYTES) {
-        gcs_err_set(err, "%s: truncated in the header (%zu of %u bytes)", name, have, SNAP_HEADER_BYTES);
+    uint32_t version = have >= 12 ? snap_ld32(h + 8) : GCS_SNAPSHOT_VERSION;
+    if (version != 1 && version != 2) {
+        gcs_err_set(err, "%s: unsupported snapshot format version %u (this reader reads versions 1 and 2)",
+                    name, version);
         return -1;
     }
-    uint32_t stored = snap_ld32(h + 68), computed = crc_update(0, h, 68);
+    unsigned hbytes = version == 1 ? SNAP_HEADER_BYTES_V1 : SNAP_HEADER_BYTES;
+    if (s->size < hbytes) {
+        gcs_err_set(err, "%s: truncated in the header (%llu of %u bytes)", name, (unsigned long long)s->size,
+                    hbytes);
+        return -1;
+    }
+    if (!(q = src_get(s, hbytes - 12, NULL, err)))
+        return -1;
+    memcpy(h + 12, q, hbytes - 12);
+    unsigned crc_at = hbytes - 4, nsec_at = hbytes - 8;
+    uint32_t stored = snap_ld32(h + crc_at), computed = crc_update(0, h, crc_at);
     if (stored != computed) {
         gcs_err_set(err, "%s: header checksum mismatch (stored %08x, computed %08x)", name, stored, computed);
         return -1;
     }
-    if (snap_ld32(h + 12) != SNAP_HEADER_BYTES || snap_ld32(h + 64) != SNAP_NSECTIONS) {
-        gcs_err_set(err, "%s: header of %u bytes with %u sections (version 1 has %u and %u)", name,
-                    snap_ld32(h + 12), snap_ld32(h + 64), SNAP_HEADER_BYTES, SNAP_NSECTIONS);
+    c->version = version;
+    s->nsec = snap_nsections(version);
+    if (snap_ld32(h + 12) != hbytes || snap_ld32(h + nsec_at) != s->nsec) {
+        gcs_err_set(err, "%s: header of %u bytes with %u sections (version %u has %u and %u)", name,
+                    snap_ld32(h + 12), snap_ld32(h + nsec_at), version, hbytes, s->nsec);
         return -1;
     }
     if (snap_ld32(h + 16) != SNAP_ID_BYTES) {
-        gcs_err_set(err, "%s: unsupported id width of %u bytes (version 1 has 4-byte ids)", name,
+        gcs_err_set(err, "%s: unsupported id width of %u bytes (versions 1 and 2 have 4-byte ids)", name,
                     snap_ld32(h + 16));
         return -1;
     }
@@ -590,24 +692,27 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
     c->r = snap_ld64(h + 40);
     c->runs = snap_ld64(h + 48);
     c->file_bytes = snap_ld64(h + 56);
-    uint64_t need = snap_file_bytes(c->n, c->m, c->r, c->runs);
+    c->t = version == 1 ? 0 : snap_ld64(h + 64);
+    c->tb = version == 1 ? 0 : snap_ld64(h + 72);
+    uint64_t need = snap_file_bytes(c);
     if (need == 0 || need != c->file_bytes) {
         char needs[48];
         if (need)
             snprintf(needs, sizeof needs, "%llu bytes", (unsigned long long)need);
         else
             snprintf(needs, sizeof needs, "more than 2^64 bytes or 2^32 ids");
-        gcs_err_set(err, "%s: counts do not fit the file size: %llu objects, %llu pointer fields, %llu roots "
-                    "and %llu node runs need %s, the header says the file has %llu",
+        gcs_err_set(err, "%s: counts do not fit the file size: %llu objects, %llu pointer fields, %llu roots, "
+                    "%llu node runs and %llu types (%llu name bytes) need %s, the header says the file has %llu",
                     name, (unsigned long long)c->n, (unsigned long long)c->m, (unsigned long long)c->r,
-                    (unsigned long long)c->runs, needs, (unsigned long long)c->file_bytes);
+                    (unsigned long long)c->runs, (unsigned long long)c->t, (unsigned long long)c->tb, needs,
+                    (unsigned long long)c->file_bytes);
         return -1;
     }
     uint64_t payload[SNAP_NSECTIONS];
     int ok;
-    snap_section_sizes(c->n, c->m, c->r, c->runs, payload, &ok);
-    s->sec_off[0] = SNAP_HEADER_BYTES;
-    for (int i = 0; i < (int)SNAP_NSECTIONS; i++)
+    snap_section_sizes(c, payload, &ok);
+    s->sec_off[0] = hbytes;
+    for (int i = 0; i < (int)s->nsec; i++)
         s->sec_off[i + 1] = s->sec_off[i] + SNAP_SECTION_HEAD + snap_pad8(payload[i]) + SNAP_SECTION_TAIL;
     if (s->size < c->file_bytes) {
         gcs_err_set(err, "%s: truncated in section '%s' (file has %llu of %llu bytes)", name,
@@ -698,6 +803,65 @@ static int read_u32s(snap_src *s, uint32_t *dst, uint64_t count, uint32_t *crc, 
     return 0;
 }
 
+static uint64_t count_nuls(const char *p, uint64_t n)
+{
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < n; i++)
+        k += p[i] == 0;
+    return k;
+}
+
+/* Version 2's type sections: the names (exactly t NUL-terminated strings,
+ * bounded by the file size already), then one type index per object. */
+static int read_types(snap_src *s, const snap_counts *c, gcs_snapshot *g, gcs_err *err)
+{
+    uint8_t head[SNAP_SECTION_HEAD];
+    uint32_t crc;
+    char *blob = malloc(c->tb ? (size_t)c->tb : 1);
+    const char **names = malloc(c->t ? (size_t)c->t * sizeof *names : 1);
+    int rc = -1;
+    if (!blob || !names) {
+        gcs_err_set(err, "%s: out of memory for %llu type names", s->name, (unsigned long long)c->t);
+        goto done;
+    }
+    if (section_open(s, SNAP_SEC_TYPES, &crc, head, err) < 0)
+        goto done;
+    for (uint64_t off = 0; off < c->tb;) {
+        size_t k = c->tb - off > SNAP_CHUNK ? SNAP_CHUNK : (size_t)(c->tb - off);
+        if (src_copy(s, blob + off, k, &crc, err) < 0)
+            goto done;
+        off += k;
+    }
+    if (section_close(s, SNAP_SEC_TYPES, crc, head, c->tb, err) < 0)
+        goto done;
+    /* Exactly t names: t NULs, the last byte one of them. */
+    uint64_t k = 0;
+    for (uint64_t off = 0; off < c->tb; off++) {
+        if (off == 0 || blob[off - 1] == 0) {
+            if (k == c->t)
+                break;
+            names[k++] = blob + off;
+        }
+    }
+    if (k != c->t || (c->tb && blob[c->tb - 1] != 0) || count_nuls(blob, c->tb) != c->t) {
+        gcs_err_set(err, "%s: section 'types' does not hold exactly %llu NUL-terminated names", s->name,
+                    (unsigned long long)c->t);
+        goto done;
+    }
+    if (gcs_snapshot_set_types(g, (uint32_t)c->t, names, err) < 0)
+        goto done;
+    uint64_t ot = c->t ? c->n * SNAP_ID_BYTES : 0;
+    if (section_open(s, SNAP_SEC_OBJTYPES, &crc, head, err) < 0
+        || (c->t && read_u32s(s, g->type, c->n, &crc, err) < 0)
+        || section_close(s, SNAP_SEC_OBJTYPES, crc, head, ot, err) < 0)
+        goto done;
+    rc = 0;
+done:
+    free(blob);
+    free(names);
+    return rc;
+}
+
 static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
 {
     snap_counts c;
@@ -735,7 +899,11 @@ static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
     p->heap_base = snap_ld64(b + 48);
     p->header_bytes = snap_ld32(b + 56);
     p->granule_bytes = snap_ld32(b + 60);
-    param_reserved = snap_ld64(b + 64) | snap_ld64(b + 72);
+    if (c.version >= 2) {
+        p->source = snap_ld32(b + 64);
+        p->layout = snap_ld32(b + 68);
+    }
+    param_reserved = (c.version == 1 ? snap_ld64(b + 64) : 0) | snap_ld64(b + 72);
     if (section_close(s, SNAP_SEC_PARAMS, crc, head, SNAP_PARAMS_BYTES, err) < 0)
         goto fail;
     if (param_reserved) {
@@ -769,6 +937,8 @@ static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
         goto fail;
     if (section_open(s, SNAP_SEC_ROOTS, &crc, head, err) < 0 || read_u32s(s, g->roots, c.r, &crc, err) < 0
         || section_close(s, SNAP_SEC_ROOTS, crc, head, c.r * SNAP_ID_BYTES, err) < 0)
+        goto fail;
+    if (c.version >= 2 && read_types(s, &c, g, err) < 0)
         goto fail;
 
     /* Content.  Params, node runs (they fill node[]), the fields' total,
@@ -851,6 +1021,17 @@ gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err)
         gcs_err_set(err, "%s: cannot read: %s", path, fst != 0 ? strerror(errno) : "not a regular file");
         close(s.fd);
         return NULL;
+    }
+    /* A heap dump (HPROF, plain or gzip; a V8 snapshot) is imported. */
+    uint8_t first[18];
+    ssize_t nf = pread(s.fd, first, sizeof first, 0);
+    if ((nf >= 2 && first[0] == 0x1f && first[1] == 0x8b) || (nf >= 1 && first[0] == '{')
+        || (nf == (ssize_t)sizeof first && memcmp(first, "JAVA PROFILE 1.0.", 17) == 0)) {
+        int format = _gcs_heapdump_sniff(path, err);
+        if (format != GCS_HEAPDUMP_UNKNOWN) {
+            close(s.fd);
+            return format < 0 ? NULL : gcs_heapdump_import(path, format, NULL, err);
+        }
     }
     /* A zstd-compressed snapshot (.snap.zst, the corpus) is read from memory. */
     void *plain;
@@ -952,4 +1133,47 @@ void gcs_snapshot_stats_free(gcs_snapshot_stats *st)
     free(st->node_objects);
     free(st->node_bytes);
     st->node_objects = st->node_bytes = NULL;
+}
+
+/* ---- types ------------------------------------------------------------------------- */
+
+static int type_row_cmp(const void *a, const void *b)
+{
+    const gcs_snapshot_type_row *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return x->type < y->type ? -1 : x->type > y->type;
+}
+
+int gcs_snapshot_type_summary(const gcs_snapshot *g, gcs_snapshot_type_row **rows, uint32_t *nrows, gcs_err *err)
+{
+    uint64_t nt = (uint64_t)g->ntypes + 1; /* the last slot: no type */
+    gcs_snapshot_type_row *r = calloc((size_t)nt, sizeof *r);
+    *rows = NULL;
+    *nrows = 0;
+    if (!r) {
+        gcs_err_set(err, "snapshot: out of memory for %llu types", (unsigned long long)nt);
+        return -1;
+    }
+    uint64_t hb = g->params.header_bytes;
+    for (uint64_t i = 0; i < g->nobjects; i++) {
+        uint32_t t = g->type[i] < g->ntypes ? g->type[i] : g->ntypes;
+        r[t].objects++;
+        r[t].bytes += 8 * (uint64_t)g->words[i] + hb;
+        for (uint64_t e = g->edge_start[i]; e < g->edge_start[i + 1]; e++)
+            r[t].edges += g->edges[e] != GCS_SNAPSHOT_NULL;
+    }
+    uint32_t k = 0;
+    for (uint64_t t = 0; t < nt; t++) {
+        if (!r[t].objects)
+            continue;
+        r[k] = r[t];
+        r[k].type = t < g->ntypes ? (uint32_t)t : GCS_SNAPSHOT_TYPE_NONE;
+        r[k].name = t < g->ntypes ? g->type_names[t] : "(no type)";
+        k++;
+    }
+    qsort(r, k, sizeof *r, type_row_cmp);
+    *rows = r;
+    *nrows = k;
+    return 0;
 }

@@ -287,7 +287,7 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
         }
     }
     if (n > GCS_SNAPSHOT_MAX_OBJECTS) {
-        gcs_err_set(err, "%s: %llu live objects: format version 1 holds at most %llu", path,
+        gcs_err_set(err, "%s: %llu live objects: a snapshot holds at most %llu", path,
                     (unsigned long long)n, (unsigned long long)GCS_SNAPSHOT_MAX_OBJECTS);
         goto done;
     }
@@ -374,6 +374,7 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
         _gcs_snapw_u32(&w, (uint32_t)id);
     }
     _gcs_snapw_section_end(&w);
+    _gcs_snapw_no_types(&w); /* format version 2: the collector knows no types */
     _gcs_snapw_flush(&w);
     if (w.failed) {
         gcs_err_set(err, "%s: write failed: %s", path, strerror(errno ? errno : EIO));

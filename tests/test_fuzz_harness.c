@@ -25,6 +25,10 @@
 #include "fuzz/fuzz_corpus_floor.c"
 #undef LLVMFuzzerTestOneInput
 #undef devnull
+#define LLVMFuzzerTestOneInput fuzz_hprof_one
+#include "fuzz/fuzz_hprof.c"
+#undef LLVMFuzzerTestOneInput
+#include "fuzz/hprof_gen.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -163,6 +167,41 @@ static void test_trace_target(void **state)
         fuzz_trace_one((const uint8_t *)refused[i], strlen(refused[i]));
 }
 
+static void test_hprof_target(void **state)
+{
+    (void)state;
+    hgen g = hprof_generate(40, 3, 256, 7); /* several segments, shuffled */
+    run_variants(fuzz_hprof_one, g.p, g.n, 1);
+    /* the generated graph exactly: 40 nodes, 3 Object[3], 3 int[8], 5 classes */
+    gcs_err err;
+    gcs_heapdump_report rep;
+    gcs_snapshot *s = gcs_heapdump_import_hprof_mem(g.p, g.n, "gen", &rep, &err);
+    if (!s)
+        fail_msg("%s", err.msg);
+    assert_int_equal(s->nobjects, 40 + 3 + 3 + 5);
+    assert_int_equal(rep.references, 39 + 9 + 1 + 4); /* next, array slots, static head, superclasses */
+    assert_int_equal(rep.missing_refs, 0);
+    assert_int_equal(s->nroots, 1 + 5);
+    gcs_snapshot_free(s);
+    /* bad input, each one line naming the offset */
+    static const struct { size_t at; uint8_t v; const char *want; } bad[] = {
+        {22, 5, "offset 19: identifier size 5"},
+        {17, '7', "offset 17: unsupported HPROF version"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t *c = malloc(g.n);
+        memcpy(c, g.p, g.n);
+        c[bad[i].at] = bad[i].v;
+        assert_null(gcs_heapdump_import_hprof_mem(c, g.n, "bad", NULL, &err));
+        if (!strstr(err.msg, bad[i].want))
+            fail_msg("wanted \"%s\", got \"%s\"", bad[i].want, err.msg);
+        free(c);
+    }
+    assert_null(gcs_heapdump_import_hprof_mem(g.p, g.n - 3, "cut", NULL, &err));
+    assert_non_null(strstr(err.msg, "truncated dump"));
+    free(g.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_trace_target),
         cmocka_unit_test(test_gcbench_result_target),
         cmocka_unit_test(test_corpus_floor_target),
+        cmocka_unit_test(test_hprof_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

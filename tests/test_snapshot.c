@@ -53,10 +53,11 @@ static void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static void st16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 
-/* Offset of section i's 16-byte head (0 params, 1 objects, 2 nodes, 3 edges, 4 roots). */
+/* Offset of section i's 16-byte head (0 params, 1 objects, 2 nodes, 3 edges,
+ * 4 roots, 5 types, 6 object types) in a version-2 file. */
 static size_t section_off(const uint8_t *b, int sec)
 {
-    size_t off = 72;
+    size_t off = 88;
     for (int i = 0; i < sec; i++)
         off += 16 + ((ld64(b + off + 8) + 7) & ~7ull) + 8;
     return off;
@@ -64,9 +65,9 @@ static size_t section_off(const uint8_t *b, int sec)
 
 static void fix_crcs(uint8_t *b)
 {
-    st32(b + 68, (uint32_t)crc32(0, b, 68));
-    size_t off = 72;
-    for (int i = 0; i < 5; i++) {
+    st32(b + 84, (uint32_t)crc32(0, b, 84));
+    size_t off = 88;
+    for (int i = 0; i < 7; i++) {
         size_t end = off + 16 + ((ld64(b + off + 8) + 7) & ~7ull);
         st32(b + end, (uint32_t)crc32(0, b + off, (uInt)(end - off)));
         off = end + 8;
@@ -93,6 +94,11 @@ static void assert_graphs_equal(const gcs_snapshot *a, const gcs_snapshot *b)
         assert_memory_equal(a->edges, b->edges, a->nfields * sizeof *a->edges);
     if (a->nroots)
         assert_memory_equal(a->roots, b->roots, a->nroots * sizeof *a->roots);
+    assert_int_equal(a->ntypes, b->ntypes);
+    for (uint32_t k = 0; k < a->ntypes; k++)
+        assert_string_equal(a->type_names[k], b->type_names[k]);
+    if (n)
+        assert_memory_equal(a->type, b->type, n * sizeof *a->type);
 }
 
 /* Lays objects out contiguously (header 8) from offset 8 and fills edge_start. */
@@ -149,7 +155,7 @@ static void test_roundtrip_empty(void **state)
     tmp_path(path, sizeof path, "empty.snap");
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
-    assert_int_equal(sb.st_size, 272); /* header + five empty sections */
+    assert_int_equal(sb.st_size, 336); /* header + seven empty sections */
     gcs_snapshot_free(g);
     gcs_snapshot_free(h);
 }
@@ -178,6 +184,12 @@ static gcs_snapshot *small_graph(void)
     g->params.collection = 7;
     g->params.timestamp_ns = 1700000000123456789ull;
     g->params.heap_base = 0x7f0000000000ull;
+    g->params.source = GCS_SNAPSHOT_SOURCE_HPROF;
+    g->params.layout = GCS_SNAPSHOT_LAYOUT_DUMP_ORDER;
+    static const char *const tnames[] = {"Node", "", "java.lang.Object[]"};
+    static const uint32_t types[] = {0, 0, 2, 2, GCS_SNAPSHOT_TYPE_NONE, 1};
+    assert_int_equal(gcs_snapshot_set_types(g, 3, tnames, &err), 0);
+    memcpy(g->type, types, sizeof types);
     layout(g);
     g->addr[5] += 64; /* a gap */
     return g;
@@ -205,6 +217,23 @@ static void test_roundtrip_small(void **state)
     assert_int_equal(st.node_objects[2], 1); /* unknown */
     assert_int_equal(st.node_bytes[1], 8 * (3 + 2 + 1));
     gcs_snapshot_stats_free(&st);
+    /* the types, largest first: Object[] (objects 2, 3), no type (4), Node (0, 1), "" (5) */
+    gcs_snapshot_type_row *rows;
+    uint32_t nrows;
+    assert_int_equal(gcs_snapshot_type_summary(h, &rows, &nrows, &err), 0);
+    assert_int_equal(nrows, 4);
+    assert_string_equal(rows[0].name, "java.lang.Object[]");
+    assert_int_equal(rows[0].objects, 2);
+    assert_int_equal(rows[0].bytes, 8 * (3 + 2) + 2 * 8);
+    assert_int_equal(rows[0].edges, 2);
+    assert_int_equal(rows[1].type, GCS_SNAPSHOT_TYPE_NONE);
+    assert_string_equal(rows[1].name, "(no type)");
+    assert_int_equal(rows[1].bytes, 8 * 5 + 8);
+    assert_string_equal(rows[2].name, "Node");
+    assert_int_equal(rows[2].bytes, 8 * (2 + 1) + 2 * 8);
+    assert_int_equal(rows[3].type, 1);
+    assert_int_equal(rows[3].edges, 1);
+    free(rows);
     gcs_snapshot_free(g);
     gcs_snapshot_free(h);
 }
@@ -309,17 +338,18 @@ static void test_truncation_every_offset(void **state)
     (void)state;
     size_t len;
     uint8_t *b = small_file(&len);
-    static const char *const names[] = {"'params'", "'objects'", "'nodes'", "'edges'", "'roots'"};
-    size_t sec[6];
-    for (int i = 0; i < 5; i++)
+    static const char *const names[] = {"'params'", "'objects'", "'nodes'",      "'edges'",
+                                        "'roots'",  "'types'",   "'object types'"};
+    size_t sec[8];
+    for (int i = 0; i < 7; i++)
         sec[i] = section_off(b, i);
-    sec[5] = len;
+    sec[7] = len;
     for (size_t k = 0; k < len; k++) {
         uint8_t *c = malloc(k + 1);
         memcpy(c, b, k);
         if (k == 0)
             expect_error(c, k, "empty file");
-        else if (k < 72)
+        else if (k < 88)
             expect_error(c, k, "truncated in the header");
         else {
             int s = 0;
@@ -382,7 +412,7 @@ static size_t obj_row(const uint8_t *b, int i) { return section_off(b, 1) + 16 +
 
 static void f_count(uint8_t *b, size_t *l) { (void)l; st64(b + 24, ld64(b + 24) + 1); }
 static void f_huge_count(uint8_t *b, size_t *l) { (void)l; st64(b + 32, 1ull << 62); }
-static void f_version(uint8_t *b, size_t *l) { (void)l; st32(b + 8, 2); }
+static void f_version(uint8_t *b, size_t *l) { (void)l; st32(b + 8, 3); }
 static void f_idwidth(uint8_t *b, size_t *l) { (void)l; st32(b + 16, 8); }
 static void f_dangling_edge(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 3) + 16, 6); }
 static void f_dangling_root(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 4) + 16, 99); }
@@ -422,7 +452,7 @@ static void f_short(uint8_t *b, size_t *l)
     st64(b + 56, ld64(b + 56) + 8);
     (void)l;
 }
-static void f_reserved(uint8_t *b, size_t *l) { (void)l; b[section_off(b, 0) + 16 + 70] = 1; }
+static void f_reserved(uint8_t *b, size_t *l) { (void)l; b[section_off(b, 0) + 16 + 76] = 1; }
 /* PARM fields one at a time (docs/snapshot-format.md, "PARM") */
 static size_t parm(const uint8_t *b, size_t field) { return section_off(b, 0) + 16 + field; }
 static void f_threads0(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 0), 0); }
@@ -441,7 +471,23 @@ static void f_granule(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 60), 24
 static void f_granule_big(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 60), 8192); }
 /* the header's and the section frames' own fields */
 static void f_header_size(uint8_t *b, size_t *l) { (void)l; st32(b + 12, 80); }
-static void f_sections(uint8_t *b, size_t *l) { (void)l; st32(b + 64, 6); }
+static void f_sections(uint8_t *b, size_t *l) { (void)l; st32(b + 80, 6); }
+/* version 2's type sections */
+static void f_source(uint8_t *b, size_t *l) { (void)l; st32(b + parm(b, 64), 3); }
+static void f_type_index(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 6) + 16 + 4, 3); }
+static void f_type_names(uint8_t *b, size_t *l) { (void)l; b[section_off(b, 5) + 16] = 0; /* "Node" -> 4 names */ }
+static void f_type_unterminated(uint8_t *b, size_t *l)
+{
+    (void)l; /* the last name loses its NUL, an earlier one gains one: still 3 NULs */
+    size_t names = section_off(b, 5) + 16, nb = ld64(b + section_off(b, 5) + 8);
+    b[names + nb - 1] = 'x';
+    b[names + 1] = 0;
+}
+static void f_type_count(uint8_t *b, size_t *l)
+{
+    (void)l; /* more types than the header's file size allows */
+    st64(b + 64, 1ull << 40);
+}
 static void f_flags(uint8_t *b, size_t *l) { (void)l; st32(b + 20, 1); }
 static void f_frame_reserved(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 3) + 4, 7); }
 static void f_frame_length(uint8_t *b, size_t *l)
@@ -455,7 +501,7 @@ static void test_forged(void **state)
     (void)state;
     forge_and_expect(f_count, "counts do not fit the file size");
     forge_and_expect(f_huge_count, "counts do not fit the file size");
-    forge_and_expect(f_version, "unsupported snapshot format version 2");
+    forge_and_expect(f_version, "unsupported snapshot format version 3");
     forge_and_expect(f_idwidth, "unsupported id width");
     forge_and_expect(f_dangling_edge, "object 0 field 0: dangling id 6");
     forge_and_expect(f_dangling_root, "root 0: dangling id 99");
@@ -473,7 +519,7 @@ static void test_forged(void **state)
     forge_and_expect(f_heap_limit, "extends past the heap limit 64");
     forge_and_expect(f_tag, "section 2 is not 'OBJS'");
     forge_and_expect(f_trailing, "unexpected bytes after the last section");
-    forge_and_expect(f_short, "truncated in section 'roots'");
+    forge_and_expect(f_short, "truncated in section 'object types'");
     forge_and_expect(f_reserved, "reserved bytes are not zero");
     forge_and_expect(f_threads0, "gc_threads 0 out of range 1..65536");
     forge_and_expect(f_threads_big, "gc_threads 65537 out of range");
@@ -489,11 +535,55 @@ static void test_forged(void **state)
     forge_and_expect(f_header_big, "object header of 72 bytes");
     forge_and_expect(f_granule, "mark granule 24 is not a power of two");
     forge_and_expect(f_granule_big, "mark granule 8192");
-    forge_and_expect(f_header_size, "header of 80 bytes with 5 sections (version 1 has 72 and 5)");
-    forge_and_expect(f_sections, "header of 72 bytes with 6 sections");
+    forge_and_expect(f_header_size, "header of 80 bytes with 7 sections (version 2 has 88 and 7)");
+    forge_and_expect(f_sections, "header of 88 bytes with 6 sections");
+    forge_and_expect(f_source, "unknown source 3");
+    forge_and_expect(f_type_index, "object 1: type 3 >= type count 3");
+    forge_and_expect(f_type_names, "does not hold exactly 3 NUL-terminated names");
+    forge_and_expect(f_type_unterminated, "does not hold exactly 3 NUL-terminated names");
+    forge_and_expect(f_type_count, "counts do not fit the file size");
     forge_and_expect(f_flags, "unknown header flags 00000001");
     forge_and_expect(f_frame_reserved, "section 'edges': reserved bytes are not zero");
     forge_and_expect(f_frame_length, "section 'edges' declares 32 bytes, the header's counts give 28");
+}
+
+/* A version-1 file (no type sections, 72-byte header, PARM's last 16 bytes
+ * reserved) made from a version-2 one: the reader still reads it. */
+static void expect_error(const uint8_t *b, size_t len, const char *needle);
+static void test_version1(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = small_file(&len);
+    size_t end5 = section_off(b, 5), v1len = 72 + (end5 - 88);
+    uint8_t *v = calloc(1, v1len);
+    memcpy(v, b, 64);
+    st32(v + 8, 1);
+    st32(v + 12, 72);
+    st64(v + 56, v1len);
+    st32(v + 64, 5);
+    st32(v + 68, (uint32_t)crc32(0, v, 68));
+    memcpy(v + 72, b + 88, end5 - 88);
+    memset(v + 72 + 16 + 64, 0, 8); /* source, layout: reserved in version 1 */
+    st32(v + 72 + 16 + 80, (uint32_t)crc32(0, v + 72, 16 + 80));
+    gcs_err err = {{0}};
+    gcs_snapshot *h = gcs_snapshot_read_mem(v, v1len, "v1.snap", &err);
+    if (!h)
+        fail_msg("version 1: %s", err.msg);
+    gcs_snapshot *g = small_graph();
+    g->params.source = g->params.layout = 0;
+    for (uint64_t i = 0; i < g->nobjects; i++)
+        g->type[i] = GCS_SNAPSHOT_TYPE_NONE;
+    assert_int_equal(gcs_snapshot_set_types(g, 0, NULL, &err), 0);
+    assert_graphs_equal(g, h);
+    gcs_snapshot_free(h);
+    /* version 1 keeps its own rules: a reserved PARM byte is refused */
+    v[72 + 16 + 66] = 1;
+    st32(v + 72 + 16 + 80, (uint32_t)crc32(0, v + 72, 16 + 80));
+    expect_error(v, v1len, "reserved bytes are not zero");
+    gcs_snapshot_free(g);
+    free(v);
+    free(b);
 }
 
 static void test_bad_files(void **state)
@@ -914,6 +1004,7 @@ int main(void)
         cmocka_unit_test(test_truncation_every_offset),
         cmocka_unit_test(test_flipped_bytes),
         cmocka_unit_test(test_forged),
+        cmocka_unit_test(test_version1),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_collector_snapshot),
         cmocka_unit_test(test_collector_env_and_every),

@@ -21,6 +21,7 @@
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
 #include "gcscale/snapshot.h"
+#include "gcscale/heapdump.h"
 #include "gcscale/shapes.h"
 #include "gcscale/gcbench_result.h"
 #include "gcscale/gcbench.h"

@@ -35,11 +35,21 @@
 
 #include "gcscale/common.h"
 
-#define GCS_SNAPSHOT_VERSION 1
+#define GCS_SNAPSHOT_VERSION 2               /* written; versions 1 and 2 are read */
 #define GCS_SNAPSHOT_NULL UINT32_MAX          /* a NULL pointer field */
 #define GCS_SNAPSHOT_NODE_UNKNOWN UINT16_MAX  /* page whose memory node is unknown */
 #define GCS_SNAPSHOT_MAX_OBJECTS 0xFFFFFFFEu  /* ids are 32 bits; NULL is reserved */
 #define GCS_SNAPSHOT_MAX_NODES 4096           /* node_count limit */
+#define GCS_SNAPSHOT_TYPE_NONE UINT32_MAX     /* an object whose type is not known */
+#define GCS_SNAPSHOT_MAX_TYPES 0xFFFFFFFEu
+
+/* Where a snapshot's graph came from (params.source, version 2). */
+enum { GCS_SNAPSHOT_SOURCE_GCSCALE = 0, GCS_SNAPSHOT_SOURCE_HPROF = 1, GCS_SNAPSHOT_SOURCE_V8 = 2 };
+/* What the addresses are (params.layout, version 2): the collector's heap
+ * offsets; a dump's addresses, each object moved up only as far as needed
+ * so that objects do not overlap (the dump's address order kept); or
+ * invented addresses in an order the dump did not give. */
+enum { GCS_SNAPSHOT_LAYOUT_HEAP = 0, GCS_SNAPSHOT_LAYOUT_DUMP_ORDER = 1, GCS_SNAPSHOT_LAYOUT_UNKNOWN_ORDER = 2 };
 
 /* The collector's parameters at the time of the snapshot. */
 typedef struct gcs_snapshot_params {
@@ -55,6 +65,8 @@ typedef struct gcs_snapshot_params {
     uint64_t heap_base;         /* the heap's virtual address (informational) */
     uint32_t header_bytes;      /* hidden header in front of each payload (8 in gc/) */
     uint32_t granule_bytes;     /* mark granule (16 in gc/) */
+    uint32_t source;            /* GCS_SNAPSHOT_SOURCE_* (0 in version-1 files) */
+    uint32_t layout;            /* GCS_SNAPSHOT_LAYOUT_* (0 in version-1 files) */
 } gcs_snapshot_params;
 
 typedef struct gcs_snapshot {
@@ -69,7 +81,12 @@ typedef struct gcs_snapshot {
     uint64_t *edge_start;       /* [nobjects + 1] prefix sums of nptrs */
     uint32_t *edges;            /* [nfields] object id or GCS_SNAPSHOT_NULL */
     uint32_t *roots;            /* [nroots] object ids */
+    uint32_t *type;             /* [nobjects] index into type_names, or GCS_SNAPSHOT_TYPE_NONE
+                                 * (every entry NONE when ntypes is 0; version 2) */
+    uint32_t ntypes;
+    char **type_names;          /* [ntypes] class or node-type names (gcs_snapshot_set_types) */
     void *storage_;             /* owned memory; do not touch */
+    void *types_storage_;
 } gcs_snapshot;
 
 static inline uint64_t gcs_snapshot_size(const gcs_snapshot *g, uint64_t i) { return 8 * (uint64_t)g->words[i]; }
@@ -83,6 +100,9 @@ GCS_API void gcs_snapshot_params_default(gcs_snapshot_params *p);
  * the params.  NULL with err set when out of memory or too many objects. */
 GCS_API gcs_snapshot *gcs_snapshot_new(uint64_t nobjects, uint64_t nfields, uint64_t nroots, gcs_err *err);
 GCS_API void gcs_snapshot_free(gcs_snapshot *g);
+/* Replaces g's type-name table by copies of names[0..ntypes) (type[] is
+ * left as it is).  0, or -1 with err set (out of memory, too many). */
+GCS_API int gcs_snapshot_set_types(gcs_snapshot *g, uint32_t ntypes, const char *const *names, gcs_err *err);
 
 /* Checks every rule of docs/snapshot-format.md (§ Validity) on a graph in
  * memory: addresses ascending without overlap and inside the heap, sizes,
@@ -101,10 +121,29 @@ GCS_API int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err 
  * reported as one line "PATH: message".  Memory is allocated only after the
  * counts have been checked against the file size.  A zstd-compressed file
  * (recognised by its frame magic, whatever its name) is decompressed into
- * memory first and read as by gcs_snapshot_read_mem.  NULL on failure. */
+ * memory first and read as by gcs_snapshot_read_mem.  A Java heap dump
+ * (HPROF, plain or gzip-compressed, recognised by its content) is imported
+ * as by gcs_heapdump_import (heapdump.h), so every reader of snapshots reads
+ * dumps too.  NULL on failure. */
 GCS_API gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err);
 /* The same from a buffer (name is used in messages; may be NULL). */
 GCS_API gcs_snapshot *gcs_snapshot_read_mem(const void *data, size_t len, const char *name, gcs_err *err);
+
+/* The types that hold the most bytes (gcscale snapshot info): one row per
+ * type with at least one object, plus one for objects of no type, sorted by
+ * bytes (payload + header), largest first. */
+typedef struct gcs_snapshot_type_row {
+    uint32_t type;              /* index, or GCS_SNAPSHOT_TYPE_NONE */
+    const char *name;           /* g->type_names[type], or "(no type)" */
+    uint64_t objects;
+    uint64_t bytes;             /* payload + header bytes */
+    uint64_t edges;             /* non-NULL pointer fields */
+} gcs_snapshot_type_row;
+/* *rows is malloc'ed (free() it); *nrows may be 0.  0, or -1 when out of memory. */
+GCS_API int gcs_snapshot_type_summary(const gcs_snapshot *g, gcs_snapshot_type_row **rows, uint32_t *nrows,
+                                      gcs_err *err);
+GCS_API const char *gcs_snapshot_source_name(uint32_t source); /* "gcscale", "hprof", "v8", "?" */
+GCS_API const char *gcs_snapshot_layout_name(uint32_t layout); /* "heap", "dump-order", "unknown-order", "?" */
 
 /* Graph statistics (gcscale snapshot info). */
 typedef struct gcs_snapshot_stats {

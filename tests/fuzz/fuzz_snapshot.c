@@ -39,11 +39,18 @@ static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
 static void fix_crcs(uint8_t *b, size_t len)
 {
-    if (len < 72)
+    /* version 1: 72-byte header, 5 sections; version 2: 88 and 7 */
+    if (len < 12)
         return;
-    st32(b + 68, (uint32_t)crc32(0, b, 68));
-    size_t off = 72;
-    for (int i = 0; i < 5; i++) {
+    uint32_t version;
+    memcpy(&version, b + 8, 4);
+    size_t hb = version == 1 ? 72 : 88;
+    int nsec = version == 1 ? 5 : 7;
+    if (len < hb)
+        return;
+    st32(b + hb - 4, (uint32_t)crc32(0, b, (uInt)(hb - 4)));
+    size_t off = hb;
+    for (int i = 0; i < nsec; i++) {
         if (len - off < 16)
             return;
         uint64_t payload = ld64(b + off + 8);

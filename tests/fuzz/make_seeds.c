@@ -1,11 +1,13 @@
 /* make_seeds.c -- writes small valid heap snapshots into DIR, the seed
  * corpus of `make fuzz`: empty, a cycle with NULL fields, a self loop, two
- * memory nodes and an unknown one, a chain, a binary tree, random graphs. */
+ * memory nodes and an unknown one, a typed graph (format version 2's class
+ * table), a chain, a binary tree, random graphs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gcscale/snapshot.h"
+#include "hprof_gen.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -48,11 +50,23 @@ static gcs_snapshot *graph(uint64_t n, uint64_t m, uint64_t r)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: make_seeds DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: make_seeds DIR [HPROF_DIR]\n");
         return 2;
     }
     const char *dir = argv[1];
+    for (int k = 0; argc == 3 && k < 3; k++) { /* HPROF seeds: 1, 12 and 40 nodes */
+        static const uint64_t nn[] = {1, 12, 40};
+        hgen h = hprof_generate(nn[k], (uint32_t)k + 1, 200, (uint64_t)k + 3);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/gen-%d.hprof", argv[2], k);
+        FILE *fp = fopen(path, "wb");
+        if (!fp || fwrite(h.p, 1, h.n, fp) != h.n || fclose(fp) != 0) {
+            fprintf(stderr, "make_seeds: cannot write %s\n", path);
+            return 1;
+        }
+        free(h.p);
+    }
     finish(graph(0, 0, 0), dir, "empty.snap");
 
     gcs_snapshot *g = graph(5, 6, 2); /* 0->1->2->0, 3->3 + NULL, 4 data */
@@ -69,6 +83,25 @@ int main(int argc, char **argv)
     g->params.numa_policy = 1;
     g->params.gc_threads = 4;
     finish(g, dir, "cycle.snap");
+
+    /* format version 2's type sections: an imported heap's classes */
+    g = graph(5, 6, 2);
+    memcpy(g->nptrs, np, sizeof np);
+    memcpy(g->words, w, sizeof w);
+    memcpy(g->edges, e, sizeof e);
+    g->roots[0] = 0;
+    g->roots[1] = 4;
+    static const char *const tn[] = {"java.lang.Class", "Node", "int[]"};
+    static const uint32_t ty[] = {1, 1, 0, GCS_SNAPSHOT_TYPE_NONE, 2};
+    gcs_err terr;
+    if (gcs_snapshot_set_types(g, 3, tn, &terr) != 0) {
+        fprintf(stderr, "make_seeds: %s\n", terr.msg);
+        return 1;
+    }
+    memcpy(g->type, ty, sizeof ty);
+    g->params.source = GCS_SNAPSHOT_SOURCE_HPROF;
+    g->params.layout = GCS_SNAPSHOT_LAYOUT_DUMP_ORDER;
+    finish(g, dir, "typed.snap");
 
     g = graph(20, 20, 1);
     for (uint32_t i = 0; i < 20; i++) {

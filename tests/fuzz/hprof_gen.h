@@ -1,0 +1,204 @@
+/* hprof_gen.h -- writes a synthetic HPROF 1.0.2 dump into memory: the seed
+ * of the HPROF fuzz target (make_seeds), the harness's fixed input and the
+ * import benchmark's large dump (tests/bench_import.c).  The graph: classes
+ * java.lang.Object, java.lang.Class and Node (fields: Node next, int value;
+ * a static Node head), n Node instances where node i's next is node i+1 and
+ * every 16th node also owns an Object[k] holding k random nodes and an
+ * int[8]; node 0 is a JNI-global root.  Object ids are addresses 8-aligned
+ * from 0x700000000, in a shuffled order (dumps need not be sorted), the
+ * heap dump split into segments of about seg_bytes. */
+#ifndef GCSCALE_HPROF_GEN_H
+#define GCSCALE_HPROF_GEN_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hgen {
+    uint8_t *p;
+    size_t n, cap;
+    size_t seg_at;  /* offset of the open segment's length field, or 0 */
+} hgen;
+
+static void hg_put(hgen *g, const void *b, size_t k)
+{
+    if (g->n + k > g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 4096;
+        while (cap < g->n + k)
+            cap *= 2;
+        uint8_t *q = realloc(g->p, cap);
+        if (!q)
+            abort();
+        g->p = q;
+        g->cap = cap;
+    }
+    memcpy(g->p + g->n, b, k);
+    g->n += k;
+}
+static void hg_u1(hgen *g, uint8_t v) { hg_put(g, &v, 1); }
+static void hg_u2(hgen *g, uint16_t v) { uint8_t b[2] = {(uint8_t)(v >> 8), (uint8_t)v}; hg_put(g, b, 2); }
+static void hg_u4(hgen *g, uint32_t v)
+{
+    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+    hg_put(g, b, 4);
+}
+static void hg_id(hgen *g, uint64_t v) { hg_u4(g, (uint32_t)(v >> 32)); hg_u4(g, (uint32_t)v); }
+static void hg_record(hgen *g, uint8_t tag, uint32_t len) { hg_u1(g, tag); hg_u4(g, 0); hg_u4(g, len); }
+static void hg_seg_close(hgen *g)
+{
+    if (!g->seg_at)
+        return;
+    uint32_t len = (uint32_t)(g->n - g->seg_at - 4);
+    uint8_t b[4] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len};
+    memcpy(g->p + g->seg_at, b, 4);
+    g->seg_at = 0;
+}
+static void hg_seg_open(hgen *g)
+{
+    hg_seg_close(g);
+    hg_record(g, 0x1C, 0);
+    g->seg_at = g->n - 4;
+}
+static void hg_string(hgen *g, uint64_t sid, const char *s)
+{
+    hg_record(g, 0x01, (uint32_t)(8 + strlen(s)));
+    hg_id(g, sid);
+    hg_put(g, s, strlen(s));
+}
+static void hg_class(hgen *g, uint32_t serial, uint64_t cid, uint64_t sid)
+{
+    hg_record(g, 0x02, 24);
+    hg_u4(g, serial);
+    hg_id(g, cid);
+    hg_u4(g, 0);
+    hg_id(g, sid);
+}
+static uint64_t hg_rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* The dump of n nodes (n >= 1), object arrays of k slots. */
+static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint64_t seed)
+{
+    hgen g = {0};
+    hg_put(&g, "JAVA PROFILE 1.0.2", 19);
+    hg_u4(&g, 8);
+    hg_id(&g, 1700000000000ull);
+    const uint64_t C_OBJ = 0x600000000ull, C_CLASS = C_OBJ + 0x100, C_NODE = C_OBJ + 0x200, C_OARR = C_OBJ + 0x300,
+                   C_IARR = C_OBJ + 0x400, BASE = 0x700000000ull;
+    hg_string(&g, 1, "java/lang/Object");
+    hg_string(&g, 2, "java/lang/Class");
+    hg_string(&g, 3, "Node");
+    hg_string(&g, 4, "next");
+    hg_string(&g, 5, "value");
+    hg_string(&g, 6, "head");
+    hg_string(&g, 7, "[Ljava/lang/Object;");
+    hg_string(&g, 8, "[I");
+    hg_class(&g, 1, C_OBJ, 1);
+    hg_class(&g, 2, C_CLASS, 2);
+    hg_class(&g, 3, C_NODE, 3);
+    hg_class(&g, 4, C_OARR, 7);
+    hg_class(&g, 5, C_IARR, 8);
+    /* addresses: node i, then (every 16th) its Object[k] and its int[8] */
+    uint64_t narr = (n + 15) / 16, total = n + 2 * narr;
+    uint64_t *addr = malloc(total * sizeof *addr);
+    uint64_t a = BASE, oarr_bytes = (16 + 4 * (uint64_t)k + 7) & ~7ull;
+    for (uint64_t i = 0, j = 0; i < n; i++) {
+        addr[i] = a;
+        a += 24;
+        if (i % 16 == 0) {
+            addr[n + 2 * j] = a;
+            a += oarr_bytes;
+            addr[n + 2 * j + 1] = a;
+            a += 48;
+            j++;
+        }
+    }
+    hg_seg_open(&g);
+    hg_u1(&g, 0x01); /* ROOT_JNI_GLOBAL node 0 */
+    hg_id(&g, addr[0]);
+    hg_id(&g, 0x42);
+    static const struct { uint64_t id, super; int node; } cls[] = {
+        {0x600000000ull, 0, 0}, {0x600000100ull, 0x600000000ull, 0}, {0x600000200ull, 0x600000000ull, 1},
+        {0x600000300ull, 0x600000000ull, 0}, {0x600000400ull, 0x600000000ull, 0}};
+    for (int c = 0; c < 5; c++) {
+        hg_u1(&g, 0x20);
+        hg_id(&g, cls[c].id);
+        hg_u4(&g, 0);
+        hg_id(&g, cls[c].super);
+        for (int z = 0; z < 5; z++)
+            hg_id(&g, 0); /* loader, signers, protection domain, reserved x2 */
+        hg_u4(&g, cls[c].node ? 12 : 0);
+        hg_u2(&g, 0);     /* constant pool */
+        if (cls[c].node) {
+            hg_u2(&g, 1); /* static Node head = node 0 */
+            hg_id(&g, 6);
+            hg_u1(&g, 2);
+            hg_id(&g, addr[0]);
+            hg_u2(&g, 2);
+            hg_id(&g, 4);
+            hg_u1(&g, 2);
+            hg_id(&g, 5);
+            hg_u1(&g, 10);
+        } else {
+            hg_u2(&g, 0);
+            hg_u2(&g, 0);
+        }
+    }
+    /* objects in a shuffled order: a random start, then a stride coprime to n */
+    uint64_t s = seed | 1, start = hg_rnd(&s) % n, stride = 1;
+    if (n > 2) {
+        stride = hg_rnd(&s) % (n - 1) + 1;
+        for (uint64_t x = stride, y = n; y;) { /* make gcd(stride, n) = 1 */
+            uint64_t t = x % y;
+            x = y;
+            y = t;
+            if (!y && x != 1) {
+                stride = 1;
+                break;
+            }
+        }
+    }
+    size_t seg_start = g.n;
+    for (uint64_t q = 0; q < n; q++) {
+        uint64_t i = (start + q * stride) % n;
+        if (g.n - seg_start > seg_bytes) {
+            hg_seg_open(&g);
+            seg_start = g.n;
+        }
+        hg_u1(&g, 0x21);
+        hg_id(&g, addr[i]);
+        hg_u4(&g, 0);
+        hg_id(&g, C_NODE);
+        hg_u4(&g, 12);
+        hg_id(&g, i + 1 < n ? addr[i + 1] : 0);
+        hg_u4(&g, (uint32_t)i);
+        if (i % 16 == 0) {
+            uint64_t j = i / 16;
+            hg_u1(&g, 0x22);
+            hg_id(&g, addr[n + 2 * j]);
+            hg_u4(&g, 0);
+            hg_u4(&g, k);
+            hg_id(&g, C_OARR);
+            for (uint32_t e = 0; e < k; e++)
+                hg_id(&g, addr[hg_rnd(&s) % n]);
+            hg_u1(&g, 0x23);
+            hg_id(&g, addr[n + 2 * j + 1]);
+            hg_u4(&g, 0);
+            hg_u4(&g, 8);
+            hg_u1(&g, 10);
+            for (int e = 0; e < 8; e++)
+                hg_u4(&g, (uint32_t)e);
+        }
+    }
+    hg_seg_close(&g);
+    hg_record(&g, 0x2C, 0);
+    free(addr);
+    return g;
+}
+
+#endif
