@@ -20,6 +20,12 @@ void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes,
 double _gcs_calibrate_overlap_work(const gcs_profile *p, int quick, uint64_t size_bytes);
 double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes);
 
+/* The coordination step (coord.c), after the overlap step: gc_coord into p,
+ * details (or why not) under calibration.gc_coord; optional, never fails the
+ * calibration.  Its expected seconds on pr (0 with one CPU). */
+void _gcs_calibrate_coord_step(gcs_profile *p, int quick, gcs_progress *pr);
+double _gcs_calibrate_coord_work(int quick);
+
 /* The marker's cost fit (costfit.c): T1 = c0 + c_obj * objects + c_ptr *
  * pointers by least squares with rows weighted by 1/T1, and what it is
  * worth.  coef, se and ci95 are indexed 0 = c0 (fixed), 1 = object,

@@ -45,6 +45,8 @@ static void print_help(FILE *fp)
             "                       profile's caches (default otherwise)\n"
             "  --no-prefetch        slow predictor: price every miss at M1, also those the\n"
             "                       modelled hardware stream prefetcher covers (at S_O)\n"
+            "  --no-coord           leave out the coordination terms (wake, search, tail per\n"
+            "                       worker, from the profile's gc_coord; off without it)\n"
             "  --mva open|closed    contention model: the paper's open queue (default) or\n"
             "                       exact MVA of a closed network of P workers\n"
             "  --span critical|paper  Brent's (T1-Tinf)/P + Tinf with the critical path's\n"
@@ -142,14 +144,15 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
 
 int cmd_predict(int argc, char **argv)
 {
-    enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED, O_PLOT,
-           O_JSON, O_CSV, O_MODEL, O_RESIDENCY };
+    enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_NO_COORD, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED,
+           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
         {"fast", no_argument, NULL, O_FAST},
         {"slow", no_argument, NULL, O_SLOW},
         {"no-prefetch", no_argument, NULL, O_NO_PREFETCH},
+        {"no-coord", no_argument, NULL, O_NO_COORD},
         {"mva", required_argument, NULL, O_MVA},
         {"span", required_argument, NULL, O_SPAN},
         {"model", required_argument, NULL, O_MODEL},
@@ -166,7 +169,7 @@ int cmd_predict(int argc, char **argv)
     };
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
-    int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0;
+    int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
     int model_paper = 0, residency = 0, overlap_given = 0, span_given = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
@@ -182,6 +185,7 @@ int cmd_predict(int argc, char **argv)
             predictor = c == O_FAST ? GCS_INSPECT_FAST : GCS_INSPECT_SLOW;
             break;
         case O_NO_PREFETCH: no_prefetch = 1; break;
+        case O_NO_COORD: no_coord = 1; break;
         case O_MVA:
             if (strcmp(optarg, "open") == 0)
                 mopts.mva = GCS_MODEL_MVA_OPEN;
@@ -336,6 +340,7 @@ int cmd_predict(int argc, char **argv)
     gcs_inspect_opts iopts;
     gcs_inspect_opts_init(&iopts);
     iopts.stream_prefetch = !no_prefetch;
+    mopts.coord = !no_coord;
     iopts.predictor = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
     gcs_inspect_result ir;
     if (gcs_inspect_heap(snap, prof, &iopts, &ir, &err) < 0) {
@@ -399,6 +404,7 @@ int cmd_predict(int argc, char **argv)
             cli_fail(cmd, &err);
         json_object_set_new(doc, "model", json_string(model_paper ? "paper" : "v2"));
         json_object_set_new(doc, "serial", serial);
+        json_object_set_new(doc, "coordination", json_boolean(nthreads > 0 && results[0].coord));
         gcs_json_print(doc, stdout);
         json_decref(doc);
     } else if (fmt == GCS_FORMAT_CSV) {
@@ -413,6 +419,13 @@ int cmd_predict(int argc, char **argv)
             printf("marker costs assumed on the command line: %g ns per object, %g ns per edge\n\n",
                    cost_object, cost_pointer);
         print_serial(prof, &ir.heap, &mopts, &sources, model_paper);
+        if (nthreads > 0 && !results[0].coord)
+            printf("coordination terms (wake, search, tail) off: %s\n\n",
+                   prof->has_gc_coord ? "--no-coord" : "the profile has no gc_coord (run gcscale calibrate on the machine)");
+        else if (nthreads > 0)
+            printf("coordination per worker at P = %d (gc_coord): wake %.1f us, search %.1f us, tail %.1f us\n\n",
+                   results[nthreads - 1].threads, results[nthreads - 1].coord_terms.wake_ns / 1e3,
+                   results[nthreads - 1].coord_terms.search_ns / 1e3, results[nthreads - 1].coord_terms.tail_ns / 1e3);
         if (mopts.overlap != 1)
             printf("misses overlapped %.3g ways (--overlap): a miss not covered by the stream "
                    "prefetcher stalls its worker (M1 + W)/%.3g\n\n", mopts.overlap, mopts.overlap);

@@ -33,7 +33,7 @@
 
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
-    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "counters",
+    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_coord", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -489,6 +489,91 @@ static int read_per_access(const json_t *doc, const char *member, int matrix, gc
     return 0;
 }
 
+
+/* "gc_coord" (profile.h, gcs_profile_coord): the laws' coefficients by name,
+ * so that an error names the key. */
+static const char *const coord_laws[] = {"wake_ns", "tail_ns", "idle_ns"};
+
+static double *coord_member(gcs_profile_coord *c, int law, int b)
+{
+    double *v[3][2] = {{&c->wake_a, &c->wake_b}, {&c->tail_a, &c->tail_b}, {&c->idle_a, &c->idle_b}};
+    return v[law][b];
+}
+
+static int parse_coord(const json_t *coord, gcs_profile *p, gcs_err *err)
+{
+    if (!coord || json_is_null(coord))
+        return 0;
+    if (!json_is_object(coord)) {
+        gcs_err_set(err, "gc_coord: expected an object, found %s", json_type_name(coord));
+        return -1;
+    }
+    char key[64];
+    for (int l = 0; l < 3; l++) {
+        snprintf(key, sizeof key, "gc_coord.%s", coord_laws[l]);
+        json_t *law = require_type(coord, coord_laws[l], key, JSON_OBJECT, "an object", err);
+        if (!law)
+            return -1;
+        for (int b = 0; b < 2; b++) {
+            snprintf(key, sizeof key, "gc_coord.%s.%s", coord_laws[l], b ? "b" : "a");
+            json_t *v = require(law, b ? "b" : "a", key, err);
+            if (!v || number_value(v, key, coord_member(&p->coord, l, b), err) < 0)
+                return -1;
+        }
+    }
+    json_t *v = require(coord, "spread_round_ns", "gc_coord.spread_round_ns", err);
+    if (!v || number_value(v, "gc_coord.spread_round_ns", &p->coord.spread_ns, err) < 0)
+        return -1;
+    v = require(coord, "steal_attempt_ns", "gc_coord.steal_attempt_ns", err);
+    if (!v || number_value(v, "gc_coord.steal_attempt_ns", &p->coord.attempt_ns, err) < 0)
+        return -1;
+    long long maxp;
+    v = require(coord, "max_threads", "gc_coord.max_threads", err);
+    if (!v || int_value(v, "gc_coord.max_threads", 1, 1 << 20, &maxp, err) < 0)
+        return -1;
+    p->coord.max_threads = (int)maxp;
+    p->has_gc_coord = 1;
+    return 0;
+}
+
+static int check_value(double v, const char *key, int positive, double limit, const char *unit,
+                       gcs_err *err);
+
+static int check_coord(const gcs_profile *p, gcs_err *err)
+{
+    if (!p->has_gc_coord)
+        return 0;
+    char key[64];
+    gcs_profile_coord c = p->coord;
+    for (int l = 0; l < 3; l++)
+        for (int b = 0; b < 2; b++) {
+            snprintf(key, sizeof key, "gc_coord.%s.%s", coord_laws[l], b ? "b" : "a");
+            if (check_value(*coord_member(&c, l, b), key, 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+                return -1;
+        }
+    if (check_value(c.spread_ns, "gc_coord.spread_round_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
+        check_value(c.attempt_ns, "gc_coord.steal_attempt_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+        return -1;
+    if (c.max_threads < 1) {
+        gcs_err_set(err, "gc_coord.max_threads: expected a thread count >= 1, found %d", c.max_threads);
+        return -1;
+    }
+    return 0;
+}
+
+static json_t *coord_to_json(const gcs_profile *p)
+{
+    json_t *o = json_object();
+    gcs_profile_coord c = p->coord;
+    for (int l = 0; l < 3; l++)
+        json_object_set_new(o, coord_laws[l], json_pack("{s:f, s:f}", "a", *coord_member(&c, l, 0), "b",
+                                                        *coord_member(&c, l, 1)));
+    json_object_set_new(o, "spread_round_ns", json_real(c.spread_ns));
+    json_object_set_new(o, "steal_attempt_ns", json_real(c.attempt_ns));
+    json_object_set_new(o, "max_threads", json_integer(c.max_threads));
+    return o;
+}
+
 static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
 {
     json_t *bw = json_object_get(doc, "bandwidth_gbs");
@@ -556,6 +641,9 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
             return -1;
         p->has_llc_effective = 1;
     }
+
+    if (parse_coord(json_object_get(doc, "gc_coord"), p, err) < 0)
+        return -1;
 
     json_t *counters = json_object_get(doc, "counters");
     if (counters && !json_is_null(counters)) {
@@ -1030,6 +1118,8 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
         gcs_err_set(err, "gc_steals: a and b must be finite numbers");
         return -1;
     }
+    if (check_coord(p, err) < 0)
+        return -1;
     if (p->has_gc_overlap && !(p->gc_miss_overlap >= 1 && p->gc_miss_overlap <= 4096)) {
         gcs_err_set(err, "gc_miss_overlap: expected a number of misses in flight in [1, 4096], found %g",
                     p->gc_miss_overlap);
@@ -1181,6 +1271,9 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
         json_object_set_new(doc, "llc_effective_bytes", json_real(p->llc_effective_bytes));
         json_object_set_new(doc, "llc_hit_ns", json_real(p->llc_hit_ns));
     }
+
+    if (p->has_gc_coord)
+        json_object_set_new(doc, "gc_coord", coord_to_json(p));
     write_page_walks(p, doc);
     json_t *counters = json_object();
     json_object_set_new(counters, "source", json_string(p->counters_source[0] ? p->counters_source
@@ -1430,6 +1523,12 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
                                           : "fitted miss overlap: %.3g misses in flight per worker "
                                             "(predict --overlap fitted)\n\n",
                 p->gc_miss_overlap);
+    if (p->has_gc_coord)
+        fprintf(fp, "%scoordination per worker (ns): wake %.3g + %.3g (P-1), tail %.3g + %.3g log2 P, "
+                    "idle %.3g + %.3g log2 P, spread round %.3g, steal attempt %.3g; measured to P = %d\n\n",
+                fmt == GCS_FORMAT_CSV ? "# " : "", p->coord.wake_a, p->coord.wake_b, p->coord.tail_a,
+                p->coord.tail_b, p->coord.idle_a, p->coord.idle_b, p->coord.spread_ns, p->coord.attempt_ns,
+                p->coord.max_threads);
 }
 
 static void print_counters(const gcs_profile *p, FILE *fp, gcs_format fmt)

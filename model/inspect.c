@@ -468,6 +468,7 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
     out->exact_counts = exact;
     out->samples = exact ? 0 : samples;
     h->objects = n;
+    h->roots = g->nroots; /* the coordination terms' initial spread (coord.c) */
     h->edges = (uint64_t)llround(c.edges);
     h->live_bytes = (uint64_t)llround(c.bytes);
     out->read_lines = (uint64_t)llround(c.read_lines);

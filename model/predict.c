@@ -6,6 +6,7 @@
 #include "../common/internal.h"
 #include "contention.h"
 #include "serial.h"
+#include "coord.h"
 
 void gcs_model_opts_init(gcs_model_opts *opts)
 {
@@ -21,6 +22,7 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->overlap = 1;
     opts->llc_bytes = 0; /* no warm residency (serial.c) */
     opts->llc_hit_ns = NAN;
+    opts->coord = 1; /* used when the profile has gc_coord */
 }
 
 int gcs_model_opts_fitted_overlap(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err)
@@ -254,14 +256,24 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     setup(prof, heap, threads, q_p, opts, &c);
     if (_gcs_contention_solve(&c, opts->mva, &t, err) < 0)
         return -1;
+    /* Coordination (coord.c): per-worker wake, search and tail on top of the
+     * busy time solved above, at P and at P = 1 (the speedup's reference);
+     * the misses are spread over the busy time only. */
+    gcs_model_coord cp, c1;
+    out->coord = _gcs_model_coord(prof, heap, threads, steals, opts, &cp, &c1);
+    out->coord_terms = cp;
+    double coord_p = cp.wake_ns + cp.search_ns + cp.tail_ns;
+    double ts = t_serial + c1.wake_ns + c1.search_ns + c1.tail_ns, tt = t + coord_p;
+    out->time_no_coord_ns = t;
+    out->speedup_no_coord = t_serial / t;
     out->threads = threads;
     out->t_cilk_ns = c.compute_ns;
     out->steals = steals;
     out->q_p = q_p;
     out->m1_ns = q_p > 0 ? c.miss_time_idle / q_p : 0;
     out->m_p_ns = q_p > 0 ? (t - c.compute_ns) / (c.miss_share * q_p) : 0;
-    out->time_ns = t;
-    out->speedup = t_serial / t;
+    out->time_ns = tt;
+    out->speedup = ts / tt;
     out->nnodes = c.nnodes;
     memcpy(out->rho, c.rho, sizeof c.rho);
     memcpy(out->wait_ns, c.wait, sizeof c.wait);
@@ -269,8 +281,8 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->solver = c.solver;
 
     /* Pred(M_P = M1): no contention. */
-    out->time_no_contention_ns = c.compute_ns + c.miss_time_idle * c.miss_share;
-    out->speedup_no_contention = t_serial / out->time_no_contention_ns;
+    out->time_no_contention_ns = c.compute_ns + c.miss_time_idle * c.miss_share + coord_p;
+    out->speedup_no_contention = ts / out->time_no_contention_ns;
 
     /* Pred(Q_P = Q1): contention, but no extra misses from stealing. */
     gcs_contention no_extra;
@@ -278,8 +290,8 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     setup(prof, heap, threads, q1, opts, &no_extra);
     if (_gcs_contention_solve(&no_extra, opts->mva, &t_no_extra, err) < 0)
         return -1;
-    out->time_no_extra_misses_ns = t_no_extra;
-    out->speedup_no_extra_misses = t_serial / t_no_extra;
+    out->time_no_extra_misses_ns = t_no_extra + coord_p;
+    out->speedup_no_extra_misses = ts / out->time_no_extra_misses_ns;
 
     /* The speedup stack (model-notes 1.4): each lost part is P times the
      * time it adds per worker, over T.  Per worker,
@@ -296,14 +308,22 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     double extra = threads * (c.miss_share * c.miss_time_idle -
                               no_extra.miss_share * no_extra.miss_time_idle);
     double contention = threads * (t - c.compute_ns - c.miss_share * c.miss_time_idle);
-    out->lost_extra_misses = without_rounding(extra / t, threads);
-    out->lost_contention = without_rounding(contention / t, threads);
+    out->lost_extra_misses = without_rounding(extra / tt, threads);
+    out->lost_contention = without_rounding(contention / tt, threads);
+    /* Coordination: P times each per-worker time, over T, as the measured
+     * stack's sums over the workers (validate.c).  The span part, the rest,
+     * then also holds -(wake + tail at P = 1)/T, as the measured stack's
+     * "other" holds T(1) - B(1). */
+    out->lost_wake = without_rounding(threads * cp.wake_ns / tt, threads);
+    out->lost_search = without_rounding(threads * cp.search_ns / tt, threads);
+    out->lost_tail = without_rounding(threads * cp.tail_ns / tt, threads);
     out->lost_span = without_rounding(threads - out->speedup - out->lost_extra_misses -
-                                      out->lost_contention, threads);
+                                      out->lost_contention - out->lost_wake - out->lost_search -
+                                      out->lost_tail, threads);
     /* the stack's parts add up to P (the span part is the rest, up to the
      * rounding without_rounding() drops) */
-    gcs_assert_internal(fabs(out->speedup + out->lost_extra_misses + out->lost_contention + out->lost_span -
-                             threads) <= 1e-6 * threads);
+    gcs_assert_internal(fabs(out->speedup + out->lost_extra_misses + out->lost_contention + out->lost_span +
+                             out->lost_wake + out->lost_search + out->lost_tail - threads) <= 1e-6 * threads);
     return 0;
 }
 

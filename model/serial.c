@@ -67,6 +67,7 @@ void gcs_model_opts_paper(gcs_model_opts *opts)
     opts->overlap = 1;
     opts->llc_bytes = 0;
     opts->llc_hit_ns = NAN;
+    opts->coord = 0; /* the paper has no wake, search or termination terms */
 }
 
 static double ms(double ns)

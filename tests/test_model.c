@@ -455,6 +455,120 @@ static void test_recommend_smallest_within_tolerance(void **state)
     assert_int_equal(gcs_model_recommend(r, 4, 1.5), 1);
 }
 
+/* ---- coordination (model/coord.c) ---- */
+
+/* R roots round-robin to P workers, holders doubling each round: hand counts. */
+static void test_coord_spread_rounds(void **state)
+{
+    (void)state;
+    assert_close(gcs_model_coord_spread_rounds(1, 1), 0, 0);
+    assert_close(gcs_model_coord_spread_rounds(1, 2), 0.5, 1e-12);   /* one waits 1 round */
+    assert_close(gcs_model_coord_spread_rounds(1, 4), 1.25, 1e-12);  /* 1 x 1 + 2 x 2 = 5, over 4 */
+    assert_close(gcs_model_coord_spread_rounds(3, 8), 7.0 / 8, 1e-12); /* 3 x 1 + 2 x 2 */
+    assert_close(gcs_model_coord_spread_rounds(0, 2), 0.5, 1e-12);   /* unknown: one root */
+    assert_close(gcs_model_coord_spread_rounds(7, 4), 0, 0);         /* every worker has a root */
+    assert_close(gcs_model_coord_spread_rounds(1, 16), (1 + 2 * 2 + 3 * 4 + 4 * 8) / 16.0, 1e-12);
+}
+
+static gcs_profile_coord coord_law(void)
+{
+    gcs_profile_coord c = {.wake_a = 10, .wake_b = 2, .tail_a = 5, .tail_b = 3, .idle_a = 7, .idle_b = 1,
+                           .spread_ns = 100, .attempt_ns = 20, .max_threads = 2};
+    return c;
+}
+
+static void test_coord_terms_by_hand(void **state)
+{
+    (void)state;
+    gcs_profile_coord c = coord_law();
+    gcs_model_coord t;
+    gcs_model_coord_terms(&c, 1, 4, 40, &t);
+    assert_close(t.wake_ns, 10 + 2 * 3, 1e-12);
+    assert_close(t.tail_ns, 5 + 3 * 2, 1e-12);
+    assert_close(t.idle_ns, 7 + 1 * 2, 1e-12);
+    assert_close(t.spread_ns, 1.25 * 100, 1e-12);
+    assert_close(t.steal_ns, 40 * 20 / 4.0, 1e-12);
+    assert_close(t.search_ns, 9 + 125 + 200, 1e-12);
+    /* one worker: no search at all, its wake and tail still */
+    gcs_model_coord_terms(&c, 1, 1, 0, &t);
+    assert_close(t.wake_ns, 10, 1e-12);
+    assert_close(t.tail_ns, 5, 1e-12);
+    assert_close(t.search_ns, 0, 0);
+}
+
+/* A heap without misses, Brent's span: T_P = (T1 - Tinf)/P + Tinf + wake +
+ * search + tail, the speedup against T1 + wake(1) + tail(1), and the stack's
+ * coordination parts P x term / T, adding up to P with the rest. */
+static void test_coord_in_prediction(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(4, 100, 10);
+    gcs_model_heap h = heap_of(1e6, 1e5, 0, 0);
+    h.roots = 1;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_int_equal(r.coord, 0); /* no gc_coord in the profile: terms off */
+    assert_close(r.time_ns, (1e6 - 1e5) / 2 + 1e5, 1e-12);
+    assert_close(r.lost_wake + r.lost_search + r.lost_tail, 0, 0);
+
+    p->has_gc_coord = 1;
+    p->coord = coord_law();
+    double ns = 2 * log(1e6); /* the paper's steal count, P ln T1 */
+    double wake = 12, tail = 5 + 3, search = 7 + 1 + 0.5 * 100 + ns * 20 / 2;
+    double busy = (1e6 - 1e5) / 2 + 1e5, t = busy + wake + search + tail;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_int_equal(r.coord, 1);
+    assert_close(r.time_ns, t, 1e-12);
+    assert_close(r.speedup, (1e6 + 10 + 5) / t, 1e-12);
+    assert_close(r.lost_wake, 2 * wake / t, 1e-12);
+    assert_close(r.lost_search, 2 * search / t, 1e-12);
+    assert_close(r.lost_tail, 2 * tail / t, 1e-12);
+    assert_close(r.time_no_coord_ns, busy, 1e-12);
+    for (int P = 1; P <= 8; P++) {
+        assert_int_equal(gcs_model_predict(p, &h, P, &o, &r, &err), 0);
+        assert_close(r.speedup + r.lost_span + r.lost_extra_misses + r.lost_contention + r.lost_wake +
+                         r.lost_search + r.lost_tail, P, 1e-9);
+        assert_true(r.speedup_no_coord >= r.speedup * (1 - 1e-12) || P == 1);
+    }
+    /* the ablation: opts.coord = 0 is the model without the terms */
+    o.coord = 0;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_close(r.time_ns, busy, 1e-12);
+    /* the collector's fitted steal count replaces N_S in the search term */
+    o.coord = 1;
+    p->has_gc_steals = 1;
+    p->gc_steal_a = 2;
+    p->gc_steal_b = 0;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_close(r.coord_terms.steal_ns, 2 * log(1e6) * 20 / 2, 1e-12);
+    gcs_profile_free(p);
+}
+
+/* gc_coord survives the JSON round trip; a negative law is refused by name. */
+static void test_coord_profile_keys(void **state)
+{
+    (void)state;
+    gcs_profile *p = load_profile("data/machines/o2k.json");
+    p->has_gc_coord = 1;
+    p->coord = coord_law();
+    json_t *doc = gcs_profile_to_json(p);
+    gcs_err err;
+    gcs_profile *q = gcs_profile_from_json(doc, &err);
+    if (!q)
+        fail_msg("%s", err.msg);
+    assert_int_equal(q->has_gc_coord, 1);
+    assert_memory_equal(&q->coord, &p->coord, sizeof p->coord);
+    gcs_profile_free(q);
+    json_object_set_new(json_object_get(json_object_get(doc, "gc_coord"), "tail_ns"), "b", json_real(-1));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_coord.tail_ns.b"));
+    json_decref(doc);
+    gcs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +587,10 @@ int main(void)
         cmocka_unit_test(test_node_without_requests),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_recommend_smallest_within_tolerance),
+        cmocka_unit_test(test_coord_spread_rounds),
+        cmocka_unit_test(test_coord_terms_by_hand),
+        cmocka_unit_test(test_coord_in_prediction),
+        cmocka_unit_test(test_coord_profile_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,8 +153,12 @@ static gcs_table *stack_table(const gcs_validate_report *r)
             gcs_table_add_int(t, p);
             gcs_table_add_str(t, "predicted");
             gcs_table_add_num(t, pt->pred_stack[0], 3);
-            for (int k = 0; k < 5; k++)
-                gcs_table_add_num(t, NAN, 0);
+            /* the coordination parts in the measured stack's own columns */
+            gcs_table_add_num(t, NAN, 0);
+            gcs_table_add_num(t, pt->pred_stack[5], 3);
+            gcs_table_add_num(t, pt->pred_stack[4], 3);
+            gcs_table_add_num(t, pt->pred_stack[6], 3);
+            gcs_table_add_num(t, NAN, 0);
             gcs_table_add_num(t, pt->pred_stack[1], 3);
             gcs_table_add_num(t, pt->pred_stack[2], 3);
             gcs_table_add_num(t, pt->pred_stack[3], 3);
@@ -252,8 +256,9 @@ static int stack_plot(const gcs_validate_report *r, const gcs_validate_workload 
          * contention, wake-up, tail, other */
         bars[p - 1][0] = (gcs_plot_bar){"measured", {m->speedup, m->search, m->extra_work, 0, m->wake,
                                                      m->tail, m->other}};
-        bars[p - 1][1] = (gcs_plot_bar){"predicted", {pt->pred_stack[0], pt->pred_stack[1],
-                                                      pt->pred_stack[2], pt->pred_stack[3], 0, 0, 0}};
+        bars[p - 1][1] = (gcs_plot_bar){"predicted", {pt->pred_stack[0], pt->pred_stack[1] + pt->pred_stack[5],
+                                                      pt->pred_stack[2], pt->pred_stack[3], pt->pred_stack[4],
+                                                      pt->pred_stack[6], 0}};
         snprintf(labels[p - 1], sizeof labels[p - 1], "P = %d", p);
         groups[p - 1] = (gcs_plot_bar_group){labels[p - 1], 2, bars[p - 1]};
     }

@@ -322,6 +322,9 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
         pt->pred_stack[1] += serial_ms * s->lost_span;
         pt->pred_stack[2] += serial_ms * s->lost_extra_misses;
         pt->pred_stack[3] += serial_ms * s->lost_contention;
+        pt->pred_stack[4] += serial_ms * s->lost_wake;
+        pt->pred_stack[5] += serial_ms * s->lost_search;
+        pt->pred_stack[6] += serial_ms * s->lost_tail;
     }
     rc = 0;
 done:
@@ -382,7 +385,7 @@ static void finish_workload(gcs_validate_workload *w, int nsnap)
     double serial_sum_ms = p1->pred_ms[0];
     for (int p = 1; p <= w->npoints; p++) {
         gcs_validate_point *pt = &w->points[p - 1];
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 7; k++)
             pt->pred_stack[k] = ratio(pt->pred_stack[k], serial_sum_ms);
         pt->pred = ratio(p1->pred_ms[0], pt->pred_ms[0]);
         pt->pred_no_contention = ratio(p1->pred_ms[0], pt->pred_ms[1]);

@@ -96,6 +96,14 @@ GCS_API double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick);
 GCS_API int gcs_calibrate_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t **details,
                                       gcs_err *err);
 
+/* Measures the collector's coordination costs (gc_coord: wake, tail, idle,
+ * spread round, steal attempt; docs/model.md "Coordination") into p, with
+ * their uncertainties, and marks unreliable any the data cannot determine:
+ * marks cache-resident heaps at P = 1..max_threads (0: the CPUs online; at
+ * least 2).  *details gets the fits (new reference).  Starts and shuts down
+ * a collector, so none may run in the process. */
+GCS_API int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json_t **details, gcs_err *err);
+
 /* Copies nodes and caches into a profile made by gcs_profile_new(nnodes)
  * with nnodes == gcs_topo_nnodes(t).  Arrays are malloc'ed (the profile
  * frees them). */

@@ -68,6 +68,7 @@ typedef struct gcs_model_heap {
      * wait M1 for them: each costs S_O plus its queueing delay. */
     double q1_prefetched[GCS_ACCESS_COUNT];
     double live_lines_avg;    /* L: time-average live cache lines (docs/model.md) */
+    uint64_t roots;           /* root entries the mark starts from (0: unknown, taken as 1) */
     int nnodes;
     double v[GCS_MODEL_MAX_NODES]; /* V_j: share of miss requests to memory node j */
 } gcs_model_heap;
@@ -76,7 +77,7 @@ typedef struct gcs_model_opts {
     gcs_model_mva mva;
     gcs_model_steals steals;
     double steal_a, steal_b;  /* for GCS_MODEL_STEALS_FITTED */
-    gcs_model_span span;      /* default GCS_MODEL_SPAN_PAPER */
+    gcs_model_span span;      /* default GCS_MODEL_SPAN_CRITICAL (Brent); PAPER for the paper's form */
     /* Beyond the paper: how many misses one worker overlaps (>= 1; 1, the
      * default, is the paper: every miss not covered by the stream prefetcher
      * stalls its worker for its whole latency).  The collector's prefetch
@@ -91,6 +92,11 @@ typedef struct gcs_model_opts {
      * probability r = min(1, llc_bytes / (live_lines * 64)) and then costs
      * llc_hit_ns instead of M1. */
     double llc_bytes, llc_hit_ns;
+
+    /* Coordination terms (wake, search, tail: docs/model.md "Coordination")
+     * from the profile's gc_coord: 1 (the default) uses them when the profile
+     * has them, 0 leaves them out (the ablation Pred(no coordination)). */
+    int coord;
 } gcs_model_opts;
 
 /* Where the serial-work terms of the default model came from
@@ -102,6 +108,18 @@ typedef struct gcs_model_sources {
     double llc_bytes, llc_hit_ns;  /* the figures, also when residency is off */
     int residency;         /* 1 when opts prices residency */
 } gcs_model_sources;
+
+/* Per-worker coordination times with P workers, ns (docs/model.md,
+ * "Coordination").  search = spread + steal + idle. */
+typedef struct gcs_model_coord {
+    double wake_ns;    /* start signal until the worker runs: wake_a + wake_b (P - 1) */
+    double spread_ns;  /* waiting for the first work: mean over the workers of
+                          rounds x spread_round_ns (gcs_model_coord_spread_rounds) */
+    double steal_ns;   /* steal attempts: N_S x attempt_ns / P */
+    double idle_ns;    /* termination and the end's starvation: idle_a + idle_b log2 P */
+    double search_ns;  /* spread + steal + idle; 0 at P = 1 */
+    double tail_ns;    /* exit until the mark ends: tail_a + tail_b log2 P */
+} gcs_model_coord;
 
 /* One prediction.  Times in ns; "speedup" is T_1^M / T_P^M with T_1^M the
  * same model at P = 1 (= T1 + Tinf + Q1 * M1). */
@@ -119,6 +137,13 @@ typedef struct gcs_model_result {
     double time_no_extra_misses_ns, speedup_no_extra_misses;   /* Pred(Q_P = Q1) */
     /* The predicted speedup stack: speedup + the lost parts = P exactly. */
     double lost_span, lost_extra_misses, lost_contention;
+    /* Coordination (0 without gc_coord or with opts.coord = 0): per-worker
+     * times, and their parts of the stack, named as the measured stack's
+     * (gcs_validate_stack: wake, search, tail).  coord is 1 when they are on. */
+    int coord;
+    gcs_model_coord coord_terms;
+    double lost_wake, lost_search, lost_tail;
+    double time_no_coord_ns, speedup_no_coord;   /* Pred(no coordination) */
     int nnodes;
     double rho[GCS_MODEL_MAX_NODES];      /* utilisation of each memory node */
     double wait_ns[GCS_MODEL_MAX_NODES];  /* queueing delay per request there */
@@ -167,6 +192,18 @@ GCS_API int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *hea
 /* The smallest P among results[0..n) whose predicted time is within
  * `tolerance` (0.05 = 5%) of the best predicted time. */
 GCS_API int gcs_model_recommend(const gcs_model_result *results, int n, double tolerance);
+
+/* The initial spread of work: R roots handed round-robin to P workers (the
+ * collector's roots.c), so min(R, P) workers start with work and the others
+ * wait; each round of stealing doubles the workers holding work.  Returns
+ * the mean over the P workers of the rounds each waited (0 when R >= P;
+ * R = 0 is taken as 1). */
+GCS_API double gcs_model_coord_spread_rounds(uint64_t roots, int threads);
+
+/* The per-worker coordination times with P workers from the profile's
+ * gc_coord law, R roots and N_S steals (all zero at P = 1 but wake and tail). */
+GCS_API void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threads, double steals,
+                                   gcs_model_coord *out);
 
 GCS_API const char *gcs_model_mva_name(gcs_model_mva mva);
 GCS_API const char *gcs_model_span_name(gcs_model_span span);   /* "paper", "critical" */

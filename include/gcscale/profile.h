@@ -42,6 +42,21 @@ typedef enum gcs_access { GCS_ACCESS_READ = 0, GCS_ACCESS_RW = 1 } gcs_access;
 typedef enum gcs_pages { GCS_PAGES_4K = 0, GCS_PAGES_HUGE = 1 } gcs_pages;
 #define GCS_PAGES_COUNT 2
 
+/* "gc_coord" (ns, per worker; P workers):
+ *   wake(P)   = wake_a + wake_b (P - 1)    start signal until the worker runs (P >= 1)
+ *   tail(P)   = tail_a + tail_b log2 P     the worker's exit until the mark ends (P >= 1)
+ *   idle(P)   = idle_a + idle_b log2 P     looking for work beyond the steal attempts,
+ *                                          every worker holding a root (P >= 2): the
+ *                                          termination protocol and the end's starvation
+ *   spread_ns                              one doubling round of the initial spread of
+ *                                          work from fewer roots than workers
+ *   attempt_ns                             one steal attempt
+ * max_threads is the largest P measured: beyond it the laws extrapolate. */
+typedef struct gcs_profile_coord {
+    double wake_a, wake_b, tail_a, tail_b, idle_a, idle_b, spread_ns, attempt_ns;
+    int max_threads;
+} gcs_profile_coord;
+
 typedef struct gcs_profile {
     char host[256];
     char created[64];       /* ISO-8601 */
@@ -79,6 +94,12 @@ typedef struct gcs_profile {
      * details, or falls back on the nominal size. */
     int has_llc_effective;
     double llc_effective_bytes, llc_hit_ns;
+    /* Coordination costs of the parallel mark, per worker, measured with the
+     * collector by calibrate (optional key "gc_coord", calibrate/coord.c,
+     * docs/model.md "Coordination").  Absent: the model has no coordination
+     * terms. */
+    int has_gc_coord;
+    gcs_profile_coord coord;
 
     /* Latency with page walks (optional keys "latency_full_random_ns" and
      * "page_walk_ns"): full_random_ns[pages][cpu_node * nnodes + mem_node]

@@ -1,0 +1,69 @@
+/* coord.c -- the coordination terms of the parallel mark (docs/model.md,
+ * "Coordination"): what a worker spends neither marking nor missing, from the
+ * constants calibrate measured with the collector (calibrate/coord.c):
+ * waking the workers, the initial spread of work from few roots, steal
+ * attempts, the termination protocol, and the tail between a worker's exit
+ * and the end of the mark.  The paper's model has none of them; on 16 CPUs
+ * they were 25-50 us each per worker, a large share of a millisecond mark. */
+#include <math.h>
+#include <string.h>
+
+#include "../common/internal.h"
+#include "coord.h"
+
+double gcs_model_coord_spread_rounds(uint64_t roots, int threads)
+{
+    if (threads <= 1)
+        return 0;
+    uint64_t p = (uint64_t)threads;
+    uint64_t holders = roots == 0 ? 1 : roots < p ? roots : p;
+    /* Round r: every holder can give work to one waiting worker, so the
+     * newcomers of round r (up to the holders' count) waited r rounds. */
+    double waited = 0;
+    for (int r = 1; holders < p; r++) {
+        uint64_t fresh = holders < p - holders ? holders : p - holders;
+        waited += (double)r * (double)fresh;
+        holders += fresh;
+    }
+    return waited / (double)threads;
+}
+
+void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threads, double steals,
+                           gcs_model_coord *out)
+{
+    memset(out, 0, sizeof *out);
+    if (threads < 1)
+        return;
+    double lg = log2((double)threads);
+    out->wake_ns = c->wake_a + c->wake_b * (threads - 1);
+    out->tail_ns = c->tail_a + c->tail_b * lg;
+    if (threads > 1) { /* one worker never looks for work (gc/mark.c) */
+        out->spread_ns = gcs_model_coord_spread_rounds(roots, threads) * c->spread_ns;
+        out->steal_ns = (steals > 0 ? steals : 0) * c->attempt_ns / threads;
+        out->idle_ns = c->idle_a + c->idle_b * lg;
+    }
+    out->search_ns = out->spread_ns + out->steal_ns + out->idle_ns;
+    gcs_assert_internal(out->wake_ns >= 0 && out->tail_ns >= 0 && out->search_ns >= 0);
+}
+
+int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double model_steals,
+                     const gcs_model_opts *opts, gcs_model_coord *at_p, gcs_model_coord *serial)
+{
+    memset(at_p, 0, sizeof *at_p);
+    memset(serial, 0, sizeof *serial);
+    if (!opts->coord || !prof->has_gc_coord)
+        return 0;
+    /* The number of steal attempts is the collector's, not the paper's
+     * P ln T1: that estimate prices L extra misses per steal and stays small
+     * on purpose (docs/model.md); the time spent stealing needs the real
+     * count, which gc_steals fits (attempts and steals differ by the few
+     * failed attempts, calibrate's details record the ratio). */
+    double steals = model_steals;
+    if (prof->has_gc_steals && threads > 1) {
+        double n = (threads - 1) * (prof->gc_steal_a * log(heap->t1_ns > 1 ? heap->t1_ns : 1) + prof->gc_steal_b);
+        steals = n > 0 ? n : 0;
+    }
+    gcs_model_coord_terms(&prof->coord, heap->roots, threads, steals, at_p);
+    gcs_model_coord_terms(&prof->coord, heap->roots, 1, 0, serial);
+    return 1;
+}
