@@ -1,10 +1,10 @@
 /* pumap.c -- the JSON record of a placement: "placement", "pu_map",
- * "pu_map_logical" (internal.h). */
+ * "pu_map_logical" (common.h). */
 #include <jansson.h>
 
-#include "internal.h"
+#include "gcscale/common.h"
 
-void _gcs_json_set_pu_map(json_t *obj, const char *placement, const int *os, const int *logical, int n)
+void gcs_json_set_pu_map(json_t *obj, const char *placement, const int *os, const int *logical, int n)
 {
     json_t *a = json_array(), *b = json_array();
     for (int i = 0; i < n; i++) {

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../common/internal.h"
 #include "gc_internal.h"
 
 const char *gcs_gc_mark_mode_name(gcs_gc_mark_mode mode)
@@ -123,7 +122,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
         os[nw] = s->workers[nw].cpu;
         logical[nw] = s->workers[nw].pu;
     }
-    _gcs_json_set_pu_map(j, gcs_topo_placement_name(s->placement), os, logical, nw);
+    gcs_json_set_pu_map(j, gcs_topo_placement_name(s->placement), os, logical, nw);
     json_t *ws = json_array();
     for (int i = 0; i < s->threads && i < GCS_GC_MAX_THREADS; i++) {
         const gcs_gc_worker_stats *w = &s->workers[i];

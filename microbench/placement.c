@@ -234,3 +234,9 @@ int gcs_topo_place(const gcs_topo *t, gcs_topo_placement p, int nworkers, gcs_to
     free(pus);
     return rc < 0 ? -1 : 0;
 }
+
+int gcs_topo_cpu_logical(const gcs_topo *t, int cpu)
+{
+    hwloc_obj_t pu = cpu >= 0 ? hwloc_get_pu_obj_by_os_index(_gcs_topo_hwloc(t), (unsigned)cpu) : NULL;
+    return pu ? (int)pu->logical_index : -1;
+}

@@ -151,5 +151,7 @@ typedef struct gcs_topo_pu {
  * of memory). */
 GCS_API int gcs_topo_place(const gcs_topo *t, gcs_topo_placement p, int nworkers, gcs_topo_pu *out,
                            gcs_err *err);
+/* hwloc's logical index of OS CPU cpu; -1 if the topology has no such CPU. */
+GCS_API int gcs_topo_cpu_logical(const gcs_topo *t, int cpu);
 
 #endif
