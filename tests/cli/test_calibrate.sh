@@ -63,8 +63,8 @@ expect_ok "unreliable S_O are in the profile's unreliable object" \
            == ([($d.unreliable // {}) | keys[] | select(startswith("occupancy_ns."))] | length)' "$TMP/p.json"
 expect_ok "every S_O has its uncertainty and bound check" \
     jq -e '[range(4) as $j | "occupancy_ns.read[\($j)]", "occupancy_ns.rw[\($j)]"]
-           | all(. as $k | $doc.uncertainty[$k] != null and $doc.calibration.bounds[$k] != null)' \
-    --argjson doc "$(cat "$TMP/p.json")" -n
+           | all(. as $k | $d[0].uncertainty[$k] != null and $d[0].calibration.bounds[$k] != null)' \
+    --slurpfile d "$TMP/p.json" -n
 expect_ok "bandwidth's peak bound is said to be unchecked" \
     jq -e '.calibration.bounds["bandwidth_gbs[0]"] | startswith("unchecked")' "$TMP/p.json"
 # --help and the docs promise a warning for a synthetic topology: it was in
