@@ -243,13 +243,38 @@ typedef struct occ_attempt {
     gcs_occ_check chk;
 } occ_attempt;
 
+static gcs_topo_placement occ_placement(const ctx *c)
+{
+    return c->opts->placement == GCS_TOPO_PLACE_DEFAULT ? GCS_TOPO_PLACE_CORES : c->opts->placement;
+}
+
+/* The occupancy's "placement", "pu_map", "pu_map_logical": the CPUs of
+ * load threads 1..N in order (the plan's; empty where nothing is pinned). */
+static void occ_record_pu_map(const ctx *c, int mem_node, int max_threads, json_t *out)
+{
+    gcs_occ_plan plan;
+    gcs_err ignored;
+    if (gcs_occ_plan_init_placed(&plan, c->t, mem_node, max_threads, occ_placement(c), &ignored) < 0)
+        return;
+    int n = plan.cpus ? (plan.ncpus < plan.max_threads ? plan.ncpus : plan.max_threads) : 0;
+    int *logical = calloc(n > 0 ? (size_t)n : 1, sizeof *logical);
+    if (logical) {
+        for (int i = 0; i < n; i++)
+            logical[i] = gcs_topo_cpu_logical(c->t, plan.cpus[i]);
+        gcs_json_set_pu_map(out, gcs_topo_placement_name(plan.cpus ? occ_placement(c) : GCS_TOPO_PLACE_NONE),
+                            plan.cpus, logical, n);
+    }
+    free(logical);
+    gcs_occ_plan_free(&plan);
+}
+
 static int occ_attempt_run(ctx *c, gcs_chase_buf *b, int mem_node, int rw, double m1, int real_cpus,
                            const int *chains, int nchains, int reps, occ_attempt *a, gcs_err *err)
 {
     /* The plan (microbench/occplan.c): the node's CPUs first; on a
      * synthetic topology real_cpus threads, unpinned. */
     gcs_occ_plan plan;
-    if (gcs_occ_plan_init(&plan, c->t, mem_node, c->synthetic ? real_cpus : 0, err) < 0)
+    if (gcs_occ_plan_init_placed(&plan, c->t, mem_node, c->synthetic ? real_cpus : 0, occ_placement(c), err) < 0)
         return -1;
     gcs_occ_opts o = {.rw = rw, .chain_counts = chains, .nchain_counts = nchains, .reps = reps};
     gcs_occ_plan_opts(&plan, &o);
@@ -311,6 +336,7 @@ static int occupancy(ctx *c, gcs_chase_buf *b, gcs_profile *p, int mem_node, int
         free(a);
         return -1;
     }
+    occ_record_pu_map(c, mem_node, c->synthetic ? real_cpus : 0, out);
     const char *what = rw ? "rw" : "read";
     char reason[400] = "", first_reason[400] = "";
     int reliable = occ_attempt_reliable(a, reason, sizeof reason);

@@ -73,4 +73,17 @@ void cli_print_table(const gcs_table *t, const char *title, gcs_format fmt);
 /* The last component of a path (for titles and labels). */
 const char *cli_base_name(const char *path);
 
+/* --pin POLICY (topology.h, "worker placement"), the same on every command
+ * that runs GC workers or pinned load threads.  A bare --pin followed by
+ * another option is cores: gc-bench's --pin took no argument and meant
+ * "pinned" before the policies existed.  Bad names exit 2. */
+gcs_topo_placement cli_parse_pin(const char *cmd, const char *arg);
+#define CLI_PIN_HELP                                                                    \
+    "  --pin POLICY         where worker i runs: cores (default: one worker per core,\n" \
+    "                       cores spread over packages and NUMA nodes, hyperthreads\n" \
+    "                       last), compact (a core's hyperthreads before the next\n"   \
+    "                       core), scatter (as many per package and node as each\n"    \
+    "                       has PUs for) or none (the scheduler places them)\n"
+#define CLI_NO_PIN_HELP "  --no-pin             same as --pin none\n"
+
 #endif

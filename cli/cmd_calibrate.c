@@ -2,7 +2,7 @@
  * machine profile.
  *
  *   gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]
- *                     [--seed N] [--repeat N] [--quiet] [--json | --csv]
+ *                     [--seed N] [--repeat N] [--pin POLICY] [--quiet] [--json | --csv]
  *   gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--quiet] [--json | --csv]
  */
 #include <errno.h>
@@ -81,6 +81,11 @@ static void print_help(FILE *fp)
             "                      spread (min, median, max, (max - min) / median) after\n"
             "                      the profile; the profile written is the run nearest\n"
             "                      the medians (also under calibration.repeat)\n"
+            "  --pin POLICY        order of the occupancy load threads' CPUs (the memory\n"
+            "                      node's own first): cores (default: one thread per\n"
+            "                      core, hyperthreads last), compact (a core's\n"
+            "                      hyperthreads first), scatter or none (unpinned);\n"
+            "                      recorded in calibration.occupancy[].pu_map\n"
             "  --quiet             no progress lines on stderr (warnings are still printed)\n"
             "  --json              print the profile document instead of tables\n"
             "  --csv               print the tables as CSV\n"
@@ -196,6 +201,7 @@ int cmd_calibrate(int argc, char **argv)
         {"size", required_argument, NULL, 's'},
         {"seed", required_argument, NULL, 'S'},
         {"repeat", required_argument, NULL, 'R'},
+        {"pin", required_argument, NULL, 'P'},
         {"quiet", no_argument, NULL, 'Q'},
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
@@ -223,6 +229,7 @@ int cmd_calibrate(int argc, char **argv)
             break;
         }
         case 'S': opts.seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 1, (1L << 62)); break;
+        case 'P': opts.placement = cli_parse_pin(cmd, optarg); break;
         case 'R': repeat = (int)cli_parse_long(cmd, "--repeat", optarg, 1, GCS_CALIBRATE_MAX_REPEAT); break;
         case 'Q': opts.quiet = 1; break;
         case 'j': cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
@@ -275,8 +282,8 @@ int cmd_calibrate(int argc, char **argv)
     gcs_progress pr;
     gcs_table *spread = NULL; /* --repeat */
     if (gc_only) {
-        if (opts.synthetic || opts.size_bytes || opts.seed)
-            cli_usage_error(cmd, "--gc-only measures the collector only: no --topology, --size or --seed");
+        if (opts.synthetic || opts.size_bytes || opts.seed || opts.placement)
+            cli_usage_error(cmd, "--gc-only measures the collector only: no --topology, --size, --seed or --pin");
         p = gcs_profile_load(output, &err);
         if (!p)
             cli_fail(cmd, &err);

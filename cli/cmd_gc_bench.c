@@ -3,7 +3,7 @@
  *
  *   gcscale gc-bench --shape tree|list|random|wide [--depth D] [--objects N]
  *       [--seed S] [--threads SPEC] [--reps N] [--mark-mode M] [--numa POLICY]
- *       [--no-pin] [--span] [--instr-cost] [--heap SIZE] [--quiet] [--json|--csv]
+ *       [--pin cores|compact|scatter|none] [--no-pin] [--span] [--instr-cost] [--heap SIZE] [--quiet] [--json|--csv]
  *       [--gc-threads N|adaptive[:MAX] [--machine FILE]]
  *
  * Parses the options into the engine's (gcbench/run.c, gcbench.h) and
@@ -55,9 +55,10 @@ static void print_help(FILE *fp)
             "  --reps N             collections per P, median reported (default 7, min 5)\n"
             "  --mark-mode MODE     relaxed-bytes (default), atomic-bytes or atomic-bits\n"
             "  --numa POLICY        page placement: local (default), interleave, node:N\n"
-            "  --no-pin             let the scheduler place the GC workers (default: worker\n"
-            "                       i bound to PU i; unbound, this 2-vCPU VM ran a third\n"
-            "                       of the P = 2 processes with worker 1 never marking)\n"
+            CLI_PIN_HELP
+            "                       (unbound, a 2-vCPU VM ran a third of the P = 2\n"
+            "                       processes with worker 1 never marking)\n"
+            CLI_NO_PIN_HELP
             "  --span               also compute T-infinity of the heap (one extra\n"
             "                       collection) and the parallelism work/span\n"
             "  --instr-cost         also time each collection with the collector's\n"
@@ -181,7 +182,7 @@ int cmd_gc_bench(int argc, char **argv)
         {"reps", required_argument, NULL, O_REPS},
         {"mark-mode", required_argument, NULL, O_MODE},
         {"numa", required_argument, NULL, O_NUMA},
-        {"pin", no_argument, NULL, O_PIN}, /* the default; kept for old scripts */
+        {"pin", required_argument, NULL, O_PIN},
         {"no-pin", no_argument, NULL, O_NO_PIN},
         {"span", no_argument, NULL, O_SPAN},
         {"instr-cost", no_argument, NULL, O_INSTR},
@@ -232,8 +233,8 @@ int cmd_gc_bench(int argc, char **argv)
         case O_REPS: o.reps = (int)cli_parse_long(cmd, "--reps", optarg, 5, GCS_GCBENCH_MAX_REPS); break;
         case O_MODE: go->mark_mode = parse_mode(optarg); break;
         case O_NUMA: parse_numa(optarg, go); o.numa_name = optarg; break;
-        case O_PIN: go->pin_workers = 1; break;
-        case O_NO_PIN: go->pin_workers = 0; break;
+        case O_PIN: go->placement = cli_parse_pin(cmd, optarg); break;
+        case O_NO_PIN: go->placement = GCS_TOPO_PLACE_NONE; break;
         case O_SPAN: o.span = 1; break;
         case O_INSTR: o.instr_cost = 1; break;
         case O_HEAP: o.heap_limit = cli_parse_size(cmd, "--heap", optarg); break;

@@ -3,7 +3,7 @@
  *
  *   gcscale run WORKLOAD [--mutators M] [--gc-threads N|adaptive[:MAX]]
  *       [--heap SIZE] [--size S] [--steps N] [--seed N] [--machine PROFILE]
- *       [--log FILE] [--trace FILE] [--json] [--quiet]
+ *       [--pin cores|compact|scatter|none] [--log FILE] [--trace FILE] [--json] [--quiet]
  *   gcscale run --list
  *
  * The workloads are include/gcscale/workload.h; docs/workloads.md describes
@@ -23,6 +23,26 @@
 #include "gcscale/workload.h"
 
 static const char *const cmd = "run";
+
+/* Where the GC workers ran: the map of the collection with the most
+ * workers (worker i keeps its PU for the run; a larger P only adds PUs). */
+typedef struct pu_record {
+    gcs_topo_placement placement;
+    int n;
+    int os[GCS_GC_MAX_THREADS], logical[GCS_GC_MAX_THREADS];
+} pu_record;
+
+static void keep_pu_map(const gcs_gc_stats *st, void *arg)
+{
+    pu_record *r = arg;
+    if (st->threads <= r->n)
+        return;
+    r->placement = st->placement;
+    for (r->n = 0; r->n < st->threads && r->n < GCS_GC_MAX_THREADS; r->n++) {
+        r->os[r->n] = st->workers[r->n].cpu;
+        r->logical[r->n] = st->workers[r->n].pu;
+    }
+}
 
 static void print_help(FILE *fp)
 {
@@ -57,6 +77,8 @@ static void print_help(FILE *fp)
             "  --steps N            time steps (bh), scramble length = levels (cube),\n"
             "                       rounds (cky)\n"
             "  --seed N             random seed (default 1)\n"
+            CLI_PIN_HELP
+            "                       (the GC workers; the mutators are not pinned)\n"
             "  --log FILE           one JSON line per collection (the collector's record,\n"
             "                       with the adaptive policy's decision)\n"
             "  --trace FILE         record the threads' states (docs/trace-format.md)\n"
@@ -129,7 +151,7 @@ static const char *reason_name(int r)
 int cmd_run(int argc, char **argv)
 {
     enum { O_MUT = 256, O_GCT, O_MACHINE, O_HEAP, O_SIZE, O_STEPS, O_SEED, O_LOG, O_TRACE, O_QUIET, O_JSON,
-           O_LIST };
+           O_LIST, O_PIN };
     static const struct option options[] = {
         {"mutators", required_argument, NULL, O_MUT},
         {"gc-threads", required_argument, NULL, O_GCT},
@@ -143,6 +165,7 @@ int cmd_run(int argc, char **argv)
         {"quiet", no_argument, NULL, O_QUIET},
         {"json", no_argument, NULL, O_JSON},
         {"list", no_argument, NULL, O_LIST},
+        {"pin", required_argument, NULL, O_PIN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -155,6 +178,7 @@ int cmd_run(int argc, char **argv)
     const char *gc_threads = NULL, *machine = NULL, *log_path = NULL, *trace_path = NULL;
     uint64_t heap = 0;
     int quiet = 0, json = 0, list = 0, c;
+    gcs_topo_placement placement = GCS_TOPO_PLACE_CORES;
     gcs_adaptive_spec spec = {0};
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
@@ -182,6 +206,7 @@ int cmd_run(int argc, char **argv)
         case O_QUIET: quiet = 1; break;
         case O_JSON: json = 1; break;
         case O_LIST: list = 1; break;
+        case O_PIN: placement = cli_parse_pin(cmd, optarg); break;
         case 'h': print_help(stdout); return 0;
         default: cli_bad_option(cmd, argv);
         }
@@ -217,6 +242,7 @@ int cmd_run(int argc, char **argv)
     gcs_gc_options go;
     gcs_gc_options_default(&go);
     go.heap_limit = heap ? heap : gcs_workload_default_heap(info, wo.mutators);
+    go.placement = placement;
     if (gcs_adaptive_configure(&go, gc_threads, machine, &err) < 0)
         cli_fail(cmd, &err);
     gcs_outfile logf;
@@ -229,6 +255,9 @@ int cmd_run(int argc, char **argv)
         have_log = 1;
         go.log_path = logf.tmp_path; /* the collector appends; renamed at the end */
     }
+    pu_record pus = {0};
+    go.on_collection = keep_pu_map; /* chained by the gclog's install */
+    go.on_collection_arg = &pus;
     gcs_workload_gclog gclog;
     gcs_workload_gclog_install(&go, &gclog);
     if (trace_path) {
@@ -338,6 +367,8 @@ int cmd_run(int argc, char **argv)
         json_object_set_new(doc, "gc_pool", json_integer(pool));
         json_object_set_new(doc, "cpus", json_integer(ncpu));
         json_object_set_new(doc, "heap_limit", json_integer((json_int_t)go.heap_limit));
+        gcs_json_set_pu_map(doc, gcs_topo_placement_name(pus.n ? pus.placement : placement), pus.os,
+                            pus.logical, pus.n);
         json_object_set_new(doc, "wall_ms", json_real(wall));
         json_object_set_new(doc, "mutator_ms", json_real(mut));
         json_object_set_new(doc, "gc_pause_ms", json_real(gc));

@@ -52,6 +52,8 @@ static void print_help(FILE *fp)
             "                       (default 5 quick, 9 full)\n"
             "  --snapshots N        snapshots per workload (default 2 quick, 4 full)\n"
             "  --keep-snapshots     keep the heap snapshots in DIR/snapshots (large)\n"
+            CLI_PIN_HELP
+            "                       (the GC workers of every run and re-mark)\n"
             "  --quiet              no progress on stderr\n"
             "  --json               print report.json instead of the text summary\n"
             "  -h, --help           this text\n"
@@ -82,7 +84,7 @@ static void remove_snapshots(const char *dir)
 int cmd_validate(int argc, char **argv)
 {
     enum { O_QUICK = 256, O_MACHINE, O_WORKLOADS, O_THREADS, O_REPS, O_RUNS, O_SNAPSHOTS, O_MUTATORS, O_KEEP,
-           O_QUIET, O_JSON };
+           O_QUIET, O_JSON, O_PIN };
     static const struct option options[] = {
         {"quick", no_argument, NULL, O_QUICK},
         {"machine", required_argument, NULL, O_MACHINE},
@@ -96,6 +98,7 @@ int cmd_validate(int argc, char **argv)
         {"keep-snapshots", no_argument, NULL, O_KEEP},
         {"quiet", no_argument, NULL, O_QUIET},
         {"json", no_argument, NULL, O_JSON},
+        {"pin", required_argument, NULL, O_PIN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -119,6 +122,7 @@ int cmd_validate(int argc, char **argv)
         case O_KEEP: keep = 1; break;
         case O_QUIET: o.quiet = 1; break;
         case O_JSON: json = 1; break;
+        case O_PIN: o.placement = cli_parse_pin(cmd, optarg); break;
         case 'h':
             print_help(stdout);
             return 0;

@@ -1,4 +1,5 @@
 /* util.c -- error and option-parsing conventions shared by the subcommands. */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,4 +124,17 @@ void cli_print_table(const gcs_table *t, const char *title, gcs_format fmt)
         printf("# %s\n", title);
     gcs_table_print(t, stdout, fmt);
     fputc('\n', stdout);
+}
+
+gcs_topo_placement cli_parse_pin(const char *cmd, const char *arg)
+{
+    if (arg[0] == '-' && arg[1] == '-') {
+        optind--; /* a bare --pin: the next option is not its argument */
+        return GCS_TOPO_PLACE_CORES;
+    }
+    gcs_topo_placement p;
+    gcs_err e;
+    if (gcs_topo_placement_parse(arg, &p, &e) < 0)
+        cli_usage_error(cmd, "--pin: %s", e.msg);
+    return p;
 }

@@ -37,4 +37,13 @@ _gcs_assert_fail(const char *cond, const char *file, int line, const char *func)
     abort();
 }
 
+/* ---- the record of where workers ran (pumap.c) ------------------------------
+ * Sets obj's "placement" (the policy's name, topology.h), "pu_map" (the OS
+ * CPU of worker 0..n-1, -1 for an unbound worker) and "pu_map_logical"
+ * (hwloc's logical index L#, -1 unbound): the keys every JSON result that
+ * ran pinned threads carries, written by one function so that they read
+ * alike everywhere (docs/collector.md, "Worker placement"). */
+typedef struct json_t json_t;
+void _gcs_json_set_pu_map(json_t *obj, const char *placement, const int *os, const int *logical, int n);
+
 #endif

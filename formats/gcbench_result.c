@@ -85,12 +85,15 @@ gcs_table *gcs_gcbench_result_table(const gcs_gcbench_result *r)
         snprintf(title, sizeof title, "gc-bench: tree depth %d", r->depth);
     else
         snprintf(title, sizeof title, "gc-bench: %s of %llu", r->shape, (unsigned long long)r->size);
+    char pinned[48] = "";
+    if (r->pinned)
+        snprintf(pinned, sizeof pinned, ", pinned%s%s", r->placement[0] ? " " : "", r->placement);
     size_t tl = strlen(title);
     snprintf(title + tl, sizeof title - tl,
              ", %llu live objects, %.1f MB (headers + payloads), %s, numa %s%s, median of %d "
              "collections per P",
              (unsigned long long)r->objects, (double)r->bytes / 1e6, r->mark_mode, r->numa,
-             r->pinned ? ", pinned" : "", r->reps);
+             pinned, r->reps);
     gcs_table *t = gcs_table_new(title, ncols, names);
     for (int i = 0; i < r->nrows; i++) {
         const gcs_gcbench_row *w = &r->rows[i];
@@ -186,6 +189,8 @@ json_t *gcs_gcbench_result_to_json(const gcs_gcbench_result *r)
     json_object_set_new(doc, "numa", json_string(r->numa));
     json_object_set_new(doc, "pinned", json_boolean(r->pinned));
     json_object_set_new(doc, "cpus", json_integer(r->cpus));
+    if (r->placement[0])
+        gcs_json_set_pu_map(doc, r->placement, r->pu_map, r->pu_map_logical, r->npu_map);
     json_object_set_new(doc, "reps", json_integer(r->reps));
     json_object_set_new(doc, "warmup", json_integer(r->warmup));
     json_object_set_new(doc, "heap_limit", json_integer((json_int_t)r->heap_limit));
@@ -245,6 +250,22 @@ static int read_row(json_t *o, gcs_gcbench_row *w)
     return 0;
 }
 
+/* "placement", "pu_map", "pu_map_logical" when the document has them
+ * (written since 2026-11-26); the lists stop at the first non-integer. */
+static void read_pu_map(json_t *doc, gcs_gcbench_result *r)
+{
+    copy_string(r->placement, sizeof r->placement, json_object_get(doc, "placement"));
+    json_t *os = json_object_get(doc, "pu_map"), *lg = json_object_get(doc, "pu_map_logical");
+    for (size_t i = 0; i < json_array_size(os) && i < GCS_GCBENCH_MAX_THREADS; i++) {
+        json_t *a = json_array_get(os, i), *b = json_array_get(lg, i);
+        if (!json_is_integer(a))
+            break;
+        r->pu_map[i] = (int)json_integer_value(a);
+        r->pu_map_logical[i] = json_is_integer(b) ? (int)json_integer_value(b) : -1;
+        r->npu_map++;
+    }
+}
+
 int gcs_gcbench_result_read(const char *path, gcs_gcbench_result **out, gcs_err *err)
 {
     *out = NULL;
@@ -289,6 +310,7 @@ int gcs_gcbench_result_read(const char *path, gcs_gcbench_result **out, gcs_err 
     copy_string(r->cache_misses, sizeof r->cache_misses, json_object_get(doc, "cache_misses"));
     r->pinned = json_is_true(json_object_get(doc, "pinned"));
     r->cpus = (int)json_integer_value(json_object_get(doc, "cpus"));
+    read_pu_map(doc, r);
     r->reps = (int)json_integer_value(json_object_get(doc, "reps"));
     r->warmup = (int)json_integer_value(json_object_get(doc, "warmup"));
     r->heap_limit = (uint64_t)json_integer_value(json_object_get(doc, "heap_limit"));

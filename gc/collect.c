@@ -79,6 +79,7 @@ static void mark_begin(gcs_collector *gc, gcs_gc_stats *st, uint64_t index, int 
     st->index = index;
     st->threads = threads;
     st->mark_mode = (gcs_gc_mark_mode)gc->job_mode;
+    st->placement = gc->placement;
     st->start_ns = t_start;
     st->heap_limit = gc->npages << GCS_PAGE_SHIFT;
     st->span = NAN;
@@ -115,6 +116,7 @@ static void sum_workers(gcs_collector *gc, gcs_gc_stats *st, int threads)
     for (int i = 0; i < threads; i++) {
         gcs_gc_worker_stats *ws = &gc->workers[i].st;
         ws->cpu = gc->workers[i].pinned_cpu; /* the worker ran a job: it has set it */
+        ws->pu = gc->workers[i].pinned_pu;
         st->workers[i] = *ws;
         st->t1_ns += ws->busy_ns;
         st->objects_marked += ws->objects_scanned;

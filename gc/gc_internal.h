@@ -78,6 +78,7 @@ typedef struct gcs_worker {
     pthread_t thread;
     int started;
     int pinned_cpu;         /* written by the worker under pool_lock before its first job */
+    int pinned_pu;          /* its hwloc logical index; same */
     /* private mark stack: entries [lo, hi); the oldest at lo */
     gcs_mark_entry *stack;
     size_t lo, hi, cap;
@@ -157,9 +158,10 @@ typedef struct gcs_collector {
     int job, job_threads, jobs_done;
     _Atomic int mark_idle;        /* workers with no work (termination, hunger) */
     _Atomic uint64_t sweep_next;  /* next page to claim in sweep */
-    int hwloc_ok;
     int online_cpus;              /* CPUs online at init: more workers than this share CPUs */
-    void *topology;               /* hwloc_topology_t */
+    gcs_topo_placement placement; /* resolved at init: never DEFAULT */
+    gcs_topo_pu *pu_map;          /* worker i's PU (pool_size of them); NULL: placement none */
+    gcs_topo *topo;               /* this system's, while pu_map is used */
 
     gcs_gc_stats last;
     int have_last;

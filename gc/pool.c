@@ -1,5 +1,5 @@
 /* pool.c -- the collector's worker pool: starting the workers, binding them
- * to PUs, handing out a job (mark or sweep) and waiting for it, joining them.
+ * to PUs by the placement policy, handing out a job (mark or sweep) and waiting for it, joining them.
  *
  * Workers are started once by gcs_gc_init and reused by every collection:
  * each waits on job_cond for the next job_epoch, runs its part of the job if
@@ -15,7 +15,6 @@
  * coordinator's reads after the job.
  */
 #define _GNU_SOURCE
-#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,29 +23,26 @@
 #include "gc_internal.h"
 #include "gcscale/trace.h"
 
-/* Worker i runs on PU i mod nPU (hwloc's order), when pin_workers is set and
- * hwloc loaded the topology.  Returns the PU's OS index, or -1 unpinned. */
+/* Binds the calling worker to its PU of the placement (gc->pu_map, set
+ * before the threads start).  Returns 0 when bound, -1 when unpinned (policy
+ * none, or a bind the kernel refused: the worker then runs where the
+ * scheduler puts it, and its stats say cpu -1). */
 static int bind_to_pu(gcs_worker *w)
 {
     gcs_collector *gc = w->gc;
-    int cpu = -1;
-    if (gc->opts.pin_workers && gc->hwloc_ok) {
-        hwloc_topology_t topo = gc->topology;
-        int npu = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-        if (npu > 0) {
-            hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, w->index % npu);
-            if (pu && hwloc_set_cpubind(topo, pu->cpuset, HWLOC_CPUBIND_THREAD) == 0)
-                cpu = (int)pu->os_index;
-        }
-    }
-    return cpu;
+    if (!gc->pu_map)
+        return -1;
+    const gcs_topo_pu *pu = &gc->pu_map[w->index];
+    char warn[128];
+    gcs_err ignored;
+    return gcs_topo_pin_cpu(gc->topo, pu->os_index, warn, sizeof warn, &ignored) == 0 ? 0 : -1;
 }
 
 static void *worker_main(void *arg)
 {
     gcs_worker *w = arg;
     gcs_collector *gc = w->gc;
-    int cpu = bind_to_pu(w);
+    int bound = bind_to_pu(w) == 0;
     _gcs_llc_worker_open(w);
     char trace_name[32];
     snprintf(trace_name, sizeof trace_name, "gc-worker-%d", w->index);
@@ -54,7 +50,9 @@ static void *worker_main(void *arg)
     gcs_trace_set_state(GCS_TRACE_GC_IDLE); /* until the first job */
     uint64_t seen = 0;
     pthread_mutex_lock(&gc->pool_lock);
-    w->pinned_cpu = cpu; /* read by the coordinator after a job, under pool_lock */
+    /* read by the coordinator after a job, under pool_lock */
+    w->pinned_cpu = bound ? gc->pu_map[w->index].os_index : -1;
+    w->pinned_pu = bound ? gc->pu_map[w->index].logical_index : -1;
     for (;;) {
         while (gc->job_epoch == seen)
             pthread_cond_wait(&gc->job_cond, &gc->pool_lock);
@@ -100,21 +98,40 @@ void _gcs_pool_run(gcs_collector *gc, int job, int threads)
     pthread_mutex_unlock(&gc->pool_lock);
 }
 
-/* Loads the topology (pin_workers), allocates every worker's deque and mark
- * stack, and starts pool_size threads. */
+/* Resolves the placement and computes every worker's PU: the topology is
+ * loaded once here, not per worker.  A topology hwloc cannot load leaves
+ * the workers unbound, as before placement existed (the stats say so: cpu
+ * -1), rather than failing the collector's start. */
+static int place_workers(gcs_collector *gc, gcs_err *err)
+{
+    gcs_topo_placement p = gc->opts.placement;
+    if (p == GCS_TOPO_PLACE_DEFAULT)
+        p = gc->opts.pin_workers ? GCS_TOPO_PLACE_CORES : GCS_TOPO_PLACE_NONE;
+    if ((unsigned)p > GCS_TOPO_PLACE_NONE) {
+        gcs_err_set(err, "gc: unknown placement %d", (int)p);
+        return -1;
+    }
+    gc->placement = p;
+    if (p == GCS_TOPO_PLACE_NONE)
+        return 0;
+    gcs_err ignored;
+    gc->topo = gcs_topo_load(NULL, &ignored);
+    if (!gc->topo)
+        return 0;
+    gc->pu_map = calloc((size_t)gc->pool_size, sizeof *gc->pu_map);
+    if (!gc->pu_map || gcs_topo_place(gc->topo, p, gc->pool_size, gc->pu_map, err) < 0) {
+        gcs_err_set(err, "gc: out of memory for the workers' placement");
+        return -1;
+    }
+    return 0;
+}
+
+/* Places the workers, allocates every worker's deque and mark stack, and
+ * starts pool_size threads. */
 int _gcs_pool_start(gcs_collector *gc, gcs_err *err)
 {
-    if (gc->opts.pin_workers) {
-        hwloc_topology_t topo;
-        if (hwloc_topology_init(&topo) == 0) {
-            if (hwloc_topology_load(topo) == 0) {
-                gc->topology = topo;
-                gc->hwloc_ok = 1;
-            } else {
-                hwloc_topology_destroy(topo);
-            }
-        }
-    }
+    if (place_workers(gc, err) < 0)
+        return -1;
     gc->workers = aligned_alloc(64, sizeof(gcs_worker) * (size_t)gc->pool_size);
     if (!gc->workers) {
         gcs_err_set(err, "gc: out of memory for %d workers", gc->pool_size);
@@ -161,8 +178,8 @@ void _gcs_pool_stop(gcs_collector *gc)
         free(gc->workers);
         gc->workers = NULL;
     }
-    if (gc->topology)
-        hwloc_topology_destroy(gc->topology);
-    gc->topology = NULL;
-    gc->hwloc_ok = 0;
+    free(gc->pu_map);
+    gc->pu_map = NULL;
+    gcs_topo_free(gc->topo);
+    gc->topo = NULL;
 }

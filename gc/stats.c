@@ -117,6 +117,12 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
                                       d->threads, "max_threads", d->max_threads, "predicted_mark_ns", pred,
                                       "decision_ns", (json_int_t)d->decision_ns, "note", d->note, "inputs", in));
     }
+    int os[GCS_GC_MAX_THREADS], logical[GCS_GC_MAX_THREADS], nw = 0;
+    for (; nw < s->threads && nw < GCS_GC_MAX_THREADS; nw++) {
+        os[nw] = s->workers[nw].cpu;
+        logical[nw] = s->workers[nw].pu;
+    }
+    gcs_json_set_pu_map(j, gcs_topo_placement_name(s->placement), os, logical, nw);
     json_t *ws = json_array();
     for (int i = 0; i < s->threads && i < GCS_GC_MAX_THREADS; i++) {
         const gcs_gc_worker_stats *w = &s->workers[i];
@@ -138,6 +144,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
         W("pages_swept", w->pages_swept);
         json_object_set_new(o, "cache_misses", w->cache_misses < 0 ? json_null() : json_integer(w->cache_misses));
         W("cpu", w->cpu);
+        W("pu", w->pu);
 #undef W
         json_array_append_new(ws, o);
     }

@@ -28,7 +28,7 @@ void gcs_gcbench_opts_init(gcs_gcbench_opts *o)
     o->shape.seed = 1;
     o->reps = 7;
     gcs_gc_options_default(&o->gc);
-    o->gc.pin_workers = 1;
+    o->gc.placement = GCS_TOPO_PLACE_CORES;
     o->numa_name = "local";
 }
 
@@ -65,6 +65,18 @@ static int collect(run *x, gcs_err *err)
         return -1;
     }
     return 0;
+}
+
+/* Where the workers of a collection at the largest P ran. */
+static void keep_placement(const gcs_gc_stats *st, gcs_gcbench_result *r)
+{
+    snprintf(r->placement, sizeof r->placement, "%s", gcs_topo_placement_name(st->placement));
+    r->pinned = st->placement != GCS_TOPO_PLACE_NONE;
+    r->npu_map = st->threads;
+    for (int i = 0; i < st->threads; i++) {
+        r->pu_map[i] = st->workers[i].cpu;
+        r->pu_map_logical[i] = st->workers[i].pu;
+    }
 }
 
 /* A collection's figures at a fixed P, into sample s. */
@@ -413,6 +425,7 @@ int gcs_gcbench_run(const gcs_gcbench_opts *opts, gcs_gcbench_result **out, gcs_
     gcs_progress_step(&pr, "warm-up collections", GCS_GCBENCH_WARMUP);
     if (warm_up(&x, err) < 0)
         goto done;
+    keep_placement(x.st, r); /* the warm-up ran all pmax workers */
     if (o.snapshot && info.gcs_bytes == 0)
         info.gcs_bytes = x.st->live_bytes; /* slot bytes of the live objects */
     gcs_progress_done(&pr, GCS_GCBENCH_WARMUP);
@@ -436,7 +449,6 @@ int gcs_gcbench_run(const gcs_gcbench_opts *opts, gcs_gcbench_result **out, gcs_
     r->seed = o.shape.seed;
     snprintf(r->mark_mode, sizeof r->mark_mode, "%s", gcs_gc_mark_mode_name(go.mark_mode));
     snprintf(r->numa, sizeof r->numa, "%s", o.numa_name ? o.numa_name : "");
-    r->pinned = go.pin_workers;
     r->cpus = ncpu < 1 ? 1 : (int)ncpu;
     r->warmup = GCS_GCBENCH_WARMUP;
     r->heap_limit = x.st->heap_limit;

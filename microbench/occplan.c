@@ -13,35 +13,49 @@
 
 int *gcs_occ_cpu_order(const gcs_topo *t, int mem_node, int *n)
 {
-    size_t total = 0, used = 0;
-    for (int k = 0; k < gcs_topo_nnodes(t); k++)
-        total += (size_t)gcs_topo_node_at(t, k)->ncpus;
-    int *cpus = calloc(total > 0 ? total : 1, sizeof *cpus);
-    if (!cpus)
+    return gcs_occ_cpu_order_placed(t, mem_node, GCS_TOPO_PLACE_CORES, n);
+}
+
+int *gcs_occ_cpu_order_placed(const gcs_topo *t, int mem_node, gcs_topo_placement p, int *n)
+{
+    int total = gcs_topo_ncpus(t);
+    gcs_topo_pu *map = calloc(total > 0 ? (size_t)total : 1, sizeof *map);
+    int *cpus = calloc(total > 0 ? (size_t)total : 1, sizeof *cpus);
+    gcs_err ignored;
+    /* none still needs an order (the CPU count, bandwidth): the default's */
+    if (!map || !cpus ||
+        gcs_topo_place(t, p == GCS_TOPO_PLACE_NONE ? GCS_TOPO_PLACE_CORES : p, total, map, &ignored) < 0) {
+        free(map);
+        free(cpus);
         return NULL;
+    }
     int first = gcs_topo_local_cpu_node(t, mem_node);
     if (first < 0)
         first = mem_node;
-    const gcs_topo_node *local = gcs_topo_node_at(t, first);
-    for (int i = 0; i < local->ncpus; i++)
-        cpus[used++] = local->cpus[i];
-    for (int k = 0; k < gcs_topo_nnodes(t); k++) {
-        if (k == first)
-            continue;
-        const gcs_topo_node *o = gcs_topo_node_at(t, k);
-        for (int i = 0; i < o->ncpus; i++)
-            cpus[used++] = o->cpus[i];
-    }
+    int used = 0;
+    /* The local node's CPUs in the policy's order, then the others' (CPUs
+     * of no node are left out, as the nodes' lists leave them out). */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < total; i++)
+            if (map[i].node >= 0 && (map[i].node == first) == (pass == 0))
+                cpus[used++] = map[i].os_index;
     gcs_assert_internal(used <= total);
-    *n = (int)used;
+    free(map);
+    *n = used;
     return cpus;
 }
 
 int gcs_occ_plan_init(gcs_occ_plan *pl, const gcs_topo *t, int mem_node, int max_threads, gcs_err *err)
 {
+    return gcs_occ_plan_init_placed(pl, t, mem_node, max_threads, GCS_TOPO_PLACE_CORES, err);
+}
+
+int gcs_occ_plan_init_placed(gcs_occ_plan *pl, const gcs_topo *t, int mem_node, int max_threads,
+                             gcs_topo_placement placement, gcs_err *err)
+{
     memset(pl, 0, sizeof *pl);
     int ncpus = 0;
-    int *cpus = gcs_occ_cpu_order(t, mem_node, &ncpus);
+    int *cpus = gcs_occ_cpu_order_placed(t, mem_node, placement, &ncpus);
     if (!cpus) {
         gcs_err_set(err, "occupancy: out of memory");
         return -1;
@@ -72,7 +86,7 @@ int gcs_occ_plan_init(gcs_occ_plan *pl, const gcs_topo *t, int mem_node, int max
     if (pl->thread_counts[nc - 1] != mt)
         pl->thread_counts[nc++] = mt;
     pl->nthread_counts = nc;
-    if (synthetic || ncpus == 0) {
+    if (synthetic || ncpus == 0 || placement == GCS_TOPO_PLACE_NONE) {
         free(cpus);
         cpus = NULL;
         ncpus = 0;

@@ -16,6 +16,7 @@
 #include <hwloc.h>
 
 #include "gcscale/topology.h"
+#include "topology_internal.h"
 
 struct gcs_topo {
     hwloc_topology_t hw;
@@ -28,6 +29,8 @@ struct gcs_topo {
     int ncpus;
     int *cpus;
 };
+
+hwloc_topology_t _gcs_topo_hwloc(const gcs_topo *t) { return t->hw; }
 
 static int *cpus_of_set(hwloc_const_cpuset_t set, int *n)
 {

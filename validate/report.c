@@ -288,6 +288,8 @@ json_t *gcs_validate_report_json(const gcs_validate_report *r)
                             r->max_threads, "mutators", r->mutators, "reps", r->reps, "run_reps",
                             r->run_reps, "quick", r->quick,
                             "seconds", r->seconds, "error_ok", r->error_ok, "adaptive_ok", r->adaptive_ok);
+    if (r->placement[0])
+        gcs_json_set_pu_map(doc, r->placement, r->pu_map, r->pu_map_logical, r->npu_map);
     gcs_table *t;
     json_object_set_new(doc, "errors", gcs_table_to_json(t = error_table(r)));
     gcs_table_free(t);

@@ -64,6 +64,16 @@ void gcs_validate_measured_stack(const gcs_gc_stats *s, double t1_ns, double bus
     out->other = p - out->speedup - out->extra_work - out->search - out->wake - out->tail;
 }
 
+/* Where the workers of a re-mark at the largest P ran. */
+static void keep_pu_map(const gcs_gc_stats *st, gcs_validate_report *r)
+{
+    snprintf(r->placement, sizeof r->placement, "%s", gcs_topo_placement_name(st->placement));
+    for (r->npu_map = 0; r->npu_map < st->threads; r->npu_map++) {
+        r->pu_map[r->npu_map] = st->workers[r->npu_map].cpu;
+        r->pu_map_logical[r->npu_map] = st->workers[r->npu_map].pu;
+    }
+}
+
 /* ---- one whole run of a workload ------------------------------------------------- */
 
 typedef struct remark_ctx {
@@ -179,10 +189,10 @@ static int run_workload(const run_spec *rs, gcs_validate_whole_run *out, gcs_err
     if (gcs_adaptive_configure(&go, spec, o->machine_path, err) < 0)
         return -1;
     go.max_threads = rs->threads;
-    /* GC worker i on PU i, as gc-bench does: unbound, the scheduler of a
-     * 2-vCPU VM kept whole processes' second worker off the second vCPU
-     * (docs/gc-bench.md). */
-    go.pin_workers = 1;
+    /* Workers placed as gc-bench places them (cores by default): unbound,
+     * the scheduler of a 2-vCPU VM kept whole processes' second worker off
+     * the second vCPU (docs/gc-bench.md). */
+    go.placement = rs->o->placement;
     if (rs->remark) {
         go.snapshot_path = rs->snapshot_pattern;
         go.snapshot_every = rs->every;
@@ -422,6 +432,8 @@ static void finish_workload(gcs_validate_workload *w, int nsnap)
 int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_err *err)
 {
     gcs_validate_opts o = *opts;
+    if (o.placement == GCS_TOPO_PLACE_DEFAULT)
+        o.placement = GCS_TOPO_PLACE_CORES; /* the collector's DEFAULT would read pin_workers */
     memset(r, 0, sizeof *r);
     uint64_t t0 = gcs_now_ns();
     long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -561,6 +573,8 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
         if (run_workload(&rsn, &snaprun, err) < 0)
             goto done;
         gcs_progress_done(&pr, 2);
+        if (rc_ctx->taken > 0 && r->npu_map == 0)
+            keep_pu_map(&median[o.max_threads - 1], r);
         if (rc_ctx->failed) {
             gcs_err_set(err, "%s: re-marking a collection's heap failed", info->name);
             goto done;

@@ -38,6 +38,9 @@ typedef struct gcs_calibrate_opts {
      * caller's steps continue the one series and the caller finishes it. */
     gcs_progress *progress;
     double extra_work;
+    /* CPU order of the occupancy load threads (topology.h; DEFAULT: cores):
+     * the local node's CPUs first, in the policy's order; none: unpinned. */
+    gcs_topo_placement placement;
 } gcs_calibrate_opts;
 
 /* Fills opts with the defaults (full mode, this system, automatic size). */

@@ -147,6 +147,14 @@ GCS_API int gcs_json_write_file(json_t *doc, const char *path, gcs_err *err);
  * C: ...". */
 GCS_API json_t *gcs_json_read_file(const char *path, gcs_err *err);
 
+/* Sets obj's "placement" (the policy's name, topology.h), "pu_map" (the OS
+ * CPU of worker 0..n-1, -1 for an unbound worker) and "pu_map_logical"
+ * (hwloc's logical index L#, -1 unbound): the record of where the workers
+ * ran that every JSON result with pinned threads carries, written by one
+ * function so that it reads alike everywhere (docs/collector.md, "Worker
+ * placement"). */
+GCS_API void gcs_json_set_pu_map(json_t *obj, const char *placement, const int *os, const int *logical, int n);
+
 /* ---- progress ---------------------------------------------------------------
  * Long runs report "step, percent, time left" on stderr: a live line when
  * stderr is a terminal, one plain line per step otherwise.  total_work is in

@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "gcscale/common.h"
+#include "gcscale/topology.h"
 
 #define GCS_GC_MAX_THREADS 64      /* most GC worker threads per collector */
 #define GCS_GC_PAGE_BYTES 65536    /* heap page; small objects never cross one */
@@ -146,7 +147,14 @@ typedef struct gcs_gc_options {
     gcs_gc_numa_policy numa_policy;
     int numa_node;            /* for GCS_GC_NUMA_NODE */
     gcs_gc_mark_mode mark_mode;
-    int pin_workers;          /* bind worker i to PU i mod nPU (hwloc) */
+    /* Where the workers run (topology.h, "worker placement"): worker i is
+     * bound to the i-th PU of the policy's order, for the pool's life.
+     * GCS_TOPO_PLACE_DEFAULT: pin_workers decides, 1 = cores, 0 = none (the
+     * flag's meaning before placement existed was "worker i on PU L#i",
+     * which put P = 2 on one core of an SMT machine; cores is what it was
+     * meant to be). */
+    gcs_topo_placement placement;
+    int pin_workers;          /* used only when placement is DEFAULT */
     size_t alloc_budget;      /* collect after this many bytes of pages handed to
                                  allocators since the last collection; 0: only
                                  when the heap is full */
@@ -215,7 +223,8 @@ typedef struct gcs_gc_worker_stats {
     uint64_t sweep_ns;
     uint64_t pages_swept;
     int64_t cache_misses;       /* LLC misses during this worker's mark (PAPI); -1: unavailable */
-    int cpu;                    /* PU the worker is pinned to, -1 if not pinned */
+    int cpu;                    /* OS CPU the worker is pinned to, -1 if not pinned */
+    int pu;                     /* hwloc logical index of that PU, -1 if not pinned */
 } gcs_gc_worker_stats;
 
 typedef enum gcs_gc_reason {
@@ -278,6 +287,9 @@ struct gcs_gc_stats {
     uint64_t unknown_node_live_bytes;           /* ... on pages of unknown node */
     gcs_gc_decision decision;   /* the thread policy's choice (decision.used 0: none) */
     int remark;                 /* 1: filled by gcs_gc_remark, not a collection */
+    /* The pool's placement policy (never DEFAULT); each worker's PU is
+     * workers[i].cpu / .pu ("pu_map" and "pu_map_logical" in the JSON). */
+    gcs_topo_placement placement;
     gcs_gc_worker_stats workers[GCS_GC_MAX_THREADS];
 };
 

@@ -31,7 +31,7 @@ typedef struct gcs_gcbench_opts {
     int span;                   /* also T-infinity (one extra collection) */
     int instr_cost;             /* also each collection with instrumentation off */
     uint64_t heap_limit;        /* 0: from the heap's size */
-    gcs_gc_options gc;          /* mark_mode, numa_policy/numa_node, pin_workers;
+    gcs_gc_options gc;          /* mark_mode, numa_policy/numa_node, placement;
                                    the engine sets heap and thread settings */
     const char *numa_name;      /* how the result names the NUMA policy */
     const char *adaptive_spec;  /* "adaptive[:MAX]": one more collection per round
@@ -44,7 +44,7 @@ typedef struct gcs_gcbench_opts {
     void *notice_arg;
 } gcs_gcbench_opts;
 
-/* Defaults: seed 1, 7 reps, pinned workers, NUMA "local", the collector's
+/* Defaults: seed 1, 7 reps, workers placed one per core (cores), NUMA "local", the collector's
  * default options; no shape and no thread counts (the caller's to give). */
 GCS_API void gcs_gcbench_opts_init(gcs_gcbench_opts *o);
 

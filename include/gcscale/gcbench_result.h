@@ -55,6 +55,13 @@ typedef struct gcs_gcbench_result {
     /* the run */
     char mark_mode[32], numa[64];
     int pinned, cpus, reps, warmup;
+    /* Where the workers ran (docs/collector.md, "Worker placement"): the
+     * policy ("cores", "compact", "scatter", "none"; "" in a document older
+     * than placement) and worker i's OS CPU and hwloc logical PU (-1:
+     * unbound), for the largest P's npu_map workers. */
+    char placement[16];
+    int npu_map;
+    int pu_map[GCS_GCBENCH_MAX_THREADS], pu_map_logical[GCS_GCBENCH_MAX_THREADS];
     uint64_t heap_limit;
     double build_ms;
     char cache_misses[256];      /* the counters' source, or why there are none */

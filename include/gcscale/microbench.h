@@ -198,15 +198,20 @@ GCS_API int gcs_occ_measure(gcs_chase_buf *b, const gcs_topo *t, const gcs_occ_o
  * occupancy`, so that both measure and report the same data alike. */
 
 /* The CPUs that load mem_node, in order of use: the node's own CPUs first,
- * then the rest, so the first load points are local.  A memory-only node has
+ * then the rest, so the first load points are local; inside each, the
+ * placement policy's order (topology.h; gcs_occ_cpu_order: cores, so that a
+ * core's second hyperthread comes after every core has a thread).  A memory-only node has
  * none of its own: the nearest CPU node's come first.  Sized from the nodes'
  * lists, so no layout can write past it.  malloc'ed, length in *n; NULL
  * when out of memory.  Bandwidth runs use the same order. */
 GCS_API int *gcs_occ_cpu_order(const gcs_topo *t, int mem_node, int *n);
+/* The same under placement p (none: the cores order, for counting). */
+GCS_API int *gcs_occ_cpu_order_placed(const gcs_topo *t, int mem_node, gcs_topo_placement p, int *n);
 
 typedef struct gcs_occ_plan {
-    int *cpus;                /* gcs_occ_cpu_order; NULL on a synthetic topology (unpinned) */
-    int ncpus;                /* 0 on a synthetic topology */
+    int *cpus;                /* gcs_occ_cpu_order_placed; NULL on a synthetic topology or
+                                 under placement none (unpinned) */
+    int ncpus;                /* 0 then */
     int first_cpu;            /* where M1 is measured: cpus[0], or -1 (unpinned) */
     int max_threads;          /* at least 1 */
     int *thread_counts;       /* 1..max_threads, or 1, 2, 4, ..., max_threads beyond 8 */
@@ -218,6 +223,10 @@ typedef struct gcs_occ_plan {
  * pinned and more threads would only time-share).  -1 when out of memory. */
 GCS_API int gcs_occ_plan_init(gcs_occ_plan *pl, const gcs_topo *t, int mem_node, int max_threads,
                               gcs_err *err);
+/* The same with the CPUs in placement p's order (gcs_occ_plan_init: cores);
+ * none: unpinned threads. */
+GCS_API int gcs_occ_plan_init_placed(gcs_occ_plan *pl, const gcs_topo *t, int mem_node, int max_threads,
+                                     gcs_topo_placement p, gcs_err *err);
 GCS_API void gcs_occ_plan_free(gcs_occ_plan *pl);
 /* The plan's part of the load points' options: CPUs and thread counts. */
 GCS_API void gcs_occ_plan_opts(const gcs_occ_plan *pl, gcs_occ_opts *o);

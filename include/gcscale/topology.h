@@ -101,4 +101,57 @@ GCS_API double gcs_topo_check_placement(const gcs_topo *t, const void *addr, siz
 GCS_API int gcs_topo_run_pinned(const gcs_topo *t, int cpu, int node, void *(*fn)(void *), void *arg,
                         char *warn, size_t warn_len, gcs_err *err);
 
+/* ---- worker placement (placement.c) -------------------------------------------
+ * Which PU each of P workers is bound to.  hwloc numbers the hyperthreads of
+ * one core next to each other, so "worker i on PU L#i" puts workers 0 and 1
+ * on one core of any SMT machine; the policies below say what to fill first.
+ *
+ *   cores    one worker per core first, the cores taken round-robin over the
+ *            packages and, within a package, over its NUMA nodes; a core's
+ *            second PU only after every core has one worker, and so on.
+ *   compact  hwloc's logical order: every PU of a core, then the next core.
+ *   scatter  round-robin over packages, then over the NUMA nodes of a
+ *            package, each node taking its PUs cores first: every package and
+ *            node gets the same number of workers (as far as it has PUs), even
+ *            where that puts a worker on a busy core's sibling while another
+ *            node still has a free core.  On a machine whose packages and
+ *            nodes are alike it gives the same order as cores.
+ *   none     nothing is bound; the scheduler places the workers.
+ *
+ * A worker's PU does not depend on P: worker i of a pool of any size gets
+ * the same PU, so that the P of one collection is the first P PUs of the
+ * order.  Worker i >= nPU wraps around (order[i mod nPU]).
+ * GCS_TOPO_PLACE_DEFAULT is cores for these calls; the collector's options
+ * read it as "decided by pin_workers" (gc.h). */
+typedef enum gcs_topo_placement {
+    GCS_TOPO_PLACE_DEFAULT = 0,
+    GCS_TOPO_PLACE_CORES = 1,
+    GCS_TOPO_PLACE_COMPACT = 2,
+    GCS_TOPO_PLACE_SCATTER = 3,
+    GCS_TOPO_PLACE_NONE = 4,
+} gcs_topo_placement;
+
+/* "cores", "compact", "scatter", "none" (DEFAULT: "cores"). */
+GCS_API const char *gcs_topo_placement_name(gcs_topo_placement p);
+/* Parses one of those names; -1 with err naming the four otherwise. */
+GCS_API int gcs_topo_placement_parse(const char *s, gcs_topo_placement *out, gcs_err *err);
+
+typedef struct gcs_topo_pu {
+    int os_index;         /* OS CPU number; -1: not bound (policy none) */
+    int logical_index;    /* hwloc logical index L#, -1 when not bound */
+    int core;             /* hwloc logical index of its core (-1: none, or not bound) */
+    int package;          /* of its package (-1: none, or not bound) */
+    int node;             /* gcs_topo node id holding the CPU (-1: not bound) */
+    int smt;              /* 0 for the first PU of its core, 1 for the second, ... */
+} gcs_topo_pu;
+
+/* The PU of workers 0..nworkers-1 under policy p, into out[0..nworkers).
+ * Policy none fills every entry with -1.  Works on synthetic topologies
+ * (it only reads the topology).  0, or -1 with err set (nworkers < 0, out
+ * of memory). */
+GCS_API int gcs_topo_place(const gcs_topo *t, gcs_topo_placement p, int nworkers, gcs_topo_pu *out,
+                           gcs_err *err);
+/* hwloc's logical index of OS CPU cpu; -1 if the topology has no such CPU. */
+GCS_API int gcs_topo_cpu_logical(const gcs_topo *t, int cpu);
+
 #endif

@@ -51,6 +51,7 @@ typedef struct gcs_validate_opts {
     double steps_scale;         /* workload steps x this; 0: 1 */
     const char *snapshot_dir;   /* where the snapshots go (required) */
     int quiet;                  /* no progress on stderr */
+    gcs_topo_placement placement; /* GC workers' placement; DEFAULT: cores */
 } gcs_validate_opts;
 
 GCS_API void gcs_validate_opts_init(gcs_validate_opts *opts);
@@ -138,6 +139,11 @@ typedef struct gcs_validate_report {
     double mae_pct[GCS_GC_MAX_THREADS + 1], mae_fast_pct[GCS_GC_MAX_THREADS + 1],
         mae_critical_pct[GCS_GC_MAX_THREADS + 1], mae_overlap_pct[GCS_GC_MAX_THREADS + 1];
     double overlap;             /* the profile's gc_miss_overlap; NaN when it has none */
+    /* Where the GC workers ran: the policy and, from the first re-mark at
+     * the largest P, worker i's OS CPU and hwloc logical PU (-1: unbound). */
+    char placement[16];
+    int npu_map;
+    int pu_map[GCS_GC_MAX_THREADS], pu_map_logical[GCS_GC_MAX_THREADS];
     int error_ok;               /* every P within GCS_VALIDATE_ERROR_TARGET (full slow model) */
     int adaptive_ok;            /* every workload's adaptive_ok */
     double seconds;             /* the whole validation */

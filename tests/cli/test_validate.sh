@@ -4,7 +4,7 @@
 # parses, every speedup stack adds up to P, the snapshots are removed unless
 # kept; and bad input gets one stderr line and exit 2.
 . "$(dirname "$0")/lib.sh"
-echo "1..24"
+echo "1..25"
 
 DEV=data/machines/dev-2core-kvm.json
 OUT="$TMP/report"
@@ -21,6 +21,8 @@ for f in summary.md errors.csv times.csv adaptive.csv stacks.csv report.json cky
 done
 expect_ok "report.json parses, with one error row per P >= 2" \
     jq -e '.format == "gcscale-validation" and (.errors | length) == 1' "$OUT/report.json"
+expect_ok "report.json: the GC workers' placement (cores by default) and PUs at P = 2" \
+    jq -e '.placement == "cores" and (.pu_map | length) == 2 and (.pu_map_logical | length) == 2' "$OUT/report.json"
 expect_ok "every speedup stack adds up to P" \
     jq -e '[.stacks[] | select(.kind == "measured") | ((.speedup + .extra_work + .search + .wake + .tail + .other) - .P) | fabs < 0.001] | all' "$OUT/report.json"
 expect_ok "times: measured and predicted mark time at P = 1, 2; no overlap columns without a fit" \
