@@ -184,9 +184,10 @@ FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c for
                 common/err.c common/outfile.c
 FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c formats/hprof.c formats/heapdump.c formats/snapshot.c formats/zstd.c \
                 common/err.c common/outfile.c
-FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c common/err.c common/outfile.c \
-                common/table.c
-FUZZ_GCBENCH_SRCS := tests/fuzz/fuzz_gcbench_result.c formats/gcbench_result.c common/err.c common/outfile.c \
+FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile_print.c \
+                formats/profile_quality.c formats/profile_llc.c common/err.c common/outfile.c common/table.c \
+                common/parse.c common/stats.c
+FUZZ_GCBENCH_SRCS := tests/fuzz/fuzz_gcbench_result.c formats/gcbench_result.c common/err.c common/outfile.c common/pumap.c \
                 common/table.c common/stats.c common/parse.c
 FUZZ_FLOOR_SRCS := tests/fuzz/fuzz_corpus_floor.c validate/corpus_floor.c common/err.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
