@@ -12,6 +12,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include <string.h>
+
 #include "gcscale/accounting.h"
 #include "gcscale/plot.h"
 
@@ -35,12 +37,23 @@ int gcs_acct_stack_compute(const gcs_acct_run_times *st, const gcs_acct_run_time
     if (!app_class)
         app_class = GCS_ACCT_APP_CLASS;
     if (st->napp != 1) {
-        gcs_err_set(err, "the single-threaded run has %d application (class \"%s\") threads; it needs exactly 1",
-                    st->napp, app_class);
+        gcs_err_set(err, "the single-threaded run has %d application (class \"%s\") threads; it needs exactly 1%s",
+                    st->napp, app_class,
+                    st->napp == 0 && strcmp(app_class, GCS_ACCT_APP_CLASS) == 0
+                        ? " (traces from gcscale trace call the program's threads \"main\" and \"worker\": "
+                          "give --app-class worker)"
+                        : "");
         return -1;
     }
     if (mt->napp < 1) {
-        gcs_err_set(err, "the multi-threaded run has no application (class \"%s\") thread", app_class);
+        /* The usual cause: a trace of an unmodified program (gcscale trace)
+         * calls the program's threads "main" and "worker", not the built-in
+         * recorder's "mutator" -- say which option fixes it. */
+        gcs_err_set(err, "the multi-threaded run has no application (class \"%s\") thread%s", app_class,
+                    strcmp(app_class, GCS_ACCT_APP_CLASS) == 0
+                        ? ": traces from gcscale trace call the program's threads \"main\" and \"worker\": "
+                          "give --app-class worker (or the class you named with trace --class)"
+                        : "");
         return -1;
     }
     if (!(st->wall_ns > 0) || !(mt->wall_ns > 0)) {

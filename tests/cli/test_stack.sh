@@ -4,7 +4,7 @@
 # GC component's time agrees with the collector's own pause times (5%), and
 # one-line errors with exit 2.
 . "$(dirname "$0")/lib.sh"
-echo "1..29"
+echo "1..31"
 
 cat >"$TMP/st.trace" <<'T'
 gcscale-trace 1
@@ -146,4 +146,7 @@ expect_jq "... N = 2, speedup 100/70, the parts add up to 2" \
     '.stacks[0].n == 2 and ((.stacks[0].components.speedup - 100/70) | fabs) < 1e-9 and ((.stacks[0].sum - 2) | fabs) < 1e-9' "$TMP/out"
 expect_exit 2 "... but not a one-thread trace as the multi run" "$GCSCALE" stack --single "$TMP/serial.trace" \
     --multi "$TMP/serial.trace" --app-class worker
+expect_exit 2 "gcscale trace's traces without --app-class: refused" "$GCSCALE" stack --single "$TMP/serial.trace" \
+    --multi "$TMP/par.trace"
+expect_grep "... and the message names --app-class worker" "give --app-class worker" "$TMP/err"
 
