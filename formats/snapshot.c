@@ -694,14 +694,6 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
     c->file_bytes = snap_ld64(h + 56);
     c->t = version == 1 ? 0 : snap_ld64(h + 64);
     c->tb = version == 1 ? 0 : snap_ld64(h + 72);
-    /* Each type name holds at least its NUL, so t <= tb; without this a
-     * header could ask for 2^32 name pointers in a file of a few bytes
-     * (found by make fuzz). */
-    if (c->t > c->tb) {
-        gcs_err_set(err, "%s: %llu types cannot have their names in %llu bytes", name, (unsigned long long)c->t,
-                    (unsigned long long)c->tb);
-        return -1;
-    }
     uint64_t need = snap_file_bytes(c);
     if (need == 0 || need != c->file_bytes) {
         char needs[48];
@@ -714,6 +706,14 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
                     name, (unsigned long long)c->n, (unsigned long long)c->m, (unsigned long long)c->r,
                     (unsigned long long)c->runs, (unsigned long long)c->t, (unsigned long long)c->tb, needs,
                     (unsigned long long)c->file_bytes);
+        return -1;
+    }
+    /* Each type name holds at least its NUL, so t <= tb; without this a
+     * header could ask for 2^32 name pointers in a file of a few bytes
+     * (found by make fuzz). */
+    if (c->t > c->tb) {
+        gcs_err_set(err, "%s: %llu types cannot have their names in %llu bytes", name, (unsigned long long)c->t,
+                    (unsigned long long)c->tb);
         return -1;
     }
     uint64_t payload[SNAP_NSECTIONS];
