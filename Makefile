@@ -1,6 +1,7 @@
 # gcscale -- GNU make build.
 #
-#   make                  build/libgcscale.{a,so}, build/gcscale, build/gcscale.pc
+#   make                  build/libgcscale.{a,so}, build/gcscale, build/gcscale.pc and
+#                         build/gcscale-uninstalled.pc (pkg-config against this tree)
 #   make check            unit and CLI tests (prints "N passed, N failed")
 #   make check-sanitize   the same tests under ASan+UBSan, threaded ones under TSan
 #   make install PREFIX=/usr/local
@@ -49,7 +50,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 VERSION := $(shell sed -n 's/^\#define GCSCALE_VERSION "\(.*\)"/\1/p' include/gcscale/common.h)
 
 .PHONY: all demo check check-sanitize check-asan check-tsan install clean tests
-all: $(BUILD)/gcscale $(BUILD)/libgcscale.so $(BUILD)/gcscale.pc
+all: $(BUILD)/gcscale $(BUILD)/libgcscale.so $(BUILD)/gcscale.pc $(BUILD)/gcscale-uninstalled.pc
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
@@ -88,6 +89,7 @@ $(BUILD)/libgcscale.a: $(LIB_OBJS)
 
 $(BUILD)/libgcscale.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libgcscale.so.0 $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	ln -sf libgcscale.so $(BUILD)/libgcscale.so.0
 
 $(BUILD)/gcscale: $(CLI_OBJS) $(BUILD)/libgcscale.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libgcscale.a $(LIBS)
@@ -95,6 +97,15 @@ $(BUILD)/gcscale: $(CLI_OBJS) $(BUILD)/libgcscale.a
 # The pkg-config file names PREFIX, so install writes it afresh for the PREFIX it installs to.
 write_pc = printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gcscale\nDescription: GC scalability measurement and prediction\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgcscale\nLibs.private: -lm -pthread\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' > $(1)
+
+# pkg-config's convention for a library used from its build tree: with
+# PKG_CONFIG_PATH=build, `pkg-config gcscale` picks gcscale-uninstalled.pc,
+# which points at include/ and build/ here (tests/cli/test_layers.sh builds
+# a program against libgcscale.so through it).
+$(BUILD)/gcscale-uninstalled.pc: Makefile include/gcscale/common.h
+	@mkdir -p $(dir $@)
+	printf 'srcdir=%s\nbuilddir=%s\n\nName: gcscale\nDescription: GC scalability measurement and prediction (build tree)\nVersion: %s\nRequires.private: %s\nCflags: -I$${srcdir}/include\nLibs: -L$${builddir} -lgcscale\nLibs.private: -lm -pthread\n' \
+	  '$(CURDIR)' '$(abspath $(BUILD))' '$(VERSION)' '$(PKGS)' > $@
 
 $(BUILD)/gcscale.pc: Makefile include/gcscale/common.h
 	@mkdir -p $(dir $@)
