@@ -148,6 +148,8 @@ install: all $(BUILD)/libgcscale.a
 	install -m 755 $(BUILD)/libgcscale.so $(DESTDIR)$(PREFIX)/lib/libgcscale.so.0
 	ln -sf libgcscale.so.0 $(DESTDIR)$(PREFIX)/lib/libgcscale.so
 	install -m 644 include/gcscale/*.h $(DESTDIR)$(PREFIX)/include/gcscale/
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 scripts/gcscale-completion.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gcscale
 	install -d $(DESTDIR)$(PREFIX)/share/gcscale/machines
 	install -m 644 data/machines/o2k.json data/machines/e10k.json $(DESTDIR)$(PREFIX)/share/gcscale/machines/
 	$(call write_pc,$(DESTDIR)$(PREFIX)/lib/pkgconfig/gcscale.pc)

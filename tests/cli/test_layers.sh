@@ -3,7 +3,7 @@
 # (scripts/check-layers), and libgcscale.so exports exactly the API that
 # include/gcscale/ declares.
 . "$(dirname "$0")/lib.sh"
-echo "1..7"
+echo "1..10"
 
 expect_ok "no folder includes a folder on its own floor or above" scripts/check-layers
 expect_ok "check-layers prints the folder graph" scripts/check-layers --print
@@ -64,8 +64,21 @@ if nm -D "$so" | grep -q ' U __[at]san_'; then
     # build (make check) runs these two
     echo "ok 6 # skip sanitizer build: a plain program cannot load this libgcscale.so"
     echo "ok 7 # skip sanitizer build"
+    _n=$((_n + 2))
 else
 expect_ok "a program builds against build/gcscale-uninstalled.pc and libgcscale.so" \
     sh -c "cc -o '$TMP/user' '$TMP/user.c' \$(PKG_CONFIG_PATH='$build' pkg-config --cflags --libs gcscale) \$(pkg-config --cflags jansson)"
 expect_ok "... and runs on it" env LD_LIBRARY_PATH="$build" "$TMP/user" data/machines/o2k.json
 fi
+
+# Bash completion reads the commands and options from the program's help.
+complete_words() { # words... -> the completions of the last one
+    bash -c '. scripts/gcscale-completion.bash; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _gcscale
+             printf "%s\n" "${COMPREPLY[@]}"' _ "$GCSCALE" "$@"
+}
+complete_words cal >"$TMP/c1"
+expect_grep "completion: a command" "^calibrate$" "$TMP/c1"
+complete_words predict --mach >"$TMP/c2"
+expect_grep "completion: a command's option" "^--machine$" "$TMP/c2"
+complete_words corpus --wr >"$TMP/c3"
+expect_grep "completion: options of a newer command too" "^--write-floor$" "$TMP/c3"
