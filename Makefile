@@ -4,6 +4,7 @@
 #                         build/gcscale-uninstalled.pc (pkg-config against this tree)
 #   make check            unit and CLI tests (prints "N passed, N failed")
 #   make check-sanitize   the same tests under ASan+UBSan, threaded ones under TSan
+#   make man              build/man/*.1 from the program's --help (help2man)
 #   make install PREFIX=/usr/local
 #
 # Sources are discovered by directory: every .c in the library directories
@@ -49,7 +50,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
 VERSION := $(shell sed -n 's/^\#define GCSCALE_VERSION "\(.*\)"/\1/p' include/gcscale/common.h)
 
-.PHONY: all demo check check-sanitize check-asan check-tsan install clean tests
+.PHONY: all demo check check-sanitize check-asan check-tsan install clean tests man
 all: $(BUILD)/gcscale $(BUILD)/libgcscale.so $(BUILD)/gcscale.pc $(BUILD)/gcscale-uninstalled.pc
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
@@ -141,13 +142,19 @@ check-tsan:
 	$(MAKE) BUILD=build/tsan SAN=thread OPT=-O1 tests
 	scripts/run-tests build/tsan --only-listed tests/tsan-tests
 
-install: all $(BUILD)/libgcscale.a
+# Man pages, generated from each command's --help (scripts/make-man).
+man: all
+	scripts/make-man $(BUILD)
+
+install: all man $(BUILD)/libgcscale.a
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/gcscale
 	install -m 755 $(BUILD)/gcscale $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(BUILD)/libgcscale.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(BUILD)/libgcscale.so $(DESTDIR)$(PREFIX)/lib/libgcscale.so.0
 	ln -sf libgcscale.so.0 $(DESTDIR)$(PREFIX)/lib/libgcscale.so
 	install -m 644 include/gcscale/*.h $(DESTDIR)$(PREFIX)/include/gcscale/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 644 scripts/gcscale-completion.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/gcscale
 	install -d $(DESTDIR)$(PREFIX)/share/gcscale/machines

@@ -3,7 +3,7 @@
 # (scripts/check-layers), and libgcscale.so exports exactly the API that
 # include/gcscale/ declares.
 . "$(dirname "$0")/lib.sh"
-echo "1..10"
+echo "1..12"
 
 expect_ok "no folder includes a folder on its own floor or above" scripts/check-layers
 expect_ok "check-layers prints the folder graph" scripts/check-layers --print
@@ -82,3 +82,7 @@ complete_words predict --mach >"$TMP/c2"
 expect_grep "completion: a command's option" "^--machine$" "$TMP/c2"
 complete_words corpus --wr >"$TMP/c3"
 expect_grep "completion: options of a newer command too" "^--write-floor$" "$TMP/c3"
+
+# Man pages are generated from the --help texts (make man).
+expect_ok "make-man writes a page per command" scripts/make-man "$build"
+expect_grep "... gcscale-predict(1) is named by its summary" "^gcscale-predict \\\\- predict mark time" "$build/man/gcscale-predict.1"
