@@ -1,4 +1,5 @@
-/* configure.c -- thread specs ("N", "adaptive", "adaptive:MAX") and
+/* configure.c -- thread specs ("N", "adaptive", "adaptive:MAX", the
+ * baseline words "all", "boehm", "hotspot", "zgc" with an optional ":MAX") and
  * gcs_adaptive_configure: from a spec (or GCSCALE_GC_THREADS) and a machine
  * profile to collector options with the adaptive policy installed.
  *
@@ -15,7 +16,9 @@
 
 #include "gcscale/adaptive.h"
 
-#define SPEC_FORMS "expected N (1-64), 'adaptive' or 'adaptive:MAX' (MAX 1-64)"
+#define SPEC_FORMS                                                                                    \
+    "expected N (1-64), 'adaptive' or 'adaptive:MAX', or a baseline 'all', 'boehm', 'hotspot' or " \
+    "'zgc' (each also WORD:MAX; MAX 1-64)"
 
 int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gcs_err *err)
 {
@@ -26,9 +29,12 @@ int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gcs_err *e
     }
     gcs_err perr;
     long v;
-    if (strncmp(spec, "adaptive", 8) == 0) {
-        const char *rest = spec + 8;
+    size_t wlen = strcspn(spec, ":");
+    gcs_adaptive_baseline b = gcs_adaptive_baseline_find(spec, wlen);
+    if (b != GCS_ADAPTIVE_BASELINE_NONE || (wlen == 8 && strncmp(spec, "adaptive", 8) == 0)) {
+        const char *rest = spec + wlen;
         out->adaptive = 1;
+        out->baseline = (int)b;
         if (*rest == '\0')
             return 0;
         if (*rest != ':' || gcs_parse_long(rest + 1, 1, GCS_GC_MAX_THREADS, &v, &perr) < 0) {
@@ -83,6 +89,19 @@ int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const
     if (max == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         max = n < 1 ? 1 : n > GCS_GC_MAX_THREADS ? GCS_GC_MAX_THREADS : (int)n;
+    }
+
+    if (sp.baseline != GCS_ADAPTIVE_BASELINE_NONE) {
+        /* A runtime's rule needs no machine profile. */
+        gcs_gc_thread_policy pol;
+        if (gcs_adaptive_baseline_policy_new((gcs_adaptive_baseline)sp.baseline, 0, &pol, err) < 0)
+            return -1;
+        gcs_adaptive_release(opts);
+        opts->thread_policy = pol;
+        opts->max_threads = max;
+        opts->threads = max;
+        opts->ignore_threads_env = 1;
+        return 0;
     }
 
     /* The machine profile: explicit, $GCSCALE_MACHINE, or this host's. */

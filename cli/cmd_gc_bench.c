@@ -4,7 +4,7 @@
  *   gcscale gc-bench --shape tree|list|random|wide [--depth D] [--objects N]
  *       [--seed S] [--threads SPEC] [--reps N] [--mark-mode M] [--numa POLICY]
  *       [--pin cores|compact|scatter|none] [--no-pin] [--span] [--instr-cost] [--heap SIZE] [--quiet] [--json|--csv]
- *       [--gc-threads N|adaptive[:MAX] [--machine FILE]]
+ *       [--gc-threads N|adaptive[:MAX]|all|boehm|hotspot|zgc [--machine FILE]]
  *
  * Parses the options into the engine's (gcbench/run.c, gcbench.h) and
  * prints its result: the tables and JSON document of gcbench_result.h.
@@ -68,9 +68,10 @@ static void print_help(FILE *fp)
             "  --snapshot-out FILE  write a snapshot of the built heap (first warm-up\n"
             "                       collection)\n"
             "  --heap SIZE          heap limit (default: from the shape's size)\n"
-            "  --gc-threads SPEC    N (same as --threads N) or adaptive[:MAX]: in each\n"
-            "                       round, after the fixed-P collections (default\n"
-            "                       P = 1..MAX), one with the adaptive policy choosing P\n"
+            "  --gc-threads SPEC    N (same as --threads N), adaptive[:MAX] or a baseline\n"
+            "                       all, boehm, hotspot or zgc (each also WORD:MAX): in\n"
+            "                       each round, after the fixed-P collections (default\n"
+            "                       P = 1..MAX), one with that policy choosing P\n"
             "                       (docs/adaptive.md)\n"
             "  --machine FILE       machine profile for adaptive (default $GCSCALE_MACHINE,\n"
             "                       else data/machines/HOSTNAME.json)\n"

@@ -202,6 +202,8 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
     st->decision = decision;
     st->reason = reason;
     st->stop_ns = t_stopped - t_start;
+    for (const gcs_mutator *m = gc->mutators; m; m = m->next)
+        st->mutators++;
     st->compute_span = gc->opts.compute_span;
 
     pthread_mutex_lock(&gc->heap_lock);

@@ -74,6 +74,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
     U("objects_marked", s->objects_marked);
     U("pointers_scanned", s->pointers_scanned);
     U("edges_examined", s->edges_examined);
+    U("mutators", (uint64_t)s->mutators);
     U("steal_attempts", s->steal_attempts);
     U("steals", s->steals);
     U("mark_rescans", s->mark_rescans);

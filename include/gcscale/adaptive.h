@@ -13,6 +13,9 @@
  *   "N"             a fixed count, 1..GCS_GC_MAX_THREADS
  *   "adaptive"      adaptive, pool of one worker per CPU
  *   "adaptive:MAX"  adaptive, pool of MAX workers (1..GCS_GC_MAX_THREADS)
+ *   "all", "boehm", "hotspot", "zgc" (each also WORD:MAX)
+ *                   a baseline policy: the rule a production runtime uses
+ *                   (below; docs/adaptive.md "Baselines"); no profile needed
  *
  * Calls gc.h, model.h, inspect.h (the fast predictor's L), profile.h and
  * common.h.  Never prints.
@@ -30,24 +33,27 @@
 
 /* A parsed thread spec. */
 typedef struct gcs_adaptive_spec {
-    int adaptive;     /* 0: fixed `threads`; 1: adaptive with a pool of max_threads */
-    int threads;      /* fixed: the count; adaptive: 0 */
-    int max_threads;  /* adaptive: MAX, or 0 for one per CPU; fixed: 0 */
+    int adaptive;     /* 0: fixed `threads`; 1: a policy (adaptive or a baseline) with a pool of max_threads */
+    int threads;      /* fixed: the count; policy: 0 */
+    int max_threads;  /* policy: MAX, or 0 for one per CPU; fixed: 0 */
+    int baseline;     /* a gcs_adaptive_baseline (adaptive 1); GCS_ADAPTIVE_BASELINE_NONE: the model's policy */
 } gcs_adaptive_spec;
 
-/* Parses "N", "adaptive" or "adaptive:MAX".  -1 with a one-line error
- * naming the accepted forms for anything else ("0", "adaptive:0", "x"). */
+/* Parses "N", "adaptive", "adaptive:MAX" or a baseline word (WORD or
+ * WORD:MAX).  -1 with a one-line error naming the accepted forms for
+ * anything else ("0", "adaptive:0", "x"). */
 GCS_API int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gcs_err *err);
 
-/* Configures gc options from a thread spec "N", "adaptive" or "adaptive:MAX"
- * (the same syntax as the GCSCALE_GC_THREADS environment variable;
+/* Configures gc options from a thread spec "N", "adaptive", "adaptive:MAX"
+ * or a baseline word (the same syntax as the GCSCALE_GC_THREADS environment variable;
  * threads_spec NULL: that variable, and unset or empty: opts unchanged).  For
  * "N" it sets opts->threads.  For adaptive it loads the machine profile
  * (machine_path; NULL: $GCSCALE_MACHINE, else data/machines/HOSTNAME.json;
  * none found -> -1 with a clear error naming `gcscale calibrate`), sets
  * opts->max_threads to MAX (default: CPUs online), opts->threads to it (the
  * first collection's P) and installs the adaptive thread policy in
- * opts->thread_policy.  Either way it sets opts->ignore_threads_env: the
+ * opts->thread_policy.  A baseline is installed the same way, without a
+ * profile (machine_path is not read).  Either way it sets opts->ignore_threads_env: the
  * spec decided.  Call before gcs_gc_init, which then owns the policy (a
  * caller that does not call gcs_gc_init releases it with
  * gcs_adaptive_release). */
@@ -112,5 +118,37 @@ GCS_API int gcs_adaptive_estimate_heap(const gcs_gc_stats *prev, const gcs_profi
 /* The decision for one collection, as the policy's choose() makes it; exposed
  * for tests.  state is the policy's state (out->state of gcs_adaptive_policy_new). */
 GCS_API int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out);
+
+/* ---- baselines: the thread rules of production runtimes (baselines.c) ----------- */
+
+/* Each is a gcs_gc_thread_policy named by its spec word; docs/adaptive.md
+ * "Baselines" gives the source of each rule and what is approximated. */
+typedef enum gcs_adaptive_baseline {
+    GCS_ADAPTIVE_BASELINE_NONE = 0,
+    GCS_ADAPTIVE_BASELINE_ALL,      /* "all": P = the pool, every collection */
+    GCS_ADAPTIVE_BASELINE_BOEHM,    /* "boehm": CPUs online, at most 16 (Boehm GC's GC_markers) */
+    GCS_ADAPTIVE_BASELINE_HOTSPOT,  /* "hotspot": WorkerPolicy::calc_default_active_workers */
+    GCS_ADAPTIVE_BASELINE_ZGC,      /* "zgc": ZDirector's select_gc_workers on an Amdahl fit */
+} gcs_adaptive_baseline;
+
+/* The spec word of a baseline ("all", ...); NULL for NONE or an unknown value. */
+GCS_API const char *gcs_adaptive_baseline_name(gcs_adaptive_baseline b);
+/* The baseline named by the first len bytes of word; NONE if none. */
+GCS_API gcs_adaptive_baseline gcs_adaptive_baseline_find(const char *word, size_t len);
+
+/* Builds baseline b's policy.  ncpus: the CPUs "boehm" counts (0: online
+ * now; tests pass a machine's).  -1 with err set for NONE or an unknown b. */
+GCS_API int gcs_adaptive_baseline_policy_new(gcs_adaptive_baseline b, int ncpus, gcs_gc_thread_policy *out,
+                                             gcs_err *err);
+
+/* HotSpot's rule as a function (the "hotspot" policy calls it): the active
+ * workers for a pool of total_workers, the previous collection's
+ * prev_active, app_threads application threads and a heap of heap_bytes
+ * capacity.  by_jt / by_heap, if not NULL, get the rule's two terms. */
+GCS_API int gcs_adaptive_hotspot_workers(int total_workers, int prev_active, int app_threads, uint64_t heap_bytes,
+                                         int *by_jt, int *by_heap);
+
+/* HotSpot's HeapSizePerGCThread on a 64-bit machine: ScaleForWordSize(32 MiB). */
+#define GCS_ADAPTIVE_HOTSPOT_HEAP_PER_THREAD ((uint64_t)(((32ull << 20) * 13 / 10) & ~(uint64_t)7))
 
 #endif

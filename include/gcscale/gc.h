@@ -282,6 +282,11 @@ struct gcs_gc_stats {
     char snapshot_error[512];   /* why it failed; "" otherwise */
     /* Model inputs the thread policy reads (also filled by gcs_gc_remark). */
     uint64_t edges_examined;    /* sum of the workers' (0 with instrumentation off) */
+    /* Threads attached to the collector when this collection stopped the
+     * world, the collecting one included (the application's thread count,
+     * which HotSpot's worker rule scales with: adaptive/baselines.c); 0 in
+     * a re-mark. */
+    int mutators;
     int nnodes;                 /* memory nodes the collector knows (>= 1) */
     uint64_t node_live_bytes[GCS_GC_MAX_NODES]; /* live_bytes by node of their page */
     uint64_t unknown_node_live_bytes;           /* ... on pages of unknown node */
