@@ -288,3 +288,18 @@ $(BUILD)/bench-model: model/bench/bench_model.c $(BUILD)/libgcscale.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
 bench-model: $(BUILD)/bench-model
 	$(BUILD)/bench-model $(BENCH_MODEL_ARGS)
+
+# make bench-import: the HPROF importer's speed (MB/s of uncompressed dump,
+# one core, median and min-max) and its peak memory beyond the snapshot it
+# makes, against 16 B/object + 8 B/edge, on synthetic dumps (list, tree and
+# random graph of 10^5, 10^6, 10^7 objects, tests/fuzz/hprof_gen.h) and a
+# gzip dump of 10^6 (formats/bench/bench_import.c; docs/heap-dumps.md,
+# "Performance").  BENCH_IMPORT_ARGS: its options (--shapes list,tree,random,
+# --objects 1e5,1e6,1e7, --reps N, --order shuffled|address, --refs K,
+# --gzip-objects N|0, --dir DIR, --json).
+BENCH_IMPORT_ARGS ?= --reps 3
+.PHONY: bench-import
+$(BUILD)/bench-import: formats/bench/bench_import.c tests/fuzz/hprof_gen.h $(BUILD)/libgcscale.a $(HEADERS) Makefile
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
+bench-import: $(BUILD)/bench-import
+	$(BUILD)/bench-import $(BENCH_IMPORT_ARGS)

@@ -331,32 +331,47 @@ static inline uint32_t id_index(const imp *m, uint64_t id)
     return lo < m->dir[(d >> m->shift) + 1] && ids[lo] == id ? lo : NOT_FOUND;
 }
 
-/* LSD radix sort, 16 bits a round, skipping rounds where every key has the
- * same digit (the high bits of a heap's addresses). */
+/* LSD radix sort of the keys' offsets from the smallest, over only the
+ * bits the id span needs, in as few rounds of at most 16 bits as that takes
+ * (a heap of 10^7 objects spans ~2^28 bytes: two rounds of 14 bits, whose
+ * 16384 buckets the scatter keeps in cache better than 65536); a round
+ * where every key has the same digit is skipped. */
 static int sort_ids(uint64_t *a, size_t n)
 {
-    uint64_t *t = malloc(n ? n * sizeof *t : 1);
-    size_t *cnt = malloc(65536 * sizeof *cnt);
+    if (n < 2)
+        return 0;
+    uint64_t lo = a[0], hi = a[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = a[i] < lo ? a[i] : lo;
+        hi = a[i] > hi ? a[i] : hi;
+    }
+    unsigned bits = hi > lo ? 64 - (unsigned)__builtin_clzll(hi - lo) : 0;
+    if (!bits)
+        return 0;
+    unsigned rounds = (bits + 15) / 16, width = (bits + rounds - 1) / rounds;
+    size_t nb = (size_t)1 << width, mask = nb - 1;
+    uint64_t *t = malloc(n * sizeof *t);
+    size_t *cnt = malloc(nb * sizeof *cnt);
     if (!t || !cnt) {
         free(t);
         free(cnt);
         return -1;
     }
     uint64_t *src = a, *dst = t;
-    for (unsigned sh = 0; sh < 64; sh += 16) {
-        memset(cnt, 0, 65536 * sizeof *cnt);
+    for (unsigned sh = 0; sh < bits; sh += width) {
+        memset(cnt, 0, nb * sizeof *cnt);
         for (size_t i = 0; i < n; i++)
-            cnt[(src[i] >> sh) & 0xFFFF]++;
-        if (n && cnt[(src[0] >> sh) & 0xFFFF] == n)
+            cnt[((src[i] - lo) >> sh) & mask]++;
+        if (cnt[((src[0] - lo) >> sh) & mask] == n)
             continue;
         size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
+        for (size_t d = 0; d < nb; d++) {
             size_t c = cnt[d];
             cnt[d] = sum;
             sum += c;
         }
         for (size_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> sh) & 0xFFFF]++] = src[i];
+            dst[cnt[((src[i] - lo) >> sh) & mask]++] = src[i];
         uint64_t *x = src;
         src = dst;
         dst = x;
@@ -1173,7 +1188,11 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
                     (unsigned long long)m->tmp_n, (unsigned long long)g->nfields);
         goto fail;
     }
-    uint64_t sum = 0;
+    /* The edges into index order: objects whose edges lie back to back in
+     * file order (all of them in a dump written in address order) are
+     * copied as one run -- a memcpy call per object of one or two edges
+     * cost more than the copy. */
+    uint64_t sum = 0, run_from = 0, run_at = 0;
     for (uint64_t i = 0; i < n; i++) {
         if (g->words[i] == 0) { /* every id of pass 1 is placed by pass 2 */
             gcs_err_set(err, "%s: object 0x%llx vanished between the passes (the dump changed?)", name,
@@ -1181,9 +1200,14 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
             goto fail;
         }
         g->edge_start[i] = sum;
-        memcpy(g->edges + sum, m->tmp + m->fileoff[i], (size_t)g->nptrs[i] * sizeof *g->edges);
+        if (m->fileoff[i] != run_from + (sum - run_at)) {
+            memcpy(g->edges + run_at, m->tmp + run_from, (size_t)(sum - run_at) * sizeof *g->edges);
+            run_from = m->fileoff[i];
+            run_at = sum;
+        }
         sum += g->nptrs[i];
     }
+    memcpy(g->edges + run_at, m->tmp + run_from, (size_t)(sum - run_at) * sizeof *g->edges);
     g->edge_start[n] = sum;
     free(m->tmp);
     m->tmp = NULL;

@@ -1,12 +1,16 @@
 /* hprof_gen.h -- writes a synthetic HPROF 1.0.2 dump into memory: the seed
  * of the HPROF fuzz target (make_seeds), the harness's fixed input and the
- * import benchmark's large dump (tests/bench_import.c).  The graph: classes
+ * import benchmark's dumps (formats/bench/bench_import.c).  The graph: classes
  * java.lang.Object, java.lang.Class and Node (fields: Node next, int value;
  * a static Node head), n Node instances where node i's next is node i+1 and
  * every 16th node also owns an Object[k] holding k random nodes and an
  * int[8]; node 0 is a JNI-global root.  Object ids are addresses 8-aligned
  * from 0x700000000, in a shuffled order (dumps need not be sorted), the
- * heap dump split into segments of about seg_bytes. */
+ * heap dump split into segments of about seg_bytes.
+ *
+ * hprof_generate_shape() writes the import benchmark's shapes (list, tree,
+ * random graph) of n objects of one class, fast enough for 10^7 objects:
+ * the buffer is sized once up front. */
 #ifndef GCSCALE_HPROF_GEN_H
 #define GCSCALE_HPROF_GEN_H
 
@@ -198,6 +202,98 @@ static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint
     hg_seg_close(&g);
     hg_record(&g, 0x2C, 0);
     free(addr);
+    return g;
+}
+
+/* Benchmark shapes: n instances of one class with nref reference fields
+ * (then an int): HG_LIST node i -> i+1 (one field); HG_TREE node i -> 2i+1,
+ * 2i+2 (a complete binary tree; two fields); HG_RANDOM nref fields, each a
+ * uniformly random node.  Node 0 is a JNI-global root.  Objects lie
+ * align8(16 + 4 * nref + 4) bytes apart from 0x700000000 and the classes
+ * just below (8-byte ids; a large gap would slow the importer's id
+ * directory, docs/heap-dumps.md), written in address order or, shuffled !=
+ * 0, in a shuffled order (a parallel dump). */
+enum { HG_LIST, HG_TREE, HG_RANDOM };
+static inline hgen hprof_generate_shape(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
+                                        uint64_t seed)
+{
+    if (shape == HG_LIST)
+        nref = 1;
+    else if (shape == HG_TREE)
+        nref = 2;
+    hgen g = {0};
+    const size_t rec = 1 + 8 + 4 + 8 + 4 + 8 * (size_t)nref + 4;
+    g.cap = 4096 + n * rec + (n * rec / (seg_bytes ? seg_bytes : 1) + 1) * 9;
+    if (!(g.p = malloc(g.cap)))
+        abort();
+    hg_put(&g, "JAVA PROFILE 1.0.2", 19);
+    hg_u4(&g, 8);
+    hg_id(&g, 1700000000000ull);
+    /* the classes just below the objects, as their mirrors lie in a real heap */
+    const uint64_t BASE = 0x700000000ull, C_OBJ = BASE - 0x300, C_CLASS = C_OBJ + 0x100, C_NODE = C_OBJ + 0x200,
+                   STRIDE = (16 + 4 * (uint64_t)nref + 4 + 7) & ~7ull;
+    hg_string(&g, 1, "java/lang/Object");
+    hg_string(&g, 2, "java/lang/Class");
+    hg_string(&g, 3, "Node");
+    hg_string(&g, 4, "ref");
+    hg_string(&g, 5, "value");
+    hg_class(&g, 1, C_OBJ, 1);
+    hg_class(&g, 2, C_CLASS, 2);
+    hg_class(&g, 3, C_NODE, 3);
+    hg_seg_open(&g);
+    hg_u1(&g, 0x01); /* ROOT_JNI_GLOBAL node 0 */
+    hg_id(&g, BASE);
+    hg_id(&g, 0x42);
+    for (int c = 0; c < 3; c++) {
+        hg_u1(&g, 0x20);
+        hg_id(&g, c == 0 ? C_OBJ : c == 1 ? C_CLASS : C_NODE);
+        hg_u4(&g, 0);
+        hg_id(&g, c ? C_OBJ : 0);
+        for (int z = 0; z < 5; z++)
+            hg_id(&g, 0); /* loader, signers, protection domain, reserved x2 */
+        hg_u4(&g, c == 2 ? 8 * nref + 4 : 0);
+        hg_u2(&g, 0); /* constant pool */
+        hg_u2(&g, 0); /* statics */
+        hg_u2(&g, c == 2 ? (uint16_t)(nref + 1) : 0);
+        for (uint32_t f = 0; c == 2 && f <= nref; f++) {
+            hg_id(&g, f < nref ? 4 : 5);
+            hg_u1(&g, f < nref ? 2 : 10);
+        }
+    }
+    uint64_t s = seed | 1, start = 0, stride = 1;
+    if (shuffled && n > 2) { /* a random start, then a stride coprime to n */
+        start = hg_rnd(&s) % n;
+        for (;;) {
+            stride = hg_rnd(&s) % (n - 1) + 1;
+            uint64_t x = stride, y = n;
+            while (y) {
+                uint64_t t = x % y;
+                x = y;
+                y = t;
+            }
+            if (x == 1)
+                break;
+        }
+    }
+    size_t seg_start = g.n;
+    for (uint64_t q = 0, i = start % n; q < n; q++, i = (i + stride) % n) {
+        if (g.n - seg_start > seg_bytes) {
+            hg_seg_open(&g);
+            seg_start = g.n;
+        }
+        hg_u1(&g, 0x21);
+        hg_id(&g, BASE + i * STRIDE);
+        hg_u4(&g, 0);
+        hg_id(&g, C_NODE);
+        hg_u4(&g, 8 * nref + 4);
+        for (uint32_t f = 0; f < nref; f++) {
+            uint64_t t = shape == HG_LIST ? i + 1 : shape == HG_TREE ? 2 * i + 1 + f : hg_rnd(&s) % n;
+            hg_id(&g, t < n ? BASE + t * STRIDE : 0);
+        }
+        hg_u4(&g, (uint32_t)i);
+    }
+    hg_seg_close(&g);
+    hg_record(&g, 0x2C, 0);
     return g;
 }
 
