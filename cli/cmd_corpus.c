@@ -3,7 +3,7 @@
  *
  *   gcscale corpus record --machine PROFILE -o DIR [--threads N] [--reps R]
  *                         [--snapshots S] [--heaps LIST] [--quick] [--quiet]
- *   gcscale corpus accuracy [ENTRY_DIR...] [--json] [--fast|--slow] [--span paper|critical]
+ *   gcscale corpus accuracy [ENTRY_DIR...] [--json] [--fast|--slow] [--span paper|critical] [--model base|v2]
  *                         [--floor FILE] [--write-floor FILE] [--cache DIR] [--quiet]
  *   gcscale corpus checksum SNAPSHOT...
  */
@@ -49,6 +49,8 @@ static void usage(FILE *fp)
             "  --fast, --slow     the predictor (default: gcscale predict's for the\n"
             "                     entry's profile, the slow one where it has caches)\n"
             "  --span critical|paper   the span form (default critical, as gcscale predict)\n"
+            "  --model base|v2         base (default) or model v2's serial pricing (the\n"
+            "                          profile's fitted miss overlap), as gcscale predict\n"
             "  --floor FILE       exit 1 when any figure is worse than FILE's floor\n"
             "  --write-floor FILE write the report's figures as a floor (tolerance 0.01)\n"
             "  --cache DIR        where heaps stored as recipes are rebuilt\n"
@@ -128,10 +130,10 @@ static int cmd_record(int argc, char **argv)
 static int cmd_accuracy(int argc, char **argv)
 {
     const char *cmd = "corpus accuracy";
-    enum { O_JSON = 256, O_SLOW, O_FAST, O_SPAN, O_FLOOR, O_WRITE_FLOOR, O_CACHE, O_QUIET, O_HELP };
+    enum { O_JSON = 256, O_SLOW, O_FAST, O_SPAN, O_MODEL, O_FLOOR, O_WRITE_FLOOR, O_CACHE, O_QUIET, O_HELP };
     static const struct option opts[] = {
         {"json", no_argument, NULL, O_JSON},           {"slow", no_argument, NULL, O_SLOW}, {"fast", no_argument, NULL, O_FAST},
-        {"span", required_argument, NULL, O_SPAN},     {"floor", required_argument, NULL, O_FLOOR},
+        {"span", required_argument, NULL, O_SPAN},     {"model", required_argument, NULL, O_MODEL},     {"floor", required_argument, NULL, O_FLOOR},
         {"write-floor", required_argument, NULL, O_WRITE_FLOOR},
         {"cache", required_argument, NULL, O_CACHE},   {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0},
@@ -146,6 +148,11 @@ static int cmd_accuracy(int argc, char **argv)
         case O_JSON: cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
         case O_SLOW: o.predictor = GCS_INSPECT_SLOW; break;
         case O_FAST: o.predictor = GCS_INSPECT_FAST; break;
+        case O_MODEL:
+            if (strcmp(optarg, "base") != 0 && strcmp(optarg, "v2") != 0)
+                cli_usage_error(cmd, "--model: '%s' is neither base nor v2", optarg);
+            o.model_v2 = strcmp(optarg, "v2") == 0;
+            break;
         case O_SPAN:
             if (strcmp(optarg, "paper") == 0)
                 o.span = GCS_MODEL_SPAN_PAPER;

@@ -52,17 +52,19 @@ static void print_help(FILE *fp)
             "  --span critical|paper  Brent's (T1-Tinf)/P + Tinf with the critical path's\n"
             "                       misses paid by one worker (default), or the paper's\n"
             "                       T1/P + Tinf with every miss shared among P\n"
-            "  --model v2|paper     v2 (default): the serial work priced as the collector\n"
-            "                       spends it (the profile's fitted overlap, the stream\n"
-            "                       prefetcher; docs/model.md \"Serial work\"); paper: the\n"
-            "                       paper's full model for comparison (--span paper,\n"
-            "                       --overlap 1, --no-prefetch, no residency)\n"
+            "  --model base|v2|paper  base (default): Brent's span, the stream prefetcher,\n"
+            "                       every other miss a full miss; v2: the serial work\n"
+            "                       priced as the collector spends it (the profile's\n"
+            "                       fitted overlap; docs/model.md \"Serial work\": P = 1\n"
+            "                       times far closer, some speedups slightly worse, so not\n"
+            "                       yet the default); paper: the paper's full model for\n"
+            "                       comparison (--span paper, --overlap 1, --no-prefetch)\n"
             "  --overlap fitted|F   each worker overlaps F misses (its prefetch FIFO), so\n"
             "                       a miss the stream prefetcher does not cover stalls it\n"
-            "                       for (M1 + W)/F.  Default: the profile's gc_miss_overlap\n"
-            "                       (gcscale calibrate) where it has one, else 1 (said as\n"
-            "                       nominal in the output); 1 is the paper\n"
-            "  --residency on|off   price a miss's line as in the effective LLC with\n"
+            "                       for (M1 + W)/F.  Default 1 (none); with --model v2 the\n"
+            "                       profile's gc_miss_overlap (gcscale calibrate) where it\n"
+            "                       has one, else 1 (said as nominal in the output)\n"
+            "  --residency on|off   (--model v2) price a miss's line as in the effective LLC with\n"
             "                       probability min(1, LLC / footprint), at the LLC's hit\n"
             "                       latency (profile llc_effective_bytes, llc_hit_ns, or the\n"
             "                       calibration sweep).  Default off: measured, it double\n"
@@ -119,7 +121,7 @@ static void print_inputs(const gcs_inspect_result *ir, const char *snapshot_path
 
 /* The P = 1 time as model v2's serial terms, with the source of each. */
 static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const gcs_model_opts *mo,
-                         const gcs_model_sources *src, int paper)
+                         const gcs_model_sources *src, const char *model)
 {
     gcs_err err = {{0}};
     json_t *s = gcs_model_serial_json(prof, h, mo, src, &err);
@@ -128,7 +130,7 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
 #define F(k) json_number_value(json_object_get(s, k))
     printf("model %s; serial time at P = 1: %.4g ms = T1 %.4g + streamed %.4g + memory misses %.4g + "
            "LLC-resident misses %.4g + queueing %.4g\n",
-           paper ? "paper" : "v2", F("time_ms"), F("t1_ms"), F("streamed_ms"), F("memory_miss_ms"),
+           model, F("time_ms"), F("t1_ms"), F("streamed_ms"), F("memory_miss_ms"),
            F("llc_miss_ms"), F("queueing_ms"));
     printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s)\n", mo->overlap, src->overlap,
            src->llc_bytes / 1048576.0, gcs_llc_source_name(src->llc), F("residency"),
@@ -170,7 +172,7 @@ int cmd_predict(int argc, char **argv)
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
-    int model_paper = 0, residency = 0, overlap_given = 0, span_given = 0;
+    int model_paper = 0, model_v2 = 0, residency = 0, overlap_given = 0, span_given = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -204,9 +206,10 @@ int cmd_predict(int argc, char **argv)
                 cli_usage_error(cmd, "--span: '%s' is neither paper nor critical", optarg);
             break;
         case O_MODEL:
-            if (strcmp(optarg, "paper") != 0 && strcmp(optarg, "v2") != 0)
-                cli_usage_error(cmd, "--model: '%s' is neither v2 nor paper", optarg);
+            if (strcmp(optarg, "paper") != 0 && strcmp(optarg, "v2") != 0 && strcmp(optarg, "base") != 0)
+                cli_usage_error(cmd, "--model: '%s' is none of base, v2 and paper", optarg);
             model_paper = strcmp(optarg, "paper") == 0;
+            model_v2 = strcmp(optarg, "v2") == 0;
             break;
         case O_RESIDENCY:
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
@@ -302,7 +305,13 @@ int cmd_predict(int argc, char **argv)
         gcs_model_opts_paper(&mopts);
         no_prefetch = 1;
     }
-    gcs_model_opts_v2(&mopts, prof, residency && !model_paper, overlap_given || model_paper, &sources);
+    if (residency && !model_v2)
+        cli_usage_error(cmd, "--residency goes with --model v2");
+    /* the base model keeps the overlap it was given (1: none); v2 takes the
+     * profile's fitted one; either way sources says where it came from */
+    gcs_model_opts_v2(&mopts, prof, residency, overlap_given || !model_v2, &sources);
+    if (!model_v2 && !overlap_given)
+        sources.overlap = "none: --model v2 uses gc_miss_overlap";
     if (overlap_fitted && gcs_model_opts_fitted_overlap(&mopts, prof, &err) < 0) {
         char msg[sizeof err.msg];
         snprintf(msg, sizeof msg, "%s", err.msg);
@@ -402,7 +411,7 @@ int cmd_predict(int argc, char **argv)
         json_t *serial = gcs_model_serial_json(prof, &ir.heap, &mopts, &sources, &err);
         if (!serial)
             cli_fail(cmd, &err);
-        json_object_set_new(doc, "model", json_string(model_paper ? "paper" : "v2"));
+        json_object_set_new(doc, "model", json_string(model_paper ? "paper" : model_v2 ? "v2" : "base"));
         json_object_set_new(doc, "serial", serial);
         json_object_set_new(doc, "coordination", json_boolean(nthreads > 0 && results[0].coord));
         gcs_json_print(doc, stdout);
@@ -418,7 +427,7 @@ int cmd_predict(int argc, char **argv)
         if (isfinite(cost_object))
             printf("marker costs assumed on the command line: %g ns per object, %g ns per edge\n\n",
                    cost_object, cost_pointer);
-        print_serial(prof, &ir.heap, &mopts, &sources, model_paper);
+        print_serial(prof, &ir.heap, &mopts, &sources, model_paper ? "paper" : model_v2 ? "v2" : "base");
         if (nthreads > 0 && !results[0].coord)
             printf("coordination terms (wake, search, tail) off: %s\n\n",
                    prof->has_gc_coord ? "--no-coord" : "the profile has no gc_coord (run gcscale calibrate on the machine)");

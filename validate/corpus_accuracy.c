@@ -164,8 +164,9 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
     gcs_model_opts mo;
     gcs_model_opts_init(&mo);
     mo.span = o->span;
-    gcs_model_sources sources; /* model v2's serial work, as gcscale predict */
-    gcs_model_opts_v2(&mo, prof, 0, 0, &sources);
+    gcs_model_sources sources; /* as gcscale predict: --model v2 prices misses with the fitted overlap */
+    if (o->model_v2)
+        gcs_model_opts_v2(&mo, prof, 0, 0, &sources);
     gcs_inspect_result ir;
     gcs_model_result res[GCS_GC_MAX_THREADS];
     int rc = gcs_inspect_heap(g, prof, &io, &ir, err);
@@ -299,9 +300,11 @@ int gcs_corpus_accuracy(const char *const *dirs, int n, const gcs_corpus_accurac
             return -1;
         }
     gcs_progress_finish(&pr);
-    *report = json_pack("{s:s, s:i, s:s, s:s, s:o}", "format", "gcscale-corpus-accuracy", "version", 1, "predictor",
+    *report = json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "format", "gcscale-corpus-accuracy", "version", 1,
+                        "predictor",
                         o->predictor < 0 ? "default" : gcs_inspect_predictor_name((gcs_inspect_predictor)o->predictor),
-                        "span", gcs_model_span_name(o->span), "entries", entries);
+                        "model", o->model_v2 ? "v2" : "base", "span", gcs_model_span_name(o->span), "entries",
+                        entries);
     return 0;
 }
 
@@ -313,8 +316,9 @@ void gcs_corpus_accuracy_print(const json_t *report, FILE *fp)
 {
     size_t i, j, k;
     json_t *e, *h, *pt;
-    fprintf(fp, "model: %s predictor (default: as gcscale predict), %s span\n", json_string_value(json_object_get(report, "predictor")),
-            json_string_value(json_object_get(report, "span")));
+    fprintf(fp, "model: %s, %s predictor (default: as gcscale predict), %s span\n",
+            json_string_value(json_object_get(report, "model")) ?: "base",
+            json_string_value(json_object_get(report, "predictor")), json_string_value(json_object_get(report, "span")));
     json_array_foreach(json_object_get(report, "entries"), i, e) {
         fprintf(fp, "\n== %s (%lld CPUs%s%s; %s predictor)\n", json_string_value(json_object_get(e, "name")),
                 (long long)json_integer_value(json_object_get(e, "cpus")),

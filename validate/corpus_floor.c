@@ -15,6 +15,13 @@
 
 #include "corpus_internal.h"
 
+/* The model a report or floor is for; one written before the key existed
+ * is the base model's. */
+static const char *model_of(const json_t *doc)
+{
+    return json_string_value(json_object_get(doc, "model")) ?: "base";
+}
+
 json_t *gcs_corpus_floor_from_report(const json_t *report, double tolerance_pct)
 {
     json_t *entries = json_object();
@@ -36,8 +43,9 @@ json_t *gcs_corpus_floor_from_report(const json_t *report, double tolerance_pct)
                             json_pack("{s:O, s:o, s:o}", "mae_all_pct", json_object_get(e, "mae_all_pct"), "mae_pct",
                                       mae, "heaps", heaps));
     }
-    return json_pack("{s:s, s:i, s:O, s:O, s:f, s:o}", "format", GCS_CORPUS_FLOOR_FORMAT, "version", 1, "predictor",
-                     json_object_get(report, "predictor"), "span", json_object_get(report, "span"),
+    return json_pack("{s:s, s:i, s:O, s:s, s:O, s:f, s:o}", "format", GCS_CORPUS_FLOOR_FORMAT, "version", 1,
+                     "predictor", json_object_get(report, "predictor"), "model", model_of(report), "span",
+                     json_object_get(report, "span"),
                      "tolerance_pct", tolerance_pct, "entries", entries);
 }
 
@@ -74,9 +82,10 @@ int gcs_corpus_floor_check(const json_t *report, const json_t *floor, FILE *fp, 
         return -1;
     }
     if (!json_equal(json_object_get(floor, "predictor"), json_object_get(report, "predictor")) ||
-        !json_equal(json_object_get(floor, "span"), json_object_get(report, "span"))) {
-        gcs_err_set(err, "the floor is for the %s predictor with the %s span, the report is not",
-                    json_string_value(json_object_get(floor, "predictor")) ?: "?",
+        !json_equal(json_object_get(floor, "span"), json_object_get(report, "span")) ||
+        strcmp(model_of(floor), model_of(report)) != 0) {
+        gcs_err_set(err, "the floor is for the %s model, %s predictor and %s span, the report is not",
+                    model_of(floor), json_string_value(json_object_get(floor, "predictor")) ?: "?",
                     json_string_value(json_object_get(floor, "span")) ?: "?");
         return -1;
     }

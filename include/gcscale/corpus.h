@@ -79,6 +79,10 @@ typedef struct gcs_corpus_accuracy_opts {
      * one where the profile has cache geometry) */
     int predictor;
     gcs_model_span span;        /* default GCS_MODEL_SPAN_CRITICAL, as gcscale predict */
+    /* 1: model v2's serial pricing (gcs_model_opts_v2: the profile's fitted
+     * miss overlap), as gcscale predict --model v2; 0 (the default): the
+     * base model, as gcscale predict without --model */
+    int model_v2;
     const char *cache_dir;      /* where recipes are rebuilt; NULL: build/corpus-cache */
     int quiet;
 } gcs_corpus_accuracy_opts;

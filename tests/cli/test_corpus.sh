@@ -5,7 +5,7 @@
 # goes through record -> accuracy end to end; a compressed snapshot is read
 # by snapshot info and predict; usage errors.
 . "$(dirname "$0")/lib.sh"
-echo "1..16"
+echo "1..18"
 
 # The accuracy floor: the exact regression check of the model on real data.
 expect_ok "accuracy on the whole corpus keeps the floor" \
@@ -63,3 +63,9 @@ else
     echo "ok 15 # skip zstd(1) not installed"
     echo "ok 16 # skip zstd(1) not installed"
 fi
+
+# A floor is for one model: checking --model v2 against the base model's
+# floor is refused, not compared.
+expect_exit 2 "--model v2 against the base model's floor" "$GCSCALE" corpus accuracy --model v2 --quiet \
+    --floor data/corpus/floor.json
+expect_grep "... says which model the floor is for" "the floor is for the base model" "$TMP/err"

@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..67"
+echo "1..72"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -135,3 +135,13 @@ expect_ok "--overlap fitted takes the profile's" \
 expect_exit 2 "--overlap below 1" "$GCSCALE" predict --machine "$DEV" "$SNAP" --overlap 0.5
 expect_exit 2 "--overlap with --mva closed" "$GCSCALE" predict --machine "$DEV" "$SNAP" --overlap 4 --mva closed
 expect_exit 2 "no snapshot given" "$GCSCALE" predict --machine "$DEV"
+
+# --model: base (the default) keeps every miss a full miss; v2 takes the
+# profile's fitted overlap; residency only with v2.
+expect_ok "the default model is base, overlap 1" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json | jq -e '.model == \"base\" and .overlap == 1'"
+expect_ok "--model v2 takes the fitted overlap" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --model v2 | jq -e '.model == \"v2\" and .overlap == 6.5'"
+expect_exit 2 "--residency without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --residency on
+expect_exit 2 "--model of another name" "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v3
+expect_grep "... names the three" "none of base, v2 and paper" "$TMP/err"
