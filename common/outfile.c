@@ -213,3 +213,25 @@ json_t *gcs_json_read_file(const char *path, gcs_err *err)
                     jerr.text);
     return doc;
 }
+
+int gcs_make_dirs(const char *dir, gcs_err *err)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
+        gcs_err_set(err, "%s: path too long", dir);
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+                goto fail;
+            *p = '/';
+        }
+    if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+        goto fail;
+    return 0;
+fail:
+    gcs_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
+    return -1;
+}

@@ -16,7 +16,6 @@
  * data/machines/ folder, else to 3.  Reference profiles (the paper's o2k and
  * e10k) are named by file or, installed, found by name in
  * GCS_DATADIR/machines (make install copies them there). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,19 +81,8 @@ int gcs_profile_default_path(char *out, size_t n, int for_writing, gcs_err *err)
     }
     if (snprintf(out, n, "%s/%s.json", dir, host) >= (int)n)
         goto too_long;
-    if (for_writing) {
-        /* mkdir -p of the per-user directory */
-        for (char *p = dir + 1; *p; p++)
-            if (*p == '/') {
-                *p = 0;
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                    goto cannot_create;
-                *p = '/';
-            }
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-            goto cannot_create;
-        return 0;
-    }
+    if (for_writing)
+        return gcs_make_dirs(dir, err);
     if (!is_file(out)) {
         gcs_err_set(err, "no machine profile for this host (%s): looked for data/machines/%s.json and %s "
                          "(run 'gcscale calibrate' on this machine, or give one with --machine / GCSCALE_MACHINE)",
@@ -102,9 +90,6 @@ int gcs_profile_default_path(char *out, size_t n, int for_writing, gcs_err *err)
         return -1;
     }
     return 0;
-cannot_create:
-    gcs_err_set(err, "cannot create %s: %s", dir, strerror(errno));
-    return -1;
 too_long:
     gcs_err_set(err, "machine profile path too long");
     return -1;

@@ -94,7 +94,7 @@ static gcs_snapshot *load_heap(const char *dir, const char *entry, json_t *heap,
         if (gcs_shape_params_check(&sp, err) < 0)
             return NULL;
         snprintf(path, sizeof path, "%s/%s", cache_dir, entry);
-        if (_gcs_validate_make_dir(path, err) < 0)
+        if (gcs_make_dirs(path, err) < 0)
             return NULL;
         snprintf(path, sizeof path, "%s/%s/%s.snap", cache_dir, entry, name);
         gcs_err ignored;

@@ -69,25 +69,6 @@ done:
     return rc;
 }
 
-int _gcs_validate_make_dir(const char *dir, gcs_err *err)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-                goto fail;
-            *p = '/';
-        }
-    if (mkdir(buf, 0777) < 0 && errno != EEXIST)
-        goto fail;
-    return 0;
-fail:
-    gcs_err_set(err, "%s: cannot create: %s", buf, strerror(errno));
-    return -1;
-}
-
 int gcs_corpus_shape_checksum(const gcs_shape_params *sp, const char *path, char out[16], gcs_err *err)
 {
     if (_gcs_corpus_shape_snapshot(sp, path, err) < 0)

@@ -19,6 +19,5 @@ int _gcs_corpus_shape_snapshot(const gcs_shape_params *sp, const char *path, gcs
 size_t _gcs_corpus_shape_heap_limit(const gcs_shape_params *sp);
 
 /* mkdir -p (validate.c and the corpus). */
-int _gcs_validate_make_dir(const char *dir, gcs_err *err);
 
 #endif

@@ -477,7 +477,7 @@ int gcs_corpus_record(const gcs_corpus_record_opts *o, gcs_err *err)
         gcs_err_set(err, "%s: an entry is there already (record into a new directory)", o->out_dir);
         return -1;
     }
-    if (_gcs_validate_make_dir(o->out_dir, err) < 0)
+    if (gcs_make_dirs(o->out_dir, err) < 0)
         return -1;
     snprintf(path, sizeof path, "%s/profile.json", o->out_dir);
     if (copy_file(o->machine_path, path, err) < 0)

@@ -487,7 +487,7 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
         gcs_profile_free(prof);
         return -1;
     }
-    if (_gcs_validate_make_dir(o.snapshot_dir, err) < 0) {
+    if (gcs_make_dirs(o.snapshot_dir, err) < 0) {
         gcs_profile_free(prof);
         return -1;
     }

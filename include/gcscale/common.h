@@ -131,6 +131,9 @@ GCS_API int gcs_outfile_open(gcs_outfile *out, const char *path, gcs_err *err);
  * "-" (stdout) passes.  0, or -1 with err set ("PATH: cannot write: ..."). */
 GCS_API int gcs_outfile_check(const char *path, gcs_err *err);
 GCS_API int gcs_outfile_commit(gcs_outfile *out, gcs_err *err);
+/* Creates dir and every missing parent (mkdir -p; mode 0777 less the
+ * umask).  0, or -1 with err naming the part that could not be made. */
+GCS_API int gcs_make_dirs(const char *dir, gcs_err *err);
 GCS_API void gcs_outfile_abort(gcs_outfile *out);
 
 /* Prints a JSON document the way gcscale always writes JSON: indented, keys
