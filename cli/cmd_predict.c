@@ -134,7 +134,7 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
            F("llc_miss_ms"), F("queueing_ms"));
     printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s)\n", mo->overlap, src->overlap,
            src->llc_bytes / 1048576.0, gcs_llc_source_name(src->llc), F("residency"),
-           src->residency ? "priced, --residency on" : "not priced: --residency on");
+           src->residency ? "priced, --residency on" : "not priced: --model v2 --residency on");
     if (json_array_size(json_object_get(s, "nominal")) > 0)
         printf("resting on a nominal value (run gcscale calibrate): %s%s\n",
                strcmp(src->overlap, "nominal") == 0 ? "overlap " : "",
