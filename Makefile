@@ -36,6 +36,23 @@ ALL_CFLAGS  += -fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=a
 ALL_LDFLAGS += -fsanitize=$(SAN)
 endif
 LIBS     := $(PKG_LIBS) -lm
+# OpenMP (libgomp) for the data-parallel passes of heap inspection and of the
+# snapshot reader (docs/model.md, "Cost"); never in the collector (gc/).
+# OPENMP=0 builds without it: the pragmas are then ignored and every pass runs
+# on the calling thread, with the same results.  The ThreadSanitizer build is
+# always OPENMP=0: libgomp is not TSan-instrumented, so its barriers and
+# thread pool would be reported as races that are not there, and the passes
+# it runs share nothing but read-only input and per-thread output.
+OPENMP   ?= 1
+ifeq ($(SAN),thread)
+OPENMP   := 0
+endif
+ifeq ($(OPENMP),1)
+ALL_CFLAGS  += -fopenmp
+ALL_LDFLAGS += -fopenmp
+else
+ALL_CFLAGS  += -Wno-unknown-pragmas
+endif
 
 LIB_DIRS := common formats trace accounting microbench calibrate model gc adaptive gc-predict workloads gcbench schedtrace validate
 LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
@@ -96,7 +113,7 @@ $(BUILD)/gcscale: $(CLI_OBJS) $(BUILD)/libgcscale.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libgcscale.a $(LIBS)
 
 # The pkg-config file names PREFIX, so install writes it afresh for the PREFIX it installs to.
-write_pc = printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gcscale\nDescription: GC scalability measurement and prediction\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgcscale\nLibs.private: -lm -pthread\n' \
+write_pc = printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gcscale\nDescription: GC scalability measurement and prediction\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgcscale\nLibs.private: -lm -pthread $(if $(filter 1,$(OPENMP)),-lgomp)\n' \
 	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' > $(1)
 
 # pkg-config's convention for a library used from its build tree: with
@@ -105,7 +122,7 @@ write_pc = printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/inclu
 # a program against libgcscale.so through it).
 $(BUILD)/gcscale-uninstalled.pc: Makefile include/gcscale/common.h
 	@mkdir -p $(dir $@)
-	printf 'srcdir=%s\nbuilddir=%s\n\nName: gcscale\nDescription: GC scalability measurement and prediction (build tree)\nVersion: %s\nRequires.private: %s\nCflags: -I$${srcdir}/include\nLibs: -L$${builddir} -lgcscale\nLibs.private: -lm -pthread\n' \
+	printf 'srcdir=%s\nbuilddir=%s\n\nName: gcscale\nDescription: GC scalability measurement and prediction (build tree)\nVersion: %s\nRequires.private: %s\nCflags: -I$${srcdir}/include\nLibs: -L$${builddir} -lgcscale\nLibs.private: -lm -pthread $(if $(filter 1,$(OPENMP)),-lgomp)\n' \
 	  '$(CURDIR)' '$(abspath $(BUILD))' '$(VERSION)' '$(PKGS)' > $@
 
 $(BUILD)/gcscale.pc: Makefile include/gcscale/common.h

@@ -2,7 +2,8 @@
  * costs.
  *
  *   bench-model [--profile FILE] [--shapes tree,list,random,wide] [--depth D]
- *               [--objects N] [--reps N] [--sim-accesses N]
+ *               [--objects N] [--reps N] [--sim-accesses N] [--phase-reps N]
+ *               [--quick]
  *
  * 1. The cache simulator's speed (accesses per second, one core) on three
  *    synthetic streams: the same line again, a mark-like stream (mostly the
@@ -22,6 +23,18 @@
  *    most two threads, costs at least the slower of "the walk alone" and "the
  *    simulation alone": the "floor" line gives that, over the mark.
  *
+ * 3. The costs as a user meets them (the "phases" table), each in a fresh
+ *    process (this program re-run as "--child fast|slow FILE") so that its
+ *    peak RSS is the predictor's own and not this process's collector heap:
+ *    loading the snapshot (gcs_snapshot_read: read, CRC, validation), then
+ *    the fast or the slow predictor with Tinf walked, as `gcscale predict`
+ *    runs them; each against the serial mark (median and min-max of
+ *    --phase-reps processes), and the peak RSS against the snapshot file and
+ *    against its arrays in memory.  Then the adaptive mode's full decision
+ *    (gcs_adaptive_choose from the last collection's statistics, a fresh
+ *    policy each time, so each call estimates and predicts) against the mark.
+ *    --quick keeps only the phases and the decision (a heap of 10^8 objects).
+ *
  * The profile gives the cache geometry and the gc costs; without --profile
  * the machine this was written on is assumed (L1d 48 KiB 12-way, L2 2 MiB
  * 16-way private, L3 105 MiB 15-way shared by 2 CPUs, 1 node).
@@ -29,7 +42,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "gcscale/adaptive.h"
 
 #include "gcscale/cachesim.h"
 #include "gcscale/gc.h"
@@ -131,6 +149,205 @@ static void bench_sim(const gcs_profile *prof, uint64_t n)
     gcs_cachesim_free(s);
 }
 
+static const char *profile_path; /* NULL: default_profile() */
+static const char *self_exe;     /* this program, re-run for the phases */
+
+static gcs_profile *get_profile(void)
+{
+    gcs_err err;
+    gcs_profile *prof = profile_path ? gcs_profile_load(profile_path, &err) : default_profile();
+    if (!prof)
+        die(profile_path, &err);
+    if (!prof->has_gc_cost) { /* timing only: any costs do */
+        prof->has_gc_cost = 1;
+        prof->gc_cost_object_ns = 5;
+        prof->gc_cost_pointer_ns = 1;
+    }
+    return prof;
+}
+
+/* The child of one phase measurement: load FILE, inspect it with the fast or
+ * the slow predictor (Tinf walked, as gcscale predict does), print
+ * "load_ns span_ns inspect_ns maxrss_kb arrays_bytes" on stdout. */
+static int child_main(const char *which, const char *path)
+{
+    gcs_err err;
+    gcs_profile *prof = get_profile();
+    uint64_t t0 = gcs_now_ns();
+    gcs_snapshot *g = gcs_snapshot_read(path, &err);
+    if (!g)
+        die("read snapshot", &err);
+    uint64_t t1 = gcs_now_ns();
+    gcs_inspect_opts o;
+    gcs_inspect_opts_init(&o);
+    o.predictor = strcmp(which, "slow") == 0 ? GCS_INSPECT_SLOW : GCS_INSPECT_FAST;
+    gcs_inspect_result r;
+    if (gcs_inspect_heap(g, prof, &o, &r, &err) < 0)
+        die("inspect", &err);
+    uint64_t t2 = gcs_now_ns();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    /* gcs_snapshot_new's arrays: addr 8, words 4, nptrs 4, node 2, type 4,
+     * edge_start 8 bytes per object; 4 per field and per root */
+    uint64_t arrays = g->nobjects * 30 + 8 + 4 * g->nfields + 4 * g->nroots;
+    printf("%llu %.0f %llu %ld %llu\n", (unsigned long long)(t1 - t0), r.span_ns, (unsigned long long)(t2 - t1),
+           ru.ru_maxrss, (unsigned long long)arrays);
+    gcs_snapshot_free(g);
+    gcs_profile_free(prof);
+    return 0;
+}
+
+typedef struct phase_run {
+    double load_ms, span_ms, inspect_ms, total_ms, rss_mb, arrays_mb;
+} phase_run;
+
+static int run_child(const char *which, const char *path, phase_run *out)
+{
+    int fd[2];
+    if (pipe(fd) < 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        char *args[8];
+        int k = 0;
+        args[k++] = (char *)self_exe;
+        if (profile_path) {
+            args[k++] = "--profile";
+            args[k++] = (char *)profile_path;
+        }
+        args[k++] = "--child";
+        args[k++] = (char *)which;
+        args[k++] = (char *)path;
+        args[k] = NULL;
+        execv(self_exe, args);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[256] = {0};
+    size_t got = 0;
+    ssize_t m;
+    while (got < sizeof buf - 1 && (m = read(fd[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)m;
+    close(fd[0]);
+    int status;
+    if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    unsigned long long load, inspect, arrays;
+    double span;
+    long rss;
+    if (sscanf(buf, "%llu %lf %llu %ld %llu", &load, &span, &inspect, &rss, &arrays) != 5)
+        return -1;
+    out->load_ms = (double)load * 1e-6;
+    out->span_ms = span * 1e-6;
+    out->inspect_ms = (double)inspect * 1e-6;
+    out->total_ms = out->load_ms + out->inspect_ms;
+    out->rss_mb = (double)rss / 1024;
+    out->arrays_mb = (double)arrays / (1 << 20);
+    return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* median, min and max of v[0..n) (sorts v) */
+static void spread(double *v, int n, double *med, double *lo, double *hi)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+    *med = v[n / 2];
+    *lo = v[0];
+    *hi = v[n - 1];
+}
+
+static void print_ratio(const char *name, double *v, int n, double mark_ms)
+{
+    double med, lo, hi;
+    spread(v, n, &med, &lo, &hi);
+    printf("  %-34s %9.1f ms (%.1f-%.1f) = %6.2fx the mark (%.2f-%.2f)\n", name, med, lo, hi, med / mark_ms,
+           lo / mark_ms, hi / mark_ms);
+}
+
+/* The phases table (header comment, 3.): reps child processes per predictor. */
+static void bench_phases(const char *path, double mark_ms, int reps)
+{
+    struct stat sb;
+    double file_mb = stat(path, &sb) == 0 ? (double)sb.st_size / (1 << 20) : 0;
+    printf("  phases, %d process%s each (median (min-max); snapshot file %.1f MiB):\n", reps, reps == 1 ? "" : "es",
+           file_mb);
+    for (int w = 0; w < 2; w++) {
+        const char *which = w ? "slow" : "fast";
+        double *v = calloc(6 * (size_t)reps, sizeof *v);
+        double arrays_mb = 0;
+        for (int r = 0; r < reps; r++) {
+            phase_run pr;
+            if (run_child(which, path, &pr) < 0) {
+                fprintf(stderr, "bench-model: the %s child failed\n", which);
+                exit(2);
+            }
+            v[0 * reps + r] = pr.load_ms;
+            v[1 * reps + r] = pr.span_ms;
+            v[2 * reps + r] = pr.inspect_ms;
+            v[3 * reps + r] = pr.total_ms;
+            v[4 * reps + r] = pr.rss_mb;
+            arrays_mb = pr.arrays_mb;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "load (%s process)", which);
+        print_ratio(name, v, reps, mark_ms);
+        snprintf(name, sizeof name, "Tinf walk (%s)", which);
+        print_ratio(name, v + reps, reps, mark_ms);
+        snprintf(name, sizeof name, "%s predictor, Tinf walked", which);
+        print_ratio(name, v + 2 * reps, reps, mark_ms);
+        snprintf(name, sizeof name, "load + %s predictor", which);
+        print_ratio(name, v + 3 * reps, reps, mark_ms);
+        double med, lo, hi;
+        spread(v + 4 * reps, reps, &med, &lo, &hi);
+        printf("  %-34s %9.1f MiB (%.1f-%.1f) = %.2fx the file, %.2fx the arrays (%.1f MiB)\n",
+               "peak RSS, load + predictor", med, lo, hi, med / file_mb, med / arrays_mb, arrays_mb);
+        free(v);
+    }
+}
+
+/* The adaptive mode's full decision from the last collection's statistics:
+ * a fresh policy each time (its first call with statistics estimates and
+ * predicts; a later one may reuse the last prediction). */
+static void bench_decision(const gcs_gc_stats *st, double mark_ms, int reps)
+{
+    double *v = calloc((size_t)reps, sizeof *v);
+    for (int r = 0; r < reps; r++) {
+        gcs_err err;
+        gcs_adaptive_opts ao;
+        gcs_adaptive_opts_init(&ao);
+        gcs_gc_thread_policy pol;
+        if (gcs_adaptive_policy_new(get_profile(), &ao, &pol, &err) < 0)
+            die("adaptive policy", &err);
+        gcs_gc_decision d;
+        memset(&d, 0, sizeof d);
+        uint64_t t0 = gcs_now_ns();
+        gcs_adaptive_choose(pol.state, st, 2, &d);
+        v[r] = (double)(gcs_now_ns() - t0) * 1e-6;
+        if (d.npredicted == 0) { /* it must have predicted, or this timed something else */
+            fprintf(stderr, "bench-model: the adaptive policy predicted nothing (%s)\n", d.note ? d.note : "");
+            exit(2);
+        }
+        pol.destroy(pol.state);
+    }
+    double med, lo, hi;
+    spread(v, reps, &med, &lo, &hi);
+    printf("  %-34s %9.4f ms (%.4f-%.4f) = %.4f%% of the mark (%.4f-%.4f)\n",
+           "adaptive decision, last stats", med, lo, hi, 100 * med / mark_ms, 100 * lo / mark_ms,
+           100 * hi / mark_ms);
+    free(v);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -139,7 +356,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static void *root;
 
-static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth, uint64_t objects, int reps)
+static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth, uint64_t objects, int reps,
+                        int phase_reps, int quick)
 {
     gcs_err err;
     gcs_shape_params sp = {.kind = kind, .depth = depth, .objects = objects, .seed = 42};
@@ -175,13 +393,21 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
     root = NULL;
     gcs_gc_remove_root(&root);
     gcs_gc_shutdown();
+    printf("\n%s: %llu objects; serial mark %.1f ms (median of %d; %.1f-%.1f)\n", gcs_shape_name(kind),
+           (unsigned long long)st->live_objects, mark_ms, reps, (double)mark[0] * 1e-6, (double)mark[reps - 1] * 1e-6);
+    bench_phases(path, mark_ms, phase_reps);
+    bench_decision(st, mark_ms, 5);
+    if (quick) {
+        unlink(path);
+        free(mark);
+        free(st);
+        return;
+    }
     gcs_snapshot *g = gcs_snapshot_read(path, &err);
     unlink(path);
     if (!g)
         die("read snapshot", &err);
-
-    printf("\n%s: %llu objects, %llu fields; serial mark %.1f ms (median of %d)\n", gcs_shape_name(kind),
-           (unsigned long long)g->nobjects, (unsigned long long)g->nfields, mark_ms, reps);
+    printf("  in process, %llu fields:\n", (unsigned long long)g->nfields);
     struct {
         const char *name;
         gcs_inspect_predictor p;
@@ -245,8 +471,9 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
 
 int main(int argc, char **argv)
 {
-    const char *profile_path = NULL, *shapes = "tree,list,random,wide";
-    int depth = 0, reps = 5;
+    const char *shapes = "tree,list,random,wide", *child = NULL, *child_path = NULL;
+    int depth = 0, reps = 5, phase_reps = 3, quick = 0;
+    self_exe = "/proc/self/exe";
     uint64_t objects = 0, sim_n = 100000000;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--profile") && i + 1 < argc)
@@ -261,24 +488,27 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sim-accesses") && i + 1 < argc)
             sim_n = strtoull(argv[++i], NULL, 10);
-        else {
+        else if (!strcmp(argv[i], "--phase-reps") && i + 1 < argc)
+            phase_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--child") && i + 2 < argc) {
+            child = argv[++i];
+            child_path = argv[++i];
+        } else {
             fprintf(stderr, "usage: bench-model [--profile FILE] [--shapes LIST] [--depth D] [--objects N] "
-                            "[--reps N] [--sim-accesses N]\n");
+                            "[--reps N] [--sim-accesses N] [--phase-reps N] [--quick]\n");
             return 2;
         }
     }
+    if (child)
+        return child_main(child, child_path);
     if (reps < 1)
         reps = 1;
-    gcs_err err;
-    gcs_profile *prof = profile_path ? gcs_profile_load(profile_path, &err) : default_profile();
-    if (!prof)
-        die(profile_path, &err);
-    if (!prof->has_gc_cost) { /* timing only: any costs do */
-        prof->has_gc_cost = 1;
-        prof->gc_cost_object_ns = 5;
-        prof->gc_cost_pointer_ns = 1;
-    }
-    if (prof->ncaches > 0 && sim_n > 0)
+    if (phase_reps < 1)
+        phase_reps = 1;
+    gcs_profile *prof = get_profile();
+    if (prof->ncaches > 0 && sim_n > 0 && !quick)
         bench_sim(prof, sim_n);
     char *list = strdup(shapes);
     char *save = NULL;
@@ -288,7 +518,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench-model: unknown shape '%s'\n", tok);
             return 2;
         }
-        bench_shape(prof, kind, depth, objects, reps);
+        bench_shape(prof, kind, depth, objects, reps, phase_reps, quick);
     }
     free(list);
     gcs_profile_free(prof);
