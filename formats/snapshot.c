@@ -16,6 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "../common/internal.h"
 #include "hprof_internal.h"
@@ -27,6 +30,11 @@ static const char *const snap_names[SNAP_NSECTIONS] = {"params", "objects", "nod
                                                        "object types"};
 
 #define SNAP_CHUNK (1u << 20)
+/* The passes over objects and fields run on OpenMP's threads from this many
+ * items, and a section is read by several threads from SNAP_PAR_MIN_BYTES:
+ * below that, starting the threads costs more than they save. */
+#define SNAP_PAR_MIN_ITEMS (1u << 18)
+#define SNAP_PAR_MIN_BYTES (8u << 20)
 
 static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
@@ -254,6 +262,66 @@ static int validate_params(const gcs_snapshot_params *p, gcs_err *err)
     return 0;
 }
 
+/* Object i's checks, in the order that gives the most useful message; all
+ * objects before i passed theirs.  -1 with err set (err may be NULL). */
+static int check_object(const gcs_snapshot *g, uint64_t i, gcs_err *err)
+{
+    const gcs_snapshot_params *p = &g->params;
+    uint64_t hb = p->header_bytes, a = g->addr[i], w = g->words[i];
+    uint64_t prev_end = i > 0 ? g->addr[i - 1] + 8 * (uint64_t)g->words[i - 1] : 0;
+    if (w == 0) {
+        gcs_err_set(err, "object %llu: size 0 (at least one 8-byte word)", (unsigned long long)i);
+        return -1;
+    }
+    if (g->nptrs[i] > w) {
+        gcs_err_set(err, "object %llu: %u pointer fields in %llu words", (unsigned long long)i, g->nptrs[i],
+                    (unsigned long long)w);
+        return -1;
+    }
+    if (a % 8) {
+        gcs_err_set(err, "object %llu: offset %llu is not 8-byte aligned", (unsigned long long)i,
+                    (unsigned long long)a);
+        return -1;
+    }
+    if (a > p->heap_limit || w * 8 > p->heap_limit - a) {
+        gcs_err_set(err, "object %llu: [%llu, %llu) extends past the heap limit %llu (absurd size?)",
+                    (unsigned long long)i, (unsigned long long)a, (unsigned long long)(a + w * 8),
+                    (unsigned long long)p->heap_limit);
+        return -1;
+    }
+    if (i > 0 && a <= g->addr[i - 1]) {
+        gcs_err_set(err, "objects not in address order: object %llu at offset %llu follows offset %llu",
+                    (unsigned long long)i, (unsigned long long)a, (unsigned long long)g->addr[i - 1]);
+        return -1;
+    }
+    if (a < hb || a - hb < prev_end) {
+        if (i == 0)
+            gcs_err_set(err, "object 0 at offset %llu leaves no room for its %llu-byte header",
+                        (unsigned long long)a, (unsigned long long)hb);
+        else
+            gcs_err_set(err, "object %llu at offset %llu (header included from %llu) overlaps object "
+                        "%llu, which ends at %llu",
+                        (unsigned long long)i, (unsigned long long)a, (unsigned long long)(a - hb),
+                        (unsigned long long)(i - 1), (unsigned long long)prev_end);
+        return -1;
+    }
+    if (g->edge_start[i + 1] != g->edge_start[i] + g->nptrs[i]) {
+        gcs_err_set(err, "edge_start[%llu] is inconsistent with nptrs", (unsigned long long)(i + 1));
+        return -1;
+    }
+    uint16_t nd = g->node[i];
+    if (nd != GCS_SNAPSHOT_NODE_UNKNOWN && nd >= p->node_count) {
+        gcs_err_set(err, "object %llu: memory node %u >= node count %u", (unsigned long long)i, nd,
+                    p->node_count);
+        return -1;
+    }
+    if (g->type[i] != GCS_SNAPSHOT_TYPE_NONE && g->type[i] >= g->ntypes) {
+        gcs_err_set(err, "object %llu: type %u >= type count %u", (unsigned long long)i, g->type[i], g->ntypes);
+        return -1;
+    }
+    return 0;
+}
+
 int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
 {
     const gcs_snapshot_params *p = &g->params;
@@ -264,87 +332,43 @@ int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
                     (unsigned long long)GCS_SNAPSHOT_MAX_OBJECTS);
         return -1;
     }
-    uint64_t hb = p->header_bytes, prev_end = 0, n = g->nobjects;
+    uint64_t n = g->nobjects;
     if (g->edge_start[0] != 0) {
         gcs_err_set(err, "edge_start[0] is %llu, not 0", (unsigned long long)g->edge_start[0]);
         return -1;
     }
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t a = g->addr[i], w = g->words[i];
-        if (w == 0) {
-            gcs_err_set(err, "object %llu: size 0 (at least one 8-byte word)", (unsigned long long)i);
-            return -1;
-        }
-        if (g->nptrs[i] > w) {
-            gcs_err_set(err, "object %llu: %u pointer fields in %llu words", (unsigned long long)i,
-                        g->nptrs[i], (unsigned long long)w);
-            return -1;
-        }
-        if (a % 8) {
-            gcs_err_set(err, "object %llu: offset %llu is not 8-byte aligned", (unsigned long long)i,
-                        (unsigned long long)a);
-            return -1;
-        }
-        if (a > p->heap_limit || w * 8 > p->heap_limit - a) {
-            gcs_err_set(err, "object %llu: [%llu, %llu) extends past the heap limit %llu (absurd size?)",
-                        (unsigned long long)i, (unsigned long long)a, (unsigned long long)(a + w * 8),
-                        (unsigned long long)p->heap_limit);
-            return -1;
-        }
-        if (i > 0 && a <= g->addr[i - 1]) {
-            gcs_err_set(err, "objects not in address order: object %llu at offset %llu follows offset %llu",
-                        (unsigned long long)i, (unsigned long long)a, (unsigned long long)g->addr[i - 1]);
-            return -1;
-        }
-        if (a < hb || a - hb < prev_end) {
-            if (i == 0)
-                gcs_err_set(err, "object 0 at offset %llu leaves no room for its %llu-byte header",
-                            (unsigned long long)a, (unsigned long long)hb);
-            else
-                gcs_err_set(err, "object %llu at offset %llu (header included from %llu) overlaps object "
-                            "%llu, which ends at %llu",
-                            (unsigned long long)i, (unsigned long long)a, (unsigned long long)(a - hb),
-                            (unsigned long long)(i - 1), (unsigned long long)prev_end);
-            return -1;
-        }
-        prev_end = a + w * 8;
-        if (g->edge_start[i + 1] != g->edge_start[i] + g->nptrs[i]) {
-            gcs_err_set(err, "edge_start[%llu] is inconsistent with nptrs", (unsigned long long)(i + 1));
-            return -1;
-        }
-        uint16_t nd = g->node[i];
-        if (nd != GCS_SNAPSHOT_NODE_UNKNOWN && nd >= p->node_count) {
-            gcs_err_set(err, "object %llu: memory node %u >= node count %u", (unsigned long long)i, nd,
-                        p->node_count);
-            return -1;
-        }
-        if (g->type[i] != GCS_SNAPSHOT_TYPE_NONE && g->type[i] >= g->ntypes) {
-            gcs_err_set(err, "object %llu: type %u >= type count %u", (unsigned long long)i, g->type[i],
-                        g->ntypes);
-            return -1;
-        }
-    }
+    /* The first object that fails (the message names it, whatever the
+     * threads): the lowest failing index, found in parallel (OpenMP). */
+    uint64_t bad = n;
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= SNAP_PAR_MIN_ITEMS)
+    for (uint64_t i = 0; i < n; i++)
+        if (i < bad && check_object(g, i, NULL) < 0)
+            bad = i;
+    if (bad < n)
+        return check_object(g, bad, err);
     if (g->edge_start[n] != g->nfields) {
         gcs_err_set(err, "pointer fields add up to %llu, the graph says %llu",
                     (unsigned long long)g->edge_start[n], (unsigned long long)g->nfields);
         return -1;
     }
-    for (uint64_t e = 0; e < g->nfields; e++) {
-        uint32_t t = g->edges[e];
-        if (t != GCS_SNAPSHOT_NULL && t >= n) {
-            /* find the owner for the message: binary search over edge_start */
-            uint64_t lo = 0, hi = n;
-            while (hi - lo > 1) {
-                uint64_t mid = lo + (hi - lo) / 2;
-                if (g->edge_start[mid] <= e)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            gcs_err_set(err, "object %llu field %llu: dangling id %u (%llu objects)", (unsigned long long)lo,
-                        (unsigned long long)(e - g->edge_start[lo]), t, (unsigned long long)n);
-            return -1;
+    uint64_t m = g->nfields, ebad = m;
+#pragma omp parallel for schedule(static) reduction(min : ebad) if (m >= SNAP_PAR_MIN_ITEMS)
+    for (uint64_t e = 0; e < m; e++)
+        if (e < ebad && g->edges[e] != GCS_SNAPSHOT_NULL && g->edges[e] >= n)
+            ebad = e;
+    if (ebad < m) {
+        /* find the owner for the message: binary search over edge_start */
+        uint64_t lo = 0, hi = n;
+        while (hi - lo > 1) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (g->edge_start[mid] <= ebad)
+                lo = mid;
+            else
+                hi = mid;
         }
+        gcs_err_set(err, "object %llu field %llu: dangling id %u (%llu objects)", (unsigned long long)lo,
+                    (unsigned long long)(ebad - g->edge_start[lo]), g->edges[ebad], (unsigned long long)n);
+        return -1;
     }
     for (uint64_t k = 0; k < g->nroots; k++) {
         if (g->roots[k] >= n) {
@@ -631,6 +655,96 @@ static int src_copy(snap_src *s, void *dst, size_t n, uint32_t *crc, gcs_err *er
     return 0;
 }
 
+/* ---- reading a large section on several threads (OpenMP) -----------------
+ * The next nbytes (a whole number of unit-byte rows) are cut into one slice
+ * per thread; each thread reads its slice (into dst, or through its own
+ * chunk buffer when dst is NULL), takes the slice's CRC from zero and hands
+ * each piece to convert; the slices' CRCs are then joined with
+ * crc32_combine, which gives the CRC of the whole payload.  1 when this is
+ * not worth it (or not built with OpenMP) or when some read failed: nothing
+ * is then consumed and the caller reads the section on its own thread, which
+ * also gives a failed read its usual message. */
+typedef void (*snap_convert_fn)(void *ctx, const uint8_t *p, uint64_t off, size_t n);
+
+static int src_read_par(snap_src *s, uint64_t nbytes, size_t unit, uint8_t *dst, snap_convert_fn convert,
+                        void *ctx, uint32_t *crc)
+{
+#ifdef _OPENMP
+    enum { MAXT = 64 };
+    int want = omp_get_max_threads();
+    if (nbytes < SNAP_PAR_MIN_BYTES || want < 2)
+        return 1;
+    if (want > MAXT)
+        want = MAXT;
+    uint32_t part[MAXT];
+    uint64_t plen[MAXT];
+    int used = 1, failed = 0;
+    uint64_t units = nbytes / unit, step = SNAP_CHUNK / unit * unit;
+#pragma omp parallel num_threads(want) reduction(| : failed)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        uint64_t lo = units * (uint64_t)t / (uint64_t)nt * unit, hi = units * (uint64_t)(t + 1) / (uint64_t)nt * unit;
+        uint8_t *buf = dst || s->mem ? NULL : malloc(SNAP_CHUNK);
+        uint32_t c = (uint32_t)crc32_z(0, NULL, 0);
+        if (!dst && !s->mem && !buf)
+            failed = 1;
+        for (uint64_t off = lo; off < hi && !failed; off += step) {
+            size_t k = (size_t)(hi - off < step ? hi - off : step);
+            const uint8_t *q;
+            if (s->mem) {
+                q = s->mem + s->pos + off;
+                if (dst) {
+                    memcpy(dst + off, q, k);
+                    q = dst + off;
+                }
+            } else {
+                uint8_t *to = dst ? dst + off : buf;
+                for (size_t got = 0; got < k && !failed;) {
+                    ssize_t r = pread(s->fd, to + got, k - got, (off_t)(s->pos + off + got));
+                    if (r > 0)
+                        got += (size_t)r;
+                    else if (r == 0 || errno != EINTR)
+                        failed = 1;
+                }
+                q = to;
+            }
+            if (failed)
+                break;
+            c = (uint32_t)crc32_z(c, q, k);
+            if (convert)
+                convert(ctx, q, off, k);
+        }
+        free(buf);
+        part[t] = c;
+        plen[t] = hi - lo;
+#pragma omp single
+        used = nt;
+    }
+    if (failed)
+        return 1;
+    for (int t = 0; t < used; t++)
+        *crc = (uint32_t)crc32_combine(*crc, part[t], (z_off_t)plen[t]);
+    s->pos += nbytes;
+    return 0;
+#else
+    (void)s, (void)nbytes, (void)unit, (void)dst, (void)convert, (void)ctx, (void)crc;
+    return 1;
+#endif
+}
+
+/* The objects section's rows (SNAP_OBJECT_BYTES each, from byte off of the
+ * payload) into the snapshot's columns. */
+static void objects_convert(void *ctx, const uint8_t *q, uint64_t off, size_t n)
+{
+    gcs_snapshot *g = ctx;
+    uint64_t i = off / SNAP_OBJECT_BYTES;
+    for (size_t j = 0; j < n / SNAP_OBJECT_BYTES; j++, q += SNAP_OBJECT_BYTES) {
+        g->addr[i + j] = snap_ld64(q);
+        g->words[i + j] = snap_ld32(q + 8);
+        g->nptrs[i + j] = snap_ld32(q + 12);
+    }
+}
+
 /* Header checks, in the order that gives the most useful message. */
 static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
 {
@@ -790,9 +904,14 @@ static int section_close(snap_src *s, int sec, uint32_t crc, const uint8_t head[
     return 0;
 }
 
-/* Copies count 32-bit little-endian ids into dst, chunk by chunk. */
+/* Copies count 32-bit little-endian ids into dst, chunk by chunk (a large
+ * section on several threads, straight into dst). */
 static int read_u32s(snap_src *s, uint32_t *dst, uint64_t count, uint32_t *crc, gcs_err *err)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (src_read_par(s, count * 4, 4, (uint8_t *)dst, NULL, NULL, crc) == 0)
+        return 0;
+#endif
     while (count > 0) {
         size_t k = count > SNAP_CHUNK / 4 ? SNAP_CHUNK / 4 : (size_t)count;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -870,6 +989,46 @@ done:
     return rc;
 }
 
+/* edge_start[] from nptrs[] (a prefix sum: each thread sums its slice, then
+ * writes it from the total of the slices before); returns the sum. */
+static uint64_t edge_starts(gcs_snapshot *g)
+{
+    uint64_t n = g->nobjects, total = 0;
+    enum { MAXT = 64 };
+    uint64_t part[MAXT + 1] = {0};
+    int used = 1, want = 1;
+#ifdef _OPENMP
+    want = omp_get_max_threads() < MAXT ? omp_get_max_threads() : MAXT;
+#endif
+#pragma omp parallel num_threads(want) if (n >= SNAP_PAR_MIN_ITEMS)
+    {
+        int t = 0, nt = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        nt = omp_get_num_threads();
+#endif
+        uint64_t lo = n * (uint64_t)t / (uint64_t)nt, hi = n * (uint64_t)(t + 1) / (uint64_t)nt, sum = 0;
+        for (uint64_t i = lo; i < hi; i++)
+            sum += g->nptrs[i];
+        part[t + 1] = sum;
+#pragma omp barrier
+#pragma omp single
+        {
+            used = nt;
+            for (int k = 1; k <= nt; k++)
+                part[k] += part[k - 1];
+        }
+        sum = part[t];
+        for (uint64_t i = lo; i < hi; i++) {
+            g->edge_start[i] = sum;
+            sum += g->nptrs[i];
+        }
+    }
+    total = part[used];
+    g->edge_start[n] = total;
+    return total;
+}
+
 static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
 {
     snap_counts c;
@@ -921,16 +1080,15 @@ static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
     /* objects: rows -> columns */
     if (section_open(s, SNAP_SEC_OBJECTS, &crc, head, err) < 0)
         goto fail;
-    for (uint64_t i = 0; i < c.n;) {
+    for (uint64_t i = src_read_par(s, c.n * SNAP_OBJECT_BYTES, SNAP_OBJECT_BYTES, NULL, objects_convert, g, &crc)
+                          ? 0
+                          : c.n;
+         i < c.n;) {
         size_t k = c.n - i > SNAP_CHUNK / SNAP_OBJECT_BYTES ? SNAP_CHUNK / SNAP_OBJECT_BYTES : (size_t)(c.n - i);
         const uint8_t *q = src_get(s, k * SNAP_OBJECT_BYTES, &crc, err);
         if (!q)
             goto fail;
-        for (size_t j = 0; j < k; j++, q += SNAP_OBJECT_BYTES) {
-            g->addr[i + j] = snap_ld64(q);
-            g->words[i + j] = snap_ld32(q + 8);
-            g->nptrs[i + j] = snap_ld32(q + 12);
-        }
+        objects_convert(g, q, i * SNAP_OBJECT_BYTES, k * SNAP_OBJECT_BYTES);
         i += k;
     }
     if (section_close(s, SNAP_SEC_OBJECTS, crc, head, c.n * SNAP_OBJECT_BYTES, err) < 0)
@@ -981,12 +1139,7 @@ static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
         for (uint64_t i = first; i < end; i++)
             g->node[i] = node;
     }
-    uint64_t sum = 0;
-    for (uint64_t i = 0; i < c.n; i++) {
-        g->edge_start[i] = sum;
-        sum += g->nptrs[i];
-    }
-    g->edge_start[c.n] = sum;
+    uint64_t sum = edge_starts(g);
     if (sum != c.m) {
         gcs_err_set(err, "%s: the objects' pointer fields add up to %llu, the header says %llu", s->name,
                     (unsigned long long)sum, (unsigned long long)c.m);

@@ -11,6 +11,10 @@
 
 #include "inspect_internal.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* Tinf is the longest of the shortest paths: with w(v) the marking weight of
  * object v (gcs_gc_mark_weight, gc.h), d(root) = w(root), d(v) = min over
  * parents u of d(u) + w(v), each sum rounded as it is formed, and Tinf =
@@ -135,16 +139,181 @@ typedef struct span_bfs {
     double forest_tinf;   /* Tinf if revisits == 0 */
 } span_bfs;
 
+/* Pass 1's level on several threads (OpenMP): each thread scans a slice of
+ * the level into its own list of the next level, so the lists, not one
+ * shared list, are the next level; level_gather makes them one list again,
+ * in id order through the bitmap when the level is large (idlist_order's
+ * reason).  A child is claimed with an atomic fetch-or on its live bit, so
+ * that exactly one thread reaches it first: the counts (reachable, revisits)
+ * and the forest's Tinf (a maximum) are those of one thread's walk, whatever
+ * the order. */
+typedef struct level_acc {
+    idlist next;
+    uint64_t revisits, chunked_arrays;
+    uint32_t emin, emax;
+    double wmin, wmax, forest_tinf;
+} level_acc;
+
+#define SPAN_MAX_THREADS 64
+/* levels smaller than this are scanned on the calling thread */
+#define SPAN_PAR_MIN 4096
+
+static int span_threads(void)
+{
+#ifdef _OPENMP
+    int t = omp_get_max_threads();
+    return t < SPAN_MAX_THREADS ? t : SPAN_MAX_THREADS;
+#else
+    return 1;
+#endif
+}
+
+/* Scans cur.v[lo, hi) into a; forest: keep s along the BFS (no revisit yet);
+ * shared: claim children atomically (other threads scan the same level). */
+static inline int level_scan(const gcs_snapshot *g, double cobj, double cptr, const idlist *cur, size_t lo, size_t hi,
+                      uint64_t *live, double *s, int forest, int shared, level_acc *a)
+{
+    for (size_t i = lo; i < hi; i++) {
+        uint32_t u = cur->v[i];
+        const uint32_t *e = g->edges + g->edge_start[u];
+        uint32_t np = g->nptrs[u], k = 0;
+        double du = 0;
+        if (forest) {
+            du = span_finish(g, u, cobj, cptr, s[u]);
+            a->forest_tinf = du > a->forest_tinf ? du : a->forest_tinf;
+        }
+        for (uint32_t f = 0; f < np; f++) {
+            uint32_t v = e[f];
+            if (v == GCS_SNAPSHOT_NULL)
+                continue;
+            k++;
+            uint64_t bit = 1ull << (v & 63);
+            if (__atomic_load_n(&live[v >> 6], __ATOMIC_RELAXED) & bit) {
+                a->revisits++;
+                continue;
+            }
+            if (shared) {
+                if (__atomic_fetch_or(&live[v >> 6], bit, __ATOMIC_RELAXED) & bit) {
+                    a->revisits++;
+                    continue;
+                }
+            } else {
+                live[v >> 6] |= bit;
+            }
+            if (forest)
+                s[v] = du;
+            if (idlist_push(&a->next, v) < 0)
+                return -1;
+        }
+        a->emin = k < a->emin ? k : a->emin;
+        a->emax = k > a->emax ? k : a->emax;
+        a->chunked_arrays += np > GCS_GC_CHUNK_FIELDS;
+        double w = gcs_gc_mark_weight(cobj, cptr, k, np);
+        a->wmin = w < a->wmin ? w : a->wmin;
+        a->wmax = w > a->wmax ? w : a->wmax;
+    }
+    return 0;
+}
+
+/* The threads' lists acc[0..nt) into one list out (emptied first): in id
+ * order through scratch (all 0, left all 0) when large, else one after the
+ * other.  -1 when out of memory. */
+static int level_gather(level_acc *acc, int nt, idlist *out, uint64_t *scratch, size_t nwords,
+                        size_t dense_min)
+{
+    size_t total = 0;
+    for (int t = 0; t < nt; t++)
+        total += acc[t].next.n;
+    out->n = 0;
+    while (out->cap < total)
+        if (idlist_grow(out) < 0)
+            return -1;
+    if (total < dense_min) {
+        for (int t = 0; t < nt; t++) {
+            memcpy(out->v + out->n, acc[t].next.v, acc[t].next.n * sizeof *out->v);
+            out->n += acc[t].next.n;
+        }
+        idlist_order(out, scratch, nwords, dense_min);
+        return 0;
+    }
+    /* an id is in one list only (its live bit was claimed once) */
+    size_t part[SPAN_MAX_THREADS + 1] = {0};
+#pragma omp parallel num_threads(nt)
+    {
+        int t = 0, n = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        n = omp_get_num_threads();
+#endif
+        for (int k = t; k < nt; k += n)
+            for (size_t i = 0; i < acc[k].next.n; i++) {
+                uint32_t v = acc[k].next.v[i];
+                __atomic_fetch_or(&scratch[v >> 6], 1ull << (v & 63), __ATOMIC_RELAXED);
+            }
+#pragma omp barrier
+        size_t lo = nwords * (size_t)t / (size_t)n, hi = nwords * (size_t)(t + 1) / (size_t)n, c = 0;
+        for (size_t w = lo; w < hi; w++)
+            c += (size_t)__builtin_popcountll(scratch[w]);
+        part[t + 1] = c;
+#pragma omp barrier
+#pragma omp single
+        for (int k = 1; k <= n; k++)
+            part[k] += part[k - 1];
+        size_t at = part[t];
+        for (size_t w = lo; w < hi; w++) {
+            uint64_t bits = scratch[w];
+            if (!bits)
+                continue;
+            scratch[w] = 0;
+            while (bits) {
+                out->v[at++] = (uint32_t)(w << 6 | (uint64_t)__builtin_ctzll(bits));
+                bits &= bits - 1;
+            }
+        }
+    }
+    out->n = total;
+    return 0;
+}
+
 /* Pass 1.  live: all 0 on entry; the reachable objects on return.  As long
  * as no object has been reached twice the graph may be a forest, whose only
  * paths are those of the BFS: s (as in pass 2) is then kept along them, and
  * if it stays a forest Tinf is known without pass 2 (a list, a tree).  A
- * graph that is not stops paying for it at its first revisit. */
+ * graph that is not stops paying for it after the level of its first
+ * revisit.  Large levels are scanned on OpenMP's threads (level_scan). */
+static void acc_reset(level_acc *a)
+{
+    a->next.n = 0;
+    a->revisits = a->chunked_arrays = 0;
+    a->emin = UINT32_MAX;
+    a->emax = 0;
+    a->wmin = INFINITY;
+    a->wmax = a->forest_tinf = 0;
+}
+
+static void acc_merge(span_bfs *b, const level_acc *a)
+{
+    b->revisits += a->revisits;
+    b->chunked_arrays += a->chunked_arrays;
+    b->emin = a->emin < b->emin ? a->emin : b->emin;
+    b->emax = a->emax > b->emax ? a->emax : b->emax;
+    b->wmin = a->wmin < b->wmin ? a->wmin : b->wmin;
+    b->wmax = a->wmax > b->wmax ? a->wmax : b->wmax;
+    b->forest_tinf = a->forest_tinf > b->forest_tinf ? a->forest_tinf : b->forest_tinf;
+}
+
 static int span_levels(const gcs_snapshot *g, double cobj, double cptr, uint64_t *live, uint64_t *scratch,
                        size_t nwords, size_t dense_min, double *s, span_bfs *b)
 {
-    idlist cur = {0}, next = {0};
-    int rc = -1;
+    idlist cur = {0};
+    int nt = span_threads(), rc = -1;
+    /* acc[0] also gathers the small levels, which are scanned on this thread
+     * one after the other (its counts then run on across levels: sums,
+     * minima and maxima); acc[1..] only the large levels' slices */
+    level_acc acc[SPAN_MAX_THREADS], seq;
+    memset(acc, 0, sizeof acc);
+    memset(&seq, 0, sizeof seq);
+    acc_reset(&seq);
     memset(b, 0, sizeof *b);
     b->emin = UINT32_MAX;
     b->wmin = INFINITY;
@@ -158,50 +327,45 @@ static int span_levels(const gcs_snapshot *g, double cobj, double cptr, uint64_t
                 goto done;
         }
     }
+    idlist_order(&cur, scratch, nwords, dense_min);
     while (cur.n > 0) {
         b->depth++;
         b->reachable += cur.n;
-        idlist_order(&cur, scratch, nwords, dense_min);
-        for (size_t i = 0; i < cur.n; i++) {
-            uint32_t u = cur.v[i];
-            const uint32_t *e = g->edges + g->edge_start[u];
-            uint32_t np = g->nptrs[u], k = 0;
-            double du = 0;
-            if (b->revisits == 0) {
-                du = span_finish(g, u, cobj, cptr, s[u]);
-                b->forest_tinf = du > b->forest_tinf ? du : b->forest_tinf;
-            }
-            for (uint32_t f = 0; f < np; f++) {
-                uint32_t v = e[f];
-                if (v == GCS_SNAPSHOT_NULL)
-                    continue;
-                k++;
-                if (bit_get(live, v)) {
-                    b->revisits++;
-                    continue;
-                }
-                bit_set(live, v);
-                if (b->revisits == 0)
-                    s[v] = du;
-                if (idlist_push(&next, v) < 0)
-                    goto done;
-            }
-            b->emin = k < b->emin ? k : b->emin;
-            b->emax = k > b->emax ? k : b->emax;
-            b->chunked_arrays += np > GCS_GC_CHUNK_FIELDS;
-            double w = gcs_gc_mark_weight(cobj, cptr, k, np);
-            b->wmin = w < b->wmin ? w : b->wmin;
-            b->wmax = w > b->wmax ? w : b->wmax;
+        int forest = b->revisits + seq.revisits == 0;
+        if (nt == 1 || cur.n < SPAN_PAR_MIN) {
+            /* off OpenMP's runtime altogether: entering a parallel region
+             * costs about a microsecond even on one thread, and a list has
+             * one level per object */
+            seq.next.n = 0;
+            if (level_scan(g, cobj, cptr, &cur, 0, cur.n, live, s, forest, 0, &seq) < 0)
+                goto done;
+            idlist tmp = cur;
+            cur = seq.next;
+            seq.next = tmp;
+            idlist_order(&cur, scratch, nwords, dense_min);
+            continue;
         }
-        idlist tmp = cur;
-        cur = next;
-        next = tmp;
-        next.n = 0;
+        int failed = 0;
+        for (int t = 0; t < nt; t++)
+            acc_reset(&acc[t]);
+#pragma omp parallel for schedule(static, 1) num_threads(nt) reduction(| : failed)
+        for (int t = 0; t < nt; t++)
+            failed |= level_scan(g, cobj, cptr, &cur, cur.n * (size_t)t / (size_t)nt,
+                                 cur.n * (size_t)(t + 1) / (size_t)nt, live, s, forest, 1, &acc[t]) < 0;
+        if (failed)
+            goto done;
+        for (int t = 0; t < nt; t++)
+            acc_merge(b, &acc[t]);
+        if (level_gather(acc, nt, &cur, scratch, nwords, dense_min) < 0)
+            goto done;
     }
+    acc_merge(b, &seq);
     rc = 0;
 done:
     free(cur.v);
-    free(next.v);
+    free(seq.next.v);
+    for (int t = 0; t < SPAN_MAX_THREADS; t++)
+        free(acc[t].next.v);
     return rc;
 }
 
