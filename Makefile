@@ -298,8 +298,10 @@ model-accuracy: all
 
 # make bench-model: the cache simulator's accesses per second and what the
 # fast and slow heap inspection cost against the serial mark time of the
-# gc-bench shapes (model/bench/bench_model.c).  BENCH_MODEL_ARGS: its options
-# (--profile FILE, --shapes tree,list, --depth D, --reps N, ...).
+# gc-bench shapes (model/bench/bench_model.c): load, Tinf walk, fast and slow
+# predictor, each in a fresh process, with its peak RSS against the snapshot,
+# and the adaptive decision.  BENCH_MODEL_ARGS: its options (--profile FILE,
+# --shapes tree,list, --depth D, --reps N, --phase-reps N, --quick, ...).
 .PHONY: bench-model
 $(BUILD)/bench-model: model/bench/bench_model.c $(BUILD)/libgcscale.a $(HEADERS) Makefile
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)

@@ -999,6 +999,8 @@ static uint64_t edge_starts(gcs_snapshot *g)
     int used = 1, want = 1;
 #ifdef _OPENMP
     want = omp_get_max_threads() < MAXT ? omp_get_max_threads() : MAXT;
+#else
+    (void)want;
 #endif
 #pragma omp parallel num_threads(want) if (n >= SNAP_PAR_MIN_ITEMS)
     {
