@@ -102,24 +102,31 @@ static inline void bit_clear(uint64_t *b, uint32_t v)
 
 /* Sorts a large list by id and drops its duplicates, through scratch (a
  * bitmap of nwords words, all 0, left all 0).  A small one is left as is. */
+/* The ids set in scratch's words [lo, hi), in order, into out (the words
+ * are cleared); returns how many. */
+static size_t bitmap_gather(uint64_t *scratch, size_t lo, size_t hi, uint32_t *out)
+{
+    size_t n = 0;
+    for (size_t w = lo; w < hi; w++) {
+        uint64_t bits = scratch[w];
+        if (!bits)
+            continue;
+        scratch[w] = 0;
+        while (bits) {
+            out[n++] = (uint32_t)(w << 6 | (uint64_t)__builtin_ctzll(bits));
+            bits &= bits - 1;
+        }
+    }
+    return n;
+}
+
 static void idlist_order(idlist *l, uint64_t *scratch, size_t nwords, size_t dense_min)
 {
     if (l->n < dense_min)
         return;
     for (size_t i = 0; i < l->n; i++)
         bit_set(scratch, l->v[i]);
-    size_t out = 0;
-    for (size_t w = 0; w < nwords; w++) {
-        uint64_t bits = scratch[w];
-        if (!bits)
-            continue;
-        scratch[w] = 0;
-        while (bits) {
-            l->v[out++] = (uint32_t)(w << 6 | (uint64_t)__builtin_ctzll(bits));
-            bits &= bits - 1;
-        }
-    }
-    l->n = out;
+    l->n = bitmap_gather(scratch, 0, nwords, l->v);
 }
 
 /* d(u) = s(u) + w(u); w needs u's count of non-NULL fields. */
@@ -259,17 +266,7 @@ static int level_gather(level_acc *acc, int nt, idlist *out, uint64_t *scratch, 
 #pragma omp single
         for (int k = 1; k <= n; k++)
             part[k] += part[k - 1];
-        size_t at = part[t];
-        for (size_t w = lo; w < hi; w++) {
-            uint64_t bits = scratch[w];
-            if (!bits)
-                continue;
-            scratch[w] = 0;
-            while (bits) {
-                out->v[at++] = (uint32_t)(w << 6 | (uint64_t)__builtin_ctzll(bits));
-                bits &= bits - 1;
-            }
-        }
+        bitmap_gather(scratch, lo, hi, out->v + part[t]);
     }
     out->n = total;
     return 0;
