@@ -237,6 +237,8 @@ static int level_gather(level_acc *acc, int nt, idlist *out, uint64_t *scratch, 
             return -1;
     if (total < dense_min) {
         for (int t = 0; t < nt; t++) {
+            if (acc[t].next.n == 0) /* its list may never have been allocated */
+                continue;
             memcpy(out->v + out->n, acc[t].next.v, acc[t].next.n * sizeof *out->v);
             out->n += acc[t].next.n;
         }
