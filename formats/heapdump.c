@@ -1,8 +1,7 @@
 /* heapdump.c -- heap dumps of other runtimes: recognising them by content
- * and dispatching the import (HPROF: hprof.c).  V8 .heapsnapshot files are
- * recognised, so that the user is told they are not read yet rather than
- * "bad magic". */
+ * and dispatching the import (HPROF: hprof.c, V8 .heapsnapshot: v8snap.c). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -34,6 +33,16 @@ int _gcs_heapdump_sniff(const char *path, gcs_err *err)
     return GCS_HEAPDUMP_UNKNOWN;
 }
 
+int _gcs_heapdump_gzipped(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    unsigned char b[2] = {0};
+    int gz = fp && fread(b, 1, 2, fp) == 2 && b[0] == 0x1f && b[1] == 0x8b;
+    if (fp)
+        fclose(fp);
+    return gz;
+}
+
 int gcs_heapdump_detect(const char *path, gcs_err *err) { return _gcs_heapdump_sniff(path, err); }
 
 const char *gcs_heapdump_format_name(int format)
@@ -54,10 +63,11 @@ gcs_snapshot *gcs_heapdump_import(const char *path, int format, gcs_heapdump_rep
     case GCS_HEAPDUMP_HPROF:
         return _gcs_hprof_import(path, rep, err);
     case GCS_HEAPDUMP_V8:
-        gcs_err_set(err, "%s: V8 heap snapshots are not supported yet", path);
-        return NULL;
+        return _gcs_v8_import(path, rep, err);
     default:
-        gcs_err_set(err, "%s: not a heap dump this version reads (HPROF \"JAVA PROFILE 1.0.x\", plain or gzip)",
+        gcs_err_set(err,
+                    "%s: not a heap dump this version reads (HPROF \"JAVA PROFILE 1.0.x\" or a V8 "
+                    ".heapsnapshot, plain or gzip)",
                     path);
         return NULL;
     }

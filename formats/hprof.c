@@ -1256,13 +1256,7 @@ gcs_snapshot *gcs_heapdump_import_hprof_mem(const void *data, size_t len, const 
 gcs_snapshot *_gcs_hprof_import(const char *path, gcs_heapdump_report *rep, gcs_err *err)
 {
     gcs_snapshot *g = import(path, NULL, 0, path, rep, err);
-    if (g && rep) {
-        /* gzip's magic: whether the dump was compressed */
-        FILE *fp = fopen(path, "rb");
-        unsigned char b[2] = {0};
-        rep->compressed = fp && fread(b, 1, 2, fp) == 2 && b[0] == 0x1f && b[1] == 0x8b;
-        if (fp)
-            fclose(fp);
-    }
+    if (g && rep)
+        rep->compressed = _gcs_heapdump_gzipped(path);
     return g;
 }
