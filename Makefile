@@ -309,10 +309,14 @@ bench-model: $(BUILD)/bench-model
 # gzip dump of 10^6 (formats/bench/bench_import.c; docs/heap-dumps.md,
 # "Performance").  BENCH_IMPORT_ARGS: its options (--shapes list,tree,random,
 # --objects 1e5,1e6,1e7, --reps N, --order shuffled|address, --refs K,
-# --gzip-objects N|0, --dir DIR, --json).
+# --gzip-objects N|0, --dir DIR, --json; --format v8: the V8 importer on
+# tests/fuzz/v8_gen.h's snapshots, which `make bench-import` runs too).
 BENCH_IMPORT_ARGS ?= --reps 3
+BENCH_IMPORT_V8_ARGS ?= --reps 3
 .PHONY: bench-import
-$(BUILD)/bench-import: formats/bench/bench_import.c tests/fuzz/hprof_gen.h $(BUILD)/libgcscale.a $(HEADERS) Makefile
+$(BUILD)/bench-import: formats/bench/bench_import.c tests/fuzz/hprof_gen.h tests/fuzz/v8_gen.h $(BUILD)/libgcscale.a \
+                       $(HEADERS) Makefile
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
 bench-import: $(BUILD)/bench-import
 	$(BUILD)/bench-import $(BENCH_IMPORT_ARGS)
+	$(BUILD)/bench-import --format v8 $(BENCH_IMPORT_V8_ARGS)
