@@ -23,7 +23,6 @@
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
  * of the JDK (jdk/src/hotspot/share/services/heapDumper.cpp's comment) and
  * Android's additions; docs/heap-dumps.md. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -63,16 +62,7 @@ static const uint8_t prim_size[12] = {[B_BOOLEAN] = 1, [B_CHAR] = 2, [B_FLOAT] =
 
 /* ---- the stream ----------------------------------------------------------------- */
 
-typedef struct hr {
-    const char *name;
-    gzFile gz;               /* file source, or NULL */
-    const uint8_t *buf;      /* window: buf[pos..len) */
-    uint8_t *own;            /* file source: the buffer */
-    size_t pos, len;
-    uint64_t base;           /* dump offset of buf[0] */
-    int eof;
-    gcs_err *err;
-} hr;
+typedef gcs_dumpstream hr;
 
 static uint64_t hr_off(const hr *r) { return r->base + r->pos; }
 
@@ -89,23 +79,8 @@ static int hr_more(hr *r, size_t k, const char *what)
     if (r->len - r->pos >= k)
         return 1;
     if (r->gz && !r->eof) {
-        memmove(r->own, r->own + r->pos, r->len - r->pos);
-        r->base += r->pos;
-        r->len -= r->pos;
-        r->pos = 0;
-        while (r->len < HPROF_BUF && !r->eof) {
-            int got = gzread(r->gz, r->own + r->len, (unsigned)(HPROF_BUF - r->len));
-            if (got < 0) {
-                int zerr;
-                const char *m = gzerror(r->gz, &zerr);
-                gcs_err_set(r->err, "%s: offset %llu: %s", r->name, (unsigned long long)(r->base + r->len),
-                            zerr == Z_ERRNO ? strerror(errno) : m);
-                return -1;
-            }
-            if (got == 0)
-                r->eof = 1;
-            r->len += (size_t)got;
-        }
+        if (_gcs_dumpstream_refill(r, HPROF_BUF) < 0)
+            return -1;
         if (r->len >= k)
             return 1;
     }
@@ -1035,28 +1010,13 @@ oom:
 static int open_pass(imp *m, const char *path, const void *data, size_t len)
 {
     hr *r = &m->r;
+    if (path)
+        return _gcs_dumpstream_open(r, path, HPROF_BUF);
     r->pos = 0;
     r->base = 0;
     r->eof = 0;
-    if (!path) {
-        r->buf = data ? data : (const uint8_t *)"";
-        r->len = data ? len : 0;
-        return 0;
-    }
-    if (r->gz)
-        gzclose(r->gz);
-    r->gz = gzopen(path, "rb");
-    if (!r->gz) {
-        gcs_err_set(r->err, "%s: cannot read: %s", path, strerror(errno ? errno : ENOMEM));
-        return -1;
-    }
-    gzbuffer(r->gz, 1u << 20);
-    if (!r->own && !(r->own = malloc(HPROF_BUF))) {
-        gcs_err_set(r->err, "%s: out of memory", path);
-        return -1;
-    }
-    r->buf = r->own;
-    r->len = 0;
+    r->buf = data ? data : (const uint8_t *)"";
+    r->len = data ? len : 0;
     return 0;
 }
 

@@ -7,8 +7,32 @@
 #define GCSCALE_HPROF_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
 
 #include "gcscale/heapdump.h"
+
+/* A dump read through a window: a file (plain or gzip, through zlib's
+ * gzread) or a buffer in memory (gz NULL, buf the whole dump).  Both
+ * importers stream through one. */
+typedef struct gcs_dumpstream {
+    const char *name;
+    gzFile gz;               /* file source, or NULL */
+    const uint8_t *buf;      /* window: buf[pos..len) */
+    uint8_t *own;            /* file source: the buffer */
+    size_t pos, len;
+    uint64_t base;           /* dump offset of buf[0] */
+    int eof;
+    gcs_err *err;
+} gcs_dumpstream;
+
+/* File source: moves the unread bytes to the front of the window and reads
+ * until it holds cap bytes or the file ends (eof set).  0, or -1 with err
+ * "NAME: offset N: ..." on a read error. */
+int _gcs_dumpstream_refill(gcs_dumpstream *r, size_t cap);
+/* Opens path (again: a new pass) with a window of cap bytes, allocated on
+ * the first call.  0, or -1 with err set. */
+int _gcs_dumpstream_open(gcs_dumpstream *r, const char *path, size_t cap);
 
 /* The format of a file from its first bytes (gzip looked into); -1 with err
  * set when it cannot be read. */

@@ -28,7 +28,6 @@
  * before the snapshot is allocated) and a visited bitmap with a count per
  * 64 nodes that gives each node its new id (0.6 B per node).  Format: V8's src/profiler/heap-snapshot-generator.cc
  * (HeapSnapshotJSONSerializer); the mapping: docs/heap-dumps.md. */
-#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,16 +46,7 @@
 
 /* ---- the stream ----------------------------------------------------------------- */
 
-typedef struct vr {
-    const char *name;
-    gzFile gz;               /* file source, or NULL */
-    const uint8_t *buf;      /* window: buf[pos..len) */
-    uint8_t *own;
-    size_t pos, len;
-    uint64_t base;           /* dump offset of buf[0] */
-    int eof;
-    gcs_err *err;
-} vr;
+typedef gcs_dumpstream vr;
 
 static uint64_t vr_off(const vr *r) { return r->base + r->pos; }
 
@@ -77,24 +67,7 @@ static int vr_fill(vr *r, size_t k)
 {
     if (r->len - r->pos >= k || !r->gz || r->eof)
         return 0;
-    memmove(r->own, r->own + r->pos, r->len - r->pos);
-    r->base += r->pos;
-    r->len -= r->pos;
-    r->pos = 0;
-    while (r->len < V8_BUF && !r->eof) {
-        int got = gzread(r->gz, r->own + r->len, (unsigned)(V8_BUF - r->len));
-        if (got < 0) {
-            int zerr;
-            const char *m = gzerror(r->gz, &zerr);
-            gcs_err_set(r->err, "%s: offset %llu: %s", r->name, (unsigned long long)(r->base + r->len),
-                        zerr == Z_ERRNO ? strerror(errno) : m);
-            return -1;
-        }
-        if (got == 0)
-            r->eof = 1;
-        r->len += (size_t)got;
-    }
-    return 0;
+    return _gcs_dumpstream_refill(r, V8_BUF);
 }
 
 static inline int is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -1008,17 +981,8 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->rep.format = GCS_HEAPDUMP_V8;
     m->nt_object = m->nt_native = m->et_weak = m->et_shortcut = -1;
     if (path) {
-        m->r.gz = gzopen(path, "rb");
-        if (!m->r.gz) {
-            gcs_err_set(err, "%s: cannot read: %s", path, strerror(errno ? errno : ENOMEM));
+        if (_gcs_dumpstream_open(&m->r, path, V8_BUF) < 0)
             goto done;
-        }
-        gzbuffer(m->r.gz, 1u << 20);
-        if (!(m->r.own = malloc(V8_BUF))) {
-            gcs_err_set(err, "%s: out of memory", path);
-            goto done;
-        }
-        m->r.buf = m->r.own;
     } else {
         m->r.buf = data ? data : (const uint8_t *)"";
         m->r.len = data ? len : 0;

@@ -49,6 +49,15 @@ static gcs_snapshot *graph(uint64_t n, uint64_t m, uint64_t r)
     return g;
 }
 
+static void write_seed(const char *path, const void *p, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    if (!fp || fwrite(p, 1, n, fp) != n || fclose(fp) != 0) {
+        fprintf(stderr, "make_seeds: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 4) {
@@ -56,29 +65,20 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1];
-    for (int k = 0; argc == 4 && k < 3; k++) { /* V8 seeds: a list, a tree, a random graph */
-        static const uint64_t nn[] = {1, 12, 30};
-        v8gen v = v8_generate(k, nn[k], 3, (uint64_t)k + 3);
+    for (int k = 0; argc >= 3 && k < 3; k++) {
+        /* HPROF seeds: 1, 12 and 40 nodes; V8 seeds: a list, a tree, a random graph */
+        static const uint64_t nh[] = {1, 12, 40}, nv[] = {1, 12, 30};
         char path[4096];
-        snprintf(path, sizeof path, "%s/gen-%d.heapsnapshot", argv[3], k);
-        FILE *fp = fopen(path, "wb");
-        if (!fp || fwrite(v.p, 1, v.n, fp) != v.n || fclose(fp) != 0) {
-            fprintf(stderr, "make_seeds: cannot write %s\n", path);
-            return 1;
-        }
-        free(v.p);
-    }
-    for (int k = 0; argc >= 3 && k < 3; k++) { /* HPROF seeds: 1, 12 and 40 nodes */
-        static const uint64_t nn[] = {1, 12, 40};
-        hgen h = hprof_generate(nn[k], (uint32_t)k + 1, 200, (uint64_t)k + 3);
-        char path[4096];
+        hgen h = hprof_generate(nh[k], (uint32_t)k + 1, 200, (uint64_t)k + 3);
         snprintf(path, sizeof path, "%s/gen-%d.hprof", argv[2], k);
-        FILE *fp = fopen(path, "wb");
-        if (!fp || fwrite(h.p, 1, h.n, fp) != h.n || fclose(fp) != 0) {
-            fprintf(stderr, "make_seeds: cannot write %s\n", path);
-            return 1;
-        }
+        write_seed(path, h.p, h.n);
         free(h.p);
+        if (argc == 4) {
+            v8gen v = v8_generate(k, nv[k], 3, (uint64_t)k + 3);
+            snprintf(path, sizeof path, "%s/gen-%d.heapsnapshot", argv[3], k);
+            write_seed(path, v.p, v.n);
+            free(v.p);
+        }
     }
     finish(graph(0, 0, 0), dir, "empty.snap");
 
