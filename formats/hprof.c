@@ -323,7 +323,11 @@ static int sort_ids(uint64_t *a, size_t n)
     unsigned bits = hi > lo ? 64 - (unsigned)__builtin_clzll(hi - lo) : 0;
     if (!bits)
         return 0;
-    unsigned rounds = (bits + 15) / 16, width = (bits + rounds - 1) / rounds;
+    /* digits of up to 16 bits; of 8 below 2^16 ids, where clearing and
+     * summing 2^16 counters per round would cost more than the sort (a
+     * small dump whose ids span 64 bits: 4 rounds of 512 KiB of counters) */
+    unsigned maxw = n < 65536 ? 8 : 16;
+    unsigned rounds = (bits + maxw - 1) / maxw, width = (bits + rounds - 1) / rounds;
     size_t nb = (size_t)1 << width, mask = nb - 1;
     uint64_t *t = malloc(n * sizeof *t);
     size_t *cnt = malloc(nb * sizeof *cnt);
@@ -673,9 +677,11 @@ static int heap_segment(imp *m, int pass, uint64_t len)
             if (place(m, oid, off, c->jvm_size, c->nrefs, c->type, &idx) < 0)
                 return -1;
             const uint8_t *v = r->buf + r->pos;
-            const uint32_t *ro = (const uint32_t *)m->refs.p + c->ref_start;
-            for (uint32_t k = 0; k < c->nrefs; k++)
-                add_ref(m, get_id(m, v + ro[k]));
+            if (c->nrefs) { /* refs.p is NULL while no class has a reference field */
+                const uint32_t *ro = (const uint32_t *)m->refs.p + c->ref_start;
+                for (uint32_t k = 0; k < c->nrefs; k++)
+                    add_ref(m, get_id(m, v + ro[k]));
+            }
             r->pos += nbytes;
             break;
         }
