@@ -561,9 +561,11 @@ static int class_dump(imp *m, int pass, uint64_t off, uint64_t seg_end)
         return -1;
     add_ref(m, c->super);
     add_ref(m, c->loader);
-    const uint64_t *sv = (const uint64_t *)m->statics.p + c->static_start;
-    for (uint64_t k = 0; k < c->nstatics; k++)
-        add_ref(m, sv[k]);
+    if (c->nstatics) { /* statics.p is NULL while no class has a static reference */
+        const uint64_t *sv = (const uint64_t *)m->statics.p + c->static_start;
+        for (uint64_t k = 0; k < c->nstatics; k++)
+            add_ref(m, sv[k]);
+    }
     return 0;
 }
 
