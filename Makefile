@@ -205,9 +205,11 @@ bench: all $(BENCH_BOEHM)
 # the gc-bench result reader (predict --measured), from the committed gc-bench
 # JSON in data/results/; the corpus floor check (corpus accuracy --floor),
 # from data/corpus/floor.json; the HPROF importer, from small synthetic dumps
-# (tests/fuzz/hprof_gen.h).  The corpora they grow are kept in
-# $(BUILD)/fuzz/corpus, corpus-profile, corpus-trace, corpus-gcbench,
-# corpus-floor and corpus-hprof; a crash leaves its input as
+# (tests/fuzz/hprof_gen.h); the V8 heap snapshot importer, from small
+# synthetic snapshots (tests/fuzz/v8_gen.h) with tests/fuzz/v8.dict.  The
+# corpora they grow are kept in $(BUILD)/fuzz/corpus, corpus-profile,
+# corpus-trace, corpus-gcbench, corpus-floor, corpus-hprof and corpus-v8; a
+# crash leaves its input as
 # $(BUILD)/fuzz/crash-*.  `make
 # check` runs the same targets without libFuzzer on fixed inputs (seeds, their
 # prefixes and corruptions, past findings: tests/test_fuzz_harness.c).  Like
@@ -217,10 +219,14 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
-FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c formats/hprof.c formats/heapdump.c \
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c formats/hprof.c formats/v8snap.c \
+                formats/heapdump.c \
                 common/err.c common/outfile.c
-FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c formats/hprof.c formats/heapdump.c formats/snapshot.c formats/zstd.c \
+FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c formats/hprof.c formats/v8snap.c formats/heapdump.c formats/snapshot.c \
+                formats/zstd.c \
                 common/err.c common/outfile.c
+FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c formats/v8snap.c formats/hprof.c formats/heapdump.c formats/snapshot.c \
+                formats/zstd.c common/err.c common/outfile.c
 FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile_print.c \
                 formats/profile_quality.c formats/profile_llc.c common/err.c common/outfile.c common/table.c \
                 common/parse.c common/stats.c
@@ -257,15 +263,20 @@ $(FUZZ_DIR)/fuzz_hprof: $(FUZZ_HPROF_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(FUZZ_DIR)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_HPROF_SRCS) -ljansson -lz -lzstd
-$(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/libgcscale.a $(HEADERS)
+$(FUZZ_DIR)/fuzz_v8: $(FUZZ_V8_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
+	@mkdir -p $(FUZZ_DIR)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_V8_SRCS) -ljansson -lz -lzstd
+$(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c tests/fuzz/v8_gen.h $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
 fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_gcbench_result \
-      $(FUZZ_DIR)/fuzz_corpus_floor $(FUZZ_DIR)/fuzz_hprof $(FUZZ_DIR)/make_seeds
-	rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof
-	mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/corpus $(FUZZ_DIR)/corpus-profile \
-	  $(FUZZ_DIR)/corpus-trace $(FUZZ_DIR)/corpus-hprof $(FUZZ_DIR)/corpus-gcbench $(FUZZ_DIR)/corpus-floor
-	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof
+      $(FUZZ_DIR)/fuzz_corpus_floor $(FUZZ_DIR)/fuzz_hprof $(FUZZ_DIR)/fuzz_v8 $(FUZZ_DIR)/make_seeds
+	rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8
+	mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8 $(FUZZ_DIR)/corpus \
+	  $(FUZZ_DIR)/corpus-profile $(FUZZ_DIR)/corpus-trace $(FUZZ_DIR)/corpus-hprof $(FUZZ_DIR)/corpus-v8 \
+	  $(FUZZ_DIR)/corpus-gcbench $(FUZZ_DIR)/corpus-floor
+	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8
 	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
 	$(FUZZ_DIR)/fuzz_profile -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
@@ -278,6 +289,8 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace 
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-floor data/corpus
 	$(FUZZ_DIR)/fuzz_hprof -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-hprof $(FUZZ_DIR)/seeds-hprof
+	$(FUZZ_DIR)/fuzz_v8 -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
+	  -dict=tests/fuzz/v8.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-v8 $(FUZZ_DIR)/seeds-v8
 
 # make model-validation: the model against the collector on this machine --
 # predicted versus measured speedup of the gc-bench heaps (scripts/model-validation;
@@ -315,10 +328,14 @@ bench-model: $(BUILD)/bench-model
 # gzip dump of 10^6 (formats/bench/bench_import.c; docs/heap-dumps.md,
 # "Performance").  BENCH_IMPORT_ARGS: its options (--shapes list,tree,random,
 # --objects 1e5,1e6,1e7, --reps N, --order shuffled|address, --refs K,
-# --gzip-objects N|0, --dir DIR, --json).
+# --gzip-objects N|0, --dir DIR, --json; --format v8: the V8 importer on
+# tests/fuzz/v8_gen.h's snapshots, which `make bench-import` runs too).
 BENCH_IMPORT_ARGS ?= --reps 3
+BENCH_IMPORT_V8_ARGS ?= --reps 3
 .PHONY: bench-import
-$(BUILD)/bench-import: formats/bench/bench_import.c tests/fuzz/hprof_gen.h $(BUILD)/libgcscale.a $(HEADERS) Makefile
+$(BUILD)/bench-import: formats/bench/bench_import.c tests/fuzz/hprof_gen.h tests/fuzz/v8_gen.h $(BUILD)/libgcscale.a \
+                       $(HEADERS) Makefile
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
 bench-import: $(BUILD)/bench-import
 	$(BUILD)/bench-import $(BENCH_IMPORT_ARGS)
+	$(BUILD)/bench-import --format v8 $(BENCH_IMPORT_V8_ARGS)

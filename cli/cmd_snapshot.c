@@ -31,13 +31,16 @@ static void print_help(FILE *fp)
             "pointer fields and edges, payload bytes, graph depth (BFS levels from the\n"
             "roots), roots, the collector's parameters and the bytes on each memory node.\n"
             "A file that fails a check is reported in one line, with exit status 2.\n"
-            "FILE may also be a Java heap dump (HPROF, plain or gzip): it is imported.\n"
+            "FILE may also be a Java heap dump (HPROF) or a V8 heap snapshot\n"
+            "(.heapsnapshot), plain or gzip: it is imported.\n"
             "Snapshots with types (imported dumps) list the N types holding the most\n"
             "bytes (--types N, default 20; 0: none).\n"
             "\n"
             "import converts a heap dump into a snapshot file (docs/heap-dumps.md):\n"
             "HPROF 1.0.1-1.0.3 as jcmd GC.heap_dump (also -gz) and jmap -dump write it,\n"
-            "recognised by its content (--format to insist); prints what it found.\n"
+            "and V8 .heapsnapshot files as node (v8.writeHeapSnapshot, --heapsnapshot-signal)\n"
+            "and Chrome DevTools write them, recognised by their content (--format to\n"
+            "insist); prints what it found.\n"
             "\n"
             "synth writes a synthetic snapshot shaped like the paper's workloads, for\n"
             "predicting on machines gcscale cannot run on (data/machines/o2k.json):\n"
@@ -49,7 +52,7 @@ static void print_help(FILE *fp)
             "\n"
             "options:\n"
             "  -o FILE     synth, import: where to write (crash-safe)\n"
-            "  --format F  import: hprof or v8 (v8 is not supported yet)\n"
+            "  --format F  import: hprof or v8\n"
             "  --types N   info: the N largest types (default 20)\n"
             "  --json      one JSON document\n"
             "  --csv       the tables as CSV, each after a '# title' line\n"
@@ -280,18 +283,29 @@ static int import(const char *path, const char *out, const char *format)
     gcs_snapshot *g = gcs_heapdump_import(path, f, &rep, &err);
     if (!g || gcs_snapshot_write(g, out, &err) < 0)
         cli_fail(cmd, &err);
-    fprintf(stderr,
-            "imported %s (HPROF %s, %u-byte ids%s, %llu bytes): %llu instances, %llu object arrays, "
-            "%llu primitive arrays, %llu classes; %llu references, %llu to objects not in the dump; "
-            "%llu root records (%llu missing) + %llu classes as roots; %llu unknown records skipped; "
-            "layout: %u-byte references, %u-byte headers, %llu JVM bytes, %llu objects moved up\n",
-            path, rep.version, rep.id_bytes, rep.compressed ? ", gzip" : "", (unsigned long long)rep.dump_bytes,
-            (unsigned long long)rep.instances, (unsigned long long)rep.object_arrays,
-            (unsigned long long)rep.primitive_arrays, (unsigned long long)rep.classes,
-            (unsigned long long)rep.references, (unsigned long long)rep.missing_refs,
-            (unsigned long long)rep.root_records, (unsigned long long)rep.missing_roots,
-            (unsigned long long)rep.classes, (unsigned long long)rep.skipped_records, rep.ref_bytes,
-            rep.object_header_bytes, (unsigned long long)rep.jvm_bytes, (unsigned long long)rep.moved_objects);
+    if (rep.format == GCS_HEAPDUMP_V8)
+        fprintf(stderr,
+                "imported %s (V8 heap snapshot%s, %llu bytes): %llu nodes, %llu edges; dropped %llu weak "
+                "and %llu shortcut edges and %llu nodes not strongly reachable from the root; %llu strong "
+                "edges; %llu self bytes, %llu nodes widened to their edges\n",
+                path, rep.compressed ? ", gzip" : "", (unsigned long long)rep.dump_bytes,
+                (unsigned long long)rep.nodes, (unsigned long long)rep.edges_total,
+                (unsigned long long)rep.weak_edges, (unsigned long long)rep.shortcut_edges,
+                (unsigned long long)rep.unreachable_nodes, (unsigned long long)rep.references,
+                (unsigned long long)rep.jvm_bytes, (unsigned long long)rep.moved_objects);
+    else
+        fprintf(stderr,
+                "imported %s (HPROF %s, %u-byte ids%s, %llu bytes): %llu instances, %llu object arrays, "
+                "%llu primitive arrays, %llu classes; %llu references, %llu to objects not in the dump; "
+                "%llu root records (%llu missing) + %llu classes as roots; %llu unknown records skipped; "
+                "layout: %u-byte references, %u-byte headers, %llu JVM bytes, %llu objects moved up\n",
+                path, rep.version, rep.id_bytes, rep.compressed ? ", gzip" : "", (unsigned long long)rep.dump_bytes,
+                (unsigned long long)rep.instances, (unsigned long long)rep.object_arrays,
+                (unsigned long long)rep.primitive_arrays, (unsigned long long)rep.classes,
+                (unsigned long long)rep.references, (unsigned long long)rep.missing_refs,
+                (unsigned long long)rep.root_records, (unsigned long long)rep.missing_roots,
+                (unsigned long long)rep.classes, (unsigned long long)rep.skipped_records, rep.ref_bytes,
+                rep.object_header_bytes, (unsigned long long)rep.jvm_bytes, (unsigned long long)rep.moved_objects);
     fprintf(stderr, "wrote %s: %llu objects, %llu pointer fields, %llu roots\n", out,
             (unsigned long long)g->nobjects, (unsigned long long)g->nfields, (unsigned long long)g->nroots);
     gcs_snapshot_free(g);

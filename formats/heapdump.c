@@ -1,8 +1,8 @@
 /* heapdump.c -- heap dumps of other runtimes: recognising them by content
- * and dispatching the import (HPROF: hprof.c).  V8 .heapsnapshot files are
- * recognised, so that the user is told they are not read yet rather than
- * "bad magic". */
+ * and dispatching the import (HPROF: hprof.c, V8 .heapsnapshot: v8snap.c). */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -34,6 +34,59 @@ int _gcs_heapdump_sniff(const char *path, gcs_err *err)
     return GCS_HEAPDUMP_UNKNOWN;
 }
 
+int _gcs_dumpstream_refill(gcs_dumpstream *r, size_t cap)
+{
+    memmove(r->own, r->own + r->pos, r->len - r->pos);
+    r->base += r->pos;
+    r->len -= r->pos;
+    r->pos = 0;
+    while (r->len < cap && !r->eof) {
+        int got = gzread(r->gz, r->own + r->len, (unsigned)(cap - r->len));
+        if (got < 0) {
+            int zerr;
+            const char *m = gzerror(r->gz, &zerr);
+            gcs_err_set(r->err, "%s: offset %llu: %s", r->name, (unsigned long long)(r->base + r->len),
+                        zerr == Z_ERRNO ? strerror(errno) : m);
+            return -1;
+        }
+        if (got == 0)
+            r->eof = 1;
+        r->len += (size_t)got;
+    }
+    return 0;
+}
+
+int _gcs_dumpstream_open(gcs_dumpstream *r, const char *path, size_t cap)
+{
+    r->pos = r->len = 0;
+    r->base = 0;
+    r->eof = 0;
+    if (r->gz)
+        gzclose(r->gz);
+    r->gz = gzopen(path, "rb");
+    if (!r->gz) {
+        gcs_err_set(r->err, "%s: cannot read: %s", path, strerror(errno ? errno : ENOMEM));
+        return -1;
+    }
+    gzbuffer(r->gz, 1u << 20);
+    if (!r->own && !(r->own = malloc(cap))) {
+        gcs_err_set(r->err, "%s: out of memory", path);
+        return -1;
+    }
+    r->buf = r->own;
+    return 0;
+}
+
+int _gcs_heapdump_gzipped(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    unsigned char b[2] = {0};
+    int gz = fp && fread(b, 1, 2, fp) == 2 && b[0] == 0x1f && b[1] == 0x8b;
+    if (fp)
+        fclose(fp);
+    return gz;
+}
+
 int gcs_heapdump_detect(const char *path, gcs_err *err) { return _gcs_heapdump_sniff(path, err); }
 
 const char *gcs_heapdump_format_name(int format)
@@ -54,10 +107,11 @@ gcs_snapshot *gcs_heapdump_import(const char *path, int format, gcs_heapdump_rep
     case GCS_HEAPDUMP_HPROF:
         return _gcs_hprof_import(path, rep, err);
     case GCS_HEAPDUMP_V8:
-        gcs_err_set(err, "%s: V8 heap snapshots are not supported yet", path);
-        return NULL;
+        return _gcs_v8_import(path, rep, err);
     default:
-        gcs_err_set(err, "%s: not a heap dump this version reads (HPROF \"JAVA PROFILE 1.0.x\", plain or gzip)",
+        gcs_err_set(err,
+                    "%s: not a heap dump this version reads (HPROF \"JAVA PROFILE 1.0.x\" or a V8 "
+                    ".heapsnapshot, plain or gzip)",
                     path);
         return NULL;
     }

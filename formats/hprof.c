@@ -23,7 +23,6 @@
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
  * of the JDK (jdk/src/hotspot/share/services/heapDumper.cpp's comment) and
  * Android's additions; docs/heap-dumps.md. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -63,16 +62,7 @@ static const uint8_t prim_size[12] = {[B_BOOLEAN] = 1, [B_CHAR] = 2, [B_FLOAT] =
 
 /* ---- the stream ----------------------------------------------------------------- */
 
-typedef struct hr {
-    const char *name;
-    gzFile gz;               /* file source, or NULL */
-    const uint8_t *buf;      /* window: buf[pos..len) */
-    uint8_t *own;            /* file source: the buffer */
-    size_t pos, len;
-    uint64_t base;           /* dump offset of buf[0] */
-    int eof;
-    gcs_err *err;
-} hr;
+typedef gcs_dumpstream hr;
 
 static uint64_t hr_off(const hr *r) { return r->base + r->pos; }
 
@@ -89,23 +79,8 @@ static int hr_more(hr *r, size_t k, const char *what)
     if (r->len - r->pos >= k)
         return 1;
     if (r->gz && !r->eof) {
-        memmove(r->own, r->own + r->pos, r->len - r->pos);
-        r->base += r->pos;
-        r->len -= r->pos;
-        r->pos = 0;
-        while (r->len < HPROF_BUF && !r->eof) {
-            int got = gzread(r->gz, r->own + r->len, (unsigned)(HPROF_BUF - r->len));
-            if (got < 0) {
-                int zerr;
-                const char *m = gzerror(r->gz, &zerr);
-                gcs_err_set(r->err, "%s: offset %llu: %s", r->name, (unsigned long long)(r->base + r->len),
-                            zerr == Z_ERRNO ? strerror(errno) : m);
-                return -1;
-            }
-            if (got == 0)
-                r->eof = 1;
-            r->len += (size_t)got;
-        }
+        if (_gcs_dumpstream_refill(r, HPROF_BUF) < 0)
+            return -1;
         if (r->len >= k)
             return 1;
     }
@@ -348,7 +323,11 @@ static int sort_ids(uint64_t *a, size_t n)
     unsigned bits = hi > lo ? 64 - (unsigned)__builtin_clzll(hi - lo) : 0;
     if (!bits)
         return 0;
-    unsigned rounds = (bits + 15) / 16, width = (bits + rounds - 1) / rounds;
+    /* digits of up to 16 bits; of 8 below 2^16 ids, where clearing and
+     * summing 2^16 counters per round would cost more than the sort (a
+     * small dump whose ids span 64 bits: 4 rounds of 512 KiB of counters) */
+    unsigned maxw = n < 65536 ? 8 : 16;
+    unsigned rounds = (bits + maxw - 1) / maxw, width = (bits + rounds - 1) / rounds;
     size_t nb = (size_t)1 << width, mask = nb - 1;
     uint64_t *t = malloc(n * sizeof *t);
     size_t *cnt = malloc(nb * sizeof *cnt);
@@ -582,9 +561,11 @@ static int class_dump(imp *m, int pass, uint64_t off, uint64_t seg_end)
         return -1;
     add_ref(m, c->super);
     add_ref(m, c->loader);
-    const uint64_t *sv = (const uint64_t *)m->statics.p + c->static_start;
-    for (uint64_t k = 0; k < c->nstatics; k++)
-        add_ref(m, sv[k]);
+    if (c->nstatics) { /* statics.p is NULL while no class has a static reference */
+        const uint64_t *sv = (const uint64_t *)m->statics.p + c->static_start;
+        for (uint64_t k = 0; k < c->nstatics; k++)
+            add_ref(m, sv[k]);
+    }
     return 0;
 }
 
@@ -698,9 +679,11 @@ static int heap_segment(imp *m, int pass, uint64_t len)
             if (place(m, oid, off, c->jvm_size, c->nrefs, c->type, &idx) < 0)
                 return -1;
             const uint8_t *v = r->buf + r->pos;
-            const uint32_t *ro = (const uint32_t *)m->refs.p + c->ref_start;
-            for (uint32_t k = 0; k < c->nrefs; k++)
-                add_ref(m, get_id(m, v + ro[k]));
+            if (c->nrefs) { /* refs.p is NULL while no class has a reference field */
+                const uint32_t *ro = (const uint32_t *)m->refs.p + c->ref_start;
+                for (uint32_t k = 0; k < c->nrefs; k++)
+                    add_ref(m, get_id(m, v + ro[k]));
+            }
             r->pos += nbytes;
             break;
         }
@@ -1035,28 +1018,13 @@ oom:
 static int open_pass(imp *m, const char *path, const void *data, size_t len)
 {
     hr *r = &m->r;
+    if (path)
+        return _gcs_dumpstream_open(r, path, HPROF_BUF);
     r->pos = 0;
     r->base = 0;
     r->eof = 0;
-    if (!path) {
-        r->buf = data ? data : (const uint8_t *)"";
-        r->len = data ? len : 0;
-        return 0;
-    }
-    if (r->gz)
-        gzclose(r->gz);
-    r->gz = gzopen(path, "rb");
-    if (!r->gz) {
-        gcs_err_set(r->err, "%s: cannot read: %s", path, strerror(errno ? errno : ENOMEM));
-        return -1;
-    }
-    gzbuffer(r->gz, 1u << 20);
-    if (!r->own && !(r->own = malloc(HPROF_BUF))) {
-        gcs_err_set(r->err, "%s: out of memory", path);
-        return -1;
-    }
-    r->buf = r->own;
-    r->len = 0;
+    r->buf = data ? data : (const uint8_t *)"";
+    r->len = data ? len : 0;
     return 0;
 }
 
@@ -1256,13 +1224,7 @@ gcs_snapshot *gcs_heapdump_import_hprof_mem(const void *data, size_t len, const 
 gcs_snapshot *_gcs_hprof_import(const char *path, gcs_heapdump_report *rep, gcs_err *err)
 {
     gcs_snapshot *g = import(path, NULL, 0, path, rep, err);
-    if (g && rep) {
-        /* gzip's magic: whether the dump was compressed */
-        FILE *fp = fopen(path, "rb");
-        unsigned char b[2] = {0};
-        rep->compressed = fp && fread(b, 1, 2, fp) == 2 && b[0] == 0x1f && b[1] == 0x8b;
-        if (fp)
-            fclose(fp);
-    }
+    if (g && rep)
+        rep->compressed = _gcs_heapdump_gzipped(path);
     return g;
 }

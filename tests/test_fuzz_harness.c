@@ -29,6 +29,10 @@
 #include "fuzz/fuzz_hprof.c"
 #undef LLVMFuzzerTestOneInput
 #include "fuzz/hprof_gen.h"
+#define LLVMFuzzerTestOneInput fuzz_v8_one
+#include "fuzz/fuzz_v8.c"
+#undef LLVMFuzzerTestOneInput
+#include "fuzz/v8_gen.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,6 +209,39 @@ static void test_hprof_target(void **state)
     assert_null(gcs_heapdump_import_hprof_mem(g.p, g.n - 3, "cut", NULL, &err));
     assert_non_null(strstr(err.msg, "truncated dump"));
     free(g.p);
+    /* found by make fuzz: instances while no class has a reference field,
+     * a class while none has a static reference (an offset added to a NULL
+     * array; UBSan in check-asan) */
+    static const char *const found[] = {"tests/fuzz/regressions/hprof-no-reference-fields.hprof",
+                                        "tests/fuzz/regressions/hprof-no-static-references.hprof"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t len;
+        uint8_t *data = test_slurp(found[i], &len);
+        fuzz_hprof_one(data, len);
+        free(data);
+    }
+}
+
+static void test_v8_target(void **state)
+{
+    (void)state;
+    for (int shape = V8GEN_LIST; shape <= V8GEN_RANDOM; shape++) {
+        v8gen g = v8_generate(shape, 20, 3, 5);
+        run_variants(fuzz_v8_one, (const uint8_t *)g.p, g.n, 1);
+        gcs_err err;
+        gcs_heapdump_report rep;
+        gcs_snapshot *s = gcs_heapdump_import_v8_mem(g.p, g.n, "gen", &rep, &err);
+        if (!s)
+            fail_msg("%s", err.msg);
+        /* the root and 19 nodes, all reachable; 2 weak edges (nodes 7, 15) */
+        assert_int_equal(s->nobjects, 20);
+        assert_int_equal(rep.weak_edges, 2);
+        assert_int_equal(rep.unreachable_nodes, 0);
+        uint64_t want = shape == V8GEN_LIST ? 1 + 18 : shape == V8GEN_TREE ? 1 + 18 : 1 + 18 + 19 * 2;
+        assert_int_equal(rep.references, want);
+        gcs_snapshot_free(s);
+        free(g.p);
+    }
 }
 
 int main(void)
@@ -216,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_gcbench_result_target),
         cmocka_unit_test(test_corpus_floor_target),
         cmocka_unit_test(test_hprof_target),
+        cmocka_unit_test(test_v8_target),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,14 @@
 /* bench_import.c -- build/bench-import (make bench-import): how fast the
- * HPROF importer reads, and how much memory it needs beyond its output.
+ * HPROF and V8 importers read, and how much memory they need beyond their
+ * output.
  *
- *   bench-import [--shapes list,tree,random] [--objects 1e5,1e6,1e7]
- *                [--reps N] [--order shuffled|address] [--refs K]
- *                [--gzip-objects N|0] [--dir DIR] [--json]
+ *   bench-import [--format hprof|v8] [--shapes list,tree,random]
+ *                [--objects 1e5,1e6,1e7] [--reps N] [--order shuffled|address]
+ *                [--refs K] [--gzip-objects N|0] [--dir DIR] [--json]
+ *
+ * --format v8: the snapshots are tests/fuzz/v8_gen.h's (the node layout of
+ * node 20, objects of 32 bytes, a weak edge every 8th node), imported
+ * through gcs_heapdump_import_v8_mem; --order does not apply.
  *
  * For each shape and object count a synthetic dump (tests/fuzz/hprof_gen.h:
  * one class, 8-byte ids, 4 MiB segments) is made in memory and imported
@@ -41,6 +46,9 @@
 #include "gcscale/snapshot.h"
 
 #include "../../tests/fuzz/hprof_gen.h"
+#include "../../tests/fuzz/v8_gen.h"
+
+static int fmt_v8; /* --format v8 */
 
 #define MAX_REPS 64
 
@@ -126,8 +134,9 @@ static sample import_once(const hgen *dump, const char *path)
             gcs_err e = {0};
             gcs_heapdump_report rep;
             double c0 = cpu_now(), t0 = now();
-            gcs_snapshot *g = path ? gcs_heapdump_import(path, GCS_HEAPDUMP_HPROF, &rep, &e)
-                                   : gcs_heapdump_import_hprof_mem(dump->p, dump->n, "bench", &rep, &e);
+            gcs_snapshot *g = path  ? gcs_heapdump_import(path, fmt_v8 ? GCS_HEAPDUMP_V8 : GCS_HEAPDUMP_HPROF, &rep, &e)
+                            : fmt_v8 ? gcs_heapdump_import_v8_mem(dump->p, dump->n, "bench", &rep, &e)
+                                     : gcs_heapdump_import_hprof_mem(dump->p, dump->n, "bench", &rep, &e);
             s.secs = now() - t0;
             s.cpu_secs = cpu_now() - c0;
             long long hwm = status_kb("VmHWM");
@@ -272,7 +281,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            puts("bench-import [--shapes list,tree,random] [--objects 1e5,1e6,1e7] [--reps N]\n"
+            puts("bench-import [--format hprof|v8] [--shapes list,tree,random] [--objects 1e5,1e6,1e7] [--reps N]\n"
                  "             [--order shuffled|address] [--refs K] [--gzip-objects N|0] [--dir DIR] [--json]");
             return 0;
         }
@@ -289,6 +298,8 @@ int main(int argc, char **argv)
             nref = (uint32_t)parse_count(v);
         else if (!strcmp(a, "--gzip-objects"))
             gz_objects = !strcmp(v, "0") ? 0 : parse_count(v);
+        else if (!strcmp(a, "--format") && (!strcmp(v, "hprof") || !strcmp(v, "v8")))
+            fmt_v8 = !strcmp(v, "v8");
         else if (!strcmp(a, "--dir"))
             dir = v;
         else if (!strcmp(a, "--order") && (!strcmp(v, "shuffled") || !strcmp(v, "address")))
@@ -304,13 +315,14 @@ int main(int argc, char **argv)
         dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
     if (json)
-        printf("{\"benchmark\": \"bench-import\", \"format\": \"hprof\", \"order\": \"%s\", \"reps\": %d, \"rows\": [",
-               shuffled ? "shuffled" : "address", reps);
+        printf("{\"benchmark\": \"bench-import\", \"format\": \"%s\", \"order\": \"%s\", \"reps\": %d, \"rows\": [",
+               fmt_v8 ? "v8" : "hprof", fmt_v8 ? "node" : shuffled ? "shuffled" : "address", reps);
     else
-        printf("HPROF import, one core; %s record order; median of %d imports (min-max); MB = 10^6 bytes\n"
+        printf("%s import, one core; %s order; median of %d imports (min-max); MB = 10^6 bytes\n"
                "extra: peak RSS of the import minus the snapshot; bar: 16 B/object + 8 B/edge\n\n"
                "%-7s %-4s %9s %9s %8s %7s %13s %7s %13s %7s %8s %8s %6s %5s\n",
-               shuffled ? "shuffled" : "address", reps, "shape", "src", "objects", "edges", "dump MB", "MB/s",
+               fmt_v8 ? "V8" : "HPROF", fmt_v8 ? "node" : shuffled ? "shuffled record" : "address record", reps,
+               "shape", "src", "objects", "edges", "dump MB", "MB/s",
                "min-max", "cpuMB/s", "min-max", "Mobj/s", "snap MB", "extra MB", "B/obj", "/bar");
     int first = 1;
     char *sl = strdup(shapes);
@@ -321,17 +333,31 @@ int main(int argc, char **argv)
         char *ol = strdup(objects);
         for (char *ov, *os = strtok_r(ol, ",", &ov); os; os = strtok_r(NULL, ",", &ov)) {
             uint64_t n = parse_count(os);
-            hgen d = hprof_generate_shape(shape, n, nref, shuffled, 4u << 20, 0x9E3779B97F4A7C15ull ^ n);
+            hgen d;
+            if (fmt_v8) {
+                if (nref > 62)
+                    die("--refs must be 1..62 for v8");
+                v8gen v = v8_generate(shape == HG_LIST ? V8GEN_LIST : shape == HG_TREE ? V8GEN_TREE : V8GEN_RANDOM,
+                                      n, nref, 0x9E3779B97F4A7C15ull ^ n);
+                d = (hgen){.p = (uint8_t *)v.p, .n = v.n, .cap = v.cap};
+            } else {
+                d = hprof_generate_shape(shape, n, nref, shuffled, 4u << 20, 0x9E3779B97F4A7C15ull ^ n);
+            }
             result r = measure(sh, "mem", &d, NULL, 0, reps);
-            /* the graph made: n nodes and 3 classes; each node's references
-             * and each class's superclass and loader fields */
+            /* the graph made.  HPROF: n nodes and 3 classes; each node's
+             * references and each class's superclass and loader fields.
+             * V8: n nodes (the root among them), the root's edge, each
+             * node's next or children, the random graph's random edges. */
             uint64_t per = shape == HG_LIST ? 1 : shape == HG_TREE ? 2 : nref;
-            if (r.objects != n + 3 || r.fields != n * per + 6)
+            int made = fmt_v8 ? r.objects == n && r.fields == (n - 1) + (shape == HG_RANDOM ? (n - 1) * (nref - 1) : 0)
+                              : r.objects == n + 3 && r.fields == n * per + 6;
+            if (!made)
                 die("the import does not have the objects and edges the dump was made with");
             print_row(&r, json, &first);
             if (gz_objects == n) {
                 char path[4096];
-                snprintf(path, sizeof path, "%s/bench-import-%d.hprof.gz", dir, (int)getpid());
+                snprintf(path, sizeof path, "%s/bench-import-%d.%s.gz", dir, (int)getpid(),
+                         fmt_v8 ? "heapsnapshot" : "hprof");
                 uint64_t fb = write_gz(&d, path);
                 r = measure(sh, "gz", &d, path, fb, reps);
                 unlink(path);

@@ -12,8 +12,16 @@
  *
  * gcs_snapshot_read() imports a dump transparently, so `gcscale predict`,
  * `snapshot info` and `gc-bench --snapshot` take one directly; `gcscale
- * snapshot import` writes the snapshot file.  V8 .heapsnapshot files are
- * recognised but not read yet. */
+ * snapshot import` writes the snapshot file.
+ *
+ * A V8 heap snapshot (.heapsnapshot: node's v8.writeHeapSnapshot() and
+ * --heapsnapshot-signal, Chrome DevTools; plain or gzip) becomes one too:
+ * the nodes reachable from the synthetic root over strong edges (weak edges
+ * and, except from the root, shortcut edges dropped) with their self sizes,
+ * each node's class (an object's constructor name) or "(node type)" as its
+ * type, the synthetic root as the one root, in the dump's node order.  The
+ * layout is read from snapshot.meta by field name; the document is streamed
+ * once through a bounded buffer. */
 #ifndef GCSCALE_HEAPDUMP_H
 #define GCSCALE_HEAPDUMP_H
 
@@ -25,7 +33,7 @@
 typedef enum gcs_heapdump_format {
     GCS_HEAPDUMP_UNKNOWN = 0,
     GCS_HEAPDUMP_HPROF = 1,     /* "JAVA PROFILE 1.0.x", plain or gzip */
-    GCS_HEAPDUMP_V8 = 2,        /* a .heapsnapshot JSON document (not read yet) */
+    GCS_HEAPDUMP_V8 = 2,        /* a .heapsnapshot JSON document, plain or gzip */
 } gcs_heapdump_format;
 
 /* What an import found (every count is over the whole dump). */
@@ -46,9 +54,17 @@ typedef struct gcs_heapdump_report {
     uint64_t references;        /* non-NULL reference fields */
     uint64_t missing_refs;      /* references to objects the dump lacks (imported as NULL) */
     uint64_t skipped_records;   /* top-level records of unknown tags (framed, skipped) */
-    uint64_t jvm_bytes;         /* the objects' sizes as the JVM lays them out */
+    uint64_t jvm_bytes;         /* the objects' sizes as the JVM lays them out (V8: the
+                                 * imported nodes' self sizes) */
     uint64_t moved_objects;     /* objects placed above their dump address (the snapshot's
-                                 * pointer fields are 8 bytes; docs/heap-dumps.md) */
+                                 * pointer fields are 8 bytes; docs/heap-dumps.md); V8:
+                                 * nodes widened to their strong edges' count */
+    /* V8 only */
+    uint64_t nodes;             /* nodes in the dump */
+    uint64_t edges_total;       /* edges in the dump */
+    uint64_t weak_edges;        /* weak edges dropped */
+    uint64_t shortcut_edges;    /* shortcut edges dropped (the root's are kept) */
+    uint64_t unreachable_nodes; /* nodes not strongly reachable from the root, dropped */
 } gcs_heapdump_report;
 
 /* The format of the file at path from its content (gzip is looked into).
@@ -59,10 +75,14 @@ GCS_API const char *gcs_heapdump_format_name(int format); /* "hprof", "v8", "unk
 
 /* Imports the dump at path (format GCS_HEAPDUMP_UNKNOWN: detected).  rep
  * may be NULL.  NULL with one line "PATH: offset N: message" in err for a
- * malformed dump; "PATH: V8 heap snapshots are not supported yet" for V8. */
+ * malformed dump ("PATH: offset N: snapshot.meta: ..." naming the field for
+ * a V8 snapshot whose layout lacks one). */
 GCS_API gcs_snapshot *gcs_heapdump_import(const char *path, int format, gcs_heapdump_report *rep, gcs_err *err);
 /* The same from an uncompressed HPROF dump in memory (name for messages). */
 GCS_API gcs_snapshot *gcs_heapdump_import_hprof_mem(const void *data, size_t len, const char *name,
                                                     gcs_heapdump_report *rep, gcs_err *err);
+/* The same from an uncompressed V8 .heapsnapshot document in memory. */
+GCS_API gcs_snapshot *gcs_heapdump_import_v8_mem(const void *data, size_t len, const char *name,
+                                                 gcs_heapdump_report *rep, gcs_err *err);
 
 #endif

@@ -122,9 +122,10 @@ GCS_API int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err 
  * counts have been checked against the file size.  A zstd-compressed file
  * (recognised by its frame magic, whatever its name) is decompressed into
  * memory first and read as by gcs_snapshot_read_mem.  A Java heap dump
- * (HPROF, plain or gzip-compressed, recognised by its content) is imported
- * as by gcs_heapdump_import (heapdump.h), so every reader of snapshots reads
- * dumps too.  NULL on failure. */
+ * (HPROF) or a V8 heap snapshot (.heapsnapshot), plain or gzip-compressed,
+ * recognised by its content, is imported as by gcs_heapdump_import
+ * (heapdump.h), so every reader of snapshots reads dumps too.  NULL on
+ * failure. */
 GCS_API gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err);
 /* The same from a buffer (name is used in messages; may be NULL). */
 GCS_API gcs_snapshot *gcs_snapshot_read_mem(const void *data, size_t len, const char *name, gcs_err *err);

@@ -8,6 +8,7 @@
 
 #include "gcscale/snapshot.h"
 #include "hprof_gen.h"
+#include "v8_gen.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -48,24 +49,36 @@ static gcs_snapshot *graph(uint64_t n, uint64_t m, uint64_t r)
     return g;
 }
 
+static void write_seed(const char *path, const void *p, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    if (!fp || fwrite(p, 1, n, fp) != n || fclose(fp) != 0) {
+        fprintf(stderr, "make_seeds: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: make_seeds DIR [HPROF_DIR]\n");
+    if (argc < 2 || argc > 4) {
+        fprintf(stderr, "usage: make_seeds DIR [HPROF_DIR [V8_DIR]]\n");
         return 2;
     }
     const char *dir = argv[1];
-    for (int k = 0; argc == 3 && k < 3; k++) { /* HPROF seeds: 1, 12 and 40 nodes */
-        static const uint64_t nn[] = {1, 12, 40};
-        hgen h = hprof_generate(nn[k], (uint32_t)k + 1, 200, (uint64_t)k + 3);
+    for (int k = 0; argc >= 3 && k < 3; k++) {
+        /* HPROF seeds: 1, 12 and 40 nodes; V8 seeds: a list, a tree, a random graph */
+        static const uint64_t nh[] = {1, 12, 40}, nv[] = {1, 12, 30};
         char path[4096];
+        hgen h = hprof_generate(nh[k], (uint32_t)k + 1, 200, (uint64_t)k + 3);
         snprintf(path, sizeof path, "%s/gen-%d.hprof", argv[2], k);
-        FILE *fp = fopen(path, "wb");
-        if (!fp || fwrite(h.p, 1, h.n, fp) != h.n || fclose(fp) != 0) {
-            fprintf(stderr, "make_seeds: cannot write %s\n", path);
-            return 1;
-        }
+        write_seed(path, h.p, h.n);
         free(h.p);
+        if (argc == 4) {
+            v8gen v = v8_generate(k, nv[k], 3, (uint64_t)k + 3);
+            snprintf(path, sizeof path, "%s/gen-%d.heapsnapshot", argv[3], k);
+            write_seed(path, v.p, v.n);
+            free(v.p);
+        }
     }
     finish(graph(0, 0, 0), dir, "empty.snap");
 
