@@ -85,8 +85,8 @@ int gcs_acct_find_pauses(const gcs_trace *t, const char *app_class, gcs_acct_pau
         have_workers |= role[j] == ROLE_GC;
         st[j] = -1;
     }
-    size_t vm_running = 0, app_alive = 0, app_held = 0, app_waiting = 0, gc_busy = 0; /* held: in a lock wait; waiting: for a CPU */
-    int open = 0, prev_busy = 0;
+    size_t vm_running = 0, gc_running = 0, app_alive = 0, app_held = 0, app_waiting = 0, gc_busy = 0; /* held: in a lock wait; waiting: for a CPU */
+    int open = 0, prev_busy = 0, woken = 0;
     uint64_t start = 0, last_busy = 0;
     for (size_t i = 0; i < nch; i++) {
         uint32_t j = ch[i].thread;
@@ -97,11 +97,14 @@ int gcs_acct_find_pauses(const gcs_trace *t, const char *app_class, gcs_acct_pau
         if (role[j] == ROLE_GC) {
             gc_busy -= old == GCS_TRACE_RUNNING || old == GCS_TRACE_PREEMPTED;
             gc_busy += neu == GCS_TRACE_RUNNING || neu == GCS_TRACE_PREEMPTED;
+            gc_running -= old == GCS_TRACE_RUNNING;
+            gc_running += neu == GCS_TRACE_RUNNING;
         } else if (role[j] == ROLE_VM) {
             vm_running -= old == GCS_TRACE_RUNNING;
             vm_running += neu == GCS_TRACE_RUNNING;
         } else if (role[j] == ROLE_APP) {
             app_alive += old < 0;
+            woken |= old == GCS_TRACE_BLOCKED_LOCK && neu != GCS_TRACE_BLOCKED_LOCK && neu != GCS_TRACE_EXITED;
             app_held -= old == GCS_TRACE_BLOCKED_LOCK;
             app_waiting -= old == GCS_TRACE_PREEMPTED;
             app_alive -= neu == GCS_TRACE_EXITED;
@@ -111,21 +114,27 @@ int gcs_acct_find_pauses(const gcs_trace *t, const char *app_class, gcs_acct_pau
         st[j] = neu;
         if (i + 1 < nch && ch[i + 1].t == now)
             continue; /* decide once every change of this instant is in */
-        /* The VM thread holds a pause open while it runs (it ends the
+        /* A GC worker opens a pause by running; waiting for a CPU it only
+         * holds one open (on a busy machine a worker can wait a long while
+         * after its collection, beside application threads that wait too).
+         * The VM thread holds a pause open while it runs (it ends the
          * safepoint and, with SerialGC, collects), but opens one only where
          * no thread is a GC worker: it also runs safepoints and handshakes
-         * that are no collection.  Preempted, it holds nothing: on a busy
-         * machine it can wait for a CPU long after the collection. */
-        int busy = gc_busy > 0 || vm_running > 0, opener = have_workers ? gc_busy > 0 : busy;
+         * that are no collection.  Preempted, it holds nothing. */
+        int busy = gc_busy > 0 || vm_running > 0;
+        int opener = have_workers ? gc_running > 0 : vm_running > 0;
         prev_busy = busy;
-        /* A pause starts only while every application thread waits on a
-         * lock (a safepoint parks them on futexes; one that runs, waits
-         * for a CPU or sleeps otherwise has not stopped), or none is alive.
-         * It lasts while none runs or sleeps otherwise: at its end the
-         * collector wakes them while its threads finish, and a woken thread
-         * waiting for a CPU has not resumed yet. */
+        /* A pause starts only while no application thread runs or sleeps
+         * otherwise: each waits on a lock (a safepoint parks them on
+         * futexes) or for a CPU (the thread that asked for the collection
+         * is often preempted by the collector it woke, and is safe at that
+         * point), or none is alive.  It ends when one runs or sleeps
+         * otherwise, or is woken from its lock wait: the end of the
+         * safepoint (on a busy machine the woken threads and the
+         * collector's may all wait for CPUs a long while after it). */
         int stopped = app_held + app_waiting == app_alive;
-        int resumed = app_held + app_waiting < app_alive;
+        int resumed = app_held + app_waiting < app_alive || woken;
+        woken = 0;
         if (open && (resumed || (!busy && !app_alive))) {
             if (last_busy > start && push(out, n, &cap, start, last_busy) < 0)
                 goto oom;

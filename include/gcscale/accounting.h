@@ -88,7 +88,8 @@ GCS_API void gcs_acct_free(gcs_acct *a);
 
 /* ---- bottle graph ------------------------------------------------------------ */
 typedef enum gcs_acct_grouping {
-    GCS_ACCT_BY_THREAD = 0,     /* one box per thread */
+    GCS_ACCT_BY_THREAD = 0,     /* one box per thread, labelled with its name (and its tid when
+                                   another thread has the same name) */
     GCS_ACCT_BY_CLASS = 1,      /* one box per thread class (mutator, gc, main, ...) */
     GCS_ACCT_BY_LABEL = 2,      /* labels[j] names thread j's group */
 } gcs_acct_grouping;
