@@ -86,7 +86,7 @@ int gcs_acct_find_pauses(const gcs_trace *t, const char *app_class, gcs_acct_pau
         st[j] = -1;
     }
     size_t vm_running = 0, gc_running = 0, app_alive = 0, app_held = 0, app_waiting = 0, gc_busy = 0; /* held: in a lock wait; waiting: for a CPU */
-    int open = 0, prev_busy = 0, woken = 0;
+    int open = 0, prev_busy = 0, woken = 0, vm_ran = 0; /* vm_ran: while parked */
     uint64_t start = 0, last_busy = 0;
     for (size_t i = 0; i < nch; i++) {
         uint32_t j = ch[i].thread;
@@ -114,15 +114,22 @@ int gcs_acct_find_pauses(const gcs_trace *t, const char *app_class, gcs_acct_pau
         st[j] = neu;
         if (i + 1 < nch && ch[i + 1].t == now)
             continue; /* decide once every change of this instant is in */
-        /* A GC worker opens a pause by running; waiting for a CPU it only
-         * holds one open (on a busy machine a worker can wait a long while
-         * after its collection, beside application threads that wait too).
+        /* A GC worker opens a pause by running, or by waiting for a CPU
+         * once the VM thread has run while every application thread is
+         * parked on a lock (woken for a collection on a busy machine,
+         * workers can wait many ms for a CPU, and the JVM times that wait
+         * as pause; a worker still waiting from an earlier collection when
+         * the application parks opens nothing before the VM thread runs).
+         * Waiting for a CPU beside application threads that wait too, it
+         * only holds a pause open.
          * The VM thread holds a pause open while it runs (it ends the
          * safepoint and, with SerialGC, collects), but opens one only where
          * no thread is a GC worker: it also runs safepoints and handshakes
          * that are no collection.  Preempted, it holds nothing. */
         int busy = gc_busy > 0 || vm_running > 0;
-        int opener = have_workers ? gc_running > 0 : vm_running > 0;
+        int parked = app_alive > 0 && app_held == app_alive;
+        vm_ran = parked && (vm_ran || vm_running > 0);
+        int opener = have_workers ? gc_running > 0 || (gc_busy > 0 && vm_ran) : vm_running > 0;
         prev_busy = busy;
         /* A pause starts only while no application thread runs or sleeps
          * otherwise: each waits on a lock (a safepoint parks them on

@@ -161,6 +161,41 @@ static void test_pauses_from_trace(void **state)
     gcs_trace_free(t);
 }
 
+/* On a busy machine: a worker still waiting for a CPU (since 5) when the
+ * application thread parks (10) opens no pause; the VM thread runs (20),
+ * and then the waiting worker holds the pause: 20 until the worker's last
+ * moment (30) before the application thread is woken (31). */
+static void test_waiting_worker(void **state)
+{
+    (void)state;
+    static const char busy[] = "gcscale-trace 2\nsource sched\nclock monotonic\n"
+                               "thread 2 0 mutator app-0\n"
+                               "thread 4 0 gc GC Thread#0\n"
+                               "thread 5 0 vm VM Thread\n"
+                               "e 1000 4 blocked-lock\n"
+                               "e 1000 5 blocked-lock\n"
+                               "e 5000 4 preempted\n"
+                               "e 10000 2 blocked-lock\n"
+                               "e 20000 5 running\n"
+                               "e 21000 5 blocked-lock\n"
+                               "e 22000 4 running\n"
+                               "e 30000 4 blocked-lock\n"
+                               "e 31000 2 preempted\n"
+                               "e 32000 2 running\n"
+                               "e 40000 2 exited\n"
+                               "end 40000\n";
+    gcs_trace *t = parse(busy);
+    gcs_err err = {{0}};
+    gcs_acct_pause *p = NULL;
+    size_t n = 0;
+    assert_int_equal(gcs_acct_find_pauses(t, NULL, &p, &n, &err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].start_ns, 20000);
+    assert_int_equal(p[0].end_ns, 30000);
+    free(p);
+    gcs_trace_free(t);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *fp = fopen(path, "w");
@@ -332,6 +367,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pauses_from_trace),
+        cmocka_unit_test(test_waiting_worker),
         cmocka_unit_test(test_pauses_from_hotspot_log),
         cmocka_unit_test(test_stack_terms),
         cmocka_unit_test(test_bottle_labels),
