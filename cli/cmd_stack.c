@@ -1,12 +1,13 @@
 /* cmd_stack.c -- gcscale stack: managed speedup stacks from traces.
  *
- *   gcscale stack --single TRACE1 --multi TRACE_N [TRACE_M ...] [--svg FILE]
- *                 [--json | --csv] [--title TEXT]
+ *   gcscale stack --single TRACE1 [--gc-log LOG] --multi TRACE_N [--gc-log LOG] [TRACE_M ...]
+ *                 [--svg FILE] [--json | --csv] [--title TEXT]
  *
  * TRACE1 is a run with one application ("mutator") thread, each TRACE_N the
  * same work with N of them.  For each multi-threaded run the stack splits N
- * into measured speedup, GC, initialization, synchronization, imbalance and
- * the residual "other" (accounting.h; docs/speedup-stacks.md). */
+ * into measured speedup, GC, concurrent GC, JIT, initialization,
+ * synchronization, imbalance, preemption and the residual "other"
+ * (accounting.h; docs/speedup-stacks.md). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,8 @@ static const char *const cmd = "stack";
 static void print_help(FILE *fp)
 {
     fprintf(fp,
-            "usage: gcscale stack --single TRACE1 --multi TRACE_N [TRACE_M ...] [--svg FILE]\n"
-            "                     [--json | --csv] [--title TEXT]\n"
+            "usage: gcscale stack --single TRACE1 [--gc-log LOG] --multi TRACE_N [--gc-log LOG]\n"
+            "                     [TRACE_M ...] [--svg FILE] [--json | --csv] [--title TEXT]\n"
             "\n"
             "Speedup stacks for managed programs (Du Bois et al.): for each multi-threaded\n"
             "run with N application (class \"mutator\") threads and wall time T_p, against\n"
@@ -31,10 +32,13 @@ static void print_help(FILE *fp)
             "\n"
             "  N = speedup          T_1 / T_p, measured\n"
             "    + GC               (N T_GC,N - T_GC,1) / T_p   T_GC: stop-the-world pauses\n"
+            "    + concurrent-gc    app threads' wait for a CPU held by concurrent GC / T_p\n"
+            "    + jit              app threads' wait for a CPU held by JIT compilers / T_p\n"
             "    + initialization   (N T_seq,N - T_seq,1) / T_p T_seq: no application thread alive\n"
             "    + synchronization  sum of app threads' lock and barrier waits / T_p\n"
             "    + imbalance        sum of app threads' time exited while another ran / T_p\n"
-            "    + other            the rest (interference, preemption, overhead); may be < 0\n"
+            "    + preemption       the rest of app threads' wait for a CPU / T_p\n"
+            "    + other            the rest (interference, overhead); may be < 0\n"
             "\n"
             "A pause runs from the first thread that stops for a collection (gc-stopped)\n"
             "until, after GC work was seen and while none goes on, the first thread resumes\n"
@@ -42,8 +46,11 @@ static void print_help(FILE *fp)
             "that are not GC time (their lag ends up in \"other\").\n"
             "\n"
             "Each moment of an application thread counts in one term at most (GC first, then\n"
-            "initialization, imbalance, synchronization).  The GC term needs traces from the\n"
-            "built-in recorder ('gcscale run --trace'); 'gcscale trace' sees no GC states.\n"
+            "initialization, imbalance, synchronization, CPU waits).  Traces of managed\n"
+            "runtimes from 'gcscale trace --runtime' (e.g. java) have no GC states but GC\n"
+            "and VM threads: their pauses are found in the trace, or taken from the\n"
+            "runtime's GC log with --gc-log.  CPU waits (state \"preempted\") exist in\n"
+            "'gcscale trace' traces only.\n"
             "\n"
             "options:\n"
             "  --single TRACE1  the run with one application thread; a trace with one\n"
@@ -60,7 +67,11 @@ static void print_help(FILE *fp)
             "                   (default: N = n)\n"
             "  --title TEXT     the SVG's title\n"
             "  --app-class C    the class of the application threads N counts (default\n"
-            "                   mutator; traces from 'gcscale trace' call them worker)\n"
+            "                   mutator; traces from 'gcscale trace' without --runtime\n"
+            "                   call them worker)\n"
+            "  --gc-log LOG     after a --single or --multi trace of a JVM: take that run's\n"
+            "                   pauses from its HotSpot GC log, written with\n"
+            "                   -Xlog:gc:file=LOG:tn (tn: the trace's clock)\n"
             "  --json           one JSON document; --csv: the stack table as CSV\n"
             "  -h, --help       this text\n"
             "\n"
