@@ -19,18 +19,7 @@
 
 #include "gcscale/accounting.h"
 #include "gcscale/schedtrace.h"
-
-static gcs_trace *parse(const char *text)
-{
-    gcs_err err = {{0}};
-    FILE *fp = fmemopen((void *)text, strlen(text), "r");
-    assert_non_null(fp);
-    gcs_trace *t = gcs_trace_read_stream(fp, "t", &err);
-    fclose(fp);
-    if (!t)
-        fail_msg("%s", err.msg);
-    return t;
-}
+#include "test_traces.h"
 
 #define NEAR(a, b)                                                                                                 \
     do {                                                                                                           \
@@ -121,7 +110,7 @@ static void check_times(const gcs_acct_run_times *rt, double gc, double preempt)
 static void test_pauses_from_trace(void **state)
 {
     (void)state;
-    gcs_trace *t = parse(jvm);
+    gcs_trace *t = test_trace_parse(jvm);
     gcs_err err = {{0}};
     assert_false(gcs_acct_has_gc_states(t));
     assert_true(gcs_acct_has_gc_roles(t));
@@ -184,7 +173,7 @@ static void test_waiting_worker(void **state)
                                "e 32000 2 running\n"
                                "e 40000 2 exited\n"
                                "end 40000\n";
-    gcs_trace *t = parse(busy);
+    gcs_trace *t = test_trace_parse(busy);
     gcs_err err = {{0}};
     gcs_acct_pause *p = NULL;
     size_t n = 0;
@@ -217,7 +206,7 @@ static void test_pauses_from_hotspot_log(void **state)
                      "[22000ns][9000000ns] GC(0) Pause Young (Allocation Failure) 10M->2M(20M) 0.010ms\n"
                      "[22100ns][9000100ns] Safepoint \"ParallelGCFailedAllocation\", Time since last: 1 ns, "
                      "Reaching safepoint: 2000 ns, Cleanup: 0 ns, At safepoint: 10000 ns, Total: 12000 ns\n");
-    gcs_trace *t = parse(jvm);
+    gcs_trace *t = test_trace_parse(jvm);
     gcs_err err = {{0}};
     gcs_acct_pause *p = NULL;
     size_t n = 0;
@@ -262,7 +251,7 @@ static void test_stack_terms(void **state)
                                  "e 150000 1 exited\n"
                                  "end 150000\n";
     gcs_err err = {{0}};
-    gcs_trace *t1 = parse(single), *t2 = parse(jvm);
+    gcs_trace *t1 = test_trace_parse(single), *t2 = test_trace_parse(jvm);
     gcs_acct_run_times st, mt;
     gcs_acct_pause *p;
     size_t n;
@@ -303,7 +292,7 @@ static void test_bottle_labels(void **state)
                                "thread 9 0 worker other\n"
                                "end 10\n";
     gcs_err err = {{0}};
-    gcs_trace *t = parse(same);
+    gcs_trace *t = test_trace_parse(same);
     gcs_acct *a = gcs_acct_compute(t, 0, &err);
     gcs_acct_bottle *b = gcs_acct_bottle_make(a, GCS_ACCT_BY_THREAD, NULL, &err);
     assert_int_equal(b->nboxes, 3);
