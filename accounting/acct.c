@@ -15,14 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acct_internal.h"
 #include "gcscale/accounting.h"
 
-typedef struct change {
-    uint64_t t;
-    uint32_t thread;
-    uint32_t seq;            /* order within the thread: start is 0 */
-    int state;
-} change;
+typedef _gcs_acct_change change;
 
 static int change_cmp(const void *a, const void *b)
 {
@@ -34,31 +30,12 @@ static int change_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-typedef struct sweep_thread {
-    int state;               /* -1 not started yet; GCS_TRACE_EXITED: gone */
-    uint64_t since;          /* when it entered state */
-    long double share_at;    /* S when it last became active */
-    int app;                 /* class "mutator" */
-} sweep_thread;
-
-#define IS(mask, s) (((mask) >> (s)) & 1u)
-#define SYNC_STATES (GCS_ACCT_BIT(GCS_TRACE_BLOCKED_LOCK) | GCS_ACCT_BIT(GCS_TRACE_BLOCKED_BARRIER))
-#define GC_WORK_STATES (GCS_ACCT_GC_STATES & ~GCS_ACCT_BIT(GCS_TRACE_GC_STOPPED))
-
-static int sweep(const gcs_trace *t, uint32_t mask, const char *app_class, gcs_acct *a, gcs_acct_run_times *rt,
-                 gcs_err *err)
+change *_gcs_acct_changes(const gcs_trace *t, size_t *n)
 {
     size_t nch = t->nthreads + t->nevents;
     change *ch = malloc((nch ? nch : 1) * sizeof *ch);
-    sweep_thread *th = calloc(t->nthreads ? t->nthreads : 1, sizeof *th);
-    long double *run = calloc(t->nthreads ? t->nthreads : 1, sizeof *run);
-    long double *share = calloc(t->nthreads ? t->nthreads : 1, sizeof *share);
-    long double *state_ns = calloc((t->nthreads ? t->nthreads : 1) * GCS_TRACE_STATE_COUNT, sizeof *state_ns);
-    if (!ch || !th || !run || !share || !state_ns) {
-        free(ch), free(th), free(run), free(share), free(state_ns);
-        gcs_err_set(err, "accounting: out of memory for %zu threads and %zu events", t->nthreads, t->nevents);
-        return -1;
-    }
+    if (!ch)
+        return NULL;
     size_t k = 0;
     for (size_t j = 0; j < t->nthreads; j++) {
         const gcs_trace_thread *tt = &t->threads[j];
@@ -68,12 +45,49 @@ static int sweep(const gcs_trace *t, uint32_t mask, const char *app_class, gcs_a
             ch[k++] = (change){.t = ev->t_ns, .thread = (uint32_t)j, .seq = (uint32_t)(e + 1),
                                .state = (int)ev->state};
         }
-        th[j].state = -1;
-        th[j].app = strcmp(tt->cls, app_class) == 0;
     }
     qsort(ch, nch, sizeof *ch, change_cmp);
+    *n = nch;
+    return ch;
+}
+
+typedef struct sweep_thread {
+    int state;               /* -1 not started yet; GCS_TRACE_EXITED: gone */
+    uint64_t since;          /* when it entered state */
+    long double share_at;    /* S when it last became active */
+    int app;                 /* class "mutator" */
+    int jit, conc;           /* class "jit"; "gc-conc" or "gc" (running outside a pause: concurrent work) */
+} sweep_thread;
+
+#define IS(mask, s) (((mask) >> (s)) & 1u)
+#define SYNC_STATES (GCS_ACCT_BIT(GCS_TRACE_BLOCKED_LOCK) | GCS_ACCT_BIT(GCS_TRACE_BLOCKED_BARRIER))
+#define GC_WORK_STATES (GCS_ACCT_GC_STATES & ~GCS_ACCT_BIT(GCS_TRACE_GC_STOPPED))
+
+static int sweep(const gcs_trace *t, uint32_t mask, const char *app_class, gcs_acct *a, gcs_acct_run_times *rt,
+                 gcs_err *err)
+{
+    size_t nch = 0;
+    change *ch = _gcs_acct_changes(t, &nch);
+    sweep_thread *th = calloc(t->nthreads ? t->nthreads : 1, sizeof *th);
+    long double *run = calloc(t->nthreads ? t->nthreads : 1, sizeof *run);
+    long double *share = calloc(t->nthreads ? t->nthreads : 1, sizeof *share);
+    long double *state_ns = calloc((t->nthreads ? t->nthreads : 1) * GCS_TRACE_STATE_COUNT, sizeof *state_ns);
+    if (!ch || !th || !run || !share || !state_ns) {
+        free(ch), free(th), free(run), free(share), free(state_ns);
+        gcs_err_set(err, "accounting: out of memory for %zu threads and %zu events", t->nthreads, t->nevents);
+        return -1;
+    }
+    for (size_t j = 0; j < t->nthreads; j++) {
+        const char *cls = t->threads[j].cls;
+        th[j].state = -1;
+        th[j].app = strcmp(cls, app_class) == 0;
+        th[j].jit = strcmp(cls, GCS_ACCT_JIT_CLASS) == 0;
+        th[j].conc = strcmp(cls, GCS_ACCT_GC_CONC_CLASS) == 0 || strcmp(cls, GCS_ACCT_GC_CLASS) == 0;
+    }
 
     long double S = 0, idle = 0, gc = 0, seq = 0, sync = 0, exited = 0, other = 0, lag = 0;
+    long double preempt = 0, jit = 0, conc = 0;
+    size_t n_app_preempted = 0, n_jit_running = 0, n_conc_running = 0;
     size_t n_active = 0, n_gc_work = 0, n_gc_stopped = 0, n_app_alive = 0;
     size_t n_app_exited = 0, n_app_sync = 0, n_app_other = 0, n_app_stopped = 0;
     int pause = 0, seen_work = 0, batch_start = 0, batch_work = 0, batch_resume = 0;
@@ -97,6 +111,23 @@ static int sweep(const gcs_trace *t, uint32_t mask, const char *app_class, gcs_a
                 sync += dt * (long double)n_app_sync;
                 other += dt * (long double)n_app_other;
                 lag += dt * (long double)n_app_stopped;
+                if (n_app_preempted) {
+                    /* Preempted application threads wait for CPUs held by
+                     * someone: by compiler and concurrent GC threads as far
+                     * as they are running, the rest by anyone else (other
+                     * application threads, other programs).  The trace has
+                     * no CPU numbers, so the split is by counts. */
+                    long double p = (long double)n_app_preempted, j = (long double)n_jit_running,
+                                c = (long double)n_conc_running;
+                    if (j + c >= p) {
+                        jit += dt * p * j / (j + c);
+                        conc += dt * p * c / (j + c);
+                    } else {
+                        jit += dt * j;
+                        conc += dt * c;
+                        preempt += dt * (p - j - c);
+                    }
+                }
             }
             last = now;
         }
@@ -114,7 +145,10 @@ static int sweep(const gcs_trace *t, uint32_t mask, const char *app_class, gcs_a
             }
             n_gc_work -= IS(GC_WORK_STATES, old);
             n_gc_stopped -= old == GCS_TRACE_GC_STOPPED;
+            n_jit_running -= s->jit && old == GCS_TRACE_RUNNING;
+            n_conc_running -= s->conc && old == GCS_TRACE_RUNNING;
             if (s->app) {
+                n_app_preempted -= old == GCS_TRACE_PREEMPTED;
                 n_app_stopped -= old == GCS_TRACE_GC_STOPPED;
                 if (IS(SYNC_STATES, old))
                     n_app_sync--;
@@ -138,7 +172,10 @@ static int sweep(const gcs_trace *t, uint32_t mask, const char *app_class, gcs_a
             }
             n_gc_work += IS(GC_WORK_STATES, neu);
             n_gc_stopped += neu == GCS_TRACE_GC_STOPPED;
+            n_jit_running += s->jit && neu == GCS_TRACE_RUNNING;
+            n_conc_running += s->conc && neu == GCS_TRACE_RUNNING;
             if (s->app) {
+                n_app_preempted += neu == GCS_TRACE_PREEMPTED;
                 n_app_stopped += neu == GCS_TRACE_GC_STOPPED;
                 n_app_sync += IS(SYNC_STATES, neu);
                 n_app_other += neu == GCS_TRACE_BLOCKED_OTHER;
@@ -227,6 +264,9 @@ static int sweep(const gcs_trace *t, uint32_t mask, const char *app_class, gcs_a
         rt->exit_ns = (double)exited;
         rt->blocked_other_ns = (double)other;
         rt->gc_lag_ns = (double)lag;
+        rt->preempt_ns = (double)preempt;
+        rt->jit_ns = (double)jit;
+        rt->conc_gc_ns = (double)conc;
     }
     free(ch), free(th), free(run), free(share), free(state_ns);
     return rc;

@@ -2,6 +2,7 @@
  * per-thread results of gcs_acct_compute (the trace is not read again), and
  * their table and JSON. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,17 @@ gcs_acct_bottle *gcs_acct_bottle_make(const gcs_acct *a, gcs_acct_grouping g, co
     for (size_t j = 0; j < a->nthreads; j++) {
         const gcs_acct_thread *th = &a->threads[j];
         const char *label = g == GCS_ACCT_BY_THREAD ? th->name : g == GCS_ACCT_BY_CLASS ? th->cls : labels[j];
+        /* Threads of one program often share a name (a JVM's two "java"
+         * threads, every thread of node or xz): a box per thread needs a
+         * label that tells them apart, so a shared name gets the tid. */
+        char named[160];
+        if (g == GCS_ACCT_BY_THREAD && label)
+            for (size_t o = 0; o < a->nthreads; o++)
+                if (o != j && strcmp(a->threads[o].name, th->name) == 0) {
+                    snprintf(named, sizeof named, "%.140s %lld", th->name, (long long)th->tid);
+                    label = named;
+                    break;
+                }
         if (!label || !*label) {
             gcs_err_set(err, "bottle graph: thread %lld has no group label", (long long)th->tid);
             gcs_acct_bottle_free(b);

@@ -41,17 +41,28 @@ static double nice_step(double range, int target)
     return (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag;
 }
 
+/* Colours of the classes the recorder and the runtime presets give
+ * (gcscale trace --runtime: gc-conc, jit, vm); any other class is grey. */
+static const struct {
+    const char *cls, *color;
+} class_colors[] = {
+    {"mutator", "#4e79a7"}, {"gc", "#f28e2b"}, {"gc-conc", "#ffbe7d"}, {"jit", "#e15759"},
+    {"vm", "#76b7b2"},      {"main", "#59a14f"}, {"mixed", "#b07aa1"},
+};
+#define NCLASS_COLORS (int)(sizeof class_colors / sizeof class_colors[0])
+
+static int class_index(const char *cls)
+{
+    for (int i = 0; i < NCLASS_COLORS; i++)
+        if (strcmp(cls, class_colors[i].cls) == 0)
+            return i;
+    return -1;
+}
+
 static const char *class_color(const char *cls)
 {
-    if (strcmp(cls, "mutator") == 0)
-        return "#4e79a7";
-    if (strcmp(cls, "gc") == 0)
-        return "#f28e2b";
-    if (strcmp(cls, "main") == 0)
-        return "#59a14f";
-    if (strcmp(cls, "mixed") == 0)
-        return "#b07aa1";
-    return "#9c9c9c";
+    int i = class_index(cls);
+    return i < 0 ? "#9c9c9c" : class_colors[i].color;
 }
 
 /* Time unit for the axis and labels: ms, or s for long runs, or us. */
@@ -178,23 +189,19 @@ int gcs_acct_bottle_write_svg(const gcs_acct_bottle *b, const char *title, const
         li++;
     }
     /* class legend */
-    const char *classes[] = {"mutator", "gc", "main", "mixed", "other"};
     double lx = ML;
-    for (int c = 0; c < 5; c++) {
+    for (int c = 0; c <= NCLASS_COLORS; c++) { /* the known classes, then "other classes" */
         int present = 0;
-        for (size_t k = 0; k < b->nboxes; k++) {
-            const char *bc = b->boxes[k].cls;
-            int known = !strcmp(bc, "mutator") || !strcmp(bc, "gc") || !strcmp(bc, "main") || !strcmp(bc, "mixed");
-            if (c < 4 ? !strcmp(bc, classes[c]) : !known)
+        for (size_t k = 0; k < b->nboxes; k++)
+            if (class_index(b->boxes[k].cls) == (c < NCLASS_COLORS ? c : -1))
                 present = 1;
-        }
         if (!present)
             continue;
         fprintf(fp, "<rect x=\"%.1f\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", lx, H - 22,
-                class_color(classes[c]));
+                c < NCLASS_COLORS ? class_colors[c].color : "#9c9c9c");
         fprintf(fp, "<text x=\"%.1f\" y=\"%d\">%s</text>\n", lx + 16, H - 12,
-                c < 4 ? classes[c] : "other classes");
-        lx += 110;
+                c < NCLASS_COLORS ? class_colors[c].cls : "other classes");
+        lx += c < NCLASS_COLORS ? 90 : 110;
     }
     if (nvis == 0)
         fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">no thread was ever active</text>\n",

@@ -3,11 +3,15 @@
  *   N = S + (N T_GC,MT - T_GC,ST)/T_p + (N T_seq,MT - T_seq,ST)/T_p
  *         + sum Sync_i/T_p + sum Exit_i/T_p + other
  *
+ * with the application threads' waits for a CPU taken out of "other" as
+ * three terms (concurrent GC, JIT, preemption by anyone else), so that a
+ * runtime's helper threads show where they take CPUs from the program.
+ *
  * The inputs come from gcs_acct_run_times_compute, which attributes every
  * moment of every application thread to at most one term (GC pause first,
  * then "no application thread alive", then exited, then blocked), so no
  * wait is counted twice.  "other" is what remains: hardware interference,
- * parallelization overhead, preemption, and whatever the other terms miss;
+ * parallelization overhead, and whatever the other terms miss;
  * it can be negative and is reported as it is. */
 #include <math.h>
 #include <stdio.h>
@@ -18,17 +22,20 @@
 #include "gcscale/plot.h"
 
 const char *const gcs_acct_stack_component_names[GCS_ACCT_STACK_COMPONENTS] = {
-    "speedup", "gc", "initialization", "synchronization", "imbalance", "other",
+    "speedup", "gc", "concurrent-gc", "jit", "initialization", "synchronization", "imbalance", "preemption", "other",
 };
 
 void gcs_acct_stack_values(const gcs_acct_stack *s, double out[GCS_ACCT_STACK_COMPONENTS])
 {
     out[0] = s->speedup;
     out[1] = s->gc;
-    out[2] = s->init;
-    out[3] = s->sync;
-    out[4] = s->imbalance;
-    out[5] = s->other;
+    out[2] = s->conc_gc;
+    out[3] = s->jit;
+    out[4] = s->init;
+    out[5] = s->sync;
+    out[6] = s->imbalance;
+    out[7] = s->preemption;
+    out[8] = s->other;
 }
 
 int gcs_acct_stack_compute(const gcs_acct_run_times *st, const gcs_acct_run_times *mt, const char *app_class,
@@ -67,7 +74,11 @@ int gcs_acct_stack_compute(const gcs_acct_run_times *st, const gcs_acct_run_time
     out->init = (n * mt->seq_ns - st->seq_ns) / tp;
     out->sync = mt->sync_ns / tp;
     out->imbalance = mt->exit_ns / tp;
-    out->other = n - out->speedup - out->gc - out->init - out->sync - out->imbalance;
+    out->conc_gc = mt->conc_gc_ns / tp;
+    out->jit = mt->jit_ns / tp;
+    out->preemption = mt->preempt_ns / tp;
+    out->other = n - out->speedup - out->gc - out->conc_gc - out->jit - out->init - out->sync - out->imbalance -
+                 out->preemption;
     out->st = *st;
     out->mt = *mt;
     return 0;
@@ -75,11 +86,12 @@ int gcs_acct_stack_compute(const gcs_acct_run_times *st, const gcs_acct_run_time
 
 static json_t *times_json(const gcs_acct_run_times *r)
 {
-    return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "app_threads", r->napp, "wall_ms",
+    return json_pack("{s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "app_threads", r->napp, "wall_ms",
                      json_real(r->wall_ns / 1e6), "gc_ms", json_real(r->gc_ns / 1e6), "seq_ms",
                      json_real(r->seq_ns / 1e6), "sync_ms", json_real(r->sync_ns / 1e6), "exit_ms",
                      json_real(r->exit_ns / 1e6), "blocked_other_ms", json_real(r->blocked_other_ns / 1e6),
-                     "gc_lag_ms", json_real(r->gc_lag_ns / 1e6));
+                     "gc_lag_ms", json_real(r->gc_lag_ns / 1e6), "preempt_ms", json_real(r->preempt_ns / 1e6),
+                     "jit_ms", json_real(r->jit_ns / 1e6), "conc_gc_ms", json_real(r->conc_gc_ns / 1e6));
 }
 
 json_t *gcs_acct_stack_to_json(const gcs_acct_stack *s)
@@ -119,9 +131,10 @@ int gcs_acct_stacks_write_svg(const gcs_acct_stack *stacks, const char *const *l
         .subtitle = subtitle,
         .y_label = "speedup (stack height = N application threads)",
         .nsegments = GCS_ACCT_STACK_COMPONENTS,
-        .segment_labels = {"measured speedup", "GC", "initialization", "synchronization", "imbalance",
-                           "other (residual)"},
-        .segment_colors = {"#f28e2b", "#4e79a7", "#76b7b2", "#e15759", "#edc948", "#bab0ac"},
+        .segment_labels = {"measured speedup", "GC (stop-the-world)", "concurrent GC", "JIT", "initialization",
+                           "synchronization", "imbalance", "preemption", "other (residual)"},
+        .segment_colors = {"#f28e2b", "#4e79a7", "#a0cbe8", "#b07aa1", "#76b7b2", "#e15759", "#edc948",
+                           "#ff9da7", "#bab0ac"},
         .ngroups = n,
         .groups = groups,
         .y_max = NAN,

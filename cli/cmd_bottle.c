@@ -33,9 +33,12 @@ static void print_help(FILE *fp)
             "\n"
             "options:\n"
             "  --svg FILE       write the bottle graph as SVG (crash-safe)\n"
-            "  --group G        thread: one box per thread (default); class: one box per\n"
-            "                   thread class (mutator, gc, main), share = sum of shares,\n"
-            "                   parallelism = sum of run times / sum of shares\n"
+            "  --group G        thread: one box per thread (threads that share a name are\n"
+            "                   told apart by their tid); class: one box per thread\n"
+            "                   class (mutator, gc, main, ...), share = sum of shares,\n"
+            "                   parallelism = sum of run times / sum of shares.  Default:\n"
+            "                   class for traces of managed runtimes ('gcscale trace\n"
+            "                   --runtime': roles gc, gc-conc, jit, vm, ...), else thread\n"
             "  --active A       which states are active: cpu (default) = running, gc-mark,\n"
             "                   gc-search, gc-sweep, as the OS sees them; useful = the same\n"
             "                   without gc-search (spinning), as criticality stacks count\n"
@@ -83,6 +86,7 @@ int cmd_bottle(int argc, char **argv)
     };
     const char *svg = NULL, *title = NULL;
     gcs_acct_grouping group = GCS_ACCT_BY_THREAD;
+    int group_given = 0;
     uint32_t mask = GCS_ACCT_ACTIVE_CPU;
     int c;
     gcs_format fmt = GCS_FORMAT_TEXT;
@@ -91,6 +95,7 @@ int cmd_bottle(int argc, char **argv)
         case O_SVG: svg = optarg; break;
         case O_TITLE: title = optarg; break;
         case O_GROUP:
+            group_given = 1;
             if (strcmp(optarg, "thread") == 0)
                 group = GCS_ACCT_BY_THREAD;
             else if (strcmp(optarg, "class") == 0)
@@ -120,6 +125,10 @@ int cmd_bottle(int argc, char **argv)
     gcs_trace *t = gcs_trace_read(path, &err);
     if (!t)
         cli_fail(cmd, &err);
+    /* A runtime's roles are what its bottle graph is about; its threads
+     * one by one (tens of JVM threads) are the detail. */
+    if (!group_given && gcs_acct_has_gc_roles(t))
+        group = GCS_ACCT_BY_CLASS;
     gcs_acct *a = gcs_acct_compute(t, mask, &err);
     if (!a)
         cli_fail(cmd, &err);

@@ -1,8 +1,8 @@
 /* cmd_trace.c -- gcscale trace: thread-state traces of unmodified programs
  * from the Linux scheduler's tracepoints.
  *
- *   gcscale trace [-o FILE] [--class NAME=PATTERN ...] [--summary] -- PROGRAM [ARGS...]
- *   gcscale trace [-o FILE] [--class NAME=PATTERN ...] [--summary] --pid PID
+ *   gcscale trace [-o FILE] [--class NAME=PATTERN ...] [--runtime R] [--summary] -- PROGRAM [ARGS...]
+ *   gcscale trace [-o FILE] [--class NAME=PATTERN ...] [--runtime R] [--summary] --pid PID
  *
  * The library (schedtrace.h) does the tracing; this file handles options,
  * signals, the exit status and the report.  docs/schedtrace.md. */
@@ -24,6 +24,7 @@ static const char *const cmd = "trace";
 
 #define DEFAULT_OUTPUT "gcscale.trace"
 #define MAX_CLASSES 64
+#define MAX_PRESET 64
 
 static void print_help(FILE *fp)
 {
@@ -51,12 +52,19 @@ static void print_help(FILE *fp)
             "  -c, --class NAME=PATTERN threads whose name matches the glob PATTERN get class\n"
             "                           NAME (repeatable, first match wins); the others: \"main\"\n"
             "                           for the first thread, \"worker\" for the rest\n"
+            "  -r, --runtime R          class the threads of managed runtime R by the names it\n"
+            "                           gives them: hotspot (gc, gc-conc, jit, vm, runtime,\n"
+            "                           main, and mutator for the application's threads),\n"
+            "                           node, go (these name no roles: a note says so), or\n"
+            "                           none; default: from the program's name (java,\n"
+            "                           node); --class rules come first\n"
             "  -s, --summary            print a table of every thread's times on stderr\n"
             "  -b, --buffer-size SIZE   ring buffer per CPU (default 4M)\n"
             "  -q, --quiet              no report line on stderr\n"
             "  -h, --help               this text\n"
             "\n"
-            "example: gcscale trace -o xz.trace --class worker='xz*' -- xz -T2 -k big.tar\n");
+            "examples: gcscale trace -o xz.trace --class worker='xz*' -- xz -T2 -k big.tar\n"
+            "          gcscale trace -o j2.trace -- java -XX:+UseParallelGC App 2\n");
 }
 
 /* Signals.  --pid: SIGINT/SIGTERM/SIGHUP stop the trace and write the file.
@@ -145,18 +153,20 @@ int cmd_trace(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},     {"pid", required_argument, NULL, 'p'},
         {"class", required_argument, NULL, 'c'},      {"summary", no_argument, NULL, 's'},
         {"buffer-size", required_argument, NULL, 'b'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
+        {"runtime", required_argument, NULL, 'r'},    {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *out = DEFAULT_OUTPUT;
     long pid = 0;
     int summary = 0, quiet = 0;
-    gcs_schedtrace_class classes[MAX_CLASSES];
+    gcs_schedtrace_class classes[MAX_CLASSES + MAX_PRESET];
     size_t nclasses = 0;
+    const char *runtime = NULL; /* NULL: detect; "none": no preset */
     gcs_schedtrace_options topts = {0};
     gcs_err err;
     int c;
     /* '+': options end at PROGRAM, whose own options are not ours. */
-    while ((c = getopt_long(argc, argv, "+:o:p:c:sb:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:p:c:r:sb:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (!*optarg)
@@ -172,6 +182,9 @@ int cmd_trace(int argc, char **argv)
             if (gcs_schedtrace_class_parse(optarg, &classes[nclasses], &err) < 0)
                 cli_usage_error(cmd, "--class: %s", err.msg);
             nclasses++;
+            break;
+        case 'r':
+            runtime = optarg;
             break;
         case 's':
             summary = 1;
@@ -209,6 +222,24 @@ int cmd_trace(int argc, char **argv)
             cli_usage_error(cmd, "--pid: %ld is gcscale itself", pid);
     }
 
+    /* The runtime's class rules go after the user's (first match wins). */
+    char pid_comm[32] = "";
+    if (pid)
+        gcs_schedtrace_proc_comm((pid_t)pid, pid_comm, sizeof pid_comm);
+    if (!runtime) {
+        char *pargv[2] = {pid_comm, NULL};
+        runtime = gcs_schedtrace_runtime_detect(pid ? pargv : argv + optind);
+    }
+    if (runtime && strcmp(runtime, "none") != 0) {
+        size_t np = 0;
+        const char *note = NULL;
+        if (gcs_schedtrace_runtime_classes(runtime, classes + nclasses, MAX_PRESET, &np, &note, &err) < 0)
+            cli_usage_error(cmd, "--runtime: %s", err.msg);
+        nclasses += np;
+        if (note && !quiet)
+            fprintf(stderr, "gcscale trace: note: --runtime %s: %s\n", runtime, note);
+    }
+
     gcs_schedtrace *t = gcs_schedtrace_open(&topts, &err);
     if (!t)
         cli_fail(cmd, &err);
@@ -221,10 +252,8 @@ int cmd_trace(int argc, char **argv)
     attach_mode = pid != 0;
     install_signals();
     if (pid) {
-        char comm[32] = "";
         char buf[128];
-        gcs_schedtrace_proc_comm((pid_t)pid, comm, sizeof comm);
-        snprintf(buf, sizeof buf, "--pid %ld (%s)", pid, comm[0] ? comm : "?");
+        snprintf(buf, sizeof buf, "--pid %ld (%s)", pid, pid_comm[0] ? pid_comm : "?");
         what = strdup(buf);
         rc = gcs_schedtrace_run_pid(t, s, (pid_t)pid, &stop_flag, &err);
     } else {
@@ -262,9 +291,11 @@ int cmd_trace(int argc, char **argv)
     if (!quiet)
         fprintf(stderr,
                 "gcscale trace: wrote %s: %zu thread%s, %zu state changes, %.3f s; %llu records read on %d CPUs, "
-                "%llu lost; tracer CPU %.3f s\n",
+                "%llu lost; tracer CPU %.3f s%s%s\n",
                 out, nthreads - skipped, nthreads - skipped == 1 ? "" : "s", nchanges, sec(info->end_ns - info->start_ns),
-                (unsigned long long)info->samples, info->ncpus, (unsigned long long)info->lost, self_cpu);
+                (unsigned long long)info->samples, info->ncpus, (unsigned long long)info->lost, self_cpu,
+                runtime && strcmp(runtime, "none") != 0 ? "; classes: --runtime " : "",
+                runtime && strcmp(runtime, "none") != 0 ? runtime : "");
     if (info->lost)
         fprintf(stderr,
                 "gcscale trace: warning: the kernel dropped %llu records (ring buffer full): the states in %s "

@@ -12,7 +12,7 @@ int gcs_schedtrace_trace_state(gcs_schedtrace_tstate st)
     switch (st) {
     case GCS_SCHEDTRACE_RUNNING: return GCS_TRACE_RUNNING;
     case GCS_SCHEDTRACE_FUTEX: return GCS_TRACE_BLOCKED_LOCK;
-    case GCS_SCHEDTRACE_RUNNABLE:
+    case GCS_SCHEDTRACE_RUNNABLE: return GCS_TRACE_PREEMPTED;
     case GCS_SCHEDTRACE_SLEEPING: return GCS_TRACE_BLOCKED_OTHER;
     case GCS_SCHEDTRACE_EXITED: return GCS_TRACE_EXITED;
     default: return GCS_TRACE_BLOCKED_OTHER;

@@ -17,20 +17,10 @@
 #include <unistd.h>
 
 #include "gcscale/accounting.h"
+#include "test_traces.h"
 
 #define HDR "gcscale-trace 1\nsource builtin\nclock monotonic\n"
 
-static gcs_trace *parse(const char *text)
-{
-    gcs_err err = {{0}};
-    FILE *fp = fmemopen((void *)text, strlen(text), "r");
-    assert_non_null(fp);
-    gcs_trace *t = gcs_trace_read_stream(fp, "t", &err);
-    fclose(fp);
-    if (!t)
-        fail_msg("%s", err.msg);
-    return t;
-}
 
 static void near_(double a, double b, const char *what, int line)
 {
@@ -61,7 +51,7 @@ static const char vector4[] = HDR
 static void test_thesis_vector(void **state)
 {
     (void)state;
-    gcs_trace *t = parse(vector4);
+    gcs_trace *t = test_trace_parse(vector4);
     gcs_err err;
     gcs_acct *a = gcs_acct_compute(t, 0, &err);
     assert_non_null(a);
@@ -109,7 +99,7 @@ static void test_thesis_vector(void **state)
 static void test_idle_and_lifetimes(void **state)
 {
     (void)state;
-    gcs_trace *t = parse(HDR
+    gcs_trace *t = test_trace_parse(HDR
                          "thread 1 0 main a\n"
                          "thread 2 0 mutator b\n"
                          "thread 3 10 mutator c\n"
@@ -161,7 +151,7 @@ static void test_idle_and_lifetimes(void **state)
 static void test_spinning_mask(void **state)
 {
     (void)state;
-    gcs_trace *t = parse(HDR
+    gcs_trace *t = test_trace_parse(HDR
                          "thread 1 0 gc w0\n"
                          "thread 2 0 gc w1\n"
                          "e 0 1 gc-mark\n"
@@ -191,7 +181,7 @@ static void test_spinning_mask(void **state)
 static void test_regrouping(void **state)
 {
     (void)state;
-    gcs_trace *t = parse(HDR
+    gcs_trace *t = test_trace_parse(HDR
                          "thread 1 0 main main\n"
                          "thread 2 0 mutator m0\n"
                          "thread 3 0 mutator m1\n"
@@ -337,7 +327,7 @@ static const char mt_run[] = HDR
 static void test_speedup_stack(void **state)
 {
     (void)state;
-    gcs_trace *st = parse(st_run), *mt = parse(mt_run);
+    gcs_trace *st = test_trace_parse(st_run), *mt = test_trace_parse(mt_run);
     gcs_err err;
     gcs_acct_run_times rs, rm;
     assert_int_equal(gcs_acct_run_times_compute(st, NULL, &rs, &err), 0);

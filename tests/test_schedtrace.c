@@ -465,12 +465,12 @@ static void test_states_write_and_read_back(void **state)
     assert_int_equal(t->threads[1].exit_ns, 95 * MS);
     assert_false(t->threads[0].exited);
 
-    /* Worker 101's events: runnable->blocked-other at 10, running 12,
-     * blocked-lock 31, blocked-other 60 (woken), running 61, blocked-other 70,
-     * running 75, blocked-other 91, exited 95. */
+    /* Worker 101's events: runnable->preempted at 10, running 12,
+     * blocked-lock 31, preempted 60 (woken, waiting for a CPU), running 61,
+     * preempted 70, running 75, blocked-other 91 (asleep), exited 95. */
     static const struct { uint64_t t; gcs_trace_state s; } want[] = {
-        {10 * MS, GCS_TRACE_BLOCKED_OTHER}, {12 * MS, GCS_TRACE_RUNNING}, {31 * MS, GCS_TRACE_BLOCKED_LOCK},
-        {60 * MS, GCS_TRACE_BLOCKED_OTHER}, {61 * MS, GCS_TRACE_RUNNING}, {70 * MS, GCS_TRACE_BLOCKED_OTHER},
+        {10 * MS, GCS_TRACE_PREEMPTED}, {12 * MS, GCS_TRACE_RUNNING}, {31 * MS, GCS_TRACE_BLOCKED_LOCK},
+        {60 * MS, GCS_TRACE_PREEMPTED}, {61 * MS, GCS_TRACE_RUNNING}, {70 * MS, GCS_TRACE_PREEMPTED},
         {75 * MS, GCS_TRACE_RUNNING},       {91 * MS, GCS_TRACE_BLOCKED_OTHER}, {95 * MS, GCS_TRACE_EXITED},
     };
     const gcs_trace_thread *w = &t->threads[1];

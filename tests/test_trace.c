@@ -80,7 +80,7 @@ static void test_roundtrip(void **state)
     gcs_trace *t = gcs_trace_read(path, &err);
     if (!t)
         fail_msg("%s", err.msg);
-    assert_int_equal(t->version, 1);
+    assert_int_equal(t->version, GCS_TRACE_FORMAT_VERSION);
     assert_string_equal(t->source, "sched");
     assert_string_equal(t->command, "prog --arg \"x\"\nline2\\");
     assert_string_equal(t->clock, "monotonic");
@@ -178,7 +178,7 @@ static void test_reader_refuses(void **state)
     } cases[] = {
         {"", "empty file"},
         {"hello\n", "t:1: not a gcscale trace"},
-        {"gcscale-trace 2\n", "t:1: trace format version 2 is not supported"},
+        {"gcscale-trace 0\n", "t:1: trace format version 0 is not supported"},
         {"gcscale-trace 1\nsource builtin\nthread 1 0 main m\n", "t:3: header incomplete"},
         {HDR "clock monotonic\n", "t:4: \"clock\" given twice"},
         {"gcscale-trace 1\nsource builtin\nclock realtime\n", "t:3: clock \"realtime\" is not supported"},
@@ -194,6 +194,10 @@ static void test_reader_refuses(void **state)
         {HDR "thread 1 5 main m\nthread 1 6 gc g\nend 9\n", "t:5: thread 1 declared twice"},
         {HDR "thread 1 5 main m\ne 6 2 running\nend 9\n", "t:5: event for thread 2, which was not declared"},
         {HDR "thread 1 5 main m\ne 6 1 snoozing\nend 9\n", "t:5: unknown state \"snoozing\""},
+        /* "preempted" came with version 2: a version-1 file cannot hold it */
+        {HDR "thread 1 5 main m\ne 6 1 preempted\nend 9\n", "t:5: unknown state \"preempted\" (\"preempted\" is a state of format version 2)"},
+        {"gcscale-trace 2\nsource sched\nclock monotonic\nthread 1 5 main m\ne 6 1 preempted\nend 9\n", ""},
+        {"gcscale-trace 3\nsource sched\nclock monotonic\nend 9\n", "t:1: trace format version 3 is not supported"},
         {HDR "thread 1 5 main m\ne 6 1\nend 9\n", "t:5: event has no state"},
         {HDR "thread 1 5 main m\ne 6 1 running x\nend 9\n", "t:5: unexpected text after the event"},
         {HDR "thread 1 5 main m\ne 4 1 running\nend 9\n", "t:5: thread 1: event at 4 ns is before"},

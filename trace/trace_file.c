@@ -31,6 +31,7 @@ static const char *const state_names[GCS_TRACE_STATE_COUNT] = {
     [GCS_TRACE_BLOCKED_LOCK] = "blocked-lock",
     [GCS_TRACE_BLOCKED_BARRIER] = "blocked-barrier",
     [GCS_TRACE_BLOCKED_OTHER] = "blocked-other",
+    [GCS_TRACE_PREEMPTED] = "preempted",
     [GCS_TRACE_EXITED] = "exited",
 };
 
@@ -449,8 +450,9 @@ static int rd_event(reader *r, char *rest)
     if (*rest)
         return rd_fail(r, "unexpected text after the event's state: \"%s\"", rest);
     int s = gcs_trace_state_parse(sname);
-    if (s < 0)
-        return rd_fail(r, "unknown state \"%s\"", sname);
+    if (s < 0 || (s == GCS_TRACE_PREEMPTED && r->t->version < 2))
+        return rd_fail(r, "unknown state \"%s\"%s", sname,
+                       s < 0 ? "" : " (\"preempted\" is a state of format version 2)");
     tid_slot *slot = tid_find(&r->tids, tid);
     if (!slot)
         return rd_fail(r, "event for thread %" PRId64 ", which was not declared by a thread line", tid);
@@ -536,9 +538,9 @@ gcs_trace *gcs_trace_read_stream(FILE *fp, const char *name, gcs_err *err)
                         GCS_TRACE_FORMAT_VERSION);
                 goto out;
             }
-            if (v != GCS_TRACE_FORMAT_VERSION) {
-                rd_fail(&r, "trace format version %d is not supported (this gcscale reads version %d)", v,
-                        GCS_TRACE_FORMAT_VERSION);
+            if (v < GCS_TRACE_FORMAT_VERSION_MIN || v > GCS_TRACE_FORMAT_VERSION) {
+                rd_fail(&r, "trace format version %d is not supported (this gcscale reads versions %d to %d)", v,
+                        GCS_TRACE_FORMAT_VERSION_MIN, GCS_TRACE_FORMAT_VERSION);
                 goto out;
             }
             t->version = v;

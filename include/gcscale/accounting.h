@@ -21,8 +21,11 @@
  *   Managed speedup stack (docs/speedup-stacks.md).  For a run with N
  *   application ("mutator") threads and wall time T_p, against a run with one:
  *     N = S + (N T_GC,MT - T_GC,ST)/T_p + (N T_seq,MT - T_seq,ST)/T_p
- *           + sum Sync_i/T_p + sum Exit_i/T_p + other
- *   with S = T_ST/T_p measured and "other" the remainder (may be negative).
+ *           + ConcGC/T_p + JIT/T_p + sum Sync_i/T_p + sum Exit_i/T_p
+ *           + Preempt/T_p + other
+ *   with S = T_ST/T_p measured and "other" the remainder (may be negative);
+ *   ConcGC, JIT and Preempt split the application threads' time waiting for
+ *   a CPU (the trace state "preempted") by which threads held the CPUs.
  *
  * Per-thread results are computed once (gcs_acct_compute); boxes for any
  * grouping of threads are derived from them without reading the trace again
@@ -85,7 +88,8 @@ GCS_API void gcs_acct_free(gcs_acct *a);
 
 /* ---- bottle graph ------------------------------------------------------------ */
 typedef enum gcs_acct_grouping {
-    GCS_ACCT_BY_THREAD = 0,     /* one box per thread */
+    GCS_ACCT_BY_THREAD = 0,     /* one box per thread, labelled with its name (and its tid when
+                                   another thread has the same name) */
     GCS_ACCT_BY_CLASS = 1,      /* one box per thread class (mutator, gc, main, ...) */
     GCS_ACCT_BY_LABEL = 2,      /* labels[j] names thread j's group */
 } gcs_acct_grouping;
@@ -134,6 +138,9 @@ typedef struct gcs_acct_run_times {
     double sync_ns;             /* sum over app threads: blocked on a lock or barrier, outside GC */
     double exit_ns;             /* sum over app threads: exited while another app thread lived, outside GC */
     double blocked_other_ns;    /* sum over app threads: blocked-other outside GC (part of "other") */
+    double preempt_ns;          /* sum over app threads: preempted outside GC, CPUs not held by the two below */
+    double jit_ns;              /* ... preempted while compiler threads (class "jit") ran */
+    double conc_gc_ns;          /* ... preempted while GC threads ran outside a pause (classes "gc-conc", "gc") */
     double gc_lag_ns;           /* sum over app threads: still gc-stopped after the collection, while
                                    another app thread runs again: wake-up lag (part of "other") */
 } gcs_acct_run_times;
@@ -148,15 +155,19 @@ typedef struct gcs_acct_stack {
     int n;                      /* N: application threads of the multi-threaded run */
     double speedup;             /* measured S = T_ST / T_MT */
     double gc;                  /* (N T_GC,MT - T_GC,ST) / T_MT */
+    double conc_gc;             /* conc_gc_ns of the MT run / T_MT */
+    double jit;                 /* jit_ns of the MT run / T_MT */
     double init;                /* (N T_seq,MT - T_seq,ST) / T_MT */
     double sync;                /* sum Sync_i / T_MT */
     double imbalance;           /* sum Exit_i / T_MT */
+    double preemption;          /* preempt_ns of the MT run / T_MT */
     double other;               /* N - everything above; may be negative */
     gcs_acct_run_times st, mt;  /* the inputs */
 } gcs_acct_stack;
 
-#define GCS_ACCT_STACK_COMPONENTS 6
-/* "speedup", "gc", "initialization", "synchronization", "imbalance", "other" */
+#define GCS_ACCT_STACK_COMPONENTS 9
+/* "speedup", "gc", "concurrent-gc", "jit", "initialization", "synchronization",
+ * "imbalance", "preemption", "other" */
 GCS_API extern const char *const gcs_acct_stack_component_names[GCS_ACCT_STACK_COMPONENTS];
 GCS_API void gcs_acct_stack_values(const gcs_acct_stack *s, double out[GCS_ACCT_STACK_COMPONENTS]);
 
@@ -166,6 +177,49 @@ GCS_API void gcs_acct_stack_values(const gcs_acct_stack *s, double out[GCS_ACCT_
 GCS_API int gcs_acct_stack_compute(const gcs_acct_run_times *st, const gcs_acct_run_times *mt, const char *app_class,
                            gcs_acct_stack *out, gcs_err *err);
 GCS_API json_t *gcs_acct_stack_to_json(const gcs_acct_stack *s);
+
+/* ---- managed runtimes (runtime.c) ---------------------------------------------
+ * Traces of unmodified runtimes (gcscale trace --runtime) carry roles as
+ * thread classes but no GC states: a pause has to be found in the trace, or
+ * taken from the runtime's own log, and written into the trace as GC states
+ * (application threads gc-stopped, GC and VM threads gc-mark), after which
+ * the stack's GC term measures it as it does for the built-in recorder. */
+#define GCS_ACCT_GC_CLASS "gc"           /* stop-the-world GC workers */
+#define GCS_ACCT_GC_CONC_CLASS "gc-conc" /* concurrent GC threads */
+#define GCS_ACCT_JIT_CLASS "jit"         /* JIT compiler threads */
+#define GCS_ACCT_VM_CLASS "vm"           /* the thread that runs safepoints (HotSpot's VM Thread) */
+
+typedef struct gcs_acct_pause {
+    uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC, as the trace */
+} gcs_acct_pause;
+
+/* Stop-the-world pauses found in a trace: the times when a thread of class
+ * "gc" (or "vm") is running or preempted while every application thread
+ * waits on a lock (a safepoint parks them on futexes), joined across gaps
+ * in which they all stay in those waits.  *out is
+ * malloc'd (NULL when *n is 0). */
+GCS_API int gcs_acct_find_pauses(const gcs_trace *t, const char *app_class, gcs_acct_pause **out, size_t *n,
+                                 gcs_err *err);
+
+/* Pauses from a HotSpot unified GC log (-Xlog:gc:file=F:tn, or any log
+ * with the gc tag's "GC(N) Pause ... T.TTTms" lines and a nanosecond time
+ * decorator): each line ends a pause of T.TTT ms.  The time stamp used is
+ * the nanosecond decorator whose value lies in [lo_ns, hi_ns] (the trace's
+ * span: "timenanos" is CLOCK_MONOTONIC, "uptimenanos" is not); a log with
+ * pause lines but no such stamp is an error saying to add "tn". */
+GCS_API int gcs_acct_hotspot_log_pauses(const char *path, uint64_t lo_ns, uint64_t hi_ns, gcs_acct_pause **out,
+                                        size_t *n, gcs_err *err);
+
+/* Writes pauses into t as GC states: inside a pause, application threads
+ * not running are gc-stopped and running threads of classes "gc" and "vm"
+ * are in gc-mark.  Pauses must be sorted and disjoint. */
+GCS_API int gcs_acct_apply_pauses(gcs_trace *t, const gcs_acct_pause *p, size_t n, const char *app_class,
+                                  gcs_err *err);
+
+/* 1 when some event of t is a GC state (the built-in recorder's traces). */
+GCS_API int gcs_acct_has_gc_states(const gcs_trace *t);
+/* 1 when some thread of t has class "gc" or "vm" (a runtime preset's trace). */
+GCS_API int gcs_acct_has_gc_roles(const gcs_trace *t);
 
 /* The stacks side by side, as in the speedup-stacks paper's Figure 3: one
  * bar per stack with labels[i] under it ("N = n" when labels or labels[i]

@@ -20,7 +20,7 @@
  *
  *   running        on a CPU                                -> running
  *   futex          asleep inside a futex wait              -> blocked-lock
- *   runnable       preempted, or woken but not yet on a CPU -> blocked-other
+ *   runnable       preempted, or woken but not yet on a CPU -> preempted
  *   sleeping       asleep for any other reason (I/O, ...)  -> blocked-other
  *   exited                                                 -> exited
  *
@@ -149,6 +149,20 @@ typedef struct gcs_schedtrace_class {
 /* Parses "NAME=PATTERN" (NAME: letters, digits, '-', '_'; PATTERN non-empty). */
 GCS_API int gcs_schedtrace_class_parse(const char *text, gcs_schedtrace_class *c, gcs_err *err);
 
+/* ---- runtime presets (runtime.c) ----------------------------------------------
+ * The class rules of a managed runtime's threads, by the names the runtime
+ * gives them: "hotspot" (OpenJDK: classes main, gc = stop-the-world GC
+ * workers, gc-conc = concurrent GC threads, jit, vm = the safepoint/VM
+ * thread, runtime = its other threads, mutator = every other thread, i.e.
+ * the application's), "node" and "go" (no rules: those runtimes give their
+ * threads no telling names; *note says so, else NULL).  Copies up to max
+ * rules into out (put user rules before them: the first match wins). */
+GCS_API int gcs_schedtrace_runtime_classes(const char *runtime, gcs_schedtrace_class *out, size_t max, size_t *n,
+                                           const char **note, gcs_err *err);
+/* The runtime a command runs, from its program's name (java: "hotspot",
+ * node: "node"), or NULL. */
+GCS_API const char *gcs_schedtrace_runtime_detect(char *const argv[]);
+
 typedef struct gcs_schedtrace_thread {
     int32_t tid;
     int32_t parent_tid;          /* 0 for the threads that were there at the start */
@@ -200,7 +214,7 @@ GCS_API const gcs_schedtrace_change *gcs_schedtrace_states_changes(const gcs_sch
 GCS_API gcs_schedtrace_thread *gcs_schedtrace_states_find(gcs_schedtrace_states *s, int32_t tid);
 GCS_API const char *gcs_schedtrace_tstate_name(gcs_schedtrace_tstate st);
 /* The trace-file state (trace.h's gcs_trace_state) of a thread state:
- * running -> running, futex -> blocked-lock, runnable and sleeping ->
+ * running -> running, futex -> blocked-lock, runnable -> preempted, sleeping ->
  * blocked-other, exited -> exited. */
 GCS_API int gcs_schedtrace_trace_state(gcs_schedtrace_tstate st);
 

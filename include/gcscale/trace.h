@@ -18,7 +18,10 @@
 
 #include "gcscale/common.h"
 
-#define GCS_TRACE_FORMAT_VERSION 1
+/* Version 2 added the state "preempted"; readers take versions 1 and 2
+ * (a version-1 file may not use "preempted"). */
+#define GCS_TRACE_FORMAT_VERSION 2
+#define GCS_TRACE_FORMAT_VERSION_MIN 1
 
 typedef enum gcs_trace_state {
     GCS_TRACE_RUNNING = 0,        /* doing the thread's own work */
@@ -29,7 +32,8 @@ typedef enum gcs_trace_state {
     GCS_TRACE_GC_SWEEP,           /* GC worker sweeping */
     GCS_TRACE_BLOCKED_LOCK,       /* waiting for a lock (or futex wait, for the sched source) */
     GCS_TRACE_BLOCKED_BARRIER,    /* waiting at a barrier / join */
-    GCS_TRACE_BLOCKED_OTHER,      /* blocked for another reason (I/O, sleep), or preempted: not active */
+    GCS_TRACE_BLOCKED_OTHER,      /* blocked for another reason (I/O, sleep): not active */
+    GCS_TRACE_PREEMPTED,          /* runnable, waiting for a CPU (sched source, format version 2): not active */
     GCS_TRACE_EXITED,             /* last event of a thread */
     GCS_TRACE_STATE_COUNT
 } gcs_trace_state;

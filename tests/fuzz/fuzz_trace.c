@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gcscale/accounting.h"
@@ -74,6 +75,27 @@ static void check_accounting(const gcs_trace *t)
     gcs_acct_free(a);
 }
 
+/* A runtime's trace (gcscale trace --runtime): the pauses found are in
+ * order, disjoint and inside the trace, and writing them into the trace
+ * keeps it a valid trace that still accounts. */
+static void check_pauses(gcs_trace *t)
+{
+    gcs_err err;
+    gcs_acct_pause *p = NULL;
+    size_t n = 0;
+    if (gcs_acct_find_pauses(t, NULL, &p, &n, &err) != 0)
+        return; /* out of memory only */
+    for (size_t k = 0; k < n; k++)
+        if (p[k].end_ns <= p[k].start_ns || p[k].start_ns < t->start_ns || p[k].end_ns > t->end_ns ||
+            (k && p[k].start_ns < p[k - 1].end_ns))
+            __builtin_trap();
+    if (gcs_acct_apply_pauses(t, p, n, NULL, &err) == 0) {
+        check_trace(t);
+        check_accounting(t);
+    }
+    free(p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -92,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check_trace(t);
     check_accounting(t);
+    check_pauses(t);
     gcs_trace_free(t);
     return 0;
 }
