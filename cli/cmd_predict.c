@@ -415,7 +415,7 @@ int cmd_predict(int argc, char **argv)
                  (unsigned long long)ir.heap.objects, ir.heap.t1_ns / 1e6, ir.heap.tinf_ns / 1e6,
                  gcs_inspect_predictor_name(ir.predictor), gcs_model_mva_name(mopts.mva),
                  gcs_model_span_name(mopts.span), mopts.overlap, recommended);
-        if (gcs_predict_plot(results, nthreads, measured, title, subtitle, plot_path, &err) < 0)
+        if (gcs_predict_plot(results, nthreads, measured, recommended, title, subtitle, plot_path, &err) < 0)
             cli_fail(cmd, &err);
     }
 

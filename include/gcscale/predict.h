@@ -37,6 +37,10 @@ typedef struct gcs_predict_measured {
     int n;
     double threads[GCS_PREDICT_MAX_THREADS];
     double speedup[GCS_PREDICT_MAX_THREADS];
+    /* the speedup with P's fastest and slowest collection (over the P = 1
+     * median, as speedup is); NaN where gc-bench recorded no min and max */
+    double speedup_lo[GCS_PREDICT_MAX_THREADS], speedup_hi[GCS_PREDICT_MAX_THREADS];
+    int reps;           /* collections per P behind the bars (0: none) */
     char label[128];
     long long objects;  /* the measured heap's live objects, -1 where the file does not say */
 } gcs_predict_measured;
@@ -50,9 +54,11 @@ GCS_API gcs_table *gcs_predict_table(const gcs_model_result *results, int n, con
 GCS_API int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err *err);
 
 /* The speedup plot: ideal, predicted, Pred(M_P = M1), Pred(Q_P = Q1) and,
- * when measured is not NULL, the measured curve. */
+ * when measured is not NULL, the measured curve with its min-max bars; a
+ * dotted line marks the recommended P (0: none). */
 GCS_API int gcs_predict_plot(const gcs_model_result *results, int n, const gcs_predict_measured *measured,
-                     const char *title, const char *subtitle, const char *path, gcs_err *err);
+                             int recommended, const char *title, const char *subtitle, const char *path,
+                             gcs_err *err);
 
 /* The answer in words (docs/model.md, "Reading the answer"): the
  * recommended P and what limits the heap, from the predicted speedup stack

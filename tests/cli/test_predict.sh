@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..85"
+echo "1..87"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -70,6 +70,8 @@ expect_grep "csv: header" "^P,t_cilk_ms," "$TMP/out"
 expect_ok "predict --slow --measured --plot" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --slow --measured "$TMP/tree.json" --plot "$TMP/p.svg"
 expect_grep "the plot is an SVG with the measured curve" "measured" "$TMP/p.svg"
+expect_grep "... its min-max bars, from gc-bench's 5 reps" "measured \\(gc-bench tree; bars: min-max of 5\\)" "$TMP/p.svg"
+expect_grep "... and the recommended P marked" ">recommended P = [12]</text>" "$TMP/p.svg"
 expect_ok "the plot is well-formed XML" python3 -c "import sys,xml.dom.minidom as m; m.parse(sys.argv[1])" "$TMP/p.svg"
 expect_exit 2 "--plot into a directory: refused before the prediction" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --plot "$TMP"
