@@ -207,8 +207,7 @@ static int info(const char *path, gcs_format fmt, long top)
                                                 (json_int_t)rows[k].objects, "bytes", (json_int_t)rows[k].bytes,
                                                 "edges", (json_int_t)rows[k].edges));
         json_object_set_new(d, "types", ty);
-        gcs_json_print(d, stdout);
-        json_decref(d);
+        cli_print_doc("gcscale-snapshot-info", d);
     } else {
         int text = fmt == GCS_FORMAT_TEXT;
         text_mode = text;

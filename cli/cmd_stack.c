@@ -191,8 +191,7 @@ int cmd_stack(int argc, char **argv)
         json_t *doc = json_pack("{s:s, s:o}", "single", single, "stacks", arr);
         if (svg)
             json_object_set_new(doc, "svg", json_string(svg));
-        gcs_json_print(doc, stdout);
-        json_decref(doc);
+        cli_print_doc("gcscale-stack", doc);
         return 0;
     }
     static const char *const cols[] = {"trace", "N", "T_ms", "speedup", "gc", "initialization",
