@@ -84,6 +84,12 @@ void cli_print_doc(const char *format, json_t *body);
  * usage error listing the names. */
 void cli_print_tables(const char *cmd, const char *format, gcs_table *const *tables, const char *const *names,
                       int n, gcs_format fmt, const char *table_name);
+/* A machine profile in fmt (gcs_profile_print), with an extra table after
+ * it (calibrate --repeat's spread; NULL: none).  CSV: one table, the
+ * profile's table_name (gcs_profile_print_csv_table; default its first) or
+ * the extra one by extra_name. */
+void cli_print_profile(const char *cmd, const gcs_profile *p, gcs_format fmt, const char *table,
+                       const gcs_table *extra, const char *extra_name);
 #define CLI_TABLE_HELP "  --table NAME         with --csv: the table to print (one per output)\n"
 
 /* The last component of a path (for titles and labels). */

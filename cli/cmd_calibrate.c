@@ -90,7 +90,9 @@ static void print_help(FILE *fp)
             "                      recorded in calibration.occupancy[].pu_map\n"
             "  --quiet             no progress lines on stderr (warnings are still printed)\n"
             "  --json              print the profile document instead of tables\n"
-            "  --csv               print the tables as CSV\n"
+            "  --csv               one of the tables as plain CSV: the nodes, or the one\n"
+            "                      --table names (as machine show; with --repeat also spread)\n"
+            "  --table NAME        with --csv: the table to print\n"
             "  -h, --help          this text\n"
             "\n"
             "Progress goes to stderr; errors are one line on stderr with exit status 2.\n"
@@ -265,9 +267,11 @@ int cmd_calibrate(int argc, char **argv)
         {"quiet", no_argument, NULL, 'Q'},
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
+        {"table", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const char *table = NULL;
     gcs_calibrate_opts opts;
     gcs_calibrate_opts_init(&opts);
     const char *output = NULL;
@@ -294,6 +298,7 @@ int cmd_calibrate(int argc, char **argv)
         case 'Q': opts.quiet = 1; break;
         case 'j': cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
         case 'c': cli_set_format(cmd, &fmt, GCS_FORMAT_CSV); break;
+        case 'T': table = optarg; break;
         case 'h': print_help(stdout); return 0;
         default: cli_bad_option(cmd, argv);
         }
@@ -383,11 +388,9 @@ int cmd_calibrate(int argc, char **argv)
         cli_fail(cmd, &err);
     }
     if (!to_stdout) {
-        gcs_profile_print(p, stdout, fmt);
         /* JSON: the document is the profile, whose calibration.repeat holds
-         * the same rows. */
-        if (spread && fmt != GCS_FORMAT_JSON)
-            cli_print_table(spread, "spread over the runs", fmt);
+         * the spread's rows. */
+        cli_print_profile(cmd, p, fmt, table, spread, "spread");
     }
     gcs_table_free(spread);
     /* A --gc-only run adds no warnings (the profile's are its calibration's,

@@ -190,3 +190,37 @@ void cli_print_tables(const char *cmd, const char *format, gcs_table *const *tab
         gcs_table_print(tables[i], stdout, fmt);
     }
 }
+
+void cli_print_profile(const char *cmd, const gcs_profile *p, gcs_format fmt, const char *table,
+                       const gcs_table *extra, const char *extra_name)
+{
+    if (fmt != GCS_FORMAT_CSV) {
+        gcs_profile_print(p, stdout, fmt);
+        if (extra && fmt != GCS_FORMAT_JSON)
+            cli_print_table(extra, extra_name, fmt);
+        return;
+    }
+    if (extra && table && strcmp(table, extra_name) == 0) {
+        gcs_table_print(extra, stdout, fmt);
+        return;
+    }
+    gcs_err err;
+    const char *first = gcs_profile_table_name(0);
+    if (gcs_profile_print_csv_table(p, stdout, table ? table : first, &err) < 0) {
+        char names[512] = "";
+        for (int i = 0; gcs_profile_table_name(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     gcs_profile_table_name(i));
+        if (extra)
+            snprintf(names + strlen(names), sizeof names - strlen(names), ", %s", extra_name);
+        cli_usage_error(cmd, "--table: %s (tables: %s)", err.msg, names);
+    }
+    if (!table) {
+        char names[512] = "";
+        for (int i = 1; gcs_profile_table_name(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i > 1 ? ", " : "",
+                     gcs_profile_table_name(i));
+        fprintf(stderr, "gcscale %s: the CSV is the %s table; the others: %s%s%s (--table NAME)\n", cmd, first,
+                names, extra ? ", " : "", extra ? extra_name : "");
+    }
+}

@@ -91,9 +91,9 @@ expect_grep "a row per constant" "^occupancy_ns.read\[0\]  *2 " "$TMP/out"
 expect_ok "the profile says which run it kept" \
     jq -e '.calibration.repeat.runs == 2 and (.calibration.repeat.kept_run | . == 1 or . == 2)
            and (.calibration.repeat.spread | length) > 5' "$TMP/rep.json"
-expect_ok "--repeat --csv" "$GCSCALE" calibrate --quick --quiet --topology "node:1 pu:1" --size 1M \
-    --repeat 1 --csv -o "$TMP/rep.json"
-expect_grep "the CSV spread section" "^# spread over the runs" "$TMP/out"
+expect_ok "--repeat --csv --table spread" "$GCSCALE" calibrate --quick --quiet --topology "node:1 pu:1" --size 1M \
+    --repeat 1 --csv --table spread -o "$TMP/rep.json"
+expect_grep "the spread alone, plain CSV" "^constant," "$TMP/out"
 expect_exit 2 "--repeat 0" "$GCSCALE" calibrate --quick --repeat 0 -o "$TMP/x.json"
 expect_exit 2 "--repeat with --gc-only" "$GCSCALE" calibrate --gc-only --repeat 2 -o "$TMP/rep.json"
 # Latency with page walks: a 4 KiB full-random figure for every pair, the
