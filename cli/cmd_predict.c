@@ -460,6 +460,8 @@ int cmd_predict(int argc, char **argv)
         gcs_table_print(t, stdout, GCS_FORMAT_CSV);
         if (unreliable_line[0]) /* not in the CSV rows: said on stderr */
             fprintf(stderr, "gcscale predict: warning: %s\n", unreliable_line);
+        if (!absolute) /* time_ms and t_cilk_ms are the model's own scale */
+            fprintf(stderr, "gcscale predict: note: times: %s\n", relative_why);
     } else {
         printf("%s\n", explanation);
         if (!absolute)

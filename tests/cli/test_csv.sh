@@ -9,10 +9,7 @@ D="$TMP/csv"
 mkdir -p "$D"
 DEV=data/machines/dev-2core-kvm.json
 SYN="pack:2 node:2 core:2 pu:1"
-run() { # description, output file, command...
-    local d=$1 f=$2; shift 2
-    expect_ok "$d" sh -c '"$@" > "$0"' "$D/$f" "$@"
-}
+run() { expect_ok_to "$1" "$D/$2" "${@:3}"; } # description, file in $D, command...
 run "gc-bench" gc-bench.csv "$GCSCALE" gc-bench --shape tree --depth 10 --threads 1-2 --reps 5 --csv --quiet \
     --snapshot-out "$TMP/t.snap"
 run "gc-bench --table adaptive" gc-bench-adaptive.csv "$GCSCALE" gc-bench --shape random --objects 5000 \

@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..87"
+echo "1..88"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -66,6 +66,7 @@ expect_grep "... a warning on stderr" "^gcscale predict: warning: unreliable inp
 expect_ok "predict --csv --fast --mva closed --span critical" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --csv --fast --mva closed --span critical
 expect_grep "csv: header" "^P,t_cilk_ms," "$TMP/out"
+expect_grep "csv: relative times said on stderr" "^gcscale predict: note: times: model base .* relative" "$TMP/err"
 
 expect_ok "predict --slow --measured --plot" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --slow --measured "$TMP/tree.json" --plot "$TMP/p.svg"

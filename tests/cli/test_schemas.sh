@@ -10,10 +10,7 @@ D="$TMP/docs"
 mkdir -p "$D"
 DEV=data/machines/dev-2core-kvm.json
 SYN="pack:2 node:2 core:2 pu:1"
-run() { # description, output file, command...
-    local d=$1 f=$2; shift 2
-    expect_ok "$d" sh -c '"$@" > "$0"' "$D/$f" "$@"
-}
+run() { expect_ok_to "$1" "$D/$2" "${@:3}"; } # description, file in $D, command...
 run "gc-bench" gc-bench.json "$GCSCALE" gc-bench --shape tree --depth 10 --threads 1-2 --reps 5 --json --snapshot-out "$TMP/t.snap"
 run "gc-bench, adaptive" gc-bench-adaptive.json "$GCSCALE" gc-bench --shape random --objects 5000 --threads 1-2 \
     --reps 5 --gc-threads adaptive --machine "$DEV" --json
