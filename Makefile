@@ -144,7 +144,8 @@ check-tsan:
 
 # The README's examples as written, the slow ones too (tests/cli/test_readme.sh).
 check-readme: all
-	README_TESTS=all GCSCALE=$(BUILD)/gcscale tests/cli/test_readme.sh
+	README_TESTS=all GCSCALE=$(BUILD)/gcscale tests/cli/test_readme.sh | tee $(BUILD)/readme.tap
+	! grep -q '^not ok' $(BUILD)/readme.tap
 
 # Man pages, generated from each command's --help (scripts/make-man).
 man: all
