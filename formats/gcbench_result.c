@@ -148,7 +148,7 @@ static gcs_table *adaptive_table(const gcs_gcbench_result *r, int flat)
         npred = r->decisions[i].npredicted > npred ? r->decisions[i].npredicted : npred;
     const char *cols[6 + GCS_GCBENCH_MAX_THREADS] = {"collection", "threads", "predicted_mark_ms", "mark_ms",
                                                      "decision_us", "decision_pct_of_mark", "predicted_ms_by_p"};
-    char pred_names[GCS_GCBENCH_MAX_THREADS][24];
+    char pred_names[GCS_GCBENCH_MAX_THREADS][32];
     for (int k = 0; k < npred; k++) {
         snprintf(pred_names[k], sizeof pred_names[k], "predicted_ms_p%d", k + 1);
         cols[6 + k] = pred_names[k];
