@@ -258,7 +258,7 @@ gcs_table *gcs_predict_compact_table(const gcs_table *full, int absolute)
     cols[nc++] = absolute ? "time_ms" : "rel_time";
     cols[nc++] = "speedup";
     for (int i = 0; i < ncause; i++) {
-        snprintf(colnames[i], sizeof colnames[i], "lost_%s", names[i]);
+        snprintf(colnames[i], sizeof colnames[i], "lost_%.60s", names[i]);
         cols[nc++] = colnames[i];
     }
     if (measured) {
