@@ -67,7 +67,7 @@ TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
 VERSION := $(shell sed -n 's/^\#define GCSCALE_VERSION "\(.*\)"/\1/p' include/gcscale/common.h)
 
-.PHONY: all demo check check-sanitize check-asan check-tsan install clean tests man
+.PHONY: all demo check check-sanitize check-asan check-tsan install clean tests man check-readme
 all: $(BUILD)/gcscale $(BUILD)/libgcscale.so $(BUILD)/gcscale.pc $(BUILD)/gcscale-uninstalled.pc
 
 $(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
@@ -158,6 +158,11 @@ check-asan:
 check-tsan:
 	$(MAKE) BUILD=build/tsan SAN=thread OPT=-O1 tests
 	scripts/run-tests build/tsan --only-listed tests/tsan-tests
+
+# The README's examples as written, the slow ones too (tests/cli/test_readme.sh).
+check-readme: all
+	README_TESTS=all GCSCALE=$(BUILD)/gcscale tests/cli/test_readme.sh | tee $(BUILD)/readme.tap
+	! grep -q '^not ok' $(BUILD)/readme.tap
 
 # Man pages, generated from each command's --help (scripts/make-man).
 man: all

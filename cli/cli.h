@@ -70,6 +70,28 @@ int cli_finish(const char *cmd);
  * tables), JSON as the table's array of row objects. */
 void cli_print_table(const gcs_table *t, const char *title, gcs_format fmt);
 
+/* Every JSON document the program prints carries "format" (its name,
+ * "gcscale-...", with a schema under docs/schemas/) and "version". */
+#define CLI_DOC_VERSION 1
+/* Prints {"format": format, "version": 1, ...body's keys} on stdout; takes
+ * body's reference. */
+void cli_print_doc(const char *format, json_t *body);
+/* The tables of one output.  JSON: one document (cli_print_doc) with each
+ * table's rows under its name (one table: "rows").  CSV: one table, plain
+ * (a header line and rows), the one table_name names or else the first,
+ * with a note on stderr naming the others (--table NAME).  Text: all of
+ * them, or the one table_name names.  A table_name no table has is a
+ * usage error listing the names. */
+void cli_print_tables(const char *cmd, const char *format, gcs_table *const *tables, const char *const *names,
+                      int n, gcs_format fmt, const char *table_name);
+/* A machine profile in fmt (gcs_profile_print), with an extra table after
+ * it (calibrate --repeat's spread; NULL: none).  CSV: one table, the
+ * profile's table_name (gcs_profile_print_csv_table; default its first) or
+ * the extra one by extra_name. */
+void cli_print_profile(const char *cmd, const gcs_profile *p, gcs_format fmt, const char *table,
+                       const gcs_table *extra, const char *extra_name);
+#define CLI_TABLE_HELP "  --table NAME         with --csv: the table to print (one per output)\n"
+
 /* The last component of a path (for titles and labels). */
 const char *cli_base_name(const char *path);
 

@@ -34,6 +34,7 @@ typedef struct bench {
     gcs_format fmt;
     gcs_topo *t;
     int quiet;              /* --quiet: no progress lines */
+    const char *table;      /* --table NAME */
     gcs_progress *pr;       /* the run's progress: one line per measurement on stderr */
 } bench;
 
@@ -74,23 +75,17 @@ static void bench_step(const bench *b, double work, const char *fmt, ...)
     gcs_progress_step(b->pr, step, work);
 }
 
-static void print_tables(gcs_table **tables, const char *const *keys, int n, gcs_format fmt)
+/* One benchmark's tables (cli_print_tables): JSON "gcscale-bench-NAME". */
+static void print_tables(const bench *b, gcs_table **tables, const char *const *keys, int n)
 {
-    if (fmt == GCS_FORMAT_JSON) {
-        json_t *doc = json_object();
-        for (int i = 0; i < n; i++)
-            json_object_set_new(doc, keys[i], gcs_table_to_json(tables[i]));
-        gcs_json_print(doc, stdout);
-        json_decref(doc);
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        if (i)
-            fputc('\n', stdout);
-        if (fmt == GCS_FORMAT_CSV)
-            printf("# %s\n", keys[i]);
-        gcs_table_print(tables[i], stdout, fmt);
-    }
+    char format[64];
+    snprintf(format, sizeof format, "gcscale-bench-%s", b->name);
+    cli_print_tables(cmd, format, tables, keys, n, b->fmt, b->table);
+}
+
+static void print_table(const bench *b, gcs_table *t)
+{
+    print_tables(b, &t, (const char *const[]){"rows"}, 1);
 }
 
 /* The buffer: --size, else 8 x LLC, at least 1 GiB, so a random line is almost never
@@ -218,7 +213,7 @@ static int run_latency(const bench *b)
         gcs_progress_done(b->pr, 1);
     }
     gcs_progress_finish(b->pr);
-    gcs_table_print(tab, stdout, b->fmt);
+    print_table(b, tab);
     gcs_table_free(tab);
     return 0;
 }
@@ -283,7 +278,7 @@ static int run_sweep(const bench *b)
         gcs_table_add_num(tab, j->pts[i].p10_ns, 2);
         gcs_table_add_num(tab, j->pts[i].p90_ns, 2);
     }
-    gcs_table_print(tab, stdout, b->fmt);
+    print_table(b, tab);
     gcs_table_free(tab);
     free(j);
     return 0;
@@ -414,7 +409,7 @@ static int run_occupancy(const bench *b)
     gcs_progress_finish(b->pr);
     gcs_table *tabs[] = {pt, ft};
     static const char *const keys[] = {"points", "fits"};
-    print_tables(tabs, keys, 2, b->fmt);
+    print_tables(b, tabs, keys, 2);
     gcs_table_free(pt);
     gcs_table_free(ft);
     gcs_chase_buf_free(buf);
@@ -472,7 +467,7 @@ static int run_bandwidth(const bench *b)
     gcs_table_add_num(tab, r.best_gbs, 2);
     gcs_table_add_num(tab, r.median_gbs, 2);
     gcs_table_add_str(tab, warn);
-    gcs_table_print(tab, stdout, b->fmt);
+    print_table(b, tab);
     gcs_table_free(tab);
     gcs_chase_buf_free(buf);
     free(cpus);
@@ -522,7 +517,7 @@ static int run_topology(const bench *b)
     }
     gcs_table *tabs[] = {st, nt, ct};
     static const char *const keys[] = {"system", "nodes", "caches"};
-    print_tables(tabs, keys, 3, b->fmt);
+    print_tables(b, tabs, keys, 3);
     gcs_table_free(st);
     gcs_table_free(nt);
     gcs_table_free(ct);
@@ -534,7 +529,9 @@ static int run_topology(const bench *b)
 #define COMMON_HELP                                                                          \
     "  --topology SYNTH    use an hwloc synthetic topology (nothing is pinned or bound;\n"   \
     "                      a warning says so)\n"                                             \
-    "  --json | --csv      machine-readable output\n"                                        \
+    "  --json | --csv      machine-readable output (JSON: \"format\": gcscale-bench-NAME)\n"   \
+    "  --table NAME        occupancy (points, fits), topology (system, nodes, caches):\n"   \
+    "                      the one table to print (--csv prints one: default the first)\n" \
     "  --quiet             no progress lines on stderr (warnings are still printed)\n"       \
     "  -h, --help          this text\n"
 #define PLACE_HELP                                                                           \
@@ -552,13 +549,13 @@ static bench benches[] = {
      "median, p10, p90, min and max over repetitions, after one warm-up repetition.\n"
      "With transparent huge pages available, runs once with 4 KiB pages\n"
      "(MADV_NOHUGEPAGE) and once with huge pages (MADV_HUGEPAGE).\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL, NULL},
     {"rw", run_latency, O_CPU | O_CPU_NODE | O_NODE | O_SIZE | O_REPS | O_HUGE | O_TOPO | O_STEPS | O_SEED,
      "idle atomic read-modify-write latency (a marker setting mark bits)",
      "The latency chase where every step is an atomic read-modify-write of the word\n"
      "holding the next pointer (lock cmpxchg on x86), as a marker does when it sets\n"
      "a mark bit.  Options and output as for latency.\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL, NULL},
     {"occupancy", run_occupancy, O_NODE | O_SIZE | O_REPS | O_HUGE | O_THREADS | O_CHAINS | O_TOPO | O_STEPS | O_ACCESS | O_SEED,
      "load points (threads x chains) on one memory node and the S_O fits",
      "Loads one memory node with 1..THREADS pinned threads, each chasing 1..CHAINS\n"
@@ -567,26 +564,26 @@ static bench benches[] = {
      "fits the occupancy S_O with M1 = the idle latency measured on the same buffer:\n"
      "the open model R = M1 + S_O*rho/(1-rho), rho = S_O*X (Endo et al.) and a\n"
      "closed exact-MVA model, each with its RMS relative residual.\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL, NULL},
     {"bandwidth", run_bandwidth, O_NODE | O_SIZE | O_REPS | O_HUGE | O_THREADS | O_TOPO | O_SEED,
      "read bandwidth of one memory node with all CPUs loading it",
      "Every thread (one per CPU, pinned; the memory node's own CPUs first) reads and\n"
      "sums its slice of a buffer bound to the node, STREAM-style.  GB/s = bytes /\n"
      "(last finish - first start), best and median over repetitions.\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL, NULL},
     {"sweep", run_sweep, O_CPU | O_CPU_NODE | O_NODE | O_SIZE | O_REPS | O_HUGE | O_TOPO | O_STEPS | O_SEED,
      "read latency vs working set, 4 KiB to SIZE (the cache staircase)",
      "Read latency chases over working sets from 4 KiB up to SIZE (doubling, with a\n"
      "1.5x point between), relinking one buffer for each size.  The steps of the\n"
      "staircase are the cache levels; the last points are memory.\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL, NULL},
     {"topology", run_topology, O_TOPO,
      "nodes, CPUs, caches, huge pages and counters as gcscale sees them",
      "Prints what hwloc reports: memory nodes with OS CPU numbers and memory,\n"
      "caches with level, type, size, line size, associativity and the CPUs sharing\n"
      "each instance, plus the transparent-huge-page mode and whether PAPI counters\n"
      "work (and PAPI's reason when they do not).\n",
-     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL},
+     -1, -1, -1, 0, 0, 0, -1, 0, 0, 0, NULL, "both", GCS_FORMAT_TEXT, NULL, 0, NULL, NULL},
 };
 #define NBENCHES (int)(sizeof benches / sizeof benches[0])
 
@@ -675,6 +672,7 @@ int cmd_bench(int argc, char **argv)
         {"access", required_argument, NULL, 'a'},   {"seed", required_argument, NULL, 'e'},
         {"json", no_argument, NULL, 'j'},           {"csv", no_argument, NULL, 'v'},
         {"quiet", no_argument, NULL, 'q'},          {"help", no_argument, NULL, 'h'},
+        {"table", required_argument, NULL, 'b'},
         {NULL, 0, NULL, 0},
     };
     static const struct { int opt; unsigned bit; const char *name; } bits[] = {
@@ -722,6 +720,7 @@ int cmd_bench(int argc, char **argv)
             break;
         case 'e': b->seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 1, 1L << 62); break;
         case 'q': b->quiet = 1; break;
+        case 'b': b->table = optarg; break;
         case 'j': cli_set_format(cmd, &b->fmt, GCS_FORMAT_JSON); break;
         case 'v': cli_set_format(cmd, &b->fmt, GCS_FORMAT_CSV); break;
         case 'h': print_bench_help(b, stdout); return 0;

@@ -156,8 +156,7 @@ int cmd_bottle(int argc, char **argv)
         json_object_set_new(doc, "threads", threads_json(a));
         if (svg)
             json_object_set_new(doc, "svg", json_string(svg));
-        gcs_json_print(doc, stdout);
-        json_decref(doc);
+        cli_print_doc("gcscale-bottle", doc);
     } else {
         gcs_table *tab = gcs_acct_bottle_table(b, "bottle graph, widest box (bottom) first");
         if (fmt != GCS_FORMAT_CSV) {

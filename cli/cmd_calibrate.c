@@ -41,6 +41,8 @@ static void print_help(FILE *fp)
             "profile's figures are not: measured on a synthetic topology (nothing pinned\n"
             "or bound), an S_O that is a bound of its fit (0: no contention seen, or load\n"
             "points that contradict the model) rather than a measurement, and so on.\n"
+            "Each line ends with \"; profile usable: ...; to do: ...\": whether the\n"
+            "profile can be used as it is, and what to rerun (or nothing).\n"
             "Every fitted constant carries its uncertainty (\"uncertainty\": standard\n"
             "error, 95%% interval, residual, points) and is checked against physical\n"
             "bounds (S_O > 0 and below M1, costs and latencies positive and finite,\n"
@@ -88,11 +90,69 @@ static void print_help(FILE *fp)
             "                      recorded in calibration.occupancy[].pu_map\n"
             "  --quiet             no progress lines on stderr (warnings are still printed)\n"
             "  --json              print the profile document instead of tables\n"
-            "  --csv               print the tables as CSV\n"
+            "  --csv               one of the tables as plain CSV: the nodes, or the one\n"
+            "                      --table names (as machine show; with --repeat also spread)\n"
+            "  --table NAME        with --csv: the table to print\n"
             "  -h, --help          this text\n"
             "\n"
             "Progress goes to stderr; errors are one line on stderr with exit status 2.\n"
             "Methods: docs/microbench.md.\n");
+}
+
+/* What a warning means for the profile just written, and what to do about
+ * it: the first entry whose words all occur in the warning.  The warnings
+ * themselves stay as the library recorded them (calibration.warnings); the
+ * advice is the program's, printed after them on the same line. */
+static const struct {
+    const char *words[2];
+    const char *usable, *todo;
+} advice[] = {
+    {{"synthetic", NULL}, "for testing only (its nodes are not this machine's)",
+     "for this machine's profile, run gcscale calibrate without --topology"},
+    {{"below the last-level cache", NULL}, "no (it measured the caches, not memory)",
+     "rerun without --size (the default measures memory)"},
+    {{"not pinned", NULL}, "on a one-node machine (elsewhere its latencies may mix nodes)",
+     "rerun where the process may set its CPU affinity (not in a restricted cpuset or container)"},
+    {{"not bound", NULL}, "on a one-node machine (elsewhere its latencies may mix nodes)",
+     "rerun where the process may set its memory policy (mbind; not in a restricted container)"},
+    {{"placement not checked", NULL}, "yes (the memory was bound, only not checked)",
+     "nothing, or rerun where move_pages is allowed to check it"},
+    {{"madvise(", NULL}, "yes (the buffer got the kernel's default pages; calibration.buffers says which)",
+     "nothing"},
+    {{"huge pages were asked for", NULL}, "yes (full_random_ns for huge pages is left out; the model does not use it)",
+     "to measure it, allow transparent huge pages (madvise or always in "
+     "/sys/kernel/mm/transparent_hugepage/enabled) and rerun"},
+    {{"S_O of memory node", "unreliable"}, "yes (gcscale predict names the contention term resting on it)",
+     "for a measured S_O, rerun on an idle machine (--repeat 3 shows the spread)"},
+    {{"the load points disagree with", NULL}, "yes (S_O is fitted; only its M1 is in doubt)",
+     "if contention matters for your heaps (lost_contention in gcscale predict), rerun on an idle machine"},
+    {{"chains share", NULL}, "yes (the occupancy load points are shorter than planned)",
+     "nothing, or rerun with a larger --size (the default) for longer load points"},
+    {{"bandwidth of memory node", NULL}, "yes (the model does not use the bandwidth)", "nothing"},
+    {{"gc_cost_ns.", "unreliable"}, "yes (gcscale predict names the work term resting on it)",
+     "rerun gcscale calibrate --gc-only on an idle machine"},
+    {{"gc_cost_ns:", "uncertain"}, "yes (both costs are positive; only their split is uncertain)",
+     "rerun gcscale calibrate --gc-only on an idle machine"},
+    {{"gc_miss_overlap not fitted", NULL},
+     "yes (the default model does not use it; --model v2 then says its times are relative)",
+     "rerun gcscale calibrate --gc-only on an idle machine to fit it"},
+};
+
+/* "gcscale calibrate: warning: TEXT; profile usable: ...; to do: ..." */
+static void warn_with_advice(const char *text)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "%s", text);
+    gcs_text_one_line(line);
+    for (size_t i = 0; i < sizeof advice / sizeof advice[0]; i++) {
+        if (!strstr(line, advice[i].words[0]) || (advice[i].words[1] && !strstr(line, advice[i].words[1])))
+            continue;
+        fprintf(stderr, "gcscale calibrate: warning: %s; profile usable: %s; to do: %s\n", line, advice[i].usable,
+                advice[i].todo);
+        return;
+    }
+    fprintf(stderr, "gcscale calibrate: warning: %s; profile usable: written with this warning in "
+                    "calibration.warnings; to do: check the figure it names before relying on it\n", line);
 }
 
 /* The miss-overlap fit is an optional step of the library's run: a failed
@@ -102,8 +162,11 @@ static void warn_overlap(gcs_profile *p)
 {
     json_t *overlap = json_object_get(gcs_profile_calibration(p), "gc_overlap");
     const char *error = json_string_value(json_object_get(overlap, "error"));
-    if (error)
-        fprintf(stderr, "gcscale calibrate: warning: gc_miss_overlap not fitted: %s\n", error);
+    if (error) {
+        char line[1024];
+        snprintf(line, sizeof line, "gc_miss_overlap not fitted: %s", error);
+        warn_with_advice(line);
+    }
 }
 
 /* The calibration's warnings (calibration.warnings: a synthetic topology
@@ -135,10 +198,7 @@ static void print_warnings(gcs_profile *p)
         if (seen)
             continue;
         json_array_append_new(printed, json_string(w));
-        char line[1024];
-        snprintf(line, sizeof line, "%s", w);
-        gcs_text_one_line(line);
-        fprintf(stderr, "gcscale calibrate: warning: %s\n", line);
+        warn_with_advice(w);
     }
     json_decref(printed);
     json_decref(all);
@@ -149,9 +209,11 @@ static void print_unreliable_costs(const gcs_profile *p)
 {
     const char *name, *reason;
     for (int i = 0; gcs_profile_unreliable_at(p, i, &name, &reason) == 0; i++)
-        if (strncmp(name, "gc_cost_ns.", 11) == 0)
-            fprintf(stderr, "gcscale calibrate: warning: %s is unreliable (%s); rerun on an idle "
-                    "machine\n", name, reason);
+        if (strncmp(name, "gc_cost_ns.", 11) == 0) {
+            char line[1024];
+            snprintf(line, sizeof line, "%s is unreliable (%s)", name, reason);
+            warn_with_advice(line);
+        }
 }
 
 /* --gc-only puts this machine's marker costs into the profile FILE: one of
@@ -205,9 +267,11 @@ int cmd_calibrate(int argc, char **argv)
         {"quiet", no_argument, NULL, 'Q'},
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
+        {"table", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const char *table = NULL;
     gcs_calibrate_opts opts;
     gcs_calibrate_opts_init(&opts);
     const char *output = NULL;
@@ -234,6 +298,7 @@ int cmd_calibrate(int argc, char **argv)
         case 'Q': opts.quiet = 1; break;
         case 'j': cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
         case 'c': cli_set_format(cmd, &fmt, GCS_FORMAT_CSV); break;
+        case 'T': table = optarg; break;
         case 'h': print_help(stdout); return 0;
         default: cli_bad_option(cmd, argv);
         }
@@ -323,11 +388,9 @@ int cmd_calibrate(int argc, char **argv)
         cli_fail(cmd, &err);
     }
     if (!to_stdout) {
-        gcs_profile_print(p, stdout, fmt);
         /* JSON: the document is the profile, whose calibration.repeat holds
-         * the same rows. */
-        if (spread && fmt != GCS_FORMAT_JSON)
-            cli_print_table(spread, "spread over the runs", fmt);
+         * the spread's rows. */
+        cli_print_profile(cmd, p, fmt, table, spread, "spread");
     }
     gcs_table_free(spread);
     /* A --gc-only run adds no warnings (the profile's are its calibration's,

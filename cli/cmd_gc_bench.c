@@ -76,7 +76,10 @@ static void print_help(FILE *fp)
             "  --machine FILE       machine profile for adaptive (default $GCSCALE_MACHINE,\n"
             "                       else data/machines/HOSTNAME.json)\n"
             "  --quiet              no progress on stderr\n"
-            "  --json, --csv        machine-readable output\n"
+            "  --json, --csv        machine-readable output (CSV: one table; busy_share as\n"
+            "                       busy_share_0, busy_share_1, ... one column per worker)\n"
+            "  --table rows|adaptive  with --csv: the per-P rows (default) or the adaptive\n"
+            "                       policy's collections (--gc-threads adaptive)\n"
             "  -h, --help           this text\n"
             "\n"
             "See docs/gc-bench.md; 'make bench' compares all shapes with Boehm GC.\n",
@@ -131,16 +134,26 @@ static void notice(void *arg, int warning, const char *msg)
         fprintf(stderr, "%s\n", msg);
 }
 
-/* Text or CSV: the per-P table, its notes, the adaptive table.  In CSV the
- * first table alone is plain CSV; what follows it is "# " comment lines, and
- * a second table comes after a blank line and its "# title" (the sections
- * of calibrate --csv). */
-static void print_result(const gcs_gcbench_result *r, gcs_format fmt)
+/* Text: the per-P table, its notes, the adaptive table.  CSV: one table,
+ * plain (--table rows, the default, or adaptive), busy_share one column
+ * per worker; the notes, which are not rows, go to stderr. */
+static void print_result(const gcs_gcbench_result *r, gcs_format fmt, const char *table)
 {
     if (fmt == GCS_FORMAT_JSON) {
         json_t *doc = gcs_gcbench_result_to_json(r);
         gcs_json_print(doc, stdout);
         json_decref(doc);
+        return;
+    }
+    if (fmt == GCS_FORMAT_CSV) {
+        gcs_table *tabs[2] = {gcs_gcbench_result_csv_table(r, 0), gcs_gcbench_result_csv_table(r, 1)};
+        static const char *const names[] = {"rows", "adaptive"};
+        cli_print_tables(cmd, "gcscale-gc-bench", tabs, names, tabs[1] ? 2 : 1, fmt, table);
+        if (r->has_span)
+            fprintf(stderr, "gcscale gc-bench: T-infinity %.0f (objects + pointers), parallelism %.1f, "
+                            "computed in %.0f ms\n", r->span, r->parallelism, r->span_ms);
+        gcs_table_free(tabs[0]);
+        gcs_table_free(tabs[1]);
         return;
     }
     int csv = fmt == GCS_FORMAT_CSV;
@@ -173,7 +186,7 @@ static void print_result(const gcs_gcbench_result *r, gcs_format fmt)
 int cmd_gc_bench(int argc, char **argv)
 {
     enum { O_SHAPE = 256, O_DEPTH, O_OBJECTS, O_SEED, O_THREADS, O_REPS, O_MODE, O_NUMA, O_PIN,
-           O_SPAN, O_NO_PIN, O_INSTR, O_HEAP, O_QUIET, O_JSON, O_CSV, O_SNAP, O_SNAP_OUT, O_GC_THREADS, O_MACHINE };
+           O_SPAN, O_NO_PIN, O_INSTR, O_HEAP, O_QUIET, O_JSON, O_CSV, O_SNAP, O_SNAP_OUT, O_GC_THREADS, O_MACHINE, O_TABLE };
     static const struct option options[] = {
         {"shape", required_argument, NULL, O_SHAPE},
         {"depth", required_argument, NULL, O_DEPTH},
@@ -195,6 +208,7 @@ int cmd_gc_bench(int argc, char **argv)
         {"quiet", no_argument, NULL, O_QUIET},
         {"json", no_argument, NULL, O_JSON},
         {"csv", no_argument, NULL, O_CSV},
+        {"table", required_argument, NULL, O_TABLE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -206,7 +220,7 @@ int cmd_gc_bench(int argc, char **argv)
     int plist[GCS_GC_MAX_THREADS], np = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     const char *snap_in = NULL, *snap_out = NULL;
-    const char *gc_threads = NULL, *machine = NULL;
+    const char *gc_threads = NULL, *machine = NULL, *table = NULL;
     gcs_adaptive_spec aspec = {0};
     int c;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
@@ -251,6 +265,7 @@ int cmd_gc_bench(int argc, char **argv)
         }
         case O_MACHINE: machine = optarg; break;
         case O_JSON: cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
+        case O_TABLE: table = optarg; break;
         case O_CSV: cli_set_format(cmd, &fmt, GCS_FORMAT_CSV); break;
         case 'h':
             print_help(stdout);
@@ -312,7 +327,7 @@ int cmd_gc_bench(int argc, char **argv)
     gcs_gcbench_result *r;
     if (gcs_gcbench_run(&o, &r, &err) < 0)
         cli_fail(cmd, &err);
-    print_result(r, fmt);
+    print_result(r, fmt, table);
     gcs_gcbench_result_free(r);
     return cli_finish(cmd);
 }

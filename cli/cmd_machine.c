@@ -16,7 +16,7 @@ static const char *const cmd = "machine";
 static void print_help(FILE *fp)
 {
     fprintf(fp,
-            "usage: gcscale machine show FILE [--json | --csv]\n"
+            "usage: gcscale machine show FILE [--json | --csv [--table NAME]]\n"
             "\n"
             "Loads a machine profile (format \"gcscale-machine\", version 1), checks every\n"
             "key, and prints it: nodes and their CPUs, caches, the read and RW latency\n"
@@ -31,13 +31,16 @@ static void print_help(FILE *fp)
             "\n"
             "options:\n"
             "  --json      print the profile document itself (JSON)\n"
-            "  --csv       print the tables as CSV, each after a '# title' line\n"
+            "  --csv       one table as plain CSV (a header and rows): the nodes, or the\n"
+            "              one --table names\n"
+            "  --table NAME  nodes, caches, latency_read, latency_rw, page_walks, per_node,\n"
+            "              gc_costs, counters, unreliable\n"
             "  -h, --help  this text\n"
             "\n"
             "The format is described in docs/machine-profile.md.\n");
 }
 
-static int show(const char *name, gcs_format fmt)
+static int show(const char *name, gcs_format fmt, const char *table)
 {
     gcs_err err = {{0}};
     char path[4096];
@@ -46,7 +49,7 @@ static int show(const char *name, gcs_format fmt)
     gcs_profile *p = gcs_profile_load(path, &err);
     if (!p)
         cli_fail(cmd, &err); /* the message starts with the file name */
-    gcs_profile_print(p, stdout, fmt);
+    cli_print_profile(cmd, p, fmt, table, NULL, NULL);
     gcs_profile_free(p);
     /* A full disk or closed pipe must not pass for a shown profile. */
     return cli_finish(cmd);
@@ -57,16 +60,19 @@ int cmd_machine(int argc, char **argv)
     static const struct option options[] = {
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
+        {"table", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *optstring = ":h";
     int c;
     gcs_format fmt = GCS_FORMAT_TEXT;
+    const char *table = NULL;
     /* Options may come before or after the action and file (GNU getopt
      * permutes the operands to the end). */
     while ((c = getopt_long(argc, argv, optstring, options, NULL)) != -1) {
         switch (c) {
+        case 't': table = optarg; break;
         default:
             cli_common_option(cmd, c, argv, &fmt, print_help);
         }
@@ -81,5 +87,5 @@ int cmd_machine(int argc, char **argv)
         cli_usage_error(cmd, "show: missing FILE");
     if (nargs > 2)
         cli_usage_error(cmd, "show: unexpected argument '%s' (one FILE at a time)", argv[optind + 2]);
-    return show(argv[optind + 1], fmt);
+    return show(argv[optind + 1], fmt, table);
 }

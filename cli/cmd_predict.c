@@ -3,7 +3,7 @@
  *
  *   gcscale predict --machine PROFILE SNAPSHOT [--threads LIST] [--fast|--slow]
  *                   [--mva open|closed] [--overlap fitted|F] [--measured FILE]
- *                   [--plot FILE.svg]
+ *                   [--plot FILE.svg] [--wide]
  *                   [--json | --csv]
  */
 #include <getopt.h>
@@ -31,9 +31,34 @@ static void print_help(FILE *fp)
             "  Q_P = Q1 + N_S * L, Q_span = Q1 * Tinf / T1\n"
             "(the paper's form, --span paper: T1/P + Tinf + Q_P * M_P / P), where M_P,\n"
             "the miss cost with contention at the memory nodes, is solved as a\n"
-            "fixed point.  Prints one row per P (the model's terms, the ablations\n"
-            "Pred(M_P=M1) and Pred(Q_P=Q1), the predicted speedup stack) and the\n"
-            "recommended thread count: the smallest P within 5%% of the best predicted time.\n"
+            "fixed point.  Prints the recommended thread count (the smallest P within\n"
+            "5%% of the best predicted time) and what limits the heap, read from the\n"
+            "predicted speedup stack at the largest P (span, extra work, contention at a\n"
+            "memory node, coordination), then one row per P:\n"
+            "  P                     GC threads\n"
+            "  time_ms | rel_time    predicted mark time T_P^M; rel_time (T_P^M / T_1^M)\n"
+            "                        where the model cannot stand behind absolute times\n"
+            "                        (model base or paper, --costs, or v2 on a profile\n"
+            "                        without gc_miss_overlap): the output says why\n"
+            "  speedup               T_1^M / T_P^M\n"
+            "  lost_CAUSE            the speedup stack: P = speedup + the lost parts;\n"
+            "                        lost_span (the span), lost_extra_misses (re-reading\n"
+            "                        stolen work, N_S L), lost_contention (queueing at the\n"
+            "                        memory nodes), lost_coord (wake + search + tail);\n"
+            "                        only causes of 0.005 or more are shown\n"
+            "  measured_speedup      with --measured: gc-bench's mark speedup at P\n"
+            "  error_pct             (speedup / measured_speedup - 1) x 100\n"
+            "--wide adds the model's inputs, the P = 1 breakdown and every term:\n"
+            "  t_cilk_ms             T1/P + Tinf, without miss costs\n"
+            "  steals                N_S, the predicted steals\n"
+            "  q_p                   Q_P = Q1 + N_S L, the misses with P workers\n"
+            "  m1_ns, m_p_ns         a miss's cost without and with contention\n"
+            "  speedup_no_contention    the ablation Pred(M_P=M1)\n"
+            "  speedup_no_extra_misses  the ablation Pred(Q_P=Q1)\n"
+            "  lost_wake, lost_search, lost_tail  coordination's parts (gc_coord)\n"
+            "  max_rho               utilisation of the busiest memory node\n"
+            "  solver, iterations    how M_P's fixed point was solved\n"
+            "The legend with the formulas: docs/model.md, \"Reading the answer\".\n"
             "\n"
             "options:\n"
             "  -m, --machine FILE   machine profile (gcscale calibrate; needs gc_cost_ns)\n"
@@ -80,7 +105,9 @@ static void print_help(FILE *fp)
             "                       it measured a heap of another object count)\n"
             "  --plot FILE.svg      write the speedup plot (full model, both ablations,\n"
             "                       ideal, measured)\n"
-            "  --json | --csv       machine-readable output\n"
+            "  --wide               every column and the model's inputs (text output)\n"
+            "  --json | --csv       machine-readable output: every column (the JSON adds\n"
+            "                       explanation, limits and times: absolute|relative)\n"
             "  -h, --help           this text\n"
             "\n"
             "Errors are one line on stderr with exit status 2.  The model: docs/model.md.\n");
@@ -147,7 +174,7 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
 int cmd_predict(int argc, char **argv)
 {
     enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_NO_COORD, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED,
-           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY };
+           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY, O_WIDE };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
@@ -166,13 +193,14 @@ int cmd_predict(int argc, char **argv)
         {"plot", required_argument, NULL, O_PLOT},
         {"json", no_argument, NULL, O_JSON},
         {"csv", no_argument, NULL, O_CSV},
+        {"wide", no_argument, NULL, O_WIDE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
-    int model_paper = 0, model_v2 = 0, residency = 0, overlap_given = 0, span_given = 0;
+    int model_paper = 0, model_v2 = 0, residency = 0, overlap_given = 0, span_given = 0, wide = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -250,6 +278,7 @@ int cmd_predict(int argc, char **argv)
         case O_PLOT: plot_path = optarg; break;
         case O_JSON: cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
         case O_CSV: cli_set_format(cmd, &fmt, GCS_FORMAT_CSV); break;
+        case O_WIDE: wide = 1; break;
         case 'h':
             print_help(stdout);
             return 0;
@@ -386,7 +415,7 @@ int cmd_predict(int argc, char **argv)
                  (unsigned long long)ir.heap.objects, ir.heap.t1_ns / 1e6, ir.heap.tinf_ns / 1e6,
                  gcs_inspect_predictor_name(ir.predictor), gcs_model_mva_name(mopts.mva),
                  gcs_model_span_name(mopts.span), mopts.overlap, recommended);
-        if (gcs_predict_plot(results, nthreads, measured, title, subtitle, plot_path, &err) < 0)
+        if (gcs_predict_plot(results, nthreads, measured, recommended, title, subtitle, plot_path, &err) < 0)
             cli_fail(cmd, &err);
     }
 
@@ -394,6 +423,15 @@ int cmd_predict(int argc, char **argv)
     json_t *unreliable = gcs_predict_unreliable_inputs(prof, &mopts);
     char unreliable_line[2048];
     gcs_predict_unreliable_line(unreliable, unreliable_line, sizeof unreliable_line);
+    const char *model_name = model_paper ? "paper" : model_v2 ? "v2" : "base";
+    json_t *serial = gcs_model_serial_json(prof, &ir.heap, &mopts, &sources, &err);
+    if (!serial)
+        cli_fail(cmd, &err);
+    char explanation[2048], relative_why[512];
+    gcs_predict_explain(results, nthreads, t, recommended, best, GCS_PREDICT_TOLERANCE, explanation,
+                        sizeof explanation);
+    int absolute = gcs_predict_times_absolute(model_name, serial, isfinite(cost_object), relative_why,
+                                              sizeof relative_why);
     if (fmt == GCS_FORMAT_JSON) {
         json_t *doc = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:f, s:o, s:o, s:i, s:i, s:f}",
                                 "format", "gcscale-prediction", "version", 1, "snapshot",
@@ -408,44 +446,61 @@ int cmd_predict(int argc, char **argv)
          * profile stay as they were */
         if (json_array_size(unreliable) > 0)
             json_object_set(doc, "unreliable_inputs", unreliable);
-        json_t *serial = gcs_model_serial_json(prof, &ir.heap, &mopts, &sources, &err);
-        if (!serial)
-            cli_fail(cmd, &err);
-        json_object_set_new(doc, "model", json_string(model_paper ? "paper" : model_v2 ? "v2" : "base"));
-        json_object_set_new(doc, "serial", serial);
+        json_object_set_new(doc, "model", json_string(model_name));
+        json_object_set(doc, "serial", serial);
         json_object_set_new(doc, "coordination", json_boolean(nthreads > 0 && results[0].coord));
+        json_object_set_new(doc, "explanation", json_string(explanation));
+        json_object_set_new(doc, "limits", gcs_predict_limits(results, nthreads, t));
+        json_object_set_new(doc, "times", json_string(absolute ? "absolute" : "relative"));
+        if (!absolute)
+            json_object_set_new(doc, "times_note", json_string(relative_why));
         gcs_json_print(doc, stdout);
         json_decref(doc);
     } else if (fmt == GCS_FORMAT_CSV) {
         gcs_table_print(t, stdout, GCS_FORMAT_CSV);
         if (unreliable_line[0]) /* not in the CSV rows: said on stderr */
             fprintf(stderr, "gcscale predict: warning: %s\n", unreliable_line);
+        if (!absolute) /* time_ms and t_cilk_ms are the model's own scale */
+            fprintf(stderr, "gcscale predict: note: times: %s\n", relative_why);
     } else {
-        print_inputs(&ir, snapshot_path, stdout);
+        printf("%s\n", explanation);
+        if (!absolute)
+            printf("Times: %s.\n", relative_why);
+        printf("\n");
         if (unreliable_line[0])
             printf("%s\n\n", unreliable_line);
         if (isfinite(cost_object))
             printf("marker costs assumed on the command line: %g ns per object, %g ns per edge\n\n",
                    cost_object, cost_pointer);
-        print_serial(prof, &ir.heap, &mopts, &sources, model_paper ? "paper" : model_v2 ? "v2" : "base");
         if (nthreads > 0 && !results[0].coord)
             printf("coordination terms (wake, search, tail) off: %s\n\n",
                    prof->has_gc_coord ? "--no-coord" : "the profile has no gc_coord (run gcscale calibrate on the machine)");
-        else if (nthreads > 0)
-            printf("coordination per worker at P = %d (gc_coord): wake %.1f us, search %.1f us, tail %.1f us\n\n",
-                   results[nthreads - 1].threads, results[nthreads - 1].coord_terms.wake_ns / 1e3,
-                   results[nthreads - 1].coord_terms.search_ns / 1e3, results[nthreads - 1].coord_terms.tail_ns / 1e3);
-        if (mopts.overlap != 1)
-            printf("misses overlapped %.3g ways (--overlap): a miss not covered by the stream "
-                   "prefetcher stalls its worker (M1 + W)/%.3g\n\n", mopts.overlap, mopts.overlap);
-        gcs_table_print(t, stdout, GCS_FORMAT_TEXT);
-        printf("\nrecommended: P = %d (the smallest P within %.0f%% of the best predicted time, "
-               "at P = %d)\n", recommended, 100 * GCS_PREDICT_TOLERANCE, best);
+        if (wide) {
+            print_inputs(&ir, snapshot_path, stdout);
+            print_serial(prof, &ir.heap, &mopts, &sources, model_name);
+            if (nthreads > 0 && results[0].coord)
+                printf("coordination per worker at P = %d (gc_coord): wake %.1f us, search %.1f us, tail %.1f us\n\n",
+                       results[nthreads - 1].threads, results[nthreads - 1].coord_terms.wake_ns / 1e3,
+                       results[nthreads - 1].coord_terms.search_ns / 1e3, results[nthreads - 1].coord_terms.tail_ns / 1e3);
+            if (mopts.overlap != 1)
+                printf("misses overlapped %.3g ways (--overlap): a miss not covered by the stream "
+                       "prefetcher stalls its worker (M1 + W)/%.3g\n\n", mopts.overlap, mopts.overlap);
+            if (!absolute)
+                printf("(t_cilk_ms and time_ms below are on the model's own scale, not the collector's: "
+                       "see Times above)\n");
+            gcs_table_print(t, stdout, GCS_FORMAT_TEXT);
+        } else {
+            gcs_table *compact = gcs_predict_compact_table(t, absolute);
+            gcs_table_print(compact, stdout, GCS_FORMAT_TEXT);
+            gcs_table_free(compact);
+            printf("\n(columns: gcscale predict --help; every column and the model's inputs: --wide)\n");
+        }
     }
     if (plot_path)
         fprintf(stderr, "wrote %s\n", plot_path);
     gcs_table_free(t);
     json_decref(unreliable);
+    json_decref(serial);
     free(results);
     free(measured);
     free(threads);

@@ -105,9 +105,7 @@ static void list_workloads(int json)
         gcs_table_add_str(t, w->summary);
     }
     if (json) {
-        json_t *a = gcs_table_to_json(t);
-        gcs_json_print(a, stdout);
-        json_decref(a);
+        cli_print_doc("gcscale-workloads", json_pack("{s:o}", "workloads", gcs_table_to_json(t)));
     } else {
         for (size_t i = 0; i < gcs_workload_count(); i++) {
             const gcs_workload_info *w = gcs_workload_info_at(i);

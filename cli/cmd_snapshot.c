@@ -54,6 +54,8 @@ static void print_help(FILE *fp)
             "  -o FILE     synth, import: where to write (crash-safe)\n"
             "  --format F  import: hprof or v8\n"
             "  --types N   info: the N largest types (default 20)\n"
+            "  --table graph|parameters|nodes|types  info --csv: the one table to print\n"
+            "              (default graph; CSV is one table per output)\n"
             "  --json      one JSON document\n"
             "  --csv       the tables as CSV, each after a '# title' line\n"
             "  -h, --help  this text\n"
@@ -69,13 +71,30 @@ static void iso_time(uint64_t ns, char *buf, size_t n)
         snprintf(buf, n, "-");
 }
 
-static void emit(gcs_table *t, const char *title, gcs_format fmt)
+/* Text: each table as it comes.  CSV: kept (with its name) for
+ * print_csv, which prints one of them. */
+static gcs_table *csv_tables[4];
+static const char *csv_names[4];
+static int ncsv;
+
+static void emit(gcs_table *t, const char *name, gcs_format fmt)
 {
-    if (fmt == GCS_FORMAT_CSV)
-        printf("# %s\n", title);
+    if (fmt == GCS_FORMAT_CSV && ncsv < 4) {
+        csv_tables[ncsv] = t;
+        csv_names[ncsv++] = name;
+        return;
+    }
     gcs_table_print(t, stdout, fmt);
     fputc('\n', stdout);
     gcs_table_free(t);
+}
+
+static void print_csv(const char *table)
+{
+    cli_print_tables(cmd, "gcscale-snapshot-info", csv_tables, csv_names, ncsv, GCS_FORMAT_CSV, table);
+    for (int i = 0; i < ncsv; i++)
+        gcs_table_free(csv_tables[i]);
+    ncsv = 0;
 }
 
 static int text_mode; /* key/value tables read better with every value left-aligned */
@@ -184,7 +203,7 @@ static gcs_table *type_table(const gcs_snapshot_type_row *rows, uint32_t nrows, 
     return t;
 }
 
-static int info(const char *path, gcs_format fmt, long top)
+static int info(const char *path, gcs_format fmt, long top, const char *table)
 {
     gcs_err err = {{0}};
     gcs_snapshot *g = gcs_snapshot_read(path, &err);
@@ -210,8 +229,7 @@ static int info(const char *path, gcs_format fmt, long top)
                                                 (json_int_t)rows[k].objects, "bytes", (json_int_t)rows[k].bytes,
                                                 "edges", (json_int_t)rows[k].edges));
         json_object_set_new(d, "types", ty);
-        gcs_json_print(d, stdout);
-        json_decref(d);
+        cli_print_doc("gcscale-snapshot-info", d);
     } else {
         int text = fmt == GCS_FORMAT_TEXT;
         text_mode = text;
@@ -254,11 +272,13 @@ static int info(const char *path, gcs_format fmt, long top)
         kv_int(t, "granule_bytes", p->granule_bytes);
         kv_str(t, "source", gcs_snapshot_source_name(p->source));
         kv_str(t, "layout", gcs_snapshot_layout_name(p->layout));
-        emit(t, "collector parameters", fmt);
-        emit(node_table(&st, text ? "memory nodes" : NULL), "memory nodes", fmt);
+        emit(t, "parameters", fmt);
+        emit(node_table(&st, text ? "memory nodes" : NULL), "nodes", fmt);
         if (nrows && top > 0)
             emit(type_table(rows, nrows, top, total, text ? "types by bytes (payload + header)" : NULL), "types",
                  fmt);
+        if (fmt == GCS_FORMAT_CSV)
+            print_csv(table);
     }
     free(rows);
     gcs_snapshot_stats_free(&st);
@@ -341,7 +361,7 @@ static int synth(const char *kind_name, const char *out, uint64_t size, long nod
 
 int cmd_snapshot(int argc, char **argv)
 {
-    enum { O_SIZE = 256, O_NODES, O_PLACEMENT, O_SEED, O_FORMAT, O_TYPES };
+    enum { O_SIZE = 256, O_NODES, O_PLACEMENT, O_SEED, O_FORMAT, O_TYPES, O_TABLE };
     static const struct option options[] = {
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
@@ -352,12 +372,14 @@ int cmd_snapshot(int argc, char **argv)
         {"seed", required_argument, NULL, O_SEED},
         {"format", required_argument, NULL, O_FORMAT},
         {"types", required_argument, NULL, O_TYPES},
+        {"table", required_argument, NULL, O_TABLE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *optstring = ":ho:";
     const char *out = NULL, *placement = NULL, *format = NULL;
     long top = 20;
+    const char *table = NULL;
     uint64_t size = 1000000, seed = 1;
     long nodes = 1;
     int c;
@@ -370,6 +392,7 @@ int cmd_snapshot(int argc, char **argv)
         case O_PLACEMENT: placement = optarg; break;
         case O_FORMAT: format = optarg; break;
         case O_TYPES: top = cli_parse_long(cmd, "--types", optarg, 0, 1000000); break;
+        case O_TABLE: table = optarg; break;
         case O_SEED: seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 0, 0x7fffffffffffffffL); break;
         default:
             cli_common_option(cmd, c, argv, &fmt, print_help);
@@ -395,5 +418,5 @@ int cmd_snapshot(int argc, char **argv)
         cli_usage_error(cmd, "info: missing FILE");
     if (nargs > 2)
         cli_usage_error(cmd, "info: unexpected argument '%s' (one FILE at a time)", argv[optind + 2]);
-    return info(argv[optind + 1], fmt, top);
+    return info(argv[optind + 1], fmt, top, table);
 }

@@ -255,8 +255,7 @@ int cmd_stack(int argc, char **argv)
         json_t *doc = json_pack("{s:s, s:o}", "single", single, "stacks", arr);
         if (svg)
             json_object_set_new(doc, "svg", json_string(svg));
-        gcs_json_print(doc, stdout);
-        json_decref(doc);
+        cli_print_doc("gcscale-stack", doc);
         return 0;
     }
     const char *cols[3 + GCS_ACCT_STACK_COMPONENTS + 1] = {"trace", "N", "T_ms"};

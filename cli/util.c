@@ -138,3 +138,89 @@ gcs_topo_placement cli_parse_pin(const char *cmd, const char *arg)
         cli_usage_error(cmd, "--pin: %s", e.msg);
     return p;
 }
+
+void cli_print_doc(const char *format, json_t *body)
+{
+    /* format and version first, as in every document the suite writes */
+    json_t *doc = json_pack("{s:s, s:i}", "format", format, "version", CLI_DOC_VERSION);
+    json_object_update(doc, body);
+    json_decref(body);
+    gcs_json_print(doc, stdout);
+    json_decref(doc);
+}
+
+void cli_print_tables(const char *cmd, const char *format, gcs_table *const *tables, const char *const *names,
+                      int n, gcs_format fmt, const char *table_name)
+{
+    int pick = -1;
+    for (int i = 0; table_name && i < n; i++)
+        if (strcmp(names[i], table_name) == 0)
+            pick = i;
+    if (table_name && pick < 0) {
+        char list[512] = "";
+        for (int i = 0; i < n; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+        cli_usage_error(cmd, "--table: '%s' is none of this output's tables (%s)", table_name, list);
+    }
+    if (fmt == GCS_FORMAT_JSON) {
+        json_t *body = json_object();
+        for (int i = 0; i < n; i++)
+            if (pick < 0 || i == pick)
+                json_object_set_new(body, names[i], gcs_table_to_json(tables[i]));
+        cli_print_doc(format, body);
+        return;
+    }
+    if (fmt == GCS_FORMAT_CSV) {
+        /* one table, so that any CSV reader loads it without options */
+        gcs_table_print(tables[pick < 0 ? 0 : pick], stdout, fmt);
+        if (pick < 0 && n > 1) {
+            char list[512] = "";
+            for (int i = 1; i < n; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i > 1 ? ", " : "", names[i]);
+            fprintf(stderr, "gcscale %s: the CSV is the %s table; the others: %s (--table NAME)\n", cmd, names[0],
+                    list);
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (pick >= 0 && i != pick)
+            continue;
+        if (i && pick < 0)
+            fputc('\n', stdout);
+        gcs_table_print(tables[i], stdout, fmt);
+    }
+}
+
+void cli_print_profile(const char *cmd, const gcs_profile *p, gcs_format fmt, const char *table,
+                       const gcs_table *extra, const char *extra_name)
+{
+    if (fmt != GCS_FORMAT_CSV) {
+        gcs_profile_print(p, stdout, fmt);
+        if (extra && fmt != GCS_FORMAT_JSON)
+            cli_print_table(extra, extra_name, fmt);
+        return;
+    }
+    if (extra && table && strcmp(table, extra_name) == 0) {
+        gcs_table_print(extra, stdout, fmt);
+        return;
+    }
+    gcs_err err;
+    const char *first = gcs_profile_table_name(0);
+    if (gcs_profile_print_csv_table(p, stdout, table ? table : first, &err) < 0) {
+        char names[512] = "";
+        for (int i = 0; gcs_profile_table_name(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     gcs_profile_table_name(i));
+        if (extra)
+            snprintf(names + strlen(names), sizeof names - strlen(names), ", %s", extra_name);
+        cli_usage_error(cmd, "--table: %s (tables: %s)", err.msg, names);
+    }
+    if (!table) {
+        char names[512] = "";
+        for (int i = 1; gcs_profile_table_name(i); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i > 1 ? ", " : "",
+                     gcs_profile_table_name(i));
+        fprintf(stderr, "gcscale %s: the CSV is the %s table; the others: %s%s%s (--table NAME)\n", cmd, first,
+                names, extra ? ", " : "", extra ? extra_name : "");
+    }
+}

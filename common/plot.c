@@ -99,6 +99,8 @@ static void data_range(const gcs_plot *p, double *x0, double *x1, double *y0, do
                 continue;
             *x0 = fmin(*x0, x), *x1 = fmax(*x1, x);
             *y0 = fmin(*y0, y), *y1 = fmax(*y1, y);
+            if (p->series[s].y_hi && isfinite(p->series[s].y_hi[i]))
+                *y1 = fmax(*y1, p->series[s].y_hi[i]);
         }
     if (!isfinite(*x0))
         *x0 = 0, *x1 = 1;
@@ -174,21 +176,57 @@ int gcs_plot_write_svg(const gcs_plot *p, const char *path, gcs_err *err)
                 if (isfinite(se->x[i]) && isfinite(se->y[i]))
                     fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n",
                             PX(se->x[i]), PY(se->y[i]), color);
+        if (se->y_lo && se->y_hi)
+            for (int i = 0; i < se->n; i++) {
+                double lo = se->y_lo[i], hi = se->y_hi[i], xx = se->x[i];
+                if (!isfinite(xx) || !isfinite(lo) || !isfinite(hi))
+                    continue;
+                /* a whisker: the vertical span and 8-pixel caps */
+                fprintf(fp, "<path d=\"M%.1f,%.1fV%.1fM%.1f,%.1fh8M%.1f,%.1fh8\" stroke=\"%s\" "
+                            "stroke-width=\"1.5\" fill=\"none\"/>\n",
+                        PX(xx), PY(lo), PY(hi), PX(xx) - 4, PY(lo), PX(xx) - 4, PY(hi), color);
+            }
         fprintf(fp, "</g>\n");
     }
-    /* Legend. */
+    if (p->mark_label && isfinite(p->mark_x) && p->mark_x >= x0 && p->mark_x <= x1) {
+        /* the recommendation: a dotted line across the plot, labelled at its
+         * top right (at its left when it stands near the right edge) */
+        int right = PX(p->mark_x) > LEFT + pw - 180;
+        fprintf(fp, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\" "
+                    "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\n",
+                PX(p->mark_x), TOP, PX(p->mark_x), TOP + ph);
+        /* and a triangle on the x axis, visible where the line meets a border */
+        fprintf(fp, "<path d=\"M%.1f,%.1fl-6,10h12z\" fill=\"#444\"/>\n", PX(p->mark_x), TOP + ph - 10);
+        fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#444\" text-anchor=\"%s\">",
+                PX(p->mark_x) + (right ? -9 : 9), TOP + ph - 4, right ? "end" : "start");
+        xml_text(fp, p->mark_label);
+        fprintf(fp, "</text>\n");
+    }
+    /* Legend: each entry drawn as its series is (a line, a dashed line, a
+     * marker alone; a bar where the series has them), as wide as its
+     * longest label (0.55 em a character, as heading() estimates). */
     double ly = TOP + 12;
-    fprintf(fp, "<rect x=\"%d\" y=\"%d\" width=\"260\" height=\"%d\" fill=\"white\" "
+    size_t longest = 0;
+    for (int s = 0; s < p->nseries; s++)
+        if (p->series[s].label && strlen(p->series[s].label) > longest)
+            longest = strlen(p->series[s].label);
+    double lw = fmin(pw - 20, fmax(200, 56 + 0.55 * 13 * (double)longest + 10));
+    fprintf(fp, "<rect x=\"%d\" y=\"%d\" width=\"%.0f\" height=\"%d\" fill=\"white\" "
                 "fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n",
-            LEFT + 10, TOP + 2, 20 * p->nseries + 6);
+            LEFT + 10, TOP + 2, lw, 20 * p->nseries + 6);
     for (int s = 0; s < p->nseries; s++, ly += 20) {
         const gcs_plot_series *se = &p->series[s];
         const char *color = se->color ? se->color : palette[s % 8];
-        fprintf(fp, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-                LEFT + 18, ly + 1, LEFT + 48, ly + 1, color,
-                se->style == GCS_PLOT_DASHED ? " stroke-dasharray=\"6 4\"" : "");
+        if (se->style != GCS_PLOT_POINTS)
+            fprintf(fp, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                    LEFT + 18, ly + 1, LEFT + 48, ly + 1, color,
+                    se->style == GCS_PLOT_DASHED ? " stroke-dasharray=\"6 4\"" : "");
         if (se->style != GCS_PLOT_DASHED)
             fprintf(fp, "<circle cx=\"%d\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", LEFT + 33, ly + 1, color);
+        if (se->y_lo && se->y_hi)
+            fprintf(fp, "<path d=\"M%d,%.1fV%.1fM%d,%.1fh8M%d,%.1fh8\" stroke=\"%s\" stroke-width=\"1.5\" "
+                        "fill=\"none\"/>\n",
+                    LEFT + 33, ly - 6, ly + 8, LEFT + 29, ly - 6, LEFT + 29, ly + 8, color);
         fprintf(fp, "<text x=\"%d\" y=\"%.1f\" font-size=\"13\">", LEFT + 56, ly + 5);
         xml_text(fp, se->label);
         fprintf(fp, "</text>\n");

@@ -1,7 +1,8 @@
 /* table.c -- result tables that print as aligned text, CSV or JSON.
  *
  * Cells are stored as text (as they will be shown) plus, for numbers, the
- * value itself so JSON gets real numbers rather than strings. */
+ * value itself so JSON gets real numbers rather than strings, and CSV every
+ * digit of them (the text is rounded for reading). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,19 @@ void gcs_table_print(const gcs_table *t, FILE *fp, gcs_format fmt)
             if (c)
                 fputc(',', fp);
             const cell *cl = &t->cells[(size_t)r * t->ncols + c];
-            print_csv_field(fp, cl->kind == CELL_NUM && !isfinite(cl->num_value) ? "" : cl->text);
+            if (cl->kind == CELL_NUM) {
+                /* full precision, not the text's rounding: the shortest
+                 * form that reads back as the same double */
+                char buf[32] = "";
+                for (int digits = 15; isfinite(cl->num_value) && digits <= 17; digits++) {
+                    snprintf(buf, sizeof buf, "%.*g", digits, cl->num_value);
+                    if (strtod(buf, NULL) == cl->num_value)
+                        break;
+                }
+                fputs(buf, fp);
+                continue;
+            }
+            print_csv_field(fp, cl->text);
         }
         fputc('\n', fp);
     }

@@ -72,12 +72,26 @@ void gcs_gcbench_result_free(gcs_gcbench_result *r)
 
 /* ---- tables ---------------------------------------------------------------- */
 
-gcs_table *gcs_gcbench_result_table(const gcs_gcbench_result *r)
+/* flat: busy_share as one column per worker (busy_share_0, ...; empty
+ * where P had fewer), so that a CSV cell holds one value. */
+static gcs_table *result_table(const gcs_gcbench_result *r, int flat)
 {
-    const char *names[NCOLUMNS];
-    int ncols = NCOLUMNS - (r->instr_cost ? 0 : NCOLUMNS_INSTR);
-    for (int c = 0; c < ncols; c++)
-        names[c] = columns[c].key;
+    int nbusy = 0;
+    for (int i = 0; flat && i < r->nrows; i++)
+        nbusy = busy_count(&r->rows[i]) > nbusy ? busy_count(&r->rows[i]) : nbusy;
+    const char *names[NCOLUMNS + GCS_GCBENCH_MAX_THREADS];
+    char busy_names[GCS_GCBENCH_MAX_THREADS][24];
+    int ncols = 0;
+    for (int c = 0; c < NCOLUMNS - (r->instr_cost ? 0 : NCOLUMNS_INSTR); c++) {
+        if (flat && columns[c].kind == KIND_BUSY) {
+            for (int k = 0; k < nbusy; k++) {
+                snprintf(busy_names[k], sizeof busy_names[k], "busy_share_%d", k);
+                names[ncols++] = busy_names[k];
+            }
+            continue;
+        }
+        names[ncols++] = columns[c].key;
+    }
     char title[512];
     if (r->snapshot)
         snprintf(title, sizeof title, "gc-bench: snapshot %.200s", r->snapshot);
@@ -97,10 +111,13 @@ gcs_table *gcs_gcbench_result_table(const gcs_gcbench_result *r)
     gcs_table *t = gcs_table_new(title, ncols, names);
     for (int i = 0; i < r->nrows; i++) {
         const gcs_gcbench_row *w = &r->rows[i];
-        for (int c = 0; c < ncols; c++) {
+        for (int c = 0; c < NCOLUMNS - (r->instr_cost ? 0 : NCOLUMNS_INSTR); c++) {
             const column *col = &columns[c];
             if (col->kind == KIND_THREADS) {
                 gcs_table_add_int(t, w->threads);
+            } else if (col->kind == KIND_BUSY && flat) {
+                for (int k = 0; k < nbusy; k++)
+                    gcs_table_add_num(t, k < busy_count(w) ? w->busy_share[k] : NAN, 2);
             } else if (col->kind == KIND_BUSY) {
                 char busy[GCS_GCBENCH_MAX_THREADS * 6 + 8] = "";
                 for (int k = 0; k < busy_count(w); k++) {
@@ -116,13 +133,27 @@ gcs_table *gcs_gcbench_result_table(const gcs_gcbench_result *r)
     return t;
 }
 
-gcs_table *gcs_gcbench_result_adaptive_table(const gcs_gcbench_result *r)
+gcs_table *gcs_gcbench_result_table(const gcs_gcbench_result *r)
+{
+    return result_table(r, 0);
+}
+
+/* flat: predicted_ms_by_p as one column per P (predicted_ms_p1, ...). */
+static gcs_table *adaptive_table(const gcs_gcbench_result *r, int flat)
 {
     if (r->ndecisions == 0)
         return NULL;
-    static const char *const cols[] = {"collection", "threads", "predicted_mark_ms", "mark_ms", "decision_us",
-                                       "decision_pct_of_mark", "predicted_ms_by_p"};
-    gcs_table *t = gcs_table_new("gc-bench: adaptive policy, one row per collection", 7, cols);
+    int npred = 0;
+    for (int i = 0; flat && i < r->ndecisions; i++)
+        npred = r->decisions[i].npredicted > npred ? r->decisions[i].npredicted : npred;
+    const char *cols[6 + GCS_GCBENCH_MAX_THREADS] = {"collection", "threads", "predicted_mark_ms", "mark_ms",
+                                                     "decision_us", "decision_pct_of_mark", "predicted_ms_by_p"};
+    char pred_names[GCS_GCBENCH_MAX_THREADS][32];
+    for (int k = 0; k < npred; k++) {
+        snprintf(pred_names[k], sizeof pred_names[k], "predicted_ms_p%d", k + 1);
+        cols[6 + k] = pred_names[k];
+    }
+    gcs_table *t = gcs_table_new("gc-bench: adaptive policy, one row per collection", flat ? 6 + npred : 7, cols);
     for (int i = 0; i < r->ndecisions; i++) {
         const gcs_gcbench_decision *a = &r->decisions[i];
         gcs_table_add_int(t, i + 1);
@@ -131,6 +162,11 @@ gcs_table *gcs_gcbench_result_adaptive_table(const gcs_gcbench_result *r)
         gcs_table_add_num(t, a->mark_ms, 3);
         gcs_table_add_num(t, a->decision_us, 2);
         gcs_table_add_num(t, a->decision_pct, 3);
+        if (flat) {
+            for (int k = 0; k < npred; k++)
+                gcs_table_add_num(t, k < a->npredicted ? a->predicted_ms[k] : NAN, 3);
+            continue;
+        }
         char pred[GCS_GCBENCH_MAX_THREADS * 12 + 8] = "";
         for (int k = 0; k < a->npredicted; k++) {
             size_t l = strlen(pred);
@@ -139,6 +175,16 @@ gcs_table *gcs_gcbench_result_adaptive_table(const gcs_gcbench_result *r)
         gcs_table_add_str(t, pred);
     }
     return t;
+}
+
+gcs_table *gcs_gcbench_result_adaptive_table(const gcs_gcbench_result *r)
+{
+    return adaptive_table(r, 0);
+}
+
+gcs_table *gcs_gcbench_result_csv_table(const gcs_gcbench_result *r, int adaptive)
+{
+    return adaptive ? adaptive_table(r, 1) : result_table(r, 1);
 }
 
 /* ---- JSON ------------------------------------------------------------------ */

@@ -302,3 +302,66 @@ void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
     print_counters(p, fp, fmt);
     print_unreliable(p, fp, fmt);
 }
+
+/* The profile's tables by name, in the order gcs_profile_print prints them. */
+static void print_latency_read(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    print_latency(p, GCS_ACCESS_READ, fp, fmt);
+}
+
+static void print_latency_rw(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    print_latency(p, GCS_ACCESS_RW, fp, fmt);
+}
+
+static const struct {
+    const char *name;
+    void (*print)(const gcs_profile *, FILE *, gcs_format);
+} tables[] = {
+    {"nodes", print_nodes},           {"caches", print_caches},     {"latency_read", print_latency_read},
+    {"latency_rw", print_latency_rw}, {"page_walks", print_page_walks}, {"per_node", print_per_node},
+    {"gc_costs", print_gc_cost},      {"counters", print_counters}, {"unreliable", print_unreliable},
+};
+
+const char *gcs_profile_table_name(int i)
+{
+    return i >= 0 && (size_t)i < sizeof tables / sizeof tables[0] ? tables[i].name : NULL;
+}
+
+int gcs_profile_print_csv_table(const gcs_profile *p, FILE *fp, const char *name, gcs_err *err)
+{
+    size_t k = 0;
+    while (k < sizeof tables / sizeof tables[0] && strcmp(tables[k].name, name) != 0)
+        k++;
+    if (k == sizeof tables / sizeof tables[0]) {
+        gcs_err_set(err, "no profile table '%s'", name);
+        return -1;
+    }
+    /* The table as gcs_profile_print's CSV section, less its "# " lines
+     * (title and notes) and blank lines: plain CSV. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        gcs_err_set(err, "out of memory");
+        return -1;
+    }
+    tables[k].print(p, mem, GCS_FORMAT_CSV);
+    fclose(mem);
+    size_t written = 0;
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (line[0] == '#' || line[0] == '\0')
+            continue;
+        fprintf(fp, "%s\n", line);
+        written++;
+    }
+    free(buf);
+    if (written == 0) {
+        gcs_err_set(err, "this profile has no %s table (not recorded)", name);
+        return -1;
+    }
+    return 0;
+}

@@ -148,13 +148,25 @@ int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err
         }
         if (m->n == GCS_PREDICT_MAX_THREADS)
             break;
-        m->threads[m->n] = (double)r->rows[i].threads;
-        m->speedup[m->n] = r->rows[i].speedup_mark;
+        const gcs_gcbench_row *row = &r->rows[i];
+        m->threads[m->n] = (double)row->threads;
+        m->speedup[m->n] = row->speedup_mark;
+        /* speedup_mark is the P = 1 median over P's median: the same
+         * reference over P's slowest and fastest collection */
+        int spread = r->reps > 1 && row->mark_ms_min > 0 && row->mark_ms_max >= row->mark_ms_min;
+        m->speedup_lo[m->n] = spread ? row->speedup_mark * row->mark_ms / row->mark_ms_max : NAN;
+        m->speedup_hi[m->n] = spread ? row->speedup_mark * row->mark_ms / row->mark_ms_min : NAN;
+        if (spread)
+            m->reps = r->reps;
         m->n++;
     }
     m->objects = r->has_objects ? (long long)r->objects : -1;
     const char *shape = r->shape[0] ? r->shape : NULL;
-    snprintf(m->label, sizeof m->label, "measured (gc-bench%s%s)", shape ? " " : "", shape ? shape : "");
+    if (m->reps > 1)
+        snprintf(m->label, sizeof m->label, "measured (gc-bench%s%s; bars: min-max of %d)", shape ? " " : "",
+                 shape ? shape : "", m->reps);
+    else
+        snprintf(m->label, sizeof m->label, "measured (gc-bench%s%s)", shape ? " " : "", shape ? shape : "");
     gcs_gcbench_result_free(r);
     if (m->n == 0) {
         gcs_err_set(err, "%s: no rows", path);
@@ -163,7 +175,7 @@ int gcs_predict_load_measured(const char *path, gcs_predict_measured *m, gcs_err
     return 0;
 }
 
-int gcs_predict_plot(const gcs_model_result *r, int n, const gcs_predict_measured *measured,
+int gcs_predict_plot(const gcs_model_result *r, int n, const gcs_predict_measured *measured, int recommended,
                      const char *title, const char *subtitle, const char *path, gcs_err *err)
 {
     double *x = malloc(sizeof(double) * (size_t)n * 4);
@@ -186,27 +198,34 @@ int gcs_predict_plot(const gcs_model_result *r, int n, const gcs_predict_measure
     if (measured)
         for (int i = 0; i < measured->n; i++) {
             ymax = fmax(ymax, measured->speedup[i]);
+            if (isfinite(measured->speedup_hi[i]))
+                ymax = fmax(ymax, measured->speedup_hi[i]);
             pmin = fmin(pmin, measured->threads[i]);
             pmax = fmax(pmax, measured->threads[i]);
         }
     double ideal_x[2] = {pmin, pmax}, ideal_y[2] = {pmin, pmax};
     gcs_plot_series s[5] = {
-        {"ideal (speedup = P)", ideal_x, ideal_y, 2, GCS_PLOT_DASHED, "#999999"},
-        {"Pred(M_P=M1): no contention", x, no_contention, n, GCS_PLOT_DASHED, "#2ca02c"},
-        {"Pred(Q_P=Q1): no extra misses", x, no_extra, n, GCS_PLOT_DASHED, "#ff7f0e"},
-        {"Pred: full model", x, full, n, GCS_PLOT_LINE, "#1f77b4"},
-        {NULL, NULL, NULL, 0, GCS_PLOT_LINE, "#d62728"},
+        {"ideal (speedup = P)", ideal_x, ideal_y, 2, GCS_PLOT_DASHED, "#999999", NULL, NULL},
+        {"Pred(M_P=M1): no contention", x, no_contention, n, GCS_PLOT_DASHED, "#2ca02c", NULL, NULL},
+        {"Pred(Q_P=Q1): no extra misses", x, no_extra, n, GCS_PLOT_DASHED, "#ff7f0e", NULL, NULL},
+        {"Pred: full model", x, full, n, GCS_PLOT_LINE, "#1f77b4", NULL, NULL},
+        {NULL, NULL, NULL, 0, GCS_PLOT_LINE, "#d62728", NULL, NULL},
     };
     int nseries = 4;
     if (measured) {
         s[4] = (gcs_plot_series){measured->label, measured->threads, measured->speedup, measured->n,
-                                 GCS_PLOT_LINE, "#d62728"};
+                                 GCS_PLOT_LINE, "#d62728", NULL, NULL};
+        if (measured->reps > 1)
+            s[4].y_lo = measured->speedup_lo, s[4].y_hi = measured->speedup_hi;
         nseries = 5;
     }
     /* The ideal line would dwarf a curve that saturates early: cap the y axis
      * a little above the highest model or measured value. */
+    char mark[64];
+    snprintf(mark, sizeof mark, "recommended P = %d", recommended);
     gcs_plot plot = {title, subtitle, "GC threads P", "speedup of the mark phase over P = 1",
-                     nseries, s, NAN, NAN, 0, fmin(ymax * 1.15, pmax * 1.05)};
+                     nseries, s, NAN, NAN, 0, fmin(ymax * 1.15, pmax * 1.05), recommended,
+                     recommended > 0 ? mark : NULL};
     int rc = gcs_plot_write_svg(&plot, path, err);
     free(x);
     return rc;

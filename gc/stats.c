@@ -159,9 +159,13 @@ void _gcs_stats_log(gcs_collector *gc, const gcs_gc_stats *st)
 {
     if (!gc->log_path[0])
         return;
-    json_t *j = gcs_gc_stats_to_json(st);
-    if (!j)
+    json_t *stats = gcs_gc_stats_to_json(st);
+    if (!stats)
         return;
+    /* every JSON document of the suite names its format (docs/schemas/) */
+    json_t *j = json_pack("{s:s, s:i}", "format", "gcscale-gc-log", "version", 1);
+    json_object_update(j, stats);
+    json_decref(stats);
     char *line = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(j);
     if (!line)

@@ -404,10 +404,41 @@ static void test_plot_long_title(void **state)
     unlink(path);
 }
 
+/* A marker-only series is a marker alone in the legend, not a line; a
+ * series with min-max bars draws a whisker per point (and one in the
+ * legend); the marked x is a labelled dotted line. */
+static void test_plot_points_bars_mark(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-points-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    double xs[3] = {1, 2, 3}, ys[3] = {1, 1.5, 2}, lo[3] = {0.9, 1.2, NAN}, hi[3] = {1.1, 1.7, NAN};
+    gcs_plot_series s[2] = {{.label = "dots", .x = xs, .y = ys, .n = 3, .style = GCS_PLOT_POINTS, .color = "#123456"},
+                            {.label = "meas", .x = xs, .y = ys, .n = 3, .color = "#654321", .y_lo = lo, .y_hi = hi}};
+    gcs_plot p = {.title = "t", .x_label = "P", .y_label = "speedup", .nseries = 2, .series = s, .x_min = NAN,
+                  .x_max = NAN, .y_min = NAN, .y_max = NAN, .mark_x = 2, .mark_label = "recommended P = 2"};
+    gcs_err err;
+    assert_int_equal(gcs_plot_write_svg(&p, path, &err), 0);
+    char buf[32768];
+    read_whole(path, buf, sizeof buf);
+    assert_null(strstr(buf, "<line x1=\"98\" y1=\"73.0\"")); /* no legend line for the dots (first entry) */
+    assert_null(strstr(buf, "stroke=\"#123456\""));          /* nor any line of theirs */
+    int whiskers = 0;
+    for (const char *q = buf; (q = strstr(q, "stroke=\"#654321\" stroke-width=\"1.5\"")); q++)
+        whiskers++;
+    assert_int_equal(whiskers, 3); /* two points with both ends finite, and the legend's */
+    assert_non_null(strstr(buf, ">recommended P = 2</text>"));
+    assert_non_null(strstr(buf, "stroke-dasharray=\"2 3\""));
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_err_one_line),
+        cmocka_unit_test(test_plot_points_bars_mark),
         cmocka_unit_test(test_plot_long_title),
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_parse_numbers),

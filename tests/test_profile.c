@@ -655,7 +655,7 @@ static void test_print(void **state)
     char *csv = print_to_string(p, GCS_FORMAT_CSV);
     assert_non_null(strstr(csv, "# nodes\nnode,cpus,ncpus,mem_bytes\n0,\"0-3,8\",5,1073741824\n"));
     assert_non_null(strstr(csv, "# read latency M1 (ns): rows = CPU node, columns = memory node\n"
-                                "cpu_node,0,1\n0,90.0,140.0\n1,141.0,91.0\n"));
+                                "cpu_node,0,1\n0,90,140\n1,141,91\n"));
     assert_non_null(strstr(csv, "# RW latency M1"));
     free(csv);
 

@@ -226,19 +226,19 @@ static int speedup_plot(const gcs_validate_report *r, const gcs_validate_workloa
         fast[p - 1] = pt->pred_fast, crit[p - 1] = pt->pred_critical;
     }
     gcs_plot_series s[] = {
-        {"ideal", x, ideal, n, GCS_PLOT_DASHED, "#999999"},
-        {"measured (fastest re-mark per P)", x, meas, n, GCS_PLOT_LINE, "#000000"},
-        {"Pred (slow predictor)", x, pred, n, GCS_PLOT_LINE, "#1f77b4"},
-        {"Pred(M_P = M1)", x, nc, n, GCS_PLOT_DASHED, "#2ca02c"},
-        {"Pred(Q_P = Q1)", x, ne, n, GCS_PLOT_DASHED, "#ff7f0e"},
-        {"Pred, fast predictor", x, fast, n, GCS_PLOT_POINTS, "#9467bd"},
-        {"Pred, critical span", x, crit, n, GCS_PLOT_POINTS, "#d62728"},
+        {"ideal", x, ideal, n, GCS_PLOT_DASHED, "#999999", NULL, NULL},
+        {"measured (fastest re-mark per P)", x, meas, n, GCS_PLOT_LINE, "#000000", NULL, NULL},
+        {"Pred (slow predictor)", x, pred, n, GCS_PLOT_LINE, "#1f77b4", NULL, NULL},
+        {"Pred(M_P = M1)", x, nc, n, GCS_PLOT_DASHED, "#2ca02c", NULL, NULL},
+        {"Pred(Q_P = Q1)", x, ne, n, GCS_PLOT_DASHED, "#ff7f0e", NULL, NULL},
+        {"Pred, fast predictor", x, fast, n, GCS_PLOT_POINTS, "#9467bd", NULL, NULL},
+        {"Pred, critical span", x, crit, n, GCS_PLOT_POINTS, "#d62728", NULL, NULL},
     };
     char title[128], sub[1024], path[1200];
     snprintf(title, sizeof title, "GC mark speedup: %s", w->name);
     snprintf(sub, sizeof sub, "%s, %d snapshot%s, fastest of %d re-marks per P; profile %s", r->host,
              w->nsnapshots, w->nsnapshots == 1 ? "" : "s", r->reps, r->machine);
-    gcs_plot plot = {title, sub, "GC threads P", "speedup over P = 1", 7, s, 1, n > 1 ? n : 2, 0, NAN};
+    gcs_plot plot = {title, sub, "GC threads P", "speedup over P = 1", 7, s, 1, n > 1 ? n : 2, 0, NAN, NAN, NULL};
     snprintf(path, sizeof path, "%s/%s-speedup.svg", dir, w->name);
     return gcs_plot_write_svg(&plot, path, err);
 }

@@ -85,6 +85,11 @@ GCS_API void gcs_gcbench_result_free(gcs_gcbench_result *r);
 /* The per-P table ("gc-bench: tree depth 22, ... per P", columns threads,
  * mark_ms, ...) and, with decisions, the adaptive one (NULL without). */
 GCS_API gcs_table *gcs_gcbench_result_table(const gcs_gcbench_result *r);
+/* The same tables with one value per cell, for CSV: busy_share as one
+ * column per worker (busy_share_0, ...; empty where P had fewer workers),
+ * the adaptive table's predicted_ms_by_p as predicted_ms_p1, ... (adaptive
+ * 1; NULL without decisions). */
+GCS_API gcs_table *gcs_gcbench_result_csv_table(const gcs_gcbench_result *r, int adaptive);
 GCS_API gcs_table *gcs_gcbench_result_adaptive_table(const gcs_gcbench_result *r);
 
 /* The JSON document (new reference). */

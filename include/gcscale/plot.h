@@ -3,7 +3,7 @@
  * Small on purpose: enough for speedup curves, error plots and stacked bars
  * (speedup stacks) that a person
  * can read in a browser as they are (axes with ticks, axis labels, a title,
- * a legend, a grid).  Calls only common.h.
+ * a legend, a grid, min-max bars, a marked x).  Calls only common.h.
  */
 #ifndef GCSCALE_PLOT_H
 #define GCSCALE_PLOT_H
@@ -22,6 +22,9 @@ typedef struct gcs_plot_series {
     int n;
     gcs_plot_style style;
     const char *color;       /* CSS color; NULL picks one from a palette */
+    /* Optional min-max bars (NULL: none): point i's bar spans y_lo[i] to
+     * y_hi[i]; NaN ends draw no bar there. */
+    const double *y_lo, *y_hi;
 } gcs_plot_series;
 
 typedef struct gcs_plot {
@@ -31,6 +34,10 @@ typedef struct gcs_plot {
     int nseries;
     const gcs_plot_series *series;
     double x_min, x_max, y_min, y_max; /* NaN: from the data (y from 0) */
+    /* Optional vertical marker (a recommended P): a dotted line at mark_x
+     * with mark_label at its top; none when mark_label is NULL. */
+    double mark_x;
+    const char *mark_label;
 } gcs_plot;
 
 /* Writes the chart to path crash-safely. */

@@ -240,5 +240,12 @@ GCS_API int gcs_profile_save(const gcs_profile *p, const char *path, gcs_err *er
 /* Prints the profile as tables (nodes, caches, latency, latency with page
  * walks when measured, occupancy, bandwidth, gc costs, counters); GCS_FORMAT_JSON prints the document. */
 GCS_API void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt);
+/* The profile's tables one at a time, as plain CSV (a header and rows, no
+ * "# " lines): the names, in print order, are gcs_profile_table_name(0),
+ * (1), ... until NULL (nodes, caches, latency_read, latency_rw, page_walks,
+ * per_node, gc_costs, counters, unreliable).  -1 for an unknown name or a
+ * table the profile does not have. */
+GCS_API const char *gcs_profile_table_name(int i);
+GCS_API int gcs_profile_print_csv_table(const gcs_profile *p, FILE *fp, const char *name, gcs_err *err);
 
 #endif

@@ -4,6 +4,7 @@
 #   expect_exit N "description" CMD... the command exits N and prints exactly
 #                                      one line on stderr
 #   expect_grep "description" PATTERN FILE
+#   expect_ok_to "description" FILE CMD... the command exits 0, stdout in FILE
 # $GCSCALE is the program under test; $TMP is a scratch directory.
 set -u
 GCSCALE=${GCSCALE:-build/gcscale}
@@ -62,4 +63,11 @@ expect_jq() {
         echo "# jq -e '$filter' failed on $file:"; head -c 300 "$file" | sed 's/^/#   /'
         _report 1 "$d"
     fi
+}
+
+# expect_ok_to DESC FILE CMD...: the command exits 0, its stdout kept in FILE
+# (where a later command cannot overwrite it, as it does $TMP/out).
+expect_ok_to() {
+    local d=$1 f=$2; shift 2
+    expect_ok "$d" sh -c '"$@" > "$0"' "$f" "$@"
 }

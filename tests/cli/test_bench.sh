@@ -66,14 +66,19 @@ case "$GCSCALE" in
 esac
 expect_ok "topology of this machine" "$GCSCALE" bench topology --json
 expect_grep "topology lists caches" '"level": 1' "$TMP/out"
-expect_ok "synthetic topology" "$GCSCALE" bench topology --topology "$SYN" --csv
+expect_jq "... a document with its format and version" '.format == "gcscale-bench-topology" and .version == 1' "$TMP/out"
+expect_ok "topology --csv: one table, the first" sh -c "'$GCSCALE' bench topology --csv > '$TMP/topo.csv'"
+expect_grep "... the others are named on stderr" "the CSV is the system table; the others: nodes, caches \(--table NAME\)" "$TMP/err"
+expect_ok "... plain CSV: a header and rows, no # sections" sh -c "! grep -q '^#' '$TMP/topo.csv' && head -1 '$TMP/topo.csv' | grep -q '^topology,binding,'"
+expect_exit 2 "--table names a table the output lacks" "$GCSCALE" bench topology --csv --table nope
+expect_ok "synthetic topology" "$GCSCALE" bench topology --topology "$SYN" --csv --table nodes
 expect_grep "synthetic node 3 has CPUs 6-7" "^3,3,6-7," "$TMP/out"
 
 # A memory-only node (memory attached to the machine with no CPUs of its
 # own, as CXL or PMEM memory is): hwloc gives it the machine's cpuset, which
 # used to put both CPUs in it as well as in their own nodes.
 CPULESS="[numa] pack:2 [numa] core:1 pu:1"
-expect_ok "synthetic topology with a memory-only node" "$GCSCALE" bench topology --topology "$CPULESS" --csv
+expect_ok "synthetic topology with a memory-only node" "$GCSCALE" bench topology --topology "$CPULESS" --csv --table nodes
 expect_grep "the memory-only node has no CPUs" "^2,2,,0$" "$TMP/out"
 expect_grep "the others keep theirs" "^1,1,1,0$" "$TMP/out"
 # The same layout as this system (XML, HWLOC_THISSYSTEM=1): occupancy and
@@ -97,7 +102,7 @@ cat >"$TMP/cpuless.xml" <<'X'
 </topology>
 X
 XMLENV=(env HWLOC_XMLFILE="$TMP/cpuless.xml" HWLOC_THISSYSTEM=1)
-expect_ok "memory-only node as this system: topology" "${XMLENV[@]}" "$GCSCALE" bench topology --csv
+expect_ok "memory-only node as this system: topology" "${XMLENV[@]}" "$GCSCALE" bench topology --csv --table nodes
 expect_grep "... it has no CPUs" "^2,2,,0$" "$TMP/out"
 expect_ok "memory-only node as this system: bandwidth" "${XMLENV[@]}" "$GCSCALE" bench bandwidth --size 1M --reps 1
 expect_ok "memory-only node as this system: occupancy of the memory-only node" \

@@ -75,8 +75,12 @@ expect_grep "the synthetic topology's warning is on stderr" \
     '^gcscale calibrate: warning: topology is synthetic "pack:2 node:2 core:2 pu:1": threads are not pinned' "$TMP/p.err"
 jq -r '.calibration.warnings[], (.calibration.occupancy[] | .s_o_warning // empty)' "$TMP/p.json" |
     sort -u >"$TMP/p.warn"
-sed -n 's/^gcscale calibrate: warning: //p' "$TMP/p.err" | sort >"$TMP/p.errwarn"
-cmp -s "$TMP/p.warn" "$TMP/p.errwarn"; _report $? "every warning is on stderr, once"
+sed -n 's/^gcscale calibrate: warning: \(.*\); profile usable: .*; to do: .*$/\1/p' "$TMP/p.err" | sort >"$TMP/p.errwarn"
+cmp -s "$TMP/p.warn" "$TMP/p.errwarn"; _report $? "every warning is on stderr, once, with what it means and what to do"
+expect_grep "... the synthetic topology's says the profile is for testing, and how to get this machine's" \
+    '^gcscale calibrate: warning: topology is synthetic .*; profile usable: for testing only .*; to do: for this machine.s profile, run gcscale calibrate without --topology$' "$TMP/p.err"
+expect_grep "... an unreliable S_O says the profile is usable, and to rerun on an idle machine" \
+    'S_O of memory node [0-9]+ is unreliable .*; profile usable: yes .*; to do: for a measured S_O, rerun on an idle machine' "$TMP/p.err"
 expect_ok "the profile loads" "$GCSCALE" machine show "$TMP/p.json" --json
 
 # --repeat: N runs, one spread table, the kept run recorded.
@@ -87,9 +91,9 @@ expect_grep "a row per constant" "^occupancy_ns.read\[0\]  *2 " "$TMP/out"
 expect_ok "the profile says which run it kept" \
     jq -e '.calibration.repeat.runs == 2 and (.calibration.repeat.kept_run | . == 1 or . == 2)
            and (.calibration.repeat.spread | length) > 5' "$TMP/rep.json"
-expect_ok "--repeat --csv" "$GCSCALE" calibrate --quick --quiet --topology "node:1 pu:1" --size 1M \
-    --repeat 1 --csv -o "$TMP/rep.json"
-expect_grep "the CSV spread section" "^# spread over the runs" "$TMP/out"
+expect_ok "--repeat --csv --table spread" "$GCSCALE" calibrate --quick --quiet --topology "node:1 pu:1" --size 1M \
+    --repeat 1 --csv --table spread -o "$TMP/rep.json"
+expect_grep "the spread alone, plain CSV" "^constant," "$TMP/out"
 expect_exit 2 "--repeat 0" "$GCSCALE" calibrate --quick --repeat 0 -o "$TMP/x.json"
 expect_exit 2 "--repeat with --gc-only" "$GCSCALE" calibrate --gc-only --repeat 2 -o "$TMP/rep.json"
 # Latency with page walks: a 4 KiB full-random figure for every pair, the

@@ -36,14 +36,19 @@ expect_ok "--instr-cost and --span" \
 expect_jq "instr-cost fields and T-infinity 33 of a depth-10 tree" \
     '(.rows[0].instr_overhead_pct | type) == "number" and .rows[0].mark_ms_uninstrumented > 0 and .span == 33' "$TMP/out"
 
-# CSV with a second table: a blank line and a "# title" before it, notes as
-# comment lines, so a reader can split the sections.
+# CSV is one table per output, plain (a header and rows), busy_share one
+# column per worker; T-infinity, not a row, goes to stderr; the adaptive
+# table is --table adaptive.
 expect_ok "--csv --span --gc-threads adaptive" "$GCSCALE" gc-bench --shape tree --depth 10 --threads 1-2 \
     --reps 5 --quiet --csv --span --gc-threads adaptive:2 --machine data/machines/dev-2core-kvm-epyc.json
-expect_grep "... T-infinity as a comment line" "^# T-infinity 33 \(objects \+ pointers\)" "$TMP/out"
-cp "$TMP/out" "$TMP/adaptive.csv"
-expect_ok "... the adaptive table after a blank line and its # title" \
-    awk 'prev == "" && /^# gc-bench: adaptive policy/ { t = 1 } t && /^collection,/ { ok = 1 } { prev = $0 } END { exit !ok }' "$TMP/adaptive.csv"
+expect_grep "... T-infinity on stderr" "^gcscale gc-bench: T-infinity 33 \(objects \+ pointers\)" "$TMP/err"
+expect_grep "... the adaptive table named there" "the others: adaptive \(--table NAME\)" "$TMP/err"
+cp "$TMP/out" "$TMP/rows.csv"
+expect_ok "... busy_share one value per cell; no comment or blank lines" \
+    sh -c "head -1 '$TMP/rows.csv' | grep -q ',busy_share_0,busy_share_1,' && ! grep -q '^#' '$TMP/rows.csv' && ! grep -q '^$' '$TMP/rows.csv'"
+expect_ok "--csv --table adaptive" "$GCSCALE" gc-bench --shape tree --depth 10 --threads 1-2 \
+    --reps 5 --quiet --csv --gc-threads adaptive:2 --machine data/machines/dev-2core-kvm-epyc.json --table adaptive
+expect_grep "... the adaptive table alone" "^collection," "$TMP/out"
 
 expect_ok "--snapshot-out" "$GCSCALE" gc-bench --shape random --objects 5000 --threads 1 --reps 5 --quiet \
     --snapshot-out "$TMP/r.snap"

@@ -24,9 +24,12 @@ cp "$TMP/out" "$TMP/o2k-copy.json"
 expect_ok "the --json output loads again" "$GCSCALE" machine show "$TMP/o2k-copy.json"
 expect_grep "and keeps the extra keys" "^other keys kept: source, note" "$TMP/out"
 
-expect_ok "show e10k --csv" "$GCSCALE" machine show "$E10K" --csv
-expect_grep "csv has an RW latency section" "^# RW latency M1 \(ns\)" "$TMP/out"
-expect_grep "csv rows are comma-separated" "^0,610\.0,610\.0," "$TMP/out"
+expect_ok "show e10k --csv: one table, the nodes" "$GCSCALE" machine show "$E10K" --csv
+expect_grep "... plain: the header first" "^node,cpus,ncpus,mem_bytes$" "$TMP/out"
+expect_grep "... the other tables named on stderr" "the CSV is the nodes table; the others: caches, latency_read, latency_rw" "$TMP/err"
+expect_ok "show e10k --csv --table latency_rw" "$GCSCALE" machine show "$E10K" --csv --table latency_rw
+expect_grep "csv rows are comma-separated, at full precision" "^0,610,610," "$TMP/out"
+expect_exit 2 "--table a profile lacks: refused, naming the tables" "$GCSCALE" machine show "$E10K" --csv --table nope
 
 printf '{"format": "gcscale-machine", "version": \n' >"$TMP/malformed.json"
 expect_exit 2 "malformed JSON" "$GCSCALE" machine show "$TMP/malformed.json"

@@ -5,7 +5,7 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..72"
+echo "1..88"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -17,8 +17,21 @@ expect_grep "help names --span" "--span critical|paper" "$TMP/out"
 
 expect_ok "predict, text" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-4
 expect_grep "text: a row for P = 4" "^4 +[0-9.]+ " "$TMP/out"
-expect_grep "text: the recommendation" "^recommended: P = [1-4] " "$TMP/out"
 expect_grep "P beyond the profile's 2 CPUs: a warning" "warning: P up to 4, but .* has 2 CPUs" "$TMP/err"
+expect_grep "text: the recommendation first" "^Recommended: P = [1-4] of the 1 to 4 asked for" "$TMP/out"
+expect_grep "... and what limits the heap at P = 4" "At P = 4 the model predicts a speedup of [0-9.]+ of an ideal 4(: nothing limits|; what limits this heap is )" "$TMP/out"
+expect_grep "... base model: times said relative" "^Times: model base .* relative" "$TMP/out"
+expect_grep "... the compact table: rel_time, the stack" "^P +rel_time +speedup +lost_" "$TMP/out"
+expect_ok "... no solver column by default" sh -c "! grep -q solver '$TMP/out'"
+expect_ok "predict --wide" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-4 --wide
+expect_grep "--wide: every column" "^P +t_cilk_ms +steals +q_p .* solver +iterations" "$TMP/out"
+expect_grep "--wide: the inputs" "^heap .*: [0-9]+ objects" "$TMP/out"
+expect_ok "--help explains every column of the wide table" sh -c "'$GCSCALE' predict --help > '$TMP/help' &&
+    '$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1-2 --wide | grep '^P  *t_cilk' | tr -s ' ' '\n' |
+    while read c; do grep -q \"\$c\" '$TMP/help' || { echo \"undocumented: \$c\"; exit 1; }; done"
+expect_ok "... and so does docs/model.md" sh -c "
+    '$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1-2 --wide | grep '^P  *t_cilk' | tr -s ' ' '\n' |
+    while read c; do grep -q \"\\\`\$c\" docs/model.md || { echo \"undocumented: \$c\"; exit 1; }; done"
 expect_ok "P within the profile's CPUs" \
     sh -c "'$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1-2 2> '$TMP/err-within'"
 expect_ok "... and no warning" test ! -s "$TMP/err-within"
@@ -27,7 +40,14 @@ expect_ok "predict --json" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads
 expect_jq "the JSON parses, with 2 rows and P=1 speedup 1" \
     '(.rows | length) == 2 and .rows[0].speedup == 1 and .span == "critical"' "$TMP/out"
 
+expect_jq "JSON: the explanation, the limits largest first, relative times" \
+    '(.explanation | startswith("Recommended: P = ")) and (.limits | length) >= 1 and
+     ([.limits[].lost] == ([.limits[].lost] | sort | reverse)) and .times == "relative" and (.times_note | length) > 0' "$TMP/out"
 expect_jq "a reliable profile: no unreliable_inputs key" 'has("unreliable_inputs") | not' "$TMP/out"
+LENT=data/machines/lent-16cpu-xeon.json
+expect_ok "v2 on a profile with gc_miss_overlap" "$GCSCALE" predict --machine "$LENT" "$SNAP" --threads 1-2 --model v2
+expect_grep "... absolute times: time_ms" "^P +time_ms +speedup" "$TMP/out"
+expect_ok "... and no Times: line" sh -c "! grep -q '^Times:' '$TMP/out'"
 
 # A term resting on a constant the profile marks unreliable is named:
 # one line in the text, a key in the JSON, a warning beside the CSV.
@@ -46,10 +66,13 @@ expect_grep "... a warning on stderr" "^gcscale predict: warning: unreliable inp
 expect_ok "predict --csv --fast --mva closed --span critical" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --csv --fast --mva closed --span critical
 expect_grep "csv: header" "^P,t_cilk_ms," "$TMP/out"
+expect_grep "csv: relative times said on stderr" "^gcscale predict: note: times: model base .* relative" "$TMP/err"
 
 expect_ok "predict --slow --measured --plot" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --slow --measured "$TMP/tree.json" --plot "$TMP/p.svg"
 expect_grep "the plot is an SVG with the measured curve" "measured" "$TMP/p.svg"
+expect_grep "... its min-max bars, from gc-bench's 5 reps" "measured \\(gc-bench tree; bars: min-max of 5\\)" "$TMP/p.svg"
+expect_grep "... and the recommended P marked" ">recommended P = [12]</text>" "$TMP/p.svg"
 expect_ok "the plot is well-formed XML" python3 -c "import sys,xml.dom.minidom as m; m.parse(sys.argv[1])" "$TMP/p.svg"
 expect_exit 2 "--plot into a directory: refused before the prediction" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --plot "$TMP"

@@ -12,7 +12,7 @@ expect_grep "--list: bh" "^bh " "$TMP/out"
 expect_grep "--list: cube" "^cube " "$TMP/out"
 expect_grep "--list: cky" "^cky " "$TMP/out"
 expect_ok "run --list --json: three workloads" bash -o pipefail -c \
-    "'$GCSCALE' run --list --json | jq -e '[.[].workload] == [\"bh\", \"cube\", \"cky\"]'"
+    "'$GCSCALE' run --list --json | jq -e '.format == \"gcscale-workloads\" and [.workloads[].workload] == [\"bh\", \"cube\", \"cky\"]'"
 
 expect_ok "bh small, text" "$GCSCALE" run bh --size 3000 --steps 3 --heap 2M --mutators 2 --gc-threads 2 --quiet
 expect_grep "bh: verification OK" "^verification OK: bh:" "$TMP/out"

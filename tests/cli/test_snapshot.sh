@@ -26,8 +26,10 @@ expect_ok "info --json" "$GCSCALE" snapshot info --json "$SNAP"
 expect_grep "json: edges" '"edges": 2046,' "$TMP/out"
 expect_grep "json: payload bytes" '"bytes": 49128,' "$TMP/out"
 
-expect_ok "info --csv" "$GCSCALE" snapshot info "$SNAP" --csv
-expect_grep "csv: node section" "^# memory nodes$" "$TMP/out"
+expect_ok "info --csv: one table, the graph's" "$GCSCALE" snapshot info "$SNAP" --csv
+expect_grep "... names the others on stderr" "the CSV is the graph table; the others: parameters, nodes" "$TMP/err"
+expect_ok "info --csv --table nodes" "$GCSCALE" snapshot info "$SNAP" --csv --table nodes
+expect_grep "csv: the nodes table alone" "^node,objects,bytes,share_pct$" "$TMP/out"
 
 # Damaged copies.
 cp "$SNAP" "$TMP/flip.snap"
@@ -45,8 +47,8 @@ expect_exit 2 "not a snapshot" "$GCSCALE" snapshot info data/machines/o2k.json
 
 # synth: synthetic BH- and Cube-like heaps for the model
 expect_ok "synth bh writes a snapshot" "$GCSCALE" snapshot synth bh --size 2000 --nodes 4 -o "$TMP/bh.snap"
-expect_ok "the synthetic snapshot validates" "$GCSCALE" snapshot info "$TMP/bh.snap" --csv
-expect_grep "synth bh: node 0 holds every object (one builder thread)" '^0,[0-9]+,[0-9]+,100.0$' "$TMP/out"
+expect_ok "the synthetic snapshot validates" "$GCSCALE" snapshot info "$TMP/bh.snap" --csv --table nodes
+expect_grep "synth bh: node 0 holds every object (one builder thread)" '^0,[0-9]+,[0-9]+,100$' "$TMP/out"
 expect_ok "synth cube spread over 4 nodes" "$GCSCALE" snapshot synth cube --size 2000 --nodes 4 -o "$TMP/cube.snap"
 expect_exit 2 "synth of an unknown shape" "$GCSCALE" snapshot synth tree -o "$TMP/x.snap"
 expect_exit 2 "synth without -o" "$GCSCALE" snapshot synth bh
