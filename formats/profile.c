@@ -35,7 +35,7 @@
 
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
-    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_coord", "counters",
+    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -634,6 +634,22 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
         p->has_gc_overlap = 1;
     }
 
+    json_t *cls = json_object_get(doc, "gc_class_cost_ns");
+    if (cls && !json_is_null(cls)) {
+        if (!json_is_object(cls)) {
+            gcs_err_set(err, "gc_class_cost_ns: expected an object with \"chain\" and \"array_element\", "
+                             "found %s", json_type_name(cls));
+            return -1;
+        }
+        json_t *c = require(cls, "chain", "gc_class_cost_ns.chain", err);
+        if (!c || number_value(c, "gc_class_cost_ns.chain", &p->gc_cost_chain_ns, err) < 0)
+            return -1;
+        json_t *a = require(cls, "array_element", "gc_class_cost_ns.array_element", err);
+        if (!a || number_value(a, "gc_class_cost_ns.array_element", &p->gc_cost_array_element_ns, err) < 0)
+            return -1;
+        p->has_gc_class_cost = 1;
+    }
+
     json_t *llc = json_object_get(doc, "llc_effective_bytes"), *hit = json_object_get(doc, "llc_hit_ns");
     if ((llc && !json_is_null(llc)) || (hit && !json_is_null(hit))) {
         json_t *b = require(doc, "llc_effective_bytes", "llc_effective_bytes", err);
@@ -1122,6 +1138,11 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
     }
     if (check_coord(p, err) < 0)
         return -1;
+    if (p->has_gc_class_cost &&
+        (check_value(p->gc_cost_chain_ns, "gc_class_cost_ns.chain", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
+         check_value(p->gc_cost_array_element_ns, "gc_class_cost_ns.array_element", 1, PLAUSIBLE_NS_MAX, "ns",
+                     err) < 0))
+        return -1;
     if (p->has_gc_overlap && !(p->gc_miss_overlap >= 1 && p->gc_miss_overlap <= 4096)) {
         gcs_err_set(err, "gc_miss_overlap: expected a number of misses in flight in [1, 4096], found %g",
                     p->gc_miss_overlap);
@@ -1269,6 +1290,9 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
                                                         p->gc_steal_b));
     if (p->has_gc_overlap)
         json_object_set_new(doc, "gc_miss_overlap", json_real(p->gc_miss_overlap));
+    if (p->has_gc_class_cost)
+        json_object_set_new(doc, "gc_class_cost_ns", json_pack("{s:f, s:f}", "chain", p->gc_cost_chain_ns,
+                                                               "array_element", p->gc_cost_array_element_ns));
     if (p->has_llc_effective) {
         json_object_set_new(doc, "llc_effective_bytes", json_real(p->llc_effective_bytes));
         json_object_set_new(doc, "llc_hit_ns", json_real(p->llc_hit_ns));

@@ -1,0 +1,168 @@
+/* test_serial.c -- model v2's serial pricing (model/serial.c) on hand
+ * profiles and hand heaps: the per-class marker costs re-price T1 (and a
+ * chain's span with it), the profile's gc_class_cost_ns or the documented
+ * fallback, and the P = 1 breakdown that reports them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "gcscale/model.h"
+
+#define COBJ 10.0
+#define CPTR 1.0
+
+#define assert_close(a, b, rel) \
+    assert_true(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)) + 1e-9)
+
+static gcs_profile *hand_profile(int classes)
+{
+    gcs_profile *p = gcs_profile_new(1);
+    p->nodes[0].ncpus = 4;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        p->latency_ns[a][0] = 100;
+        p->occupancy_ns[a][0] = 0;
+    }
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = COBJ;
+    p->gc_cost_pointer_ns = CPTR;
+    if (classes) {
+        p->has_gc_class_cost = 1;
+        p->gc_cost_chain_ns = 2;
+        p->gc_cost_array_element_ns = 0.5;
+    }
+    return p;
+}
+
+/* 1000 objects, 900 edges as inspection prices them (COBJ, CPTR), of which
+ * 300 objects chain steps, 400 array elements examined in place whose 250
+ * pointer-free children were marked unread; no misses. */
+static gcs_model_heap hand_heap(double tinf)
+{
+    gcs_model_heap h;
+    memset(&h, 0, sizeof h);
+    h.objects = 1000;
+    h.edges = 900;
+    h.t1_ns = 1000 * COBJ + 900 * CPTR;
+    h.tinf_ns = tinf;
+    h.chain_steps = 300;
+    h.array_elements = 400;
+    h.array_leaves = 250;
+    h.nnodes = 1;
+    h.v[0] = 1;
+    return h;
+}
+
+static void opts_v2(gcs_model_opts *o, const gcs_profile *p, gcs_model_sources *src)
+{
+    gcs_model_opts_init(o);
+    o->coord = 0;
+    gcs_model_opts_v2(o, p, 0, 0, src);
+    gcs_model_opts_classes(o, p, src);
+}
+
+static void test_classes_reprice_t1(void **state)
+{
+    (void)state;
+    gcs_profile *p = hand_profile(1);
+    gcs_model_heap h = hand_heap(100);
+    gcs_model_opts o;
+    gcs_model_sources src;
+    opts_v2(&o, p, &src);
+    assert_string_equal(src.classes, "gc_class_cost_ns");
+    assert_true(o.cost_chain_ns == 2 && o.cost_array_element_ns == 0.5);
+    /* a chain step: 2 instead of an object and its edge (11); an element:
+     * 0.5 instead of its edge (1); a leaf marked unread: no object (10) */
+    double t1 = 10900 - 300 * (11 - 2) - 400 * (1 - 0.5) - 250 * 10;
+    gcs_model_result r;
+    gcs_err err;
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
+    assert_close(r.time_ns, t1, 1e-12);
+    /* the heap the caller passed is not changed */
+    assert_true(h.t1_ns == 10900);
+    /* without the costs: T1 as inspection priced it */
+    o.cost_chain_ns = o.cost_array_element_ns = 0;
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
+    assert_close(r.time_ns, 10900, 1e-12);
+    gcs_profile_free(p);
+}
+
+/* A list's span is its whole work: re-priced with it, so a chain stays
+ * without speedup under Brent's form. */
+static void test_chain_span_follows_t1(void **state)
+{
+    (void)state;
+    gcs_profile *p = hand_profile(1);
+    gcs_model_heap h = hand_heap(10900);
+    gcs_model_opts o;
+    gcs_model_sources src;
+    opts_v2(&o, p, &src);
+    gcs_model_result r;
+    gcs_err err;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_close(r.speedup, 1, 1e-12);
+    assert_close(r.time_ns, 10900 - 2700 - 200 - 2500, 1e-12);
+    gcs_profile_free(p);
+}
+
+/* Absent from the profile: the documented fallback, gc_cost_ns for every
+ * class, listed as nominal in the P = 1 breakdown. */
+static void test_fallback_without_key(void **state)
+{
+    (void)state;
+    gcs_profile *p = hand_profile(0);
+    gcs_model_heap h = hand_heap(100);
+    gcs_model_opts o;
+    gcs_model_sources src;
+    opts_v2(&o, p, &src);
+    assert_string_equal(src.classes, "nominal");
+    assert_true(o.cost_chain_ns == 0 && o.cost_array_element_ns == 0);
+    gcs_err err;
+    json_t *j = gcs_model_serial_json(p, &h, &o, &src, &err);
+    assert_non_null(j);
+    assert_close(json_real_value(json_object_get(j, "t1_ms")), 10900 / 1e6, 1e-12);
+    json_t *nominal = json_object_get(j, "nominal"), *v;
+    size_t i;
+    int listed = 0;
+    json_array_foreach(nominal, i, v) listed |= strcmp(json_string_value(v), "gc_class_cost_ns") == 0;
+    assert_true(listed);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "classes"), "source")), "nominal");
+    json_decref(j);
+    gcs_profile_free(p);
+}
+
+/* With the key: the breakdown's T1 is the re-priced one, with the counts. */
+static void test_breakdown_reports_classes(void **state)
+{
+    (void)state;
+    gcs_profile *p = hand_profile(1);
+    gcs_model_heap h = hand_heap(100);
+    gcs_model_opts o;
+    gcs_model_sources src;
+    opts_v2(&o, p, &src);
+    gcs_err err;
+    json_t *j = gcs_model_serial_json(p, &h, &o, &src, &err);
+    assert_non_null(j);
+    assert_close(json_real_value(json_object_get(j, "t1_ms")), 5500 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "time_ms")), 5500 / 1e6, 1e-12);
+    json_t *c = json_object_get(j, "classes");
+    assert_string_equal(json_string_value(json_object_get(c, "source")), "gc_class_cost_ns");
+    assert_int_equal(json_integer_value(json_object_get(c, "chain_steps")), 300);
+    assert_int_equal(json_integer_value(json_object_get(c, "array_leaves")), 250);
+    json_decref(j);
+    gcs_profile_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_classes_reprice_t1),
+        cmocka_unit_test(test_chain_span_follows_t1),
+        cmocka_unit_test(test_fallback_without_key),
+        cmocka_unit_test(test_breakdown_reports_classes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
