@@ -311,7 +311,7 @@ int cmd_predict(int argc, char **argv)
      * profile's fitted one; either way sources says where it came from */
     gcs_model_opts_v2(&mopts, prof, residency, overlap_given || !model_v2, &sources);
     if (model_v2)
-        gcs_model_opts_classes(&mopts, prof, &sources);
+        gcs_model_opts_v2_costs(&mopts, prof, &sources);
     if (!model_v2 && !overlap_given)
         sources.overlap = "none: --model v2 uses gc_miss_overlap";
     if (overlap_fitted && gcs_model_opts_fitted_overlap(&mopts, prof, &err) < 0) {

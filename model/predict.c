@@ -202,7 +202,7 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
             for (int i = 0; i < prof->nnodes; i++)
                 m1 += cpu_weight[i] * gcs_profile_latency(prof, (gcs_access)a, i, j);
             double so = prof->occupancy_ns[a][j];
-            s += class_share[a] * so;
+            s += class_share[a] * _gcs_serial_service_ns(prof, opts, (gcs_access)a, j);
             /* a non-streamed miss may find its line in the LLC (serial.c) */
             m += (class_share[a] - prefetched[a]) * _gcs_serial_miss_latency(heap, opts, m1) / overlap +
                  prefetched[a] * fmin(so, m1);

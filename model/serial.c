@@ -73,11 +73,24 @@ const gcs_model_heap *_gcs_serial_priced_heap(const gcs_profile *prof, const gcs
     return priced;
 }
 
-void gcs_model_opts_classes(gcs_model_opts *opts, const gcs_profile *prof, gcs_model_sources *src)
+double _gcs_serial_service_ns(const gcs_profile *prof, const gcs_model_opts *opts, gcs_access a, int node)
+{
+    double so = prof->occupancy_ns[a][node];
+    if (!opts->service_bandwidth || !prof->bandwidth_gbs || !(prof->bandwidth_gbs[node] > 0))
+        return so;
+    /* the line size the slow predictor simulated: the last level's */
+    double line = prof->ncaches > 0 ? prof->caches[prof->ncaches - 1].line_bytes : LINE_BYTES;
+    double transfers = a == GCS_ACCESS_RW ? 2 : 1; /* in exclusive, then written back */
+    return fmin(so, transfers * line / prof->bandwidth_gbs[node]); /* bytes / (GB/s) = ns */
+}
+
+void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_model_sources *src)
 {
     opts->cost_chain_ns = 0;
     opts->cost_array_element_ns = 0;
     src->classes = "nominal";
+    opts->service_bandwidth = prof->bandwidth_gbs != NULL;
+    src->service = opts->service_bandwidth ? "occupancy_ns+bandwidth_gbs" : "occupancy_ns";
     if (prof->has_gc_class_cost && prof->gc_cost_chain_ns > 0 && prof->gc_cost_array_element_ns > 0) {
         opts->cost_chain_ns = prof->gc_cost_chain_ns;
         opts->cost_array_element_ns = prof->gc_cost_array_element_ns;
@@ -90,7 +103,8 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
 {
     memset(src, 0, sizeof *src);
     src->overlap = keep_overlap ? "option" : "nominal";
-    src->classes = "nominal"; /* gcs_model_opts_classes sets them */
+    src->classes = "nominal"; /* gcs_model_opts_v2_costs sets them */
+    src->service = "occupancy_ns";
     /* the closed MVA has one outstanding request per worker: no overlap */
     if (!keep_overlap && prof->has_gc_overlap && opts->mva == GCS_MODEL_MVA_OPEN) {
         opts->overlap = prof->gc_miss_overlap;
@@ -163,6 +177,8 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
                      "llc_effective_bytes", src->llc_bytes, "llc_hit_ns",
                      isfinite(src->llc_hit_ns) ? json_real(src->llc_hit_ns) : json_null(), "llc_source",
                      gcs_llc_source_name(src->llc), "nominal", nominal);
+    if (out)
+        json_object_set_new(out, "service_source", json_string(src->service ? src->service : "occupancy_ns"));
     if (out)
         json_object_set_new(out, "classes", json_pack("{s:s, s:I, s:I, s:I, s:f, s:f}", "source",
                                                       src->classes ? src->classes : "nominal", "chain_steps",

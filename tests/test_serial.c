@@ -1,7 +1,8 @@
 /* test_serial.c -- model v2's serial pricing (model/serial.c) on hand
  * profiles and hand heaps: the per-class marker costs re-price T1 (and a
  * chain's span with it), the profile's gc_class_cost_ns or the documented
- * fallback, and the P = 1 breakdown that reports them. */
+ * fallback, the P = 1 breakdown that reports them, and the nodes' service
+ * time bounded by the measured bandwidth. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,8 @@
 #include <string.h>
 
 #include "gcscale/model.h"
+
+#include "../model/serial.h"
 
 #define COBJ 10.0
 #define CPTR 1.0
@@ -61,7 +64,7 @@ static void opts_v2(gcs_model_opts *o, const gcs_profile *p, gcs_model_sources *
     gcs_model_opts_init(o);
     o->coord = 0;
     gcs_model_opts_v2(o, p, 0, 0, src);
-    gcs_model_opts_classes(o, p, src);
+    gcs_model_opts_v2_costs(o, p, src);
 }
 
 static void test_classes_reprice_t1(void **state)
@@ -156,6 +159,45 @@ static void test_breakdown_reports_classes(void **state)
     gcs_profile_free(p);
 }
 
+/* The service time bounded by the measured bandwidth: a 64-byte line at
+ * 32 GB/s is 2 ns, an RW miss two transfers; S_O below the bound is kept;
+ * no bandwidth_gbs, or the option off: S_O. */
+static void test_service_bounded_by_bandwidth(void **state)
+{
+    (void)state;
+    gcs_profile *p = hand_profile(1);
+    p->occupancy_ns[GCS_ACCESS_READ][0] = 10;
+    p->occupancy_ns[GCS_ACCESS_RW][0] = 3;
+    gcs_model_opts o;
+    gcs_model_sources src;
+    opts_v2(&o, p, &src);
+    assert_string_equal(src.service, "occupancy_ns");
+    assert_true(_gcs_serial_service_ns(p, &o, GCS_ACCESS_READ, 0) == 10);
+    double bw = 32;
+    p->bandwidth_gbs = &bw;
+    opts_v2(&o, p, &src);
+    assert_string_equal(src.service, "occupancy_ns+bandwidth_gbs");
+    assert_close(_gcs_serial_service_ns(p, &o, GCS_ACCESS_READ, 0), 2, 1e-12);
+    assert_close(_gcs_serial_service_ns(p, &o, GCS_ACCESS_RW, 0), 3, 1e-12); /* S_O under 2 x 2 */
+    p->occupancy_ns[GCS_ACCESS_RW][0] = 7;
+    assert_close(_gcs_serial_service_ns(p, &o, GCS_ACCESS_RW, 0), 4, 1e-12);
+    o.service_bandwidth = 0;
+    assert_true(_gcs_serial_service_ns(p, &o, GCS_ACCESS_READ, 0) == 10);
+    /* in the fixed point: the node's load is the bounded one, so two
+     * workers' utilisation falls by S_O / bound */
+    gcs_model_heap h = hand_heap(100);
+    h.q1[GCS_ACCESS_READ] = 2000;
+    gcs_model_result r;
+    gcs_err err;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    double rho_so = r.rho[0];
+    o.service_bandwidth = 1;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_true(r.rho[0] > 0 && r.rho[0] < rho_so / 4);
+    p->bandwidth_gbs = NULL; /* not the profile's to free */
+    gcs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_chain_span_follows_t1),
         cmocka_unit_test(test_fallback_without_key),
         cmocka_unit_test(test_breakdown_reports_classes),
+        cmocka_unit_test(test_service_bounded_by_bandwidth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
