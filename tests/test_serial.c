@@ -67,30 +67,44 @@ static void opts_v2(gcs_model_opts *o, const gcs_profile *p, gcs_model_sources *
     gcs_model_opts_v2_costs(o, p, src);
 }
 
+/* A hand profile (with or without class costs), the hand heap and v2's
+ * options from the profile. */
+typedef struct fixture {
+    gcs_profile *p;
+    gcs_model_heap h;
+    gcs_model_opts o;
+    gcs_model_sources src;
+    gcs_model_result r;
+    gcs_err err;
+} fixture;
+
+static void fixture_init(fixture *f, int classes, double tinf)
+{
+    memset(f, 0, sizeof *f);
+    f->p = hand_profile(classes);
+    f->h = hand_heap(tinf);
+    opts_v2(&f->o, f->p, &f->src);
+}
+
 static void test_classes_reprice_t1(void **state)
 {
     (void)state;
-    gcs_profile *p = hand_profile(1);
-    gcs_model_heap h = hand_heap(100);
-    gcs_model_opts o;
-    gcs_model_sources src;
-    opts_v2(&o, p, &src);
-    assert_string_equal(src.classes, "gc_class_cost_ns");
-    assert_true(o.cost_chain_ns == 2 && o.cost_array_element_ns == 0.5);
+    fixture f;
+    fixture_init(&f, 1, 100);
+    assert_string_equal(f.src.classes, "gc_class_cost_ns");
+    assert_true(f.o.cost_chain_ns == 2 && f.o.cost_array_element_ns == 0.5);
     /* a chain step: 2 instead of an object and its edge (11); an element:
      * 0.5 instead of its edge (1); a leaf marked unread: no object (10) */
     double t1 = 10900 - 300 * (11 - 2) - 400 * (1 - 0.5) - 250 * 10;
-    gcs_model_result r;
-    gcs_err err;
-    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
-    assert_close(r.time_ns, t1, 1e-12);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1, 1e-12);
     /* the heap the caller passed is not changed */
-    assert_true(h.t1_ns == 10900);
+    assert_true(f.h.t1_ns == 10900);
     /* without the costs: T1 as inspection priced it */
-    o.cost_chain_ns = o.cost_array_element_ns = 0;
-    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0);
-    assert_close(r.time_ns, 10900, 1e-12);
-    gcs_profile_free(p);
+    f.o.cost_chain_ns = f.o.cost_array_element_ns = 0;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, 10900, 1e-12);
+    gcs_profile_free(f.p);
 }
 
 /* A list's span is its whole work: re-priced with it, so a chain stays
@@ -98,17 +112,12 @@ static void test_classes_reprice_t1(void **state)
 static void test_chain_span_follows_t1(void **state)
 {
     (void)state;
-    gcs_profile *p = hand_profile(1);
-    gcs_model_heap h = hand_heap(10900);
-    gcs_model_opts o;
-    gcs_model_sources src;
-    opts_v2(&o, p, &src);
-    gcs_model_result r;
-    gcs_err err;
-    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
-    assert_close(r.speedup, 1, 1e-12);
-    assert_close(r.time_ns, 10900 - 2700 - 200 - 2500, 1e-12);
-    gcs_profile_free(p);
+    fixture f;
+    fixture_init(&f, 1, 10900);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 2, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.speedup, 1, 1e-12);
+    assert_close(f.r.time_ns, 10900 - 2700 - 200 - 2500, 1e-12);
+    gcs_profile_free(f.p);
 }
 
 /* Absent from the profile: the documented fallback, gc_cost_ns for every
@@ -116,15 +125,11 @@ static void test_chain_span_follows_t1(void **state)
 static void test_fallback_without_key(void **state)
 {
     (void)state;
-    gcs_profile *p = hand_profile(0);
-    gcs_model_heap h = hand_heap(100);
-    gcs_model_opts o;
-    gcs_model_sources src;
-    opts_v2(&o, p, &src);
-    assert_string_equal(src.classes, "nominal");
-    assert_true(o.cost_chain_ns == 0 && o.cost_array_element_ns == 0);
-    gcs_err err;
-    json_t *j = gcs_model_serial_json(p, &h, &o, &src, &err);
+    fixture f;
+    fixture_init(&f, 0, 100);
+    assert_string_equal(f.src.classes, "nominal");
+    assert_true(f.o.cost_chain_ns == 0 && f.o.cost_array_element_ns == 0);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
     assert_non_null(j);
     assert_close(json_real_value(json_object_get(j, "t1_ms")), 10900 / 1e6, 1e-12);
     json_t *nominal = json_object_get(j, "nominal"), *v;
@@ -134,20 +139,16 @@ static void test_fallback_without_key(void **state)
     assert_true(listed);
     assert_string_equal(json_string_value(json_object_get(json_object_get(j, "classes"), "source")), "nominal");
     json_decref(j);
-    gcs_profile_free(p);
+    gcs_profile_free(f.p);
 }
 
 /* With the key: the breakdown's T1 is the re-priced one, with the counts. */
 static void test_breakdown_reports_classes(void **state)
 {
     (void)state;
-    gcs_profile *p = hand_profile(1);
-    gcs_model_heap h = hand_heap(100);
-    gcs_model_opts o;
-    gcs_model_sources src;
-    opts_v2(&o, p, &src);
-    gcs_err err;
-    json_t *j = gcs_model_serial_json(p, &h, &o, &src, &err);
+    fixture f;
+    fixture_init(&f, 1, 100);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
     assert_non_null(j);
     assert_close(json_real_value(json_object_get(j, "t1_ms")), 5500 / 1e6, 1e-12);
     assert_close(json_real_value(json_object_get(j, "time_ms")), 5500 / 1e6, 1e-12);
@@ -156,7 +157,7 @@ static void test_breakdown_reports_classes(void **state)
     assert_int_equal(json_integer_value(json_object_get(c, "chain_steps")), 300);
     assert_int_equal(json_integer_value(json_object_get(c, "array_leaves")), 250);
     json_decref(j);
-    gcs_profile_free(p);
+    gcs_profile_free(f.p);
 }
 
 /* The service time bounded by the measured bandwidth: a 64-byte line at
