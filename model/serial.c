@@ -103,7 +103,8 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
 {
     memset(src, 0, sizeof *src);
     src->overlap = keep_overlap ? "option" : "nominal";
-    src->classes = "nominal"; /* gcs_model_opts_v2_costs sets them */
+    /* not part of the model until gcs_model_opts_v2_costs prices them */
+    src->classes = NULL;
     src->service = "occupancy_ns";
     /* the closed MVA has one outstanding request per worker: no overlap */
     if (!keep_overlap && prof->has_gc_overlap && opts->mva == GCS_MODEL_MVA_OPEN) {
@@ -166,7 +167,7 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_array_append_new(nominal, json_string("overlap"));
     if (src->llc == GCS_LLC_NOMINAL || src->llc == GCS_LLC_NONE)
         json_array_append_new(nominal, json_string("llc_effective_bytes"));
-    if (!src->classes || strcmp(src->classes, "nominal") == 0)
+    if (src->classes && strcmp(src->classes, "nominal") == 0)
         json_array_append_new(nominal, json_string("gc_class_cost_ns"));
     json_t *out = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b, s:f, s:f, s:o, s:s, s:o}", "t1_ms",
                      ms(heap->t1_ns), "streamed_ms", ms(streamed), "memory_miss_ms", ms(memory), "llc_miss_ms",
@@ -181,7 +182,7 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_object_set_new(out, "service_source", json_string(src->service ? src->service : "occupancy_ns"));
     if (out)
         json_object_set_new(out, "classes", json_pack("{s:s, s:I, s:I, s:I, s:f, s:f}", "source",
-                                                      src->classes ? src->classes : "nominal", "chain_steps",
+                                                      src->classes ? src->classes : "off", "chain_steps",
                                                       (json_int_t)heap->chain_steps, "array_elements",
                                                       (json_int_t)heap->array_elements, "array_leaves",
                                                       (json_int_t)heap->array_leaves, "chain_ns",

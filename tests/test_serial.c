@@ -86,6 +86,15 @@ static void fixture_init(fixture *f, int classes, double tinf)
     opts_v2(&f->o, f->p, &f->src);
 }
 
+/* Whether the JSON array of strings holds name. */
+static int lists(const json_t *array, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(array, i, v) if (strcmp(json_string_value(v), name) == 0) return 1;
+    return 0;
+}
+
 static void test_classes_reprice_t1(void **state)
 {
     (void)state;
@@ -132,12 +141,17 @@ static void test_fallback_without_key(void **state)
     json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
     assert_non_null(j);
     assert_close(json_real_value(json_object_get(j, "t1_ms")), 10900 / 1e6, 1e-12);
-    json_t *nominal = json_object_get(j, "nominal"), *v;
-    size_t i;
-    int listed = 0;
-    json_array_foreach(nominal, i, v) listed |= strcmp(json_string_value(v), "gc_class_cost_ns") == 0;
-    assert_true(listed);
+    assert_true(lists(json_object_get(j, "nominal"), "gc_class_cost_ns"));
     assert_string_equal(json_string_value(json_object_get(json_object_get(j, "classes"), "source")), "nominal");
+    json_decref(j);
+    /* the base model (gcs_model_opts_v2_costs not called): not a term, so
+     * not nominal either */
+    gcs_model_opts_v2(&f.o, f.p, 0, 1, &f.src);
+    assert_null(f.src.classes);
+    j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    assert_false(lists(json_object_get(j, "nominal"), "gc_class_cost_ns"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "classes"), "source")), "off");
     json_decref(j);
     gcs_profile_free(f.p);
 }

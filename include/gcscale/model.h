@@ -128,7 +128,8 @@ typedef struct gcs_model_sources {
     gcs_llc_source llc;    /* the effective LLC's source (profile.h) */
     double llc_bytes, llc_hit_ns;  /* the figures, also when residency is off */
     int residency;         /* 1 when opts prices residency */
-    const char *classes;   /* "gc_class_cost_ns", or "nominal" (gc_cost_ns for every class) */
+    const char *classes;   /* "gc_class_cost_ns", "nominal" (gc_cost_ns for every class), or NULL:
+                              not priced (gcs_model_opts_v2_costs not called: the base model) */
     const char *service;   /* the nodes' service time: "occupancy_ns" or "occupancy_ns+bandwidth_gbs" */
 } gcs_model_sources;
 
