@@ -26,6 +26,18 @@ double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t s
 void _gcs_calibrate_coord_step(gcs_profile *p, int quick, gcs_progress *pr);
 double _gcs_calibrate_coord_work(int quick);
 
+/* The marker's per-class costs (classcost.c): gc_class_cost_ns into p from a
+ * chain and a wide array, cache resident, marked by the running collector
+ * at P = 1 (`root` a registered root slot, `all` room for max_objects
+ * pointers); details under *details.  -1 with err set when a heap cannot be
+ * built or a cost comes out not positive. */
+int _gcs_calibrate_class_costs(int reps, void **root, void **all, long max_objects, gcs_profile *p,
+                               json_t **details, gcs_err *err);
+/* Least-squares line y = fixed + slope x through n >= 2 points, and its rms
+ * relative residual; -1 when the x are all equal. */
+int _gcs_calibrate_class_slope(int n, const double *x, const double *y, double *slope, double *fixed,
+                               double *rms_rel);
+
 /* The marker's cost fit (costfit.c): T1 = c0 + c_obj * objects + c_ptr *
  * pointers by least squares with rows weighted by 1/T1, and what it is
  * worth.  coef, se and ci95 are indexed 0 = c0 (fixed), 1 = object,

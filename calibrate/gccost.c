@@ -406,7 +406,7 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     int n = 0;
     void *root = NULL;
     void **all = malloc(sizeof(void *) * COST_OBJECTS_MAX);
-    json_t *jpoints = json_array(), *jattempts = json_array();
+    json_t *jpoints = json_array(), *jattempts = json_array(), *classes = NULL;
     int rc = -1;
     if (!all || !jpoints || !jattempts || gcs_gc_add_root(&root) < 0) {
         gcs_err_set(err, "gc costs: out of memory");
@@ -449,6 +449,13 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
                  "gc_cost_ns: %s after %d attempts, so the object/pointer split (%.2f / %.2f ns) is "
                  "uncertain; run `gcscale calibrate --gc-only` again on an idle machine",
                  problem, attempts, coef[1], coef[2]);
+
+    /* The per-class costs (classcost.c, model v2): optional, a failure
+     * leaves the profile without them (model v2 then prices those steps at
+     * gc_cost_ns) and says why. */
+    gcs_err class_err = {0};
+    if (_gcs_calibrate_class_costs(reps, &root, all, COST_OBJECTS_MAX, p, &classes, &class_err) < 0)
+        classes = json_pack("{s:s}", "not_measured", class_err.msg);
 
     /* Steal cost: the same binary tree marked by one and by two workers. */
     double steal_ns = 0, steals = 0, t1_one = NAN, t1_two = NAN;
@@ -494,6 +501,8 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     json_object_set_new(*details, "object_pointer_correlation",
                         isfinite(fit.corr_object_pointer) ? json_real(fit.corr_object_pointer) : json_null());
     json_object_set_new(*details, "uncertainty", _gcs_calibrate_cost_fit_uncertainty(&fit));
+    json_object_set_new(*details, "classes", classes);
+    classes = NULL;
     json_object_set_new(*details, "attempt_log", jattempts);
     jattempts = NULL;
     json_object_set_new(*details, "warning", warning[0] ? json_string(warning) : json_null());
@@ -501,6 +510,7 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
 done:
     json_decref(jpoints);
     json_decref(jattempts);
+    json_decref(classes);
     gcs_gc_remove_root(&root);
     free(all);
     gcs_gc_shutdown();

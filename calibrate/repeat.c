@@ -75,6 +75,10 @@ static int profile_constants(const gcs_profile *p, constant *out, int max)
         add(out, &n, max, "gc_steals.a", p->gc_steal_a);
     if (p->has_gc_overlap)
         add(out, &n, max, "gc_miss_overlap", p->gc_miss_overlap);
+    if (p->has_gc_class_cost) {
+        add(out, &n, max, "gc_class_cost_ns.chain", p->gc_cost_chain_ns);
+        add(out, &n, max, "gc_class_cost_ns.array_element", p->gc_cost_array_element_ns);
+    }
     return n;
 }
 

@@ -162,10 +162,18 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
     printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s)\n", mo->overlap, src->overlap,
            src->llc_bytes / 1048576.0, gcs_llc_source_name(src->llc), F("residency"),
            src->residency ? "priced, --residency on" : "not priced: --model v2 --residency on");
+    if (src->classes) {
+        json_t *c = json_object_get(s, "classes");
+        printf("marker classes (%s): %lld chain steps, %lld array elements (%lld leaves unread); service %s\n",
+               src->classes, (long long)json_integer_value(json_object_get(c, "chain_steps")),
+               (long long)json_integer_value(json_object_get(c, "array_elements")),
+               (long long)json_integer_value(json_object_get(c, "array_leaves")), src->service);
+    }
     if (json_array_size(json_object_get(s, "nominal")) > 0)
-        printf("resting on a nominal value (run gcscale calibrate): %s%s\n",
+        printf("resting on a nominal value (run gcscale calibrate): %s%s%s\n",
                strcmp(src->overlap, "nominal") == 0 ? "overlap " : "",
-               src->llc == GCS_LLC_NOMINAL || src->llc == GCS_LLC_NONE ? "llc_effective_bytes" : "");
+               src->llc == GCS_LLC_NOMINAL || src->llc == GCS_LLC_NONE ? "llc_effective_bytes " : "",
+               src->classes && strcmp(src->classes, "nominal") == 0 ? "gc_class_cost_ns" : "");
     printf("\n");
 #undef F
     json_decref(s);
@@ -339,6 +347,8 @@ int cmd_predict(int argc, char **argv)
     /* the base model keeps the overlap it was given (1: none); v2 takes the
      * profile's fitted one; either way sources says where it came from */
     gcs_model_opts_v2(&mopts, prof, residency, overlap_given || !model_v2, &sources);
+    if (model_v2)
+        gcs_model_opts_v2_costs(&mopts, prof, &sources);
     if (!model_v2 && !overlap_given)
         sources.overlap = "none: --model v2 uses gc_miss_overlap";
     if (overlap_fitted && gcs_model_opts_fitted_overlap(&mopts, prof, &err) < 0) {

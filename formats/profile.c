@@ -35,7 +35,7 @@
 
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
-    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_coord", "counters",
+    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -541,6 +541,32 @@ static int parse_coord(const json_t *coord, gcs_profile *p, gcs_err *err)
 static int check_value(double v, const char *key, int positive, double limit, const char *unit,
                        gcs_err *err);
 
+/* An optional object of two required numbers, {"m1": n, "m2": n} under
+ * `key` (gc_steals, gc_class_cost_ns): absent or null leaves *has 0. */
+static int number_pair(const json_t *doc, const char *key, const char *m1, double *d1, const char *m2, double *d2,
+                       int *has, gcs_err *err)
+{
+    json_t *o = json_object_get(doc, key);
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o)) {
+        gcs_err_set(err, "%s: expected an object with \"%s\" and \"%s\", found %s", key, m1, m2,
+                    json_type_name(o));
+        return -1;
+    }
+    const char *member[2] = {m1, m2};
+    double *dest[2] = {d1, d2};
+    for (int i = 0; i < 2; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "%s.%s", key, member[i]);
+        json_t *v = require(o, member[i], path, err);
+        if (!v || number_value(v, path, dest[i], err) < 0)
+            return -1;
+    }
+    *has = 1;
+    return 0;
+}
+
 static int check_coord(const gcs_profile *p, gcs_err *err)
 {
     if (!p->has_gc_coord)
@@ -611,21 +637,8 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
                          p->gc_cost_steal_ns != 0;
     }
 
-    json_t *steals = json_object_get(doc, "gc_steals");
-    if (steals && !json_is_null(steals)) {
-        if (!json_is_object(steals)) {
-            gcs_err_set(err, "gc_steals: expected an object with \"a\" and \"b\", found %s",
-                        json_type_name(steals));
-            return -1;
-        }
-        json_t *a = require(steals, "a", "gc_steals.a", err);
-        if (!a || number_value(a, "gc_steals.a", &p->gc_steal_a, err) < 0)
-            return -1;
-        json_t *b = require(steals, "b", "gc_steals.b", err);
-        if (!b || number_value(b, "gc_steals.b", &p->gc_steal_b, err) < 0)
-            return -1;
-        p->has_gc_steals = 1;
-    }
+    if (number_pair(doc, "gc_steals", "a", &p->gc_steal_a, "b", &p->gc_steal_b, &p->has_gc_steals, err) < 0)
+        return -1;
 
     json_t *overlap = json_object_get(doc, "gc_miss_overlap");
     if (overlap && !json_is_null(overlap)) {
@@ -633,6 +646,10 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
             return -1;
         p->has_gc_overlap = 1;
     }
+
+    if (number_pair(doc, "gc_class_cost_ns", "chain", &p->gc_cost_chain_ns, "array_element",
+                    &p->gc_cost_array_element_ns, &p->has_gc_class_cost, err) < 0)
+        return -1;
 
     json_t *llc = json_object_get(doc, "llc_effective_bytes"), *hit = json_object_get(doc, "llc_hit_ns");
     if ((llc && !json_is_null(llc)) || (hit && !json_is_null(hit))) {
@@ -1122,6 +1139,11 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
     }
     if (check_coord(p, err) < 0)
         return -1;
+    if (p->has_gc_class_cost &&
+        (check_value(p->gc_cost_chain_ns, "gc_class_cost_ns.chain", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
+         check_value(p->gc_cost_array_element_ns, "gc_class_cost_ns.array_element", 1, PLAUSIBLE_NS_MAX, "ns",
+                     err) < 0))
+        return -1;
     if (p->has_gc_overlap && !(p->gc_miss_overlap >= 1 && p->gc_miss_overlap <= 4096)) {
         gcs_err_set(err, "gc_miss_overlap: expected a number of misses in flight in [1, 4096], found %g",
                     p->gc_miss_overlap);
@@ -1269,6 +1291,9 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
                                                         p->gc_steal_b));
     if (p->has_gc_overlap)
         json_object_set_new(doc, "gc_miss_overlap", json_real(p->gc_miss_overlap));
+    if (p->has_gc_class_cost)
+        json_object_set_new(doc, "gc_class_cost_ns", json_pack("{s:f, s:f}", "chain", p->gc_cost_chain_ns,
+                                                               "array_element", p->gc_cost_array_element_ns));
     if (p->has_llc_effective) {
         json_object_set_new(doc, "llc_effective_bytes", json_real(p->llc_effective_bytes));
         json_object_set_new(doc, "llc_hit_ns", json_real(p->llc_hit_ns));

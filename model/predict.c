@@ -202,7 +202,7 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
             for (int i = 0; i < prof->nnodes; i++)
                 m1 += cpu_weight[i] * gcs_profile_latency(prof, (gcs_access)a, i, j);
             double so = prof->occupancy_ns[a][j];
-            s += class_share[a] * so;
+            s += class_share[a] * _gcs_serial_service_ns(prof, opts, (gcs_access)a, j);
             /* a non-streamed miss may find its line in the LLC (serial.c) */
             m += (class_share[a] - prefetched[a]) * _gcs_serial_miss_latency(heap, opts, m1) / overlap +
                  prefetched[a] * fmin(so, m1);
@@ -240,6 +240,9 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
         gcs_err_set(err, "model: overlapped misses work with the open model only (--mva open)");
         return -1;
     }
+    /* model v2's per-class marker costs re-price T1 (serial.c) */
+    gcs_model_heap priced;
+    heap = _gcs_serial_priced_heap(prof, heap, opts, &priced);
     double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
     double steals = steal_count(heap, threads, opts);
     double q_p = q1 + steals * heap->live_lines_avg;

@@ -98,6 +98,7 @@ typedef struct replay {
     size_t nstage, stage_cap;
     double *node_miss;    /* [nnodes + 1] */
     uint64_t nmarked;
+    uint64_t chain_steps, array_elements, array_leaves; /* the marker's step classes (model.h) */
     int oom;
     uint64_t last_line;   /* line of the last access put in the ring + 1 */
     unsigned rhead, rcount;
@@ -459,8 +460,13 @@ static void replay_run(replay *r)
                         racc(r, fa, GCS_ACCESS_READ, e.obj);
                     }
                     uint32_t c = ed[f];
-                    if (c == GCS_SNAPSHOT_NULL || !rexamine(r, c, !r_pf(r, c)))
+                    if (c == GCS_SNAPSHOT_NULL)
                         continue;
+                    r->array_elements++;
+                    int pf = r_pf(r, c);
+                    if (!rexamine(r, c, !pf))
+                        continue;
+                    r->array_leaves += (uint64_t)pf; /* marked unread */
                     uint32_t np = r_nptrs(r, c), cend = np;
                     if (np == 0)
                         continue;
@@ -499,6 +505,7 @@ static void replay_run(replay *r)
         }
         if (end == 1 && fifo_count == 0 && r->hi == 0) {
             /* a chain: follow the pointer directly */
+            r->chain_steps++;
             racc(r, r_addr(r, obj), GCS_ACCESS_READ, obj);
             uint32_t c = r_edges(r, obj)[0];
             if (c != GCS_SNAPSHOT_NULL) {
@@ -610,6 +617,9 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
         }
 #endif
         h->live_lines_avg = out->sim.live_lines_avg;
+        h->chain_steps = r.chain_steps;
+        h->array_elements = r.array_elements;
+        h->array_leaves = r.array_leaves;
         out->marked = r.nmarked;
         _gcs_inspect_set_v(h, r.node_miss, nnodes);
     }

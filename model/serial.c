@@ -41,11 +41,71 @@ double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts
     return r > 0 ? r * fmin(opts->llc_hit_ns, m1) + (1 - r) * m1 : m1;
 }
 
+double _gcs_serial_t1(const gcs_profile *prof, const gcs_model_heap *heap, const gcs_model_opts *opts)
+{
+    if (!(opts->cost_chain_ns > 0) || !(opts->cost_array_element_ns > 0))
+        return heap->t1_ns;
+    /* inspection priced every object at c_obj and every edge at c_ptr
+     * (inspect.c); each class replaces what it does not spend: a chain step
+     * its object and its one edge, an element examined in place its edge,
+     * and a pointer-free child marked unread its object as well (the
+     * element's cost was measured on such children: gccost.c). */
+    double cobj = prof->gc_cost_object_ns, cptr = prof->gc_cost_pointer_ns;
+    double t1 = heap->t1_ns - (double)heap->chain_steps * (cobj + cptr - opts->cost_chain_ns) -
+                (double)heap->array_elements * (cptr - opts->cost_array_element_ns) -
+                (double)heap->array_leaves * cobj;
+    /* Each term swaps a positive cost for another, so t1 stays > 0 unless
+     * the heap's T1 was priced with other costs than this profile's (a
+     * heap built by hand): then keep it as given. */
+    return t1 > 0 ? t1 : heap->t1_ns;
+}
+
+const gcs_model_heap *_gcs_serial_priced_heap(const gcs_profile *prof, const gcs_model_heap *heap,
+                                              const gcs_model_opts *opts, gcs_model_heap *priced)
+{
+    double t1 = _gcs_serial_t1(prof, heap, opts);
+    if (t1 == heap->t1_ns)
+        return heap;
+    *priced = *heap;
+    priced->t1_ns = t1;
+    /* a list's span is its whole work: re-priced with it */
+    priced->tinf_ns = fmin(heap->tinf_ns, t1);
+    return priced;
+}
+
+double _gcs_serial_service_ns(const gcs_profile *prof, const gcs_model_opts *opts, gcs_access a, int node)
+{
+    double so = prof->occupancy_ns[a][node];
+    if (!opts->service_bandwidth || !prof->bandwidth_gbs || !(prof->bandwidth_gbs[node] > 0))
+        return so;
+    /* the line size the slow predictor simulated: the last level's */
+    double line = prof->ncaches > 0 ? prof->caches[prof->ncaches - 1].line_bytes : LINE_BYTES;
+    double transfers = a == GCS_ACCESS_RW ? 2 : 1; /* in exclusive, then written back */
+    return fmin(so, transfers * line / prof->bandwidth_gbs[node]); /* bytes / (GB/s) = ns */
+}
+
+void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_model_sources *src)
+{
+    opts->cost_chain_ns = 0;
+    opts->cost_array_element_ns = 0;
+    src->classes = "nominal";
+    opts->service_bandwidth = prof->bandwidth_gbs != NULL;
+    src->service = opts->service_bandwidth ? "occupancy_ns+bandwidth_gbs" : "occupancy_ns";
+    if (prof->has_gc_class_cost && prof->gc_cost_chain_ns > 0 && prof->gc_cost_array_element_ns > 0) {
+        opts->cost_chain_ns = prof->gc_cost_chain_ns;
+        opts->cost_array_element_ns = prof->gc_cost_array_element_ns;
+        src->classes = "gc_class_cost_ns";
+    }
+}
+
 void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int residency, int keep_overlap,
                        gcs_model_sources *src)
 {
     memset(src, 0, sizeof *src);
     src->overlap = keep_overlap ? "option" : "nominal";
+    /* not part of the model until gcs_model_opts_v2_costs prices them */
+    src->classes = NULL;
+    src->service = "occupancy_ns";
     /* the closed MVA has one outstanding request per worker: no overlap */
     if (!keep_overlap && prof->has_gc_overlap && opts->mva == GCS_MODEL_MVA_OPEN) {
         opts->overlap = prof->gc_miss_overlap;
@@ -81,6 +141,8 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
     gcs_model_result r1;
     if (gcs_model_predict(prof, heap, 1, opts, &r1, err) < 0)
         return NULL;
+    gcs_model_heap priced_store;
+    heap = _gcs_serial_priced_heap(prof, heap, opts, &priced_store);
     /* The idle parts at P = 1, as setup() in predict.c prices them: the one
      * worker sits on the first node with CPUs, as the collector pins it. */
     int cpu = 0;
@@ -105,7 +167,9 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_array_append_new(nominal, json_string("overlap"));
     if (src->llc == GCS_LLC_NOMINAL || src->llc == GCS_LLC_NONE)
         json_array_append_new(nominal, json_string("llc_effective_bytes"));
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b, s:f, s:f, s:o, s:s, s:o}", "t1_ms",
+    if (src->classes && strcmp(src->classes, "nominal") == 0)
+        json_array_append_new(nominal, json_string("gc_class_cost_ns"));
+    json_t *out = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b, s:f, s:f, s:o, s:s, s:o}", "t1_ms",
                      ms(heap->t1_ns), "streamed_ms", ms(streamed), "memory_miss_ms", ms(memory), "llc_miss_ms",
                      ms(llc), "queueing_ms", ms(fmax(0, r1.time_ns - idle)), "time_ms", ms(r1.time_ns),
                      "overlap", opts->overlap, "overlap_source", src->overlap, "residency_on", src->residency,
@@ -114,4 +178,15 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
                      "llc_effective_bytes", src->llc_bytes, "llc_hit_ns",
                      isfinite(src->llc_hit_ns) ? json_real(src->llc_hit_ns) : json_null(), "llc_source",
                      gcs_llc_source_name(src->llc), "nominal", nominal);
+    if (out)
+        json_object_set_new(out, "service_source", json_string(src->service ? src->service : "occupancy_ns"));
+    if (out)
+        json_object_set_new(out, "classes", json_pack("{s:s, s:I, s:I, s:I, s:f, s:f}", "source",
+                                                      src->classes ? src->classes : "off", "chain_steps",
+                                                      (json_int_t)heap->chain_steps, "array_elements",
+                                                      (json_int_t)heap->array_elements, "array_leaves",
+                                                      (json_int_t)heap->array_leaves, "chain_ns",
+                                                      opts->cost_chain_ns, "array_element_ns",
+                                                      opts->cost_array_element_ns));
+    return out;
 }

@@ -14,4 +14,14 @@ double _gcs_serial_residency(const gcs_model_heap *heap, const gcs_model_opts *o
  * them hit the LLC, the rest go to memory at m1. */
 double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts *opts, double m1);
 
+/* The time a request of class a occupies memory node `node` (S_O), bounded
+ * by the node's measured bandwidth with opts->service_bandwidth (model.h). */
+double _gcs_serial_service_ns(const gcs_profile *prof, const gcs_model_opts *opts, gcs_access a, int node);
+/* T1 re-priced by the marker's step classes (opts->cost_chain_ns and
+ * cost_array_element_ns > 0, model.h; else heap->t1_ns unchanged). */
+double _gcs_serial_t1(const gcs_profile *prof, const gcs_model_heap *heap, const gcs_model_opts *opts);
+/* heap, or *priced = heap with T1 re-priced (and T-infinity kept within
+ * it) when opts prices classes: the heap the model then works on. */
+const gcs_model_heap *_gcs_serial_priced_heap(const gcs_profile *prof, const gcs_model_heap *heap,
+                                              const gcs_model_opts *opts, gcs_model_heap *priced);
 #endif

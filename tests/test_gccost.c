@@ -42,10 +42,38 @@ static void test_costs_are_fitted_and_positive(void **state)
     /* a warning, when there is one, says what to do */
     json_t *warning = json_object_get(details, "warning");
     assert_true(json_is_null(warning) || strstr(json_string_value(warning), "--gc-only"));
+    /* The per-class costs (classcost.c), each the slope over three sizes of
+     * its own heap: positive, or not stored and the reason in details. */
+    json_t *classes = json_object_get(details, "classes");
+    assert_non_null(classes);
+    if (p->has_gc_class_cost) {
+        assert_true(p->gc_cost_chain_ns > 0 && p->gc_cost_array_element_ns > 0);
+        assert_int_equal(json_array_size(json_object_get(json_object_get(classes, "chain"), "points")), 3);
+        assert_true(json_real_value(json_object_get(json_object_get(classes, "array_element"), "ns")) ==
+                    p->gc_cost_array_element_ns);
+    } else {
+        assert_non_null(json_string_value(json_object_get(classes, "not_measured")));
+    }
     /* The collector is gone afterwards: a later user can start its own. */
     assert_false(gcs_gc_is_initialized());
     json_decref(details);
     gcs_profile_free(p);
+}
+
+/* The slope of the class costs: exact on a line, refused on one abscissa. */
+static void test_class_slope(void **state)
+{
+    (void)state;
+    double x[3] = {1000, 2000, 4000}, y[3], slope, fixed, rms;
+    for (int i = 0; i < 3; i++)
+        y[i] = 250 + 1.5 * x[i];
+    assert_int_equal(_gcs_calibrate_class_slope(3, x, y, &slope, &fixed, &rms), 0);
+    assert_true(fabs(slope - 1.5) < 1e-12 && fabs(fixed - 250) < 1e-9 && rms < 1e-12);
+    y[2] += 400; /* a point off the line: a residual, a slope still near */
+    assert_int_equal(_gcs_calibrate_class_slope(3, x, y, &slope, &fixed, &rms), 0);
+    assert_true(rms > 0.01 && slope > 1.5 && slope < 1.7);
+    double same[3] = {1000, 1000, 1000};
+    assert_int_equal(_gcs_calibrate_class_slope(3, same, y, &slope, &fixed, &rms), -1);
 }
 
 static void test_refuses_when_a_collector_runs(void **state)
@@ -201,6 +229,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_costs_are_fitted_and_positive),
+        cmocka_unit_test(test_class_slope),
         cmocka_unit_test(test_refuses_when_a_collector_runs),
         cmocka_unit_test(test_fit_recovers_exact_costs),
         cmocka_unit_test(test_fit_intervals_cover_the_truth),

@@ -807,6 +807,45 @@ static void test_pointer_free_leaves(void **state)
     gcs_profile_free(p);
 }
 
+/* The marker's step classes (model v2): counted by the replay as gc/mark.c
+ * takes them, left 0 by the fast predictor. */
+static void test_step_classes(void **state)
+{
+    (void)state;
+    gcs_profile *p = make_profile(1, 1);
+    gcs_inspect_result r;
+    /* a list: the first object leaves the FIFO with nothing else pending,
+     * so every object is a chain step */
+    gcs_snapshot *g = make_list(1000);
+    inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
+    assert_int_equal(r.heap.chain_steps, 1000);
+    assert_int_equal(r.heap.array_elements, 0);
+    inspect_ok(g, p, GCS_INSPECT_FAST, &r);
+    assert_int_equal(r.heap.chain_steps, 0);
+    gcs_snapshot_free(g);
+    /* a tree: two fields per inner node, never a chain */
+    g = make_tree(10);
+    inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
+    assert_int_equal(r.heap.chain_steps + r.heap.array_elements + r.heap.array_leaves, 0);
+    gcs_snapshot_free(g);
+    /* an array of n leaves: its first GCS_GC_CHUNK_FIELDS fields are pushed
+     * as any object's, the rest examined in place; pointer-free leaves are
+     * marked unread, leaves with a (NULL) field are not */
+    uint64_t n = 5000;
+    g = make_leaves(n, 0);
+    inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
+    assert_int_equal(r.heap.array_elements, n - GCS_GC_CHUNK_FIELDS);
+    assert_int_equal(r.heap.array_leaves, n - GCS_GC_CHUNK_FIELDS);
+    assert_int_equal(r.heap.chain_steps, 0);
+    gcs_snapshot_free(g);
+    g = make_leaves(n, 1);
+    inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
+    assert_int_equal(r.heap.array_elements, n - GCS_GC_CHUNK_FIELDS);
+    assert_int_equal(r.heap.array_leaves, 0);
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
 /* The slow predictor on g with Tinf given, replay_threads and walk_only as
  * asked (the benchmark-only knobs, model/inspect_internal.h); bout may be NULL. */
 static void run_slow_bench(const gcs_snapshot *g, const gcs_profile *p, int replay_threads, int walk_only,
@@ -1028,6 +1067,7 @@ int main(void)
         cmocka_unit_test(test_walk_only),
         cmocka_unit_test(test_stages_same_results),
         cmocka_unit_test(test_span_agrees_with_collector),
+        cmocka_unit_test(test_step_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -263,6 +263,34 @@ static void test_optional_keys(void **state)
     assert_true(json_real_value(json_object_get(out, "gc_miss_overlap")) == 15.25);
     json_decref(out);
     gcs_profile_free(p);
+
+    /* gc_class_cost_ns (model v2): absent is "not measured"; present, both
+     * members are required, kept and saved; a negative cost is refused. */
+    p = gcs_profile_from_json(doc, &err);
+    assert_non_null(p);
+    assert_int_equal(p->has_gc_class_cost, 0);
+    out = gcs_profile_to_json(p);
+    assert_null(json_object_get(out, "gc_class_cost_ns"));
+    json_decref(out);
+    gcs_profile_free(p);
+    set_path(doc, "gc_class_cost_ns", parse("{\"chain\": 0.75}"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_class_cost_ns.array_element"));
+    set_path(doc, "gc_class_cost_ns", parse("{\"chain\": -1, \"array_element\": 1.25}"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_class_cost_ns.chain"));
+    set_path(doc, "gc_class_cost_ns", parse("{\"chain\": 0.75, \"array_element\": 1.25}"));
+    p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+    assert_int_equal(p->has_gc_class_cost, 1);
+    assert_true(p->gc_cost_chain_ns == 0.75 && p->gc_cost_array_element_ns == 1.25);
+    out = gcs_profile_to_json(p);
+    json_t *cls = json_object_get(out, "gc_class_cost_ns");
+    assert_true(json_real_value(json_object_get(cls, "chain")) == 0.75);
+    assert_true(json_real_value(json_object_get(cls, "array_element")) == 1.25);
+    json_decref(out);
+    gcs_profile_free(p);
     json_decref(doc);
 }
 

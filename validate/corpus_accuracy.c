@@ -165,8 +165,10 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
     gcs_model_opts_init(&mo);
     mo.span = o->span;
     gcs_model_sources sources; /* as gcscale predict: --model v2 prices misses with the fitted overlap */
-    if (o->model_v2)
+    if (o->model_v2) {
         gcs_model_opts_v2(&mo, prof, 0, 0, &sources);
+        gcs_model_opts_v2_costs(&mo, prof, &sources);
+    }
     gcs_inspect_result ir;
     gcs_model_result res[GCS_GC_MAX_THREADS];
     int rc = gcs_inspect_heap(g, prof, &io, &ir, err);

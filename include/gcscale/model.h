@@ -69,6 +69,13 @@ typedef struct gcs_model_heap {
     double q1_prefetched[GCS_ACCESS_COUNT];
     double live_lines_avg;    /* L: time-average live cache lines (docs/model.md) */
     uint64_t roots;           /* root entries the mark starts from (0: unknown, taken as 1) */
+    /* The marker's classes of step (model v2, docs/model.md "Serial work"),
+     * counted by the slow predictor's replay (the fast one leaves them 0, and
+     * T1 then prices every object at gc_cost_ns): objects followed along a
+     * chain (gc/mark.c's chain shortcut), non-NULL elements of large pointer
+     * arrays examined in place, and of those the pointer-free children
+     * marked without reading them. */
+    uint64_t chain_steps, array_elements, array_leaves;
     int nnodes;
     double v[GCS_MODEL_MAX_NODES]; /* V_j: share of miss requests to memory node j */
 } gcs_model_heap;
@@ -92,6 +99,20 @@ typedef struct gcs_model_opts {
      * probability r = min(1, llc_bytes / (live_lines * 64)) and then costs
      * llc_hit_ns instead of M1. */
     double llc_bytes, llc_hit_ns;
+    /* Beyond the paper, per-class marker costs (model v2; 0, the default:
+     * off): with both > 0, a chain step costs cost_chain_ns instead of
+     * gc_cost_ns.object + .pointer, and an array element examined in place
+     * cost_array_element_ns instead of .pointer (its pointer-free child,
+     * marked unread, no .object): T1 is re-priced from the heap's class
+     * counts (model/serial.c, _gcs_serial_t1). */
+    double cost_chain_ns, cost_array_element_ns;
+    /* Beyond the paper, the memory node's service time bounded by its
+     * measured bandwidth (model v2; 0, the default: off): with 1, a request
+     * occupies node j for min(S_O, k * line_bytes / bandwidth_gbs[j]), k = 1
+     * for a read and 2 for an RW miss (the line comes in exclusive and is
+     * written back): a node serves at least as fast as the bandwidth
+     * benchmark proved it can.  A profile without bandwidth_gbs keeps S_O. */
+    int service_bandwidth;
 
     /* Coordination terms (wake, search, tail: docs/model.md "Coordination")
      * from the profile's gc_coord: 1 (the default) uses them when the profile
@@ -107,6 +128,9 @@ typedef struct gcs_model_sources {
     gcs_llc_source llc;    /* the effective LLC's source (profile.h) */
     double llc_bytes, llc_hit_ns;  /* the figures, also when residency is off */
     int residency;         /* 1 when opts prices residency */
+    const char *classes;   /* "gc_class_cost_ns", "nominal" (gc_cost_ns for every class), or NULL:
+                              not priced (gcs_model_opts_v2_costs not called: the base model) */
+    const char *service;   /* the nodes' service time: "occupancy_ns" or "occupancy_ns+bandwidth_gbs" */
 } gcs_model_sources;
 
 /* Per-worker coordination times with P workers, ns (docs/model.md,
@@ -158,6 +182,14 @@ GCS_API void gcs_model_opts_init(gcs_model_opts *opts);
  * `residency` the warm-residency term from the effective LLC.  Fills *src. */
 GCS_API void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int residency, int keep_overlap,
                                gcs_model_sources *src);
+/* Model v2's calibrated prices beyond gcs_model_opts_v2: the per-class
+ * marker costs, the profile's gc_class_cost_ns when it has them
+ * (src->classes says which), else off (T1 as gc_cost_ns prices it); and the
+ * memory nodes' service time bounded by the measured bandwidth
+ * (opts->service_bandwidth, where the profile has bandwidth_gbs;
+ * src->service says which).  Call after gcs_model_opts_v2, which resets
+ * src. */
+GCS_API void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_model_sources *src);
 /* The paper's full model (predict --model paper): its span form, every
  * miss stalling for M1, no residency.  (The stream prefetcher is a property
  * of the inspection: gcs_inspect_opts.stream_prefetch = 0 as well.) */

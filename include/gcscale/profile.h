@@ -86,6 +86,15 @@ typedef struct gcs_profile {
      * ("gc_miss_overlap": a number >= 1; docs/model.md).  Absent: not fitted. */
     int has_gc_overlap;
     double gc_miss_overlap;
+    /* Per-class marker costs (model v2, docs/model.md "Serial work"), fitted
+     * by calibrate on dedicated cache-resident heaps ("gc_class_cost_ns":
+     * {"chain", "array_element"}): one step along a chain (an object of one
+     * pointer field followed directly, gc/mark.c's chain shortcut) and one
+     * element of a large pointer array examined in place (its pointer-free
+     * child marked unread).  Absent: such objects are priced as any other,
+     * gc_cost_ns.object + .pointer. */
+    int has_gc_class_cost;
+    double gc_cost_chain_ns, gc_cost_array_element_ns;
     /* The effective last-level cache, derived by calibrate from its latency
      * sweep (optional keys "llc_effective_bytes" and "llc_hit_ns"; both or
      * neither): the working set at which the sweep's latency is halfway

@@ -1,0 +1,226 @@
+/* test_serial.c -- model v2's serial pricing (model/serial.c) on hand
+ * profiles and hand heaps: the per-class marker costs re-price T1 (and a
+ * chain's span with it), the profile's gc_class_cost_ns or the documented
+ * fallback, the P = 1 breakdown that reports them, and the nodes' service
+ * time bounded by the measured bandwidth. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "gcscale/model.h"
+
+#include "../model/serial.h"
+
+#define COBJ 10.0
+#define CPTR 1.0
+
+#define assert_close(a, b, rel) \
+    assert_true(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)) + 1e-9)
+
+static gcs_profile *hand_profile(int classes)
+{
+    gcs_profile *p = gcs_profile_new(1);
+    p->nodes[0].ncpus = 4;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        p->latency_ns[a][0] = 100;
+        p->occupancy_ns[a][0] = 0;
+    }
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = COBJ;
+    p->gc_cost_pointer_ns = CPTR;
+    if (classes) {
+        p->has_gc_class_cost = 1;
+        p->gc_cost_chain_ns = 2;
+        p->gc_cost_array_element_ns = 0.5;
+    }
+    return p;
+}
+
+/* 1000 objects, 900 edges as inspection prices them (COBJ, CPTR), of which
+ * 300 objects chain steps, 400 array elements examined in place whose 250
+ * pointer-free children were marked unread; no misses. */
+static gcs_model_heap hand_heap(double tinf)
+{
+    gcs_model_heap h;
+    memset(&h, 0, sizeof h);
+    h.objects = 1000;
+    h.edges = 900;
+    h.t1_ns = 1000 * COBJ + 900 * CPTR;
+    h.tinf_ns = tinf;
+    h.chain_steps = 300;
+    h.array_elements = 400;
+    h.array_leaves = 250;
+    h.nnodes = 1;
+    h.v[0] = 1;
+    return h;
+}
+
+static void opts_v2(gcs_model_opts *o, const gcs_profile *p, gcs_model_sources *src)
+{
+    gcs_model_opts_init(o);
+    o->coord = 0;
+    gcs_model_opts_v2(o, p, 0, 0, src);
+    gcs_model_opts_v2_costs(o, p, src);
+}
+
+/* A hand profile (with or without class costs), the hand heap and v2's
+ * options from the profile. */
+typedef struct fixture {
+    gcs_profile *p;
+    gcs_model_heap h;
+    gcs_model_opts o;
+    gcs_model_sources src;
+    gcs_model_result r;
+    gcs_err err;
+} fixture;
+
+static void fixture_init(fixture *f, int classes, double tinf)
+{
+    memset(f, 0, sizeof *f);
+    f->p = hand_profile(classes);
+    f->h = hand_heap(tinf);
+    opts_v2(&f->o, f->p, &f->src);
+}
+
+/* Whether the JSON array of strings holds name. */
+static int lists(const json_t *array, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(array, i, v) if (strcmp(json_string_value(v), name) == 0) return 1;
+    return 0;
+}
+
+static void test_classes_reprice_t1(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 1, 100);
+    assert_string_equal(f.src.classes, "gc_class_cost_ns");
+    assert_true(f.o.cost_chain_ns == 2 && f.o.cost_array_element_ns == 0.5);
+    /* a chain step: 2 instead of an object and its edge (11); an element:
+     * 0.5 instead of its edge (1); a leaf marked unread: no object (10) */
+    double t1 = 10900 - 300 * (11 - 2) - 400 * (1 - 0.5) - 250 * 10;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1, 1e-12);
+    /* the heap the caller passed is not changed */
+    assert_true(f.h.t1_ns == 10900);
+    /* without the costs: T1 as inspection priced it */
+    f.o.cost_chain_ns = f.o.cost_array_element_ns = 0;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, 10900, 1e-12);
+    gcs_profile_free(f.p);
+}
+
+/* A list's span is its whole work: re-priced with it, so a chain stays
+ * without speedup under Brent's form. */
+static void test_chain_span_follows_t1(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 1, 10900);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 2, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.speedup, 1, 1e-12);
+    assert_close(f.r.time_ns, 10900 - 2700 - 200 - 2500, 1e-12);
+    gcs_profile_free(f.p);
+}
+
+/* Absent from the profile: the documented fallback, gc_cost_ns for every
+ * class, listed as nominal in the P = 1 breakdown. */
+static void test_fallback_without_key(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 0, 100);
+    assert_string_equal(f.src.classes, "nominal");
+    assert_true(f.o.cost_chain_ns == 0 && f.o.cost_array_element_ns == 0);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    assert_close(json_real_value(json_object_get(j, "t1_ms")), 10900 / 1e6, 1e-12);
+    assert_true(lists(json_object_get(j, "nominal"), "gc_class_cost_ns"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "classes"), "source")), "nominal");
+    json_decref(j);
+    /* the base model (gcs_model_opts_v2_costs not called): not a term, so
+     * not nominal either */
+    gcs_model_opts_v2(&f.o, f.p, 0, 1, &f.src);
+    assert_null(f.src.classes);
+    j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    assert_false(lists(json_object_get(j, "nominal"), "gc_class_cost_ns"));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "classes"), "source")), "off");
+    json_decref(j);
+    gcs_profile_free(f.p);
+}
+
+/* With the key: the breakdown's T1 is the re-priced one, with the counts. */
+static void test_breakdown_reports_classes(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 1, 100);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    assert_close(json_real_value(json_object_get(j, "t1_ms")), 5500 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "time_ms")), 5500 / 1e6, 1e-12);
+    json_t *c = json_object_get(j, "classes");
+    assert_string_equal(json_string_value(json_object_get(c, "source")), "gc_class_cost_ns");
+    assert_int_equal(json_integer_value(json_object_get(c, "chain_steps")), 300);
+    assert_int_equal(json_integer_value(json_object_get(c, "array_leaves")), 250);
+    json_decref(j);
+    gcs_profile_free(f.p);
+}
+
+/* The service time bounded by the measured bandwidth: a 64-byte line at
+ * 32 GB/s is 2 ns, an RW miss two transfers; S_O below the bound is kept;
+ * no bandwidth_gbs, or the option off: S_O. */
+static void test_service_bounded_by_bandwidth(void **state)
+{
+    (void)state;
+    gcs_profile *p = hand_profile(1);
+    p->occupancy_ns[GCS_ACCESS_READ][0] = 10;
+    p->occupancy_ns[GCS_ACCESS_RW][0] = 3;
+    gcs_model_opts o;
+    gcs_model_sources src;
+    opts_v2(&o, p, &src);
+    assert_string_equal(src.service, "occupancy_ns");
+    assert_true(_gcs_serial_service_ns(p, &o, GCS_ACCESS_READ, 0) == 10);
+    double bw = 32;
+    p->bandwidth_gbs = &bw;
+    opts_v2(&o, p, &src);
+    assert_string_equal(src.service, "occupancy_ns+bandwidth_gbs");
+    assert_close(_gcs_serial_service_ns(p, &o, GCS_ACCESS_READ, 0), 2, 1e-12);
+    assert_close(_gcs_serial_service_ns(p, &o, GCS_ACCESS_RW, 0), 3, 1e-12); /* S_O under 2 x 2 */
+    p->occupancy_ns[GCS_ACCESS_RW][0] = 7;
+    assert_close(_gcs_serial_service_ns(p, &o, GCS_ACCESS_RW, 0), 4, 1e-12);
+    o.service_bandwidth = 0;
+    assert_true(_gcs_serial_service_ns(p, &o, GCS_ACCESS_READ, 0) == 10);
+    /* in the fixed point: the node's load is the bounded one, so two
+     * workers' utilisation falls by S_O / bound */
+    gcs_model_heap h = hand_heap(100);
+    h.q1[GCS_ACCESS_READ] = 2000;
+    gcs_model_result r;
+    gcs_err err;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    double rho_so = r.rho[0];
+    o.service_bandwidth = 1;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_true(r.rho[0] > 0 && r.rho[0] < rho_so / 4);
+    p->bandwidth_gbs = NULL; /* not the profile's to free */
+    gcs_profile_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_classes_reprice_t1),
+        cmocka_unit_test(test_chain_span_follows_t1),
+        cmocka_unit_test(test_fallback_without_key),
+        cmocka_unit_test(test_breakdown_reports_classes),
+        cmocka_unit_test(test_service_bounded_by_bandwidth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
