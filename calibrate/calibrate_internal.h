@@ -26,6 +26,14 @@ double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t s
 void _gcs_calibrate_coord_step(gcs_profile *p, int quick, gcs_progress *pr);
 double _gcs_calibrate_coord_work(int quick);
 
+/* The line-transfer step (sharing.c), after the coordination step:
+ * gc_line_transfer_ns into p, details (or why not) under
+ * calibration.line_transfer; optional, never fails the calibration.  Its
+ * expected seconds on pr (0 with fewer than two CPUs in p; p NULL: before
+ * the profile exists, taken as two CPUs). */
+void _gcs_calibrate_line_transfer_step(gcs_profile *p, int quick, gcs_progress *pr);
+double _gcs_calibrate_line_transfer_work(const gcs_profile *p, int quick);
+
 /* The marker's cost fit (costfit.c): T1 = c0 + c_obj * objects + c_ptr *
  * pointers by least squares with rows weighted by 1/T1, and what it is
  * worth.  coef, se and ci95 are indexed 0 = c0 (fixed), 1 = object,
