@@ -478,7 +478,7 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
     /* Lines shared between workers, only where the profile can price them
      * (sharing.c): the window is the objects whose lines the worker's
      * private caches hold. */
-    if (prof->has_gc_line_transfer && h->live_lines > 0) {
+    if (opts->shared_lines && prof->has_gc_line_transfer && h->live_lines > 0) {
         int line_bytes;
         double priv;
         gcs_inspect_fast_cache(prof, &line_bytes, &priv);

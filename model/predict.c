@@ -23,7 +23,9 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->llc_bytes = 0; /* no warm residency (serial.c) */
     opts->llc_hit_ns = NAN;
     opts->coord = 1; /* used when the profile has gc_coord */
-    opts->sharing = 1; /* used when the profile has gc_line_transfer_ns */
+    /* off: measured on the dev corpus it made P = 2 worse (docs/model.md,
+     * "Extra work in parallel"); predict --shared-lines on */
+    opts->sharing = 0;
     opts->steal_miss_ns = NAN; /* a stolen line's miss costs what any other does */
 }
 
@@ -277,7 +279,9 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     if (opts->sharing && prof->has_gc_line_transfer) {
         out->shared_transfers =
             gcs_model_shared_transfers(heap, threads, _gcs_model_collector_steals(prof, heap, threads, steals));
-        out->shared_ns = out->shared_transfers * prof->gc_line_transfer_ns / threads;
+        /* a transfer is a miss served by the other worker's cache: the
+         * marker's prefetch FIFO overlaps it as any miss (opts->overlap) */
+        out->shared_ns = out->shared_transfers * prof->gc_line_transfer_ns / (opts->overlap * threads);
     }
     /* per worker on top of the busy time: coordination and shared lines */
     double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + out->shared_ns;

@@ -109,9 +109,10 @@ typedef struct gcs_model_opts {
      * has them, 0 leaves them out (the ablation Pred(no coordination)). */
     int coord;
     /* Extra work in parallel, lines that pass between workers (docs/model.md,
-     * "Extra work in parallel"): 1 (the default) prices them at the
-     * profile's gc_line_transfer_ns when it has it and the heap's lines were
-     * counted; 0 leaves them out. */
+     * "Extra work in parallel"): 1 prices them at the profile's
+     * gc_line_transfer_ns when it has it and the heap's lines were counted
+     * (gcs_inspect_opts.shared_lines); 0, the default, leaves them out: on the
+     * dev corpus the term made P = 2 worse. */
     int sharing;
     /* What a thief's miss on a stolen line costs (ns): the latency of the
      * cache level thief and victim share (gcs_model_opts_steal_level).  NaN
