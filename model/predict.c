@@ -273,14 +273,13 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->coord = _gcs_model_coord(prof, heap, threads, steals, opts, &cp, &c1);
     out->coord_terms = cp;
     /* Extra work in parallel (sharing.c): lines passing between workers,
-     * busy time on top of the fixed point's (a transfer is a cache-to-cache
-     * copy, not a request to a memory node), with the collector's steals
-     * cutting the mark order. */
+     * with the collector's steals cutting the mark order.  Busy time on top
+     * of the fixed point's: a transfer is served by the other worker's
+     * cache, not by a memory node, and the marker's prefetch FIFO overlaps
+     * it as any miss (opts->overlap). */
     if (opts->sharing && prof->has_gc_line_transfer) {
         out->shared_transfers =
             gcs_model_shared_transfers(heap, threads, _gcs_model_collector_steals(prof, heap, threads, steals));
-        /* a transfer is a miss served by the other worker's cache: the
-         * marker's prefetch FIFO overlaps it as any miss (opts->overlap) */
         out->shared_ns = out->shared_transfers * prof->gc_line_transfer_ns / (opts->overlap * threads);
     }
     /* per worker on top of the busy time: coordination and shared lines */

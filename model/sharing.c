@@ -22,10 +22,15 @@
  *
  *     transfers(P) = (1 - 1/P) sum over gaps of min(1, d / S)
  *
- * A list or a tree laid out in mark order has gaps of 1 (a few transfers
- * per steal); a heap shuffled against its mark order has its gaps beyond the
- * window (each touch was a miss anyway); a heap with lines shared by
- * objects marked a little apart (interleaved allocation) transfers. */
+ * each costing gc_line_transfer_ns / overlap (predict.c) on top of the
+ * busy time.
+ *
+ * A list or a tree laid out in mark order has gaps of 1 (two transfers per
+ * cut: an object line and a mark-table line); a line whose objects are
+ * marked a little apart transfers; one whose objects are marked far apart
+ * (beyond the window) was a miss each time anyway.  Measured against the
+ * collector the term is far off (docs/model.md), so it is opt-in
+ * (gcs_model_opts.sharing, gcs_inspect_opts.shared_lines). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +107,7 @@ static void line_gaps(uint32_t *v, uint32_t k, double window, gcs_model_heap *h)
     } else {
         qsort(v, k, sizeof *v, cmp_u32);
     }
-    for (uint32_t i = 1; i < k && v[i] != UINT32_MAX; i++) {
+    for (uint32_t i = 1; i < k; i++) {
         uint32_t d = v[i] - v[i - 1];
         if ((double)d >= window)
             continue;

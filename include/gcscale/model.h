@@ -167,7 +167,7 @@ typedef struct gcs_model_result {
     double time_no_coord_ns, speedup_no_coord;   /* Pred(no coordination) */
     /* Extra work in parallel (0 without gc_line_transfer_ns or with
      * opts.sharing = 0): expected line transfers between workers, the time
-     * they add per worker (transfers x gc_line_transfer_ns / P), and the
+     * they add per worker (transfers x gc_line_transfer_ns / (overlap x P)), and the
      * stack's part for them.  lost_extra_work = lost_extra_misses +
      * lost_shared_lines, named as the measured stack's extra_work (Sum busy
      * growing with P), which both make up. */
