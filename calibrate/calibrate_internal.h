@@ -37,6 +37,13 @@ int _gcs_calibrate_class_costs(int reps, void **root, void **all, long max_objec
  * relative residual; -1 when the x are all equal. */
 int _gcs_calibrate_class_slope(int n, const double *x, const double *y, double *slope, double *fixed,
                                double *rms_rel);
+/* The line-transfer step (sharing.c), after the coordination step:
+ * gc_line_transfer_ns into p, details (or why not) under
+ * calibration.line_transfer; optional, never fails the calibration.  Its
+ * expected seconds on pr (0 with fewer than two CPUs in p; p NULL: before
+ * the profile exists, taken as two CPUs). */
+void _gcs_calibrate_line_transfer_step(gcs_profile *p, int quick, gcs_progress *pr);
+double _gcs_calibrate_line_transfer_work(const gcs_profile *p, int quick);
 
 /* The marker's cost fit (costfit.c): T1 = c0 + c_obj * objects + c_ptr *
  * pointers by least squares with rows weighted by 1/T1, and what it is

@@ -56,7 +56,10 @@ static void print_help(FILE *fp)
             "  speedup_no_contention    the ablation Pred(M_P=M1)\n"
             "  speedup_no_extra_misses  the ablation Pred(Q_P=Q1)\n"
             "  lost_wake, lost_search, lost_tail  coordination's parts (gc_coord)\n"
-            "  max_rho               utilisation of the busiest memory node\n"
+            "  lost_shared_lines     extra work: lines another worker touched last\n"
+            "                        (--shared-lines on, gc_line_transfer_ns)\n"
+            "  extra_work            lost_extra_misses + lost_shared_lines (the measured\n"
+            "                        stack's name; not added again to the lost parts)\n"            "  max_rho               utilisation of the busiest memory node\n"
             "  solver, iterations    how M_P's fixed point was solved\n"
             "The legend with the formulas: docs/model.md, \"Reading the answer\".\n"
             "\n"
@@ -94,6 +97,10 @@ static void print_help(FILE *fp)
             "                       latency (profile llc_effective_bytes, llc_hit_ns, or the\n"
             "                       calibration sweep).  Default off: measured, it double\n"
             "                       counts with the fitted overlap (docs/model.md)\n"
+            "  --shared-lines on|off  (--model v2) extra work in parallel: lines passing\n"
+            "                       between workers, counted on the snapshot and priced at\n"
+            "                       the profile's gc_line_transfer_ns (gcscale calibrate).\n"
+            "                       Default off: measured, it made P = 2 worse (docs/model.md)\n"
             "  --steals paper|fitted|A,B  N_S = P ln(T1) (default), the profile's\n"
             "                       gc_steals fit (gcscale calibrate), or (P-1)(A ln(T1) + B)\n"
             "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
@@ -182,7 +189,7 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
 int cmd_predict(int argc, char **argv)
 {
     enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_NO_COORD, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED,
-           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY, O_WIDE };
+           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY, O_WIDE, O_SHARED_LINES };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
@@ -194,6 +201,7 @@ int cmd_predict(int argc, char **argv)
         {"span", required_argument, NULL, O_SPAN},
         {"model", required_argument, NULL, O_MODEL},
         {"residency", required_argument, NULL, O_RESIDENCY},
+        {"shared-lines", required_argument, NULL, O_SHARED_LINES},
         {"overlap", required_argument, NULL, O_OVERLAP},
         {"steals", required_argument, NULL, O_STEALS},
         {"costs", required_argument, NULL, O_COSTS},
@@ -208,7 +216,7 @@ int cmd_predict(int argc, char **argv)
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
-    int model_paper = 0, model_v2 = 0, residency = 0, overlap_given = 0, span_given = 0, wide = 0;
+    int model_paper = 0, model_v2 = 0, residency = 0, overlap_given = 0, span_given = 0, wide = 0, shared_lines = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -251,6 +259,11 @@ int cmd_predict(int argc, char **argv)
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
                 cli_usage_error(cmd, "--residency: '%s' is neither on nor off", optarg);
             residency = strcmp(optarg, "on") == 0;
+            break;
+        case O_SHARED_LINES:
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+                cli_usage_error(cmd, "--shared-lines: '%s' is neither on nor off", optarg);
+            shared_lines = strcmp(optarg, "on") == 0;
             break;
         case O_OVERLAP:
             overlap_given = 1;
@@ -344,6 +357,9 @@ int cmd_predict(int argc, char **argv)
     }
     if (residency && !model_v2)
         cli_usage_error(cmd, "--residency goes with --model v2");
+    if (shared_lines && !model_v2)
+        cli_usage_error(cmd, "--shared-lines goes with --model v2");
+    mopts.sharing = shared_lines;
     /* the base model keeps the overlap it was given (1: none); v2 takes the
      * profile's fitted one; either way sources says where it came from */
     gcs_model_opts_v2(&mopts, prof, residency, overlap_given || !model_v2, &sources);
@@ -388,6 +404,7 @@ int cmd_predict(int argc, char **argv)
     gcs_inspect_opts iopts;
     gcs_inspect_opts_init(&iopts);
     iopts.stream_prefetch = !no_prefetch;
+    iopts.shared_lines = shared_lines;
     mopts.coord = !no_coord;
     iopts.predictor = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
     gcs_inspect_result ir;
@@ -485,6 +502,9 @@ int cmd_predict(int argc, char **argv)
         if (nthreads > 0 && !results[0].coord)
             printf("coordination terms (wake, search, tail) off: %s\n\n",
                    prof->has_gc_coord ? "--no-coord" : "the profile has no gc_coord (run gcscale calibrate on the machine)");
+        if (shared_lines && nthreads > 0 && !prof->has_gc_line_transfer)
+            printf("shared-line term off: the profile has no gc_line_transfer_ns (run gcscale calibrate on the "
+                   "machine)\n\n");
         if (wide) {
             print_inputs(&ir, snapshot_path, stdout);
             print_serial(prof, &ir.heap, &mopts, &sources, model_name);
@@ -492,6 +512,10 @@ int cmd_predict(int argc, char **argv)
                 printf("coordination per worker at P = %d (gc_coord): wake %.1f us, search %.1f us, tail %.1f us\n\n",
                        results[nthreads - 1].threads, results[nthreads - 1].coord_terms.wake_ns / 1e3,
                        results[nthreads - 1].coord_terms.search_ns / 1e3, results[nthreads - 1].coord_terms.tail_ns / 1e3);
+            if (shared_lines && nthreads > 0 && prof->has_gc_line_transfer)
+                printf("shared lines at P = %d: %.0f transfers at %.1f ns (gc_line_transfer_ns), %.1f us per worker\n\n",
+                       results[nthreads - 1].threads, results[nthreads - 1].shared_transfers, prof->gc_line_transfer_ns,
+                       results[nthreads - 1].shared_ns / 1e3);
             if (mopts.overlap != 1)
                 printf("misses overlapped %.3g ways (--overlap): a miss not covered by the stream "
                        "prefetcher stalls its worker (M1 + W)/%.3g\n\n", mopts.overlap, mopts.overlap);

@@ -35,7 +35,8 @@
 
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
-    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord", "counters",
+    "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord",
+    "gc_line_transfer_ns", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -650,6 +651,12 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
     if (number_pair(doc, "gc_class_cost_ns", "chain", &p->gc_cost_chain_ns, "array_element",
                     &p->gc_cost_array_element_ns, &p->has_gc_class_cost, err) < 0)
         return -1;
+    json_t *transfer = json_object_get(doc, "gc_line_transfer_ns");
+    if (transfer && !json_is_null(transfer)) {
+        if (number_value(transfer, "gc_line_transfer_ns", &p->gc_line_transfer_ns, err) < 0)
+            return -1;
+        p->has_gc_line_transfer = 1;
+    }
 
     json_t *llc = json_object_get(doc, "llc_effective_bytes"), *hit = json_object_get(doc, "llc_hit_ns");
     if ((llc && !json_is_null(llc)) || (hit && !json_is_null(hit))) {
@@ -1144,6 +1151,9 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
          check_value(p->gc_cost_array_element_ns, "gc_class_cost_ns.array_element", 1, PLAUSIBLE_NS_MAX, "ns",
                      err) < 0))
         return -1;
+    if (p->has_gc_line_transfer &&
+        check_value(p->gc_line_transfer_ns, "gc_line_transfer_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+        return -1;
     if (p->has_gc_overlap && !(p->gc_miss_overlap >= 1 && p->gc_miss_overlap <= 4096)) {
         gcs_err_set(err, "gc_miss_overlap: expected a number of misses in flight in [1, 4096], found %g",
                     p->gc_miss_overlap);
@@ -1294,6 +1304,8 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
     if (p->has_gc_class_cost)
         json_object_set_new(doc, "gc_class_cost_ns", json_pack("{s:f, s:f}", "chain", p->gc_cost_chain_ns,
                                                                "array_element", p->gc_cost_array_element_ns));
+    if (p->has_gc_line_transfer)
+        json_object_set_new(doc, "gc_line_transfer_ns", json_real(p->gc_line_transfer_ns));
     if (p->has_llc_effective) {
         json_object_set_new(doc, "llc_effective_bytes", json_real(p->llc_effective_bytes));
         json_object_set_new(doc, "llc_hit_ns", json_real(p->llc_hit_ns));

@@ -19,7 +19,8 @@ static const struct {
     const char *column, *cause, *words;
 } known_terms[] = {
     {"lost_span", "span", "the span (the heap's longest chain of dependent objects, which no worker can split)"},
-    {"lost_extra_misses", "extra_misses", "extra work (the cache misses of re-reading stolen work, N_S x L)"},
+    {"lost_extra_misses", "extra_work", "extra work (the cache misses of re-reading stolen work, N_S x L, and lines other workers touched)"},
+    {"lost_shared_lines", "extra_work", "extra work (the cache misses of re-reading stolen work, N_S x L, and lines other workers touched)"},
     {"lost_contention", "contention", NULL}, /* names its node: see cause_words */
     {"lost_wake", "coord", "coordination (waking the workers, searching for work, the tail)"},
     {"lost_search", "coord", "coordination (waking the workers, searching for work, the tail)"},
@@ -200,7 +201,11 @@ int gcs_predict_times_absolute(const char *model, const json_t *serial, int cost
     json_t *v;
     json_array_foreach(nominal, i, v) {
         const char *key = json_string_value(v);
-        if (!key || (strcmp(key, "llc_effective_bytes") == 0 && !residency))
+        /* A profile without gc_class_cost_ns prices chain steps and array
+         * elements at the calibrated gc_cost_ns: an over-estimate of a
+         * calibrated cost, not a nominal one, so the times stay absolute. */
+        if (!key || (strcmp(key, "llc_effective_bytes") == 0 && !residency) ||
+            strcmp(key, "gc_class_cost_ns") == 0)
             continue;
         snprintf(why, len, "the profile lacks %s (run gcscale calibrate on the machine), so times are "
                            "relative: a time is shown as its ratio to the model's own P = 1 time",

@@ -96,7 +96,8 @@ gcs_table *gcs_predict_table(const gcs_model_result *r, int n, const gcs_predict
     static const char *const cols[] = {
         "P", "t_cilk_ms", "steals", "q_p", "m1_ns", "m_p_ns", "time_ms", "speedup",
         "speedup_no_contention", "speedup_no_extra_misses", "lost_span", "lost_extra_misses",
-        "lost_contention", "lost_wake", "lost_search", "lost_tail", "max_rho", "solver", "iterations", "measured_speedup", "error_pct"};
+        "lost_contention", "lost_wake", "lost_search", "lost_tail", "lost_shared_lines", "extra_work", "max_rho",
+        "solver", "iterations", "measured_speedup", "error_pct"};
     int ncols = (int)(sizeof cols / sizeof cols[0]) - (measured ? 0 : 2);
     gcs_table *t = gcs_table_new(NULL, ncols, cols);
     for (int i = 0; i < n; i++) {
@@ -119,6 +120,12 @@ gcs_table *gcs_predict_table(const gcs_model_result *r, int n, const gcs_predict
         gcs_table_add_num(t, r[i].lost_wake, 2); /* coordination (0 without gc_coord) */
         gcs_table_add_num(t, r[i].lost_search, 2);
         gcs_table_add_num(t, r[i].lost_tail, 2);
+        /* extra work in parallel: the shared lines (0 without
+         * gc_line_transfer_ns), and their sum with the extra misses under the
+         * measured stack's name, extra_work.  That sum has no lost_ prefix on
+         * purpose: speedup + the lost_* columns = P, and explain.c sums them. */
+        gcs_table_add_num(t, r[i].lost_shared_lines, 2);
+        gcs_table_add_num(t, r[i].lost_extra_work, 2);
         gcs_table_add_num(t, max_rho, 3);
         gcs_table_add_str(t, r[i].solver);
         gcs_table_add_int(t, r[i].iterations);

@@ -46,6 +46,15 @@ void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threa
     gcs_assert_internal(out->wake_ns >= 0 && out->tail_ns >= 0 && out->search_ns >= 0);
 }
 
+double _gcs_model_collector_steals(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
+                                   double model_steals)
+{
+    if (!prof->has_gc_steals || threads <= 1)
+        return model_steals;
+    double n = (threads - 1) * (prof->gc_steal_a * log(heap->t1_ns > 1 ? heap->t1_ns : 1) + prof->gc_steal_b);
+    return n > 0 ? n : 0;
+}
+
 int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double model_steals,
                      const gcs_model_opts *opts, gcs_model_coord *at_p, gcs_model_coord *serial)
 {
@@ -58,11 +67,7 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
      * on purpose (docs/model.md); the time spent stealing needs the real
      * count, which gc_steals fits (attempts and steals differ by the few
      * failed attempts, calibrate's details record the ratio). */
-    double steals = model_steals;
-    if (prof->has_gc_steals && threads > 1) {
-        double n = (threads - 1) * (prof->gc_steal_a * log(heap->t1_ns > 1 ? heap->t1_ns : 1) + prof->gc_steal_b);
-        steals = n > 0 ? n : 0;
-    }
+    double steals = _gcs_model_collector_steals(prof, heap, threads, model_steals);
     gcs_model_coord_terms(&prof->coord, heap->roots, threads, steals, at_p);
     gcs_model_coord_terms(&prof->coord, heap->roots, 1, 0, serial);
     return 1;

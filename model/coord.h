@@ -13,4 +13,11 @@
 int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double model_steals,
                      const gcs_model_opts *opts, gcs_model_coord *at_p, gcs_model_coord *serial);
 
+/* The collector's own steal count with P workers (gc_steals, fitted by
+ * calibrate) where the profile has it, else model_steals: the count the
+ * terms that follow the collector's steals use (coordination, the segments
+ * of sharing.c), not the paper's N_S of the extra misses. */
+double _gcs_model_collector_steals(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
+                                   double model_steals);
+
 #endif

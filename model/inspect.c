@@ -475,6 +475,19 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
     out->rw_lines = (uint64_t)llround(c.rw_lines);
     h->live_lines = out->read_lines + out->rw_lines;
     h->t1_ns = cobj * (double)n + cptr * c.edges;
+    /* Lines shared between workers, only where the profile can price them
+     * (sharing.c): the window is the objects whose lines the worker's
+     * private caches hold. */
+    if (opts->shared_lines && prof->has_gc_line_transfer && h->live_lines > 0) {
+        int line_bytes;
+        double priv;
+        gcs_inspect_fast_cache(prof, &line_bytes, &priv);
+        if (_gcs_inspect_sharing(g, &ly, priv * (double)n / (double)h->live_lines, h, err) < 0) {
+            free(c.node_lines);
+            free(rec);
+            return -1;
+        }
+    }
     uint64_t tm1 = gcs_now_ns();
 
     /* Tinf */

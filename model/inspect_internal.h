@@ -123,6 +123,14 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
                             const _gcs_inspect_bench_opts *bench, gcs_inspect_result *out,
                             _gcs_inspect_bench_result *bout, gcs_err *err);
 
+/* ---- sharing.c ------------------------------------------------------------ */
+
+/* The gaps between the serial mark positions of the objects on each line
+ * (sharing.c) into h->share_gap_* (gaps below window objects); sets
+ * h->share_counted.  -1 when out of memory. */
+int _gcs_inspect_sharing(const gcs_snapshot *g, const layout *ly, double window, gcs_model_heap *h,
+                         gcs_err *err);
+
 /* ---- span.c --------------------------------------------------------------- */
 
 /* T-infinity of g with node weights gcs_gc_mark_weight(cobj, cptr, non-NULL

@@ -23,6 +23,10 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->llc_bytes = 0; /* no warm residency (serial.c) */
     opts->llc_hit_ns = NAN;
     opts->coord = 1; /* used when the profile has gc_coord */
+    /* off: measured on the dev corpus it made P = 2 worse (docs/model.md,
+     * "Extra work in parallel"); predict --shared-lines on */
+    opts->sharing = 0;
+    opts->steal_miss_ns = NAN; /* a stolen line's miss costs what any other does */
 }
 
 int gcs_model_opts_fitted_overlap(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err)
@@ -187,6 +191,10 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
     /* shares of one worker's misses: the validated inputs keep them in [0, 1] */
     gcs_assert_internal(c->miss_share >= 0 && c->miss_share <= 1 && streamed >= 0 && streamed <= 1 + 1e-12);
     double wait_seen = overlap == 1 ? 1 : (1 - streamed) / overlap + streamed;
+    /* The misses beyond Q1 are a thief's on the lines it stole; with
+     * opts->steal_miss_ns they cost the latency of the level thief and
+     * victim share (sharing.c) instead of a miss to memory. */
+    double extra_frac = misses > q1 && misses > 0 ? (misses - q1) / misses : 0;
     if (q1 > 0)
         for (int a = 0; a < GCS_ACCESS_COUNT; a++)
             class_share[a] = heap->q1[a] / q1;
@@ -204,8 +212,10 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
             double so = prof->occupancy_ns[a][j];
             s += class_share[a] * _gcs_serial_service_ns(prof, opts, (gcs_access)a, j);
             /* a non-streamed miss may find its line in the LLC (serial.c) */
-            m += (class_share[a] - prefetched[a]) * _gcs_serial_miss_latency(heap, opts, m1) / overlap +
-                 prefetched[a] * fmin(so, m1);
+            double lat = _gcs_serial_miss_latency(heap, opts, m1);
+            double steal_lat = isfinite(opts->steal_miss_ns) ? opts->steal_miss_ns : lat;
+            m += (class_share[a] * (1 - extra_frac) - prefetched[a]) * lat / overlap +
+                 class_share[a] * extra_frac * steal_lat / overlap + prefetched[a] * fmin(so, m1);
         }
         c->service[j] = s;
         c->latency[j] = m;
@@ -265,10 +275,21 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     gcs_model_coord cp, c1;
     out->coord = _gcs_model_coord(prof, heap, threads, steals, opts, &cp, &c1);
     out->coord_terms = cp;
-    double coord_p = cp.wake_ns + cp.search_ns + cp.tail_ns;
-    double ts = t_serial + c1.wake_ns + c1.search_ns + c1.tail_ns, tt = t + coord_p;
-    out->time_no_coord_ns = t;
-    out->speedup_no_coord = t_serial / t;
+    /* Extra work in parallel (sharing.c): lines passing between workers,
+     * with the collector's steals cutting the mark order.  Busy time on top
+     * of the fixed point's: a transfer is served by the other worker's
+     * cache, not by a memory node, and the marker's prefetch FIFO overlaps
+     * it as any miss (opts->overlap). */
+    if (opts->sharing && prof->has_gc_line_transfer) {
+        out->shared_transfers =
+            gcs_model_shared_transfers(heap, threads, _gcs_model_collector_steals(prof, heap, threads, steals));
+        out->shared_ns = out->shared_transfers * prof->gc_line_transfer_ns / (opts->overlap * threads);
+    }
+    /* per worker on top of the busy time: coordination and shared lines */
+    double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + out->shared_ns;
+    double ts = t_serial + c1.wake_ns + c1.search_ns + c1.tail_ns, tt = t + added_p;
+    out->time_no_coord_ns = t + out->shared_ns;
+    out->speedup_no_coord = t_serial / out->time_no_coord_ns;
     out->threads = threads;
     out->t_cilk_ns = c.compute_ns;
     out->steals = steals;
@@ -284,7 +305,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->solver = c.solver;
 
     /* Pred(M_P = M1): no contention. */
-    out->time_no_contention_ns = c.compute_ns + c.miss_time_idle * c.miss_share + coord_p;
+    out->time_no_contention_ns = c.compute_ns + c.miss_time_idle * c.miss_share + added_p;
     out->speedup_no_contention = ts / out->time_no_contention_ns;
 
     /* Pred(Q_P = Q1): contention, but no extra misses from stealing. */
@@ -293,7 +314,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     setup(prof, heap, threads, q1, opts, &no_extra);
     if (_gcs_contention_solve(&no_extra, opts->mva, &t_no_extra, err) < 0)
         return -1;
-    out->time_no_extra_misses_ns = t_no_extra + coord_p;
+    out->time_no_extra_misses_ns = t_no_extra + added_p;
     out->speedup_no_extra_misses = ts / out->time_no_extra_misses_ns;
 
     /* The speedup stack (model-notes 1.4): each lost part is P times the
@@ -320,12 +341,14 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->lost_wake = without_rounding(threads * cp.wake_ns / tt, threads);
     out->lost_search = without_rounding(threads * cp.search_ns / tt, threads);
     out->lost_tail = without_rounding(threads * cp.tail_ns / tt, threads);
-    out->lost_span = without_rounding(threads - out->speedup - out->lost_extra_misses -
+    out->lost_shared_lines = without_rounding(threads * out->shared_ns / tt, threads);
+    out->lost_extra_work = out->lost_extra_misses + out->lost_shared_lines;
+    out->lost_span = without_rounding(threads - out->speedup - out->lost_extra_work -
                                       out->lost_contention - out->lost_wake - out->lost_search -
                                       out->lost_tail, threads);
     /* the stack's parts add up to P (the span part is the rest, up to the
      * rounding without_rounding() drops) */
-    gcs_assert_internal(fabs(out->speedup + out->lost_extra_misses + out->lost_contention + out->lost_span +
+    gcs_assert_internal(fabs(out->speedup + out->lost_extra_work + out->lost_contention + out->lost_span +
                              out->lost_wake + out->lost_search + out->lost_tail - threads) <= 1e-6 * threads);
     return 0;
 }

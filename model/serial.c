@@ -119,6 +119,7 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
         opts->llc_hit_ns = src->llc_hit_ns;
         src->residency = 1;
     }
+    gcs_model_opts_steal_level(opts, prof); /* stolen lines: the shared level's latency (sharing.c) */
 }
 
 void gcs_model_opts_paper(gcs_model_opts *opts)

@@ -131,9 +131,8 @@ static gcs_table *verdict_table(const gcs_validate_report *r)
 static gcs_table *stack_table(const gcs_validate_report *r)
 {
     static const char *const cols[] = {"workload", "P", "kind", "speedup", "extra_work", "search",
-                                       "wake", "tail", "other", "lost_span", "lost_extra_misses",
-                                       "lost_contention"};
-    gcs_table *t = gcs_table_new("GC speedup stacks (threads; each row adds up to P)", 12, cols);
+                                       "wake", "tail", "other", "lost_span", "lost_contention"};
+    gcs_table *t = gcs_table_new("GC speedup stacks (threads; each row adds up to P)", 11, cols);
     for (int i = 0; i < r->nworkloads; i++)
         for (int p = 1; p <= r->w[i].npoints; p++) {
             const gcs_validate_point *pt = &r->w[i].points[p - 1];
@@ -147,20 +146,20 @@ static gcs_table *stack_table(const gcs_validate_report *r)
             gcs_table_add_num(t, m->wake, 3);
             gcs_table_add_num(t, m->tail, 3);
             gcs_table_add_num(t, m->other, 3);
-            for (int k = 0; k < 3; k++)
+            for (int k = 0; k < 2; k++)
                 gcs_table_add_num(t, NAN, 0);
             gcs_table_add_str(t, r->w[i].name);
             gcs_table_add_int(t, p);
             gcs_table_add_str(t, "predicted");
             gcs_table_add_num(t, pt->pred_stack[0], 3);
-            /* the coordination parts in the measured stack's own columns */
-            gcs_table_add_num(t, NAN, 0);
+            /* extra work (extra misses and shared lines) and the
+             * coordination parts in the measured stack's own columns */
+            gcs_table_add_num(t, pt->pred_stack[2], 3);
             gcs_table_add_num(t, pt->pred_stack[5], 3);
             gcs_table_add_num(t, pt->pred_stack[4], 3);
             gcs_table_add_num(t, pt->pred_stack[6], 3);
             gcs_table_add_num(t, NAN, 0);
             gcs_table_add_num(t, pt->pred_stack[1], 3);
-            gcs_table_add_num(t, pt->pred_stack[2], 3);
             gcs_table_add_num(t, pt->pred_stack[3], 3);
         }
     return t;

@@ -330,7 +330,7 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
         pt->pred_ms[5] += have_slow && prof->has_gc_overlap ? ovl[p - 1].time_ns / 1e6 : NAN;
         pt->pred_stack[0] += serial_ms * s->speedup;
         pt->pred_stack[1] += serial_ms * s->lost_span;
-        pt->pred_stack[2] += serial_ms * s->lost_extra_misses;
+        pt->pred_stack[2] += serial_ms * s->lost_extra_work; /* the measured extra_work's counterpart */
         pt->pred_stack[3] += serial_ms * s->lost_contention;
         pt->pred_stack[4] += serial_ms * s->lost_wake;
         pt->pred_stack[5] += serial_ms * s->lost_search;

@@ -107,6 +107,15 @@ GCS_API int gcs_calibrate_fit_overlap(uint64_t objects, int reps, gcs_profile *p
  * a collector, so none may run in the process. */
 GCS_API int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json_t **details, gcs_err *err);
 
+/* Measures what a cache line touched last by another worker costs over one
+ * touched by the same worker (gc_line_transfer_ns; docs/model.md "Extra work
+ * in parallel"): two threads on p's first two CPUs touch lines as the marker
+ * does (a load, a mark store), on private and on shared lines.  Sets p's
+ * gc_line_transfer_ns and its uncertainty; *details gets the figures (new
+ * reference).  -1 with fewer than two CPUs in p or when a thread cannot be
+ * started or pinned. */
+GCS_API int gcs_calibrate_line_transfer(int quick, gcs_profile *p, json_t **details, gcs_err *err);
+
 /* Copies nodes and caches into a profile made by gcs_profile_new(nnodes)
  * with nnodes == gcs_topo_nnodes(t).  Arrays are malloc'ed (the profile
  * frees them). */

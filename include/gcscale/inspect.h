@@ -53,6 +53,11 @@ typedef struct gcs_inspect_opts {
     /* Slow predictor: model the hardware stream prefetcher (cachesim.h), so
      * that misses it covers go to heap.q1_prefetched.  Default 1. */
     int stream_prefetch;
+    /* Count the lines more than one worker may touch (model.h,
+     * gcs_model_heap.share_*; model/sharing.c) when the profile has
+     * gc_line_transfer_ns to price them.  Default 0: one more walk of the
+     * graph, for a term that is off by default (gcs_model_opts.sharing). */
+    int shared_lines;
 } gcs_inspect_opts;
 
 typedef struct gcs_inspect_result {

@@ -27,6 +27,8 @@
 #include "gcscale/profile.h"
 
 #define GCS_MODEL_MAX_NODES 256
+/* log2 bins of the gaps between mark positions on a shared line (sharing.c) */
+#define GCS_MODEL_GAP_BINS 32
 
 /* How contention at a memory node is priced. */
 typedef enum gcs_model_mva {
@@ -76,6 +78,15 @@ typedef struct gcs_model_heap {
      * arrays examined in place, and of those the pointer-free children
      * marked without reading them. */
     uint64_t chain_steps, array_elements, array_leaves;
+    /* Lines more than one worker may touch (docs/model.md, "Extra work in
+     * parallel"; model/sharing.c): for every cache line (object lines and
+     * mark-table lines), the gaps between the serial mark positions of its
+     * objects, those below share_window (the objects the worker's private
+     * caches hold), in log2 bins: count and sum of the gaps.  share_counted 0:
+     * not counted (the profile has no gc_line_transfer_ns), no term. */
+    int share_counted;
+    double share_window;
+    double share_gap_count[GCS_MODEL_GAP_BINS], share_gap_sum[GCS_MODEL_GAP_BINS];
     int nnodes;
     double v[GCS_MODEL_MAX_NODES]; /* V_j: share of miss requests to memory node j */
 } gcs_model_heap;
@@ -118,6 +129,16 @@ typedef struct gcs_model_opts {
      * from the profile's gc_coord: 1 (the default) uses them when the profile
      * has them, 0 leaves them out (the ablation Pred(no coordination)). */
     int coord;
+    /* Extra work in parallel, lines that pass between workers (docs/model.md,
+     * "Extra work in parallel"): 1 prices them at the profile's
+     * gc_line_transfer_ns when it has it and the heap's lines were counted
+     * (gcs_inspect_opts.shared_lines); 0, the default, leaves them out: on the
+     * dev corpus the term made P = 2 worse. */
+    int sharing;
+    /* What a thief's miss on a stolen line costs (ns): the latency of the
+     * cache level thief and victim share (gcs_model_opts_steal_level).  NaN
+     * (the default): the miss cost of every other non-streamed miss. */
+    double steal_miss_ns;
 } gcs_model_opts;
 
 /* Where the serial-work terms of the default model came from
@@ -168,6 +189,14 @@ typedef struct gcs_model_result {
     gcs_model_coord coord_terms;
     double lost_wake, lost_search, lost_tail;
     double time_no_coord_ns, speedup_no_coord;   /* Pred(no coordination) */
+    /* Extra work in parallel (0 without gc_line_transfer_ns or with
+     * opts.sharing = 0): expected line transfers between workers, the time
+     * they add per worker (transfers x gc_line_transfer_ns / (overlap x P)), and the
+     * stack's part for them.  lost_extra_work = lost_extra_misses +
+     * lost_shared_lines, named as the measured stack's extra_work (Sum busy
+     * growing with P), which both make up. */
+    double shared_transfers, shared_ns;
+    double lost_shared_lines, lost_extra_work;
     int nnodes;
     double rho[GCS_MODEL_MAX_NODES];      /* utilisation of each memory node */
     double wait_ns[GCS_MODEL_MAX_NODES];  /* queueing delay per request there */
@@ -236,6 +265,19 @@ GCS_API double gcs_model_coord_spread_rounds(uint64_t roots, int threads);
  * gc_coord law, R roots and N_S steals (all zero at P = 1 but wake and tail). */
 GCS_API void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threads, double steals,
                                    gcs_model_coord *out);
+
+/* Expected line transfers between workers with P workers and N_S steals
+ * (model/sharing.c): (1 - 1/P) times the sum over the heap's counted gaps d
+ * of min(1, d / S), S = objects / (N_S + P).  0 at P = 1 or when the heap's
+ * lines were not counted. */
+GCS_API double gcs_model_shared_transfers(const gcs_model_heap *heap, int threads, double steals);
+
+/* Prices the thief's misses on stolen lines at the latency of the cache
+ * level that the profile's CPUs all share (its effective LLC hit latency
+ * when one cache instance spans every CPU of the profile and the hit latency
+ * is known); otherwise leaves opts->steal_miss_ns NaN (memory latency, as
+ * any miss).  Returns 1 when it set a latency. */
+GCS_API int gcs_model_opts_steal_level(gcs_model_opts *opts, const gcs_profile *prof);
 
 GCS_API const char *gcs_model_mva_name(gcs_model_mva mva);
 GCS_API const char *gcs_model_span_name(gcs_model_span span);   /* "paper", "critical" */

@@ -109,6 +109,13 @@ typedef struct gcs_profile {
      * terms. */
     int has_gc_coord;
     gcs_profile_coord coord;
+    /* What a cache line the marker touches costs when another worker touched
+     * it last, over the same line touched by one worker alone (ns; optional
+     * key "gc_line_transfer_ns", measured by calibrate's two-thread line
+     * microbench, calibrate/sharing.c; docs/model.md "Extra work in
+     * parallel").  Absent: the model has no shared-line term. */
+    int has_gc_line_transfer;
+    double gc_line_transfer_ns;
 
     /* Latency with page walks (optional keys "latency_full_random_ns" and
      * "page_walk_ns"): full_random_ns[pages][cpu_node * nnodes + mem_node]

@@ -94,7 +94,8 @@ typedef struct gcs_validate_point {
     double pred_overlap;        /* slow predictor, --overlap fitted (NaN: no fit) */
     double error_pct, error_critical_pct, error_fast_pct, error_overlap_pct; /* predicted / measured - 1 */
     gcs_validate_stack measured_stack;
-    double pred_stack[7];       /* speedup, lost to span, to extra misses, to contention,
+    double pred_stack[7];       /* speedup, lost to span, to extra work (extra misses and
+                                   shared lines: lost_extra_work), to contention,
                                    and the coordination parts named as the measured
                                    stack's: wake, search, tail (0 without gc_coord) */
 } gcs_validate_point;

@@ -166,5 +166,13 @@ expect_ok "the default model is base, overlap 1" \
 expect_ok "--model v2 takes the fitted overlap" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --model v2 | jq -e '.model == \"v2\" and .overlap == 6.5'"
 expect_exit 2 "--residency without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --residency on
+# --shared-lines (v2 only): the term where the profile has gc_line_transfer_ns, said off where not
+expect_exit 2 "--shared-lines without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --shared-lines on
+expect_ok "--shared-lines on, profile without gc_line_transfer_ns" "$GCSCALE" predict --machine "$DEV" "$SNAP" \
+    --threads 1,2 --model v2 --shared-lines on
+expect_grep "... says the term is off" "shared-line term off: the profile has no gc_line_transfer_ns" "$TMP/out"
+jq '.gc_line_transfer_ns = 300' "$DEV" > "$TMP/dev-transfer.json"
+expect_ok "--shared-lines on prices the transfers" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-transfer.json' '$SNAP' --threads 1,2 --json --model v2 --shared-lines on | jq -e '.rows[0].lost_shared_lines == 0 and .rows[1].extra_work >= .rows[1].lost_extra_misses'"
 expect_exit 2 "--model of another name" "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v3
 expect_grep "... names the three" "none of base, v2 and paper" "$TMP/err"
