@@ -68,6 +68,9 @@ static void print_help(FILE *fp)
             "  --gc-threads SPEC    N, adaptive or adaptive:MAX, or a baseline policy all,\n"
             "                       boehm, hotspot or zgc (each also WORD:MAX; default:\n"
             "                       one per CPU, or $GCSCALE_GC_THREADS)\n"
+            "  --gc-objective OBJ   adaptive's objective: pause (shortest pause) or cpu[:EPS]\n"
+            "                       (least GC CPU within EPS of the shortest pause; default\n"
+            "                       cpu:0.05, or $GCSCALE_GC_OBJECTIVE)\n"
             "  --machine FILE       machine profile for adaptive (default $GCSCALE_MACHINE,\n"
             "                       else data/machines/HOSTNAME.json)\n"
             "  --heap SIZE          heap limit (default: the workload's, which gives its\n"
@@ -152,11 +155,12 @@ static const char *reason_name(int r)
 int cmd_run(int argc, char **argv)
 {
     enum { O_MUT = 256, O_GCT, O_MACHINE, O_HEAP, O_SIZE, O_STEPS, O_SEED, O_LOG, O_TRACE, O_QUIET, O_JSON,
-           O_LIST, O_PIN };
+           O_LIST, O_PIN, O_OBJ };
     static const struct option options[] = {
         {"mutators", required_argument, NULL, O_MUT},
         {"gc-threads", required_argument, NULL, O_GCT},
         {"machine", required_argument, NULL, O_MACHINE},
+        {"gc-objective", required_argument, NULL, O_OBJ},
         {"heap", required_argument, NULL, O_HEAP},
         {"size", required_argument, NULL, O_SIZE},
         {"steps", required_argument, NULL, O_STEPS},
@@ -181,6 +185,8 @@ int cmd_run(int argc, char **argv)
     int quiet = 0, json = 0, list = 0, c;
     gcs_topo_placement placement = GCS_TOPO_PLACE_CORES;
     gcs_adaptive_spec spec = {0};
+    gcs_adaptive_opts aopts;
+    int have_aopts = 0;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
         case O_MUT:
@@ -194,6 +200,14 @@ int cmd_run(int argc, char **argv)
             break;
         }
         case O_MACHINE: machine = optarg; break;
+        case O_OBJ: {
+            gcs_err e;
+            gcs_adaptive_opts_init(&aopts);
+            if (gcs_adaptive_parse_objective(optarg, &aopts, &e) < 0)
+                cli_usage_error(cmd, "--gc-objective: %s", e.msg);
+            have_aopts = 1;
+            break;
+        }
         case O_HEAP:
             heap = cli_parse_size(cmd, "--heap", optarg);
             if (heap < (1u << 20) || heap > (1ull << 40))
@@ -234,6 +248,8 @@ int cmd_run(int argc, char **argv)
                         info->steps_meaning);
     if (machine && !spec.adaptive)
         cli_usage_error(cmd, "--machine is only used with --gc-threads adaptive[:MAX]");
+    if (have_aopts && (!spec.adaptive || spec.baseline))
+        cli_usage_error(cmd, "--gc-objective is only used with --gc-threads adaptive[:MAX]");
     if (trace_path)
         cli_check_output(cmd, "--trace", trace_path);
     if (log_path)
@@ -244,8 +260,11 @@ int cmd_run(int argc, char **argv)
     gcs_gc_options_default(&go);
     go.heap_limit = heap ? heap : gcs_workload_default_heap(info, wo.mutators);
     go.placement = placement;
-    if (gcs_adaptive_configure(&go, gc_threads, machine, &err) < 0)
+    int crc = gcs_adaptive_configure_with(&go, gc_threads, machine, have_aopts ? &aopts : NULL, &err);
+    if (crc < 0)
         cli_fail(cmd, &err);
+    if (crc > 0)
+        fprintf(stderr, "gcscale %s: warning: %s\n", cmd, err.msg);
     gcs_outfile logf;
     int have_log = 0;
     if (log_path) {

@@ -186,8 +186,12 @@ static int run_workload(const run_spec *rs, gcs_validate_whole_run *out, gcs_err
         snprintf(spec, sizeof spec, "adaptive:%d", rs->threads);
     else
         snprintf(spec, sizeof spec, "%d", rs->threads);
-    if (gcs_adaptive_configure(&go, spec, o->machine_path, err) < 0)
+    int crc = gcs_adaptive_configure(&go, spec, o->machine_path, err);
+    if (crc != 0) { /* validating without the profile would validate the fallback */
+        if (crc > 0)
+            gcs_adaptive_release(&go);
         return -1;
+    }
     go.max_threads = rs->threads;
     /* Workers placed as gc-bench places them (cores by default): unbound,
      * the scheduler of a 2-vCPU VM kept whole processes' second worker off
