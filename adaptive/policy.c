@@ -35,8 +35,8 @@
  * time.  Busy factor k(P0) = measured busy / predicted busy: it corrects the
  * model's level (its misses are priced unhidden) and the extra work at P0.
  * Overhead residual d(P0) = measured T(P0) - T(P0) (k (1 - f) + f): the
- * wake-up, search and tail the model did not foresee.  Both are smoothed
- * and kept per P.  Corrected T'(P) = T(P) (k(P) (1 - f(P)) + f(P)) + d(P);
+ * wake-up, search and tail the model did not foresee.  Both are kept per
+ * P, each the smallest of the last three measured there.  Corrected T'(P) = T(P) (k(P) (1 - f(P)) + f(P)) + d(P);
  * where P has not run, k of the nearest P that ran and d of the nearest
  * P >= 2 that ran (0 for P = 1): uncertain values, which exploration
  * replaces with measured ones.
@@ -55,10 +55,13 @@
 #define REUSE_REL 0.01
 #define REUSE_SPAN 0.05
 #define REUSE_V 0.01
-/* Weight of a new span measurement in the smoothed Tinf / T1, and of a new
- * busy factor and overhead residual in theirs. */
+/* Weight of a new span measurement in the smoothed Tinf / T1. */
 #define SPAN_SMOOTH 0.5
-#define CORR_SMOOTH 0.5
+/* k(P) and d(P) are each the smallest of the last HISTORY measurements at
+ * P: on a shared machine other work only ever adds time (one collection at
+ * P = 1 the host preempted for 13 ms flipped a chain to P = 2 for three
+ * collections when the last measurement counted half). */
+#define HISTORY 3
 /* The busy factor is kept in [1/50, 50]: a measurement outside says the
  * collection was disturbed (a descheduled worker), not the model. */
 #define BUSY_MIN 0.02
@@ -85,6 +88,9 @@ typedef struct adaptive_state {
     uint64_t predictions;
     uint64_t last_predict_ns;    /* what the last full decision (estimate + prediction) cost */
     /* Corrections from measurements. */
+    /* k(P) and d(P): the smallest of the last HISTORY measurements at P. */
+    double k_hist[GCS_GC_MAX_THREADS][HISTORY], d_hist[GCS_GC_MAX_THREADS][HISTORY];
+    int nhist[GCS_GC_MAX_THREADS];           /* measurements so far (the next goes to nhist % HISTORY) */
     double busy_factor[GCS_GC_MAX_THREADS];  /* k(P) */
     double resid_ns[GCS_GC_MAX_THREADS];     /* d(P) */
     uint64_t seen_index[GCS_GC_MAX_THREADS]; /* collection that last ran at P; 0: never */
@@ -229,6 +235,7 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
     s->corrected_index = s->explored_index = s->fallbacks = 0;
     memset(s->seen_index, 0, sizeof s->seen_index);
     memset(s->resid_ns, 0, sizeof s->resid_ns);
+    memset(s->nhist, 0, sizeof s->nhist);
     out->name = GCS_ADAPTIVE_POLICY_NAME;
     out->choose = policy_choose;
     out->destroy = policy_destroy;
@@ -487,9 +494,16 @@ static void correct(adaptive_state *s, const gcs_gc_stats *prev, int max, double
         return;
     double k = fmin(BUSY_MAX, fmax(BUSY_MIN, busy / predicted_busy));
     double d = (double)prev->mark_ns - t * (k * (1 - f) + f);
-    int seen = s->seen_index[p0 - 1] != 0;
-    s->busy_factor[p0 - 1] = seen ? CORR_SMOOTH * k + (1 - CORR_SMOOTH) * s->busy_factor[p0 - 1] : k;
-    s->resid_ns[p0 - 1] = seen ? CORR_SMOOTH * d + (1 - CORR_SMOOTH) * s->resid_ns[p0 - 1] : d;
+    int slot = s->nhist[p0 - 1]++ % HISTORY, nh = s->nhist[p0 - 1] < HISTORY ? s->nhist[p0 - 1] : HISTORY;
+    s->k_hist[p0 - 1][slot] = k;
+    s->d_hist[p0 - 1][slot] = d;
+    double kmin = INFINITY, dmin = INFINITY;
+    for (int h = 0; h < nh; h++) {
+        kmin = fmin(kmin, s->k_hist[p0 - 1][h]);
+        dmin = fmin(dmin, s->d_hist[p0 - 1][h]);
+    }
+    s->busy_factor[p0 - 1] = kmin;
+    s->resid_ns[p0 - 1] = dmin;
     s->seen_index[p0 - 1] = prev->index;
     s->corrected_index = prev->index;
 }

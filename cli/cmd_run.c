@@ -62,6 +62,7 @@ static void print_help(FILE *fp)
             "  bh       Barnes-Hut n-body; mutator 0 builds the octree each step\n"
             "  cube     beam-bounded breadth-first Rubik's cube search\n"
             "  cky      CKY parsing of generated sentences\n"
+            "  chain    a FIFO queue: the live heap is one linked list (best at one GC thread)\n"
             "\n"
             "options:\n"
             "  --mutators M         mutator threads (default: one per CPU online)\n"
@@ -233,12 +234,12 @@ int cmd_run(int argc, char **argv)
         return 0;
     }
     if (optind >= argc)
-        cli_usage_error(cmd, "name a workload: bh, cube or cky");
+        cli_usage_error(cmd, "name a workload: bh, cube, cky or chain");
     if (optind + 1 < argc)
         cli_usage_error(cmd, "one workload at a time ('%s' is extra)", argv[optind + 1]);
     const gcs_workload_info *info = gcs_workload_find(argv[optind]);
     if (!info)
-        cli_usage_error(cmd, "unknown workload '%s' (bh, cube or cky)", argv[optind]);
+        cli_usage_error(cmd, "unknown workload '%s' (bh, cube, cky or chain)", argv[optind]);
     wo.name = info->name;
     if (wo.size > info->max_size)
         cli_usage_error(cmd, "--size: %s takes 1..%llu %s", info->name, (unsigned long long)info->max_size,

@@ -366,7 +366,7 @@ static int select_workloads(const char *list, const gcs_workload_info **out, int
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const gcs_workload_info *info = gcs_workload_find(tok);
         if (!info) {
-            gcs_err_set(err, "unknown workload '%s' (bh, cube or cky)", tok);
+            gcs_err_set(err, "unknown workload '%s' (bh, cube, cky or chain)", tok);
             return -1;
         }
         if (*n == GCS_VALIDATE_MAX_WORKLOADS) {
