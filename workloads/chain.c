@@ -18,6 +18,10 @@
 #include "internal.h"
 
 #define TEMP_LEN 16
+/* Temporary nodes are this large: the garbage is bytes more than objects,
+ * so that the sweep (which pays per object) stays small next to the mark,
+ * as in a program whose garbage is buffers. */
+#define TEMP_BYTES 256
 
 typedef struct node {
     struct node *next;
@@ -36,9 +40,9 @@ typedef struct chain_state {
     uint64_t *temp_nodes;   /* per mutator */
 } chain_state;
 
-static node *new_node(wl_run *r, uint64_t value)
+static node *new_node(wl_run *r, uint64_t value, size_t bytes)
 {
-    node *n = _gcs_wl_alloc(r, sizeof(node), 1);
+    node *n = _gcs_wl_alloc(r, bytes, 1);
     if (n) {
         n->value = value;
         n->check = CHECK(value);
@@ -61,7 +65,7 @@ static int chain_setup(wl_run *r, gcs_err *err)
     /* Each node is linked in before the next allocation: reachable from
      * the head slot throughout. */
     for (uint64_t v = 0; v < r->size; v++) {
-        node *n = new_node(r, v);
+        node *n = new_node(r, v, sizeof(node));
         if (!n) {
             gcs_err_set(err, "chain: the heap is too small for a queue of %llu nodes", (unsigned long long)r->size);
             return -1;
@@ -80,12 +84,12 @@ static void chain_mutator(wl_run *r, int i)
 {
     chain_state *s = r->state;
     uint64_t turn = r->size / 8 > 0 ? r->size / 8 : 1;
-    /* Garbage per round: two temporary nodes per queue node, shared out. */
-    uint64_t temps = 2 * r->size / TEMP_LEN / (uint64_t)r->mutators + 1;
+    /* Garbage per round: 64 bytes per queue node, shared out. */
+    uint64_t temps = 64 * r->size / TEMP_BYTES / TEMP_LEN / (uint64_t)r->mutators + 1;
     for (uint64_t round = 0; round < r->steps; round++) {
         if (i == 0) {
             for (uint64_t k = 0; k < turn; k++) {
-                node *n = new_node(r, s->next_value++);
+                node *n = new_node(r, s->next_value++, sizeof(node));
                 if (!n)
                     return;
                 ((node *)r->shared[SH_TAIL])->next = n;
@@ -100,7 +104,7 @@ static void chain_mutator(wl_run *r, int i)
             uint64_t base = (round * temps + t) * TEMP_LEN + (uint64_t)i;
             r->slot[i][MY_TEMP] = NULL;
             for (uint64_t k = 0; k < TEMP_LEN; k++) {
-                node *n = new_node(r, base + k);
+                node *n = new_node(r, base + k, TEMP_BYTES);
                 if (!n)
                     return;
                 n->next = r->slot[i][MY_TEMP];
