@@ -36,7 +36,7 @@
  * model's level (its misses are priced unhidden) and the extra work at P0.
  * Overhead residual d(P0) = measured T(P0) - T(P0) (k (1 - f) + f): the
  * wake-up, search and tail the model did not foresee.  Both are kept per
- * P, each the smallest of the last three measured there.  Corrected T'(P) = T(P) (k(P) (1 - f(P)) + f(P)) + d(P);
+ * P: the median (by the time it gives) of the last three measured there.  Corrected T'(P) = T(P) (k(P) (1 - f(P)) + f(P)) + d(P);
  * where P has not run, k of the nearest P that ran and d of the nearest
  * P >= 2 that ran (0 for P = 1): uncertain values, which exploration
  * replaces with measured ones.
@@ -57,10 +57,11 @@
 #define REUSE_V 0.01
 /* Weight of a new span measurement in the smoothed Tinf / T1. */
 #define SPAN_SMOOTH 0.5
-/* k(P) and d(P) are each the smallest of the last HISTORY measurements at
- * P: on a shared machine other work only ever adds time (one collection at
- * P = 1 the host preempted for 13 ms flipped a chain to P = 2 for three
- * collections when the last measurement counted half). */
+/* (k, d) at P is the median, by the time it gives, of the last HISTORY
+ * measurements there (the mean of two): one collection the host preempted
+ * (13 ms instead of 0.4) must not flip the choice, and neither may one that
+ * ended before the second worker woke (a chain at P = 2 measured 0.46 ms
+ * once and 17-36 ms usually). */
 #define HISTORY 3
 /* The busy factor is kept in [1/50, 50]: a measurement outside says the
  * collection was disturbed (a descheduled worker), not the model. */
@@ -88,11 +89,9 @@ typedef struct adaptive_state {
     uint64_t predictions;
     uint64_t last_predict_ns;    /* what the last full decision (estimate + prediction) cost */
     /* Corrections from measurements. */
-    /* k(P) and d(P): the smallest of the last HISTORY measurements at P. */
+    /* The last HISTORY measurements (k, d) at each P. */
     double k_hist[GCS_GC_MAX_THREADS][HISTORY], d_hist[GCS_GC_MAX_THREADS][HISTORY];
     int nhist[GCS_GC_MAX_THREADS];           /* measurements so far (the next goes to nhist % HISTORY) */
-    double busy_factor[GCS_GC_MAX_THREADS];  /* k(P) */
-    double resid_ns[GCS_GC_MAX_THREADS];     /* d(P) */
     uint64_t seen_index[GCS_GC_MAX_THREADS]; /* collection that last ran at P; 0: never */
     uint64_t corrected_index;                /* the last collection folded in */
     uint64_t explored_index;                 /* the last collection that explored */
@@ -234,7 +233,6 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
     s->predictions = 0;
     s->corrected_index = s->explored_index = s->fallbacks = 0;
     memset(s->seen_index, 0, sizeof s->seen_index);
-    memset(s->resid_ns, 0, sizeof s->resid_ns);
     memset(s->nhist, 0, sizeof s->nhist);
     out->name = GCS_ADAPTIVE_POLICY_NAME;
     out->choose = policy_choose;
@@ -436,43 +434,70 @@ static int model_at(const adaptive_state *s, int p, int max, double *t, double *
     return 1;
 }
 
-/* d(P): measured at P, else at the nearest P >= 2 that ran (coordination
- * costs of a neighbour are the best guess there), else 0. */
-static double residual(const adaptive_state *s, int p, int max)
+/* The (k, d) measured at P whose time T (k (1 - f) + f) + d is the median of
+ * the last HISTORY (the mean of two); 0 when P has not run. */
+static int sample_at(const adaptive_state *s, int p, double t, double f, double *k, double *d)
 {
-    if (s->seen_index[p - 1])
-        return s->resid_ns[p - 1];
-    if (p == 1)
+    int n = s->nhist[p - 1] < HISTORY ? s->nhist[p - 1] : HISTORY;
+    if (n == 0)
         return 0;
-    for (int dist = 1; dist < max; dist++) {
-        if (p - dist >= 2 && s->seen_index[p - dist - 1])
-            return s->resid_ns[p - dist - 1];
-        if (p + dist <= max && s->seen_index[p + dist - 1])
-            return s->resid_ns[p + dist - 1];
+    double v[HISTORY];
+    int idx[HISTORY];
+    for (int h = 0; h < n; h++) {
+        v[h] = t * (s->k_hist[p - 1][h] * (1 - f) + f) + s->d_hist[p - 1][h];
+        idx[h] = h;
     }
-    return 0;
+    for (int i = 1; i < n; i++) /* n <= 3: insertion sort */
+        for (int j = i; j > 0 && v[idx[j]] < v[idx[j - 1]]; j--) {
+            int x = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = x;
+        }
+    if (n == 2) {
+        *k = (s->k_hist[p - 1][0] + s->k_hist[p - 1][1]) / 2;
+        *d = (s->d_hist[p - 1][0] + s->d_hist[p - 1][1]) / 2;
+    } else {
+        *k = s->k_hist[p - 1][idx[n / 2]];
+        *d = s->d_hist[p - 1][idx[n / 2]];
+    }
+    return 1;
 }
 
-/* k(P): measured at P, else at the nearest P that ran, else 1. */
-static double busy_factor(const adaptive_state *s, int p, int max)
+/* k(P) and d(P): measured at P; else k of the nearest P that ran and d of
+ * the nearest P >= 2 that ran (coordination costs of a neighbour are the
+ * best guess there; 0 for P = 1); else k = 1, d = 0. */
+static void corrections(const adaptive_state *s, int p, int max, double *k, double *d)
 {
-    for (int dist = 0; dist < max; dist++) {
-        if (p - dist >= 1 && s->seen_index[p - dist - 1])
-            return s->busy_factor[p - dist - 1];
-        if (p + dist <= max && s->seen_index[p + dist - 1])
-            return s->busy_factor[p + dist - 1];
-    }
-    return 1.0;
+    double t, f, dd;
+    *k = 1;
+    *d = 0;
+    if (model_at(s, p, max, &t, &f) && sample_at(s, p, t, f, k, d))
+        return;
+    int have_k = 0, have_d = p == 1;
+    for (int dist = 1; dist < max && !(have_k && have_d); dist++)
+        for (int q = p - dist; q <= p + dist; q += 2 * dist) {
+            double kq;
+            if (q < 1 || q > max || !model_at(s, q, max, &t, &f) || !sample_at(s, q, t, f, &kq, &dd))
+                continue;
+            if (!have_k) {
+                *k = kq;
+                have_k = 1;
+            }
+            if (!have_d && q >= 2) {
+                *d = dd;
+                have_d = 1;
+            }
+        }
 }
 
 /* T'(P); NaN where the model has no value. */
 static double corrected(const adaptive_state *s, int p, int max, double scale)
 {
-    double t, f;
+    double t, f, k, d;
     if (!model_at(s, p, max, &t, &f))
         return NAN;
-    double k = busy_factor(s, p, max);
-    return scale * t * (k * (1 - f) + f) + residual(s, p, max);
+    corrections(s, p, max, &k, &d);
+    return scale * t * (k * (1 - f) + f) + d;
 }
 
 /* Folds the previous collection's measurement at the P it ran into k and
@@ -494,16 +519,9 @@ static void correct(adaptive_state *s, const gcs_gc_stats *prev, int max, double
         return;
     double k = fmin(BUSY_MAX, fmax(BUSY_MIN, busy / predicted_busy));
     double d = (double)prev->mark_ns - t * (k * (1 - f) + f);
-    int slot = s->nhist[p0 - 1]++ % HISTORY, nh = s->nhist[p0 - 1] < HISTORY ? s->nhist[p0 - 1] : HISTORY;
+    int slot = s->nhist[p0 - 1]++ % HISTORY;
     s->k_hist[p0 - 1][slot] = k;
     s->d_hist[p0 - 1][slot] = d;
-    double kmin = INFINITY, dmin = INFINITY;
-    for (int h = 0; h < nh; h++) {
-        kmin = fmin(kmin, s->k_hist[p0 - 1][h]);
-        dmin = fmin(dmin, s->d_hist[p0 - 1][h]);
-    }
-    s->busy_factor[p0 - 1] = kmin;
-    s->resid_ns[p0 - 1] = dmin;
     s->seen_index[p0 - 1] = prev->index;
     s->corrected_index = prev->index;
 }
@@ -685,19 +703,20 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
         choice = cap;
         act = ACT_CAP;
     }
-    /* Exploration: a neighbour never measured (or not lately) whose
-     * corrected time is close: run it once, so that its overheads are
-     * measured rather than borrowed.  Never measured: after a quarter of
-     * the gap. */
+    /* Exploration: a neighbour not measured lately whose corrected time is
+     * close: run it once, so that its overheads are measured rather than
+     * borrowed or stale. */
     if (s->opts.explore_after > 0 && max_threads > 1 && isfinite(tc[choice - 1])) {
         uint64_t since = prev->index - s->explored_index;
         for (int dir = 1; dir >= -1; dir -= 2) {
             int nb = choice + dir;
             if (nb < 1 || nb > cap || !isfinite(tc[nb - 1]) || tc[nb - 1] > tc[choice - 1] * (1 + s->opts.explore_margin))
                 continue;
-            uint64_t gap = s->seen_index[nb - 1] ? (uint64_t)s->opts.explore_after
-                                                 : (uint64_t)(s->opts.explore_after >= 4 ? s->opts.explore_after / 4 : 1);
-            if (since >= gap && (!s->seen_index[nb - 1] || prev->index - s->seen_index[nb - 1] >= (uint64_t)s->opts.explore_after)) {
+            /* Fewer than HISTORY measurements there: uncertain, look again
+             * after a quarter of the gap. */
+            uint64_t gap = s->nhist[nb - 1] >= HISTORY ? (uint64_t)s->opts.explore_after
+                                                       : (uint64_t)(s->opts.explore_after >= 4 ? s->opts.explore_after / 4 : 1);
+            if (since >= gap && (!s->seen_index[nb - 1] || prev->index - s->seen_index[nb - 1] >= gap)) {
                 choice = nb;
                 act = ACT_EXPLORE;
                 s->explored_index = prev->index;
@@ -713,10 +732,11 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
         out->predicted_mark_ns[p - 1] = tc[p - 1];
     out->npredicted = max_threads;
     out->note = notes[curve][act];
+    double kc, dc;
+    corrections(s, choice, max_threads, &kc, &dc);
     const double vals[NINPUTS] = {(double)est.heap.objects, (double)est.heap.edges, est.heap.t1_ns, est.heap.tinf_ns,
                                   est.heap.q1[GCS_ACCESS_READ], est.heap.q1[GCS_ACCESS_RW], est.heap.live_lines_avg,
-                                  est.span_fraction, src, busy_factor(s, choice, max_threads),
-                                  residual(s, choice, max_threads), best, wanted, cap,
+                                  est.span_fraction, src, kc, dc, best, wanted, cap,
                                   (double)s->last_predict_ns};
     out->ninputs = NINPUTS;
     for (int i = 0; i < NINPUTS; i++) {

@@ -14,6 +14,7 @@
 #include "gcscale/adaptive.h"
 #include "gcscale/validate.h"
 #include "gcscale/workload.h"
+#include "corpus_internal.h"
 
 #define MAX_REPS 9
 static const char *const POLICIES[] = {"adaptive", "all", "boehm", "hotspot", "zgc"};
@@ -66,21 +67,10 @@ static int run_one(const gcs_validate_opts *o, const gcs_workload_info *info, co
     go.on_collection = on_collection;
     go.on_collection_arg = &t;
     gcs_workload_gclog log;
-    gcs_workload_gclog_install(&go, &log);
-    if (gcs_gc_init(&go, err) < 0) {
-        gcs_workload_gclog_free(&log);
-        return -1;
-    }
-    gcs_workload_options wo;
-    gcs_workload_options_init(&wo);
-    wo.name = info->name;
-    wo.mutators = o->mutators;
-    wo.steps = (uint64_t)fmax(1, round((double)info->default_steps * o->steps_scale));
-    wo.seed = 1;
-    wo.gclog = &log;
     gcs_workload_result res;
-    int rc = gcs_workload_run(&wo, &res, err);
-    gcs_gc_shutdown();
+    if (_gcs_validate_run_once(o, info, &go, &log, &res, err) < 0)
+        return -1;
+    int rc = 0;
     if (rc == 0 && !res.verified) {
         gcs_err_set(err, "%s failed its own check under --gc-threads %s: %s", info->name, spec, res.verify_msg);
         rc = -1;

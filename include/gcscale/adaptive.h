@@ -2,9 +2,11 @@
  *
  * Before each collection the adaptive policy predicts the mark time for
  * P = 1..max with the Endo-Taura-Yonezawa model (model.h), from the machine
- * profile and the previous collection's statistics, and uses the smallest P
- * whose predicted time is within a tolerance (default 5%) of the best
- * (docs/adaptive.md).  It plugs into the collector through the generic thread
+ * profile and the previous collection's statistics, corrects the curve
+ * with what the collections measured at the P they ran, and takes the
+ * objective's P (least GC CPU within a tolerance, default 5%, of the
+ * shortest pause; or the shortest pause), with hysteresis, a small-heap cap
+ * and occasional exploration (docs/adaptive.md).  It plugs into the collector through the generic thread
  * policy of gc.h (gcs_gc_options.thread_policy); the collector stores each
  * decision in its statistics and log line.  docs/adaptive.md explains how
  * each model input is estimated from the previous collection.
