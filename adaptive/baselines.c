@@ -112,7 +112,7 @@ typedef struct baseline_state {
 
 static void input(gcs_gc_decision *d, const char *name, double v)
 {
-    if (d->ninputs < 8) {
+    if (d->ninputs < GCS_GC_DECISION_INPUTS) {
         d->inputs[d->ninputs].name = name;
         d->inputs[d->ninputs].value = v;
         d->ninputs++;

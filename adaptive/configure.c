@@ -59,8 +59,53 @@ void gcs_adaptive_release(gcs_gc_options *opts)
     memset(&opts->thread_policy, 0, sizeof opts->thread_policy);
 }
 
+int gcs_adaptive_parse_objective(const char *spec, gcs_adaptive_opts *opts, gcs_err *err)
+{
+    if (spec && strcmp(spec, "pause") == 0) {
+        opts->objective = GCS_ADAPTIVE_OBJECTIVE_PAUSE;
+        return 0;
+    }
+    if (spec && strncmp(spec, "cpu", 3) == 0 && (spec[3] == '\0' || spec[3] == ':')) {
+        double eps = GCS_ADAPTIVE_DEFAULT_TOLERANCE;
+        if (spec[3] == ':') {
+            char *end;
+            errno = 0;
+            eps = strtod(spec + 4, &end);
+            if (errno || end == spec + 4 || *end || !(eps >= 0 && eps <= 1)) {
+                gcs_err_set(err, "bad GC objective '%s': EPS of cpu:EPS is a fraction 0-1 (cpu:0.05 = within 5%%)",
+                            spec);
+                return -1;
+            }
+        }
+        opts->objective = GCS_ADAPTIVE_OBJECTIVE_CPU;
+        opts->tolerance = eps;
+        return 0;
+    }
+    gcs_err_set(err, "bad GC objective '%s': expected 'pause', 'cpu' or 'cpu:EPS'", spec ? spec : "");
+    return -1;
+}
+
+/* The fallback when the adaptive policy cannot be built: every collection
+ * at the pool, each decision saying why (the collector never fails because
+ * the policy cannot run). */
+static int fallback_choose(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *d)
+{
+    (void)state;
+    (void)prev;
+    d->note = "fallback: no usable machine profile (run gcscale calibrate); P = the pool";
+    return max_threads;
+}
+
+static void fallback_destroy(void *state) { (void)state; }
+
 int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const char *machine_path,
                            gcs_err *err)
+{
+    return gcs_adaptive_configure_with(opts, threads_spec, machine_path, NULL, err);
+}
+
+int gcs_adaptive_configure_with(gcs_gc_options *opts, const char *threads_spec, const char *machine_path,
+                                const gcs_adaptive_opts *aopts, gcs_err *err)
 {
     const char *spec = threads_spec;
     int from_env = 0;
@@ -104,6 +149,28 @@ int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const
         return 0;
     }
 
+    gcs_adaptive_opts ao;
+    if (aopts) {
+        ao = *aopts;
+    } else {
+        gcs_adaptive_opts_init(&ao);
+        const char *obj = getenv("GCSCALE_GC_OBJECTIVE");
+        if (obj && *obj && gcs_adaptive_parse_objective(obj, &ao, &perr) < 0) {
+            gcs_err_set(err, "GCSCALE_GC_OBJECTIVE: %s", perr.msg);
+            return -1;
+        }
+    }
+    /* Whatever goes wrong from here installs the fallback with one
+     * warning: a program must not fail to start because its GC thread
+     * policy cannot run. */
+    opts->max_threads = max;
+    opts->threads = max; /* the first collection's P; the policy chooses from then on */
+    opts->ignore_threads_env = 1;
+    gcs_adaptive_release(opts);
+    opts->thread_policy.name = GCS_ADAPTIVE_POLICY_NAME;
+    opts->thread_policy.choose = fallback_choose;
+    opts->thread_policy.destroy = fallback_destroy;
+
     /* The machine profile: explicit, $GCSCALE_MACHINE, or this host's. */
     char path[4096];
     const char *env_machine = getenv("GCSCALE_MACHINE");
@@ -114,25 +181,24 @@ int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const
     } else {
         gcs_err perr;
         if (gcs_profile_default_path(path, sizeof path, 0, &perr) < 0) {
-            gcs_err_set(err, "adaptive GC threads need a machine profile: %s", perr.msg);
-            return -1;
+            gcs_err_set(err, "adaptive GC threads need a machine profile: %s; running with the pool (%d)",
+                        perr.msg, max);
+            return 1;
         }
     }
     gcs_err lerr;
     gcs_profile *prof = gcs_profile_load(path, &lerr);
     if (!prof) {
-        gcs_err_set(err, "adaptive GC threads: machine profile %s: %s", path, lerr.msg);
-        return -1;
+        gcs_err_set(err, "adaptive GC threads: machine profile %s: %s; running with the pool (%d)", path,
+                    lerr.msg, max);
+        return 1;
     }
     gcs_gc_thread_policy pol;
-    if (gcs_adaptive_policy_new(prof, NULL, &pol, &lerr) < 0) {
-        gcs_err_set(err, "adaptive GC threads: machine profile %s: %s", path, lerr.msg);
-        return -1;
+    if (gcs_adaptive_policy_new(prof, &ao, &pol, &lerr) < 0) {
+        gcs_err_set(err, "adaptive GC threads: machine profile %s: %s; running with the pool (%d)", path,
+                    lerr.msg, max);
+        return 1;
     }
-    gcs_adaptive_release(opts);
     opts->thread_policy = pol;
-    opts->max_threads = max;
-    opts->threads = max; /* the first collection's P; the policy chooses from then on */
-    opts->ignore_threads_env = 1;
     return 0;
 }

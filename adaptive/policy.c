@@ -1,11 +1,14 @@
-/* policy.c -- the adaptive thread policy (model-notes 1.5).
+/* policy.c -- the adaptive thread policy (model-notes 1.5, issue 24).
  *
  * Before each collection: build the model's heap (gcs_model_heap) from the
  * previous collection's statistics -- no snapshot, no heap walk, only
- * arithmetic on counters the collector keeps anyway -- predict the mark time
- * for P = 1..max with gcs_model_predict and take gcs_model_recommend's
- * smallest P within the tolerance of the best.  How each input is estimated,
- * and why: docs/adaptive.md, "Model inputs from the previous collection".
+ * arithmetic on counters the collector keeps anyway -- and predict the mark
+ * time for P = 1..max with gcs_model_predict.  The model supplies the
+ * curve's shape in P; what the collector measured at the P it ran corrects
+ * its level and its overheads for this heap on this machine (below); the
+ * choice is then the objective's P on the corrected curve, with hysteresis,
+ * a small-heap cap and occasional exploration of a neighbouring P.  How each
+ * input is estimated, and why: docs/adaptive.md.
  *
  * The estimates mirror the fast predictor of heap inspection
  * (model/inspect.c, docs/model.md "Heap inspection, Q1 and L"); what the
@@ -24,6 +27,19 @@
  *                time of a P >= 2 collection: sum(search) / (P - 1), as a
  *                share of the busy time; else the share remembered from the
  *                last collection that measured it.
+ *
+ * The online correction (docs/adaptive.md, "Correction from measurements"):
+ * the model's time at P splits into busy work, (1 - f(P)) T(P), and
+ * overheads, f(P) T(P) (its lost span, wake, search and tail); the
+ * previous collection ran at P0 and measured its busy time and its mark
+ * time.  Busy factor k(P0) = measured busy / predicted busy: it corrects the
+ * model's level (its misses are priced unhidden) and the extra work at P0.
+ * Overhead residual d(P0) = measured T(P0) - T(P0) (k (1 - f) + f): the
+ * wake-up, search and tail the model did not foresee.  Both are kept per
+ * P: the median (by the time it gives) of the last three measured there.  Corrected T'(P) = T(P) (k(P) (1 - f(P)) + f(P)) + d(P);
+ * where P has not run, k of the nearest P that ran and d of the nearest
+ * P >= 2 that ran (0 for P = 1): uncertain values, which exploration
+ * replaces with measured ones.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,14 +55,21 @@
 #define REUSE_REL 0.01
 #define REUSE_SPAN 0.05
 #define REUSE_V 0.01
-/* Cost budget: credit saved up is capped at this many decisions. */
-#define CREDIT_CAP 4.0
 /* Weight of a new span measurement in the smoothed Tinf / T1. */
 #define SPAN_SMOOTH 0.5
+/* (k, d) at P is the median, by the time it gives, of the last HISTORY
+ * measurements there (the mean of two): one collection the host preempted
+ * (13 ms instead of 0.4) must not flip the choice, and neither may one that
+ * ended before the second worker woke (a chain at P = 2 measured 0.46 ms
+ * once and 17-36 ms usually). */
+#define HISTORY 3
+/* The busy factor is kept in [1/50, 50]: a measurement outside says the
+ * collection was disturbed (a descheduled worker), not the model. */
+#define BUSY_MIN 0.02
+#define BUSY_MAX 50.0
 /* Candidates: every P up to GRID_ALL, then steps of about GRID_STEP. */
 #define GRID_ALL 16
 #define GRID_STEP 1.125
-
 
 typedef struct adaptive_state {
     gcs_profile *prof;
@@ -56,26 +79,36 @@ typedef struct adaptive_state {
     int line_bytes;
     double span_fraction;        /* Tinf / T1 last measured */
     int span_known;
-    int stale_ones;              /* consecutive P = 1 choices on a remembered span */
     gcs_model_result *results;   /* [GCS_GC_MAX_THREADS] scratch */
-    /* The last prediction, reused while the inputs stay put. */
+    /* The last model curve, reused while the inputs stay put or the budget
+     * says so. */
     int have_last, last_max, last_choice;
     gcs_model_heap last_heap;
-    double pred[GCS_GC_MAX_THREADS];  /* ns per P; NaN where not predicted */
+    double pred[GCS_GC_MAX_THREADS];  /* the model's ns per P; NaN where not predicted */
+    double frac[GCS_GC_MAX_THREADS];  /* its overhead share f(P) */
     uint64_t predictions;
     uint64_t last_predict_ns;    /* what the last full decision (estimate + prediction) cost */
-    double credit_ns;            /* cost budget saved up: cost_budget * mark_ns per collection */
-    __typeof__(((gcs_gc_decision *)0)->inputs) last_inputs; /* of the last full decision */
+    /* Corrections from measurements. */
+    /* The last HISTORY measurements (k, d) at each P. */
+    double k_hist[GCS_GC_MAX_THREADS][HISTORY], d_hist[GCS_GC_MAX_THREADS][HISTORY];
+    int nhist[GCS_GC_MAX_THREADS];           /* measurements so far (the next goes to nhist % HISTORY) */
+    uint64_t seen_index[GCS_GC_MAX_THREADS]; /* collection that last ran at P; 0: never */
+    uint64_t corrected_index;                /* the last collection folded in */
+    uint64_t explored_index;                 /* the last collection that explored */
+    uint64_t fallbacks;                      /* decisions that fell back */
     char errbuf[256];            /* why the last prediction failed (the note is static) */
 } adaptive_state;
 
 void gcs_adaptive_opts_init(gcs_adaptive_opts *opts)
 {
     memset(opts, 0, sizeof *opts);
+    opts->objective = GCS_ADAPTIVE_OBJECTIVE_CPU;
     opts->tolerance = GCS_ADAPTIVE_DEFAULT_TOLERANCE;
     opts->first_threads = 0;
     opts->initial_span_fraction = 0;
-    opts->reprobe_after = 4;
+    opts->explore_after = 24;
+    opts->explore_margin = 0.25;
+    opts->min_thread_work_ns = 100000;
     opts->cost_budget = 0.01;
     opts->use_model_opts = 0;
     gcs_model_opts_init(&opts->model);
@@ -96,6 +129,15 @@ static void policy_destroy(void *p) { state_free(p); }
 static int policy_choose(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out)
 {
     return gcs_adaptive_choose(state, prev, max_threads, out);
+}
+
+static int check_fraction(double v, double lo, double hi, const char *name, gcs_err *err)
+{
+    if (!(v >= lo && v <= hi) || !isfinite(v)) {
+        gcs_err_set(err, "adaptive: %s must be a finite number in [%g, %g]", name, lo, hi);
+        return -1;
+    }
+    return 0;
 }
 
 int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gcs_gc_thread_policy *out,
@@ -131,13 +173,15 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
         s->opts = *opts;
     else
         gcs_adaptive_opts_init(&s->opts);
-    if (!(s->opts.cost_budget >= 0) || !isfinite(s->opts.cost_budget)) {
-        gcs_err_set(err, "adaptive: cost_budget must be a finite number >= 0");
-        state_free(s);
-        return -1;
-    }
-    if (!(s->opts.tolerance >= 0) || !isfinite(s->opts.tolerance)) {
-        gcs_err_set(err, "adaptive: tolerance must be a finite number >= 0");
+    const gcs_adaptive_opts *o = &s->opts;
+    if (check_fraction(o->cost_budget, 0, 1, "cost_budget", err) < 0 ||
+        check_fraction(o->tolerance, 0, 10, "tolerance", err) < 0 ||
+        check_fraction(o->explore_margin, 0, 10, "explore_margin", err) < 0 ||
+        check_fraction(o->min_thread_work_ns, 0, 1e12, "min_thread_work_ns", err) < 0 ||
+        (o->objective != GCS_ADAPTIVE_OBJECTIVE_CPU && o->objective != GCS_ADAPTIVE_OBJECTIVE_PAUSE) ||
+        o->explore_after < 0) {
+        if (err->msg[0] == '\0' || strncmp(err->msg, "adaptive:", 9) != 0)
+            gcs_err_set(err, "adaptive: unknown objective or negative explore_after");
         state_free(s);
         return -1;
     }
@@ -151,10 +195,11 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
         s->mopts.span = GCS_MODEL_SPAN_CRITICAL;
     }
     gcs_inspect_fast_cache(prof, &s->line_bytes, &s->private_lines);
-    /* One decision now, on made-up statistics, then forgotten: the first
+    /* Two decisions now, on made-up statistics, then forgotten: the first
      * decision in a process pays for paging in and binding the model's code
      * (docs/adaptive.md, "Cost": warm-up at creation), which belongs to
-     * start-up, not to a pause. */
+     * start-up, not to a pause; the second one's cost is what the budget
+     * expects of the first real one. */
     gcs_gc_stats *fake = calloc(1, sizeof *fake);
     if (fake) {
         fake->threads = 2;
@@ -167,20 +212,28 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
         fake->node_live_bytes[0] = 32000;
         fake->workers[0].busy_ns = fake->workers[1].busy_ns = 10000;
         fake->workers[1].search_ns = 1000;
-        gcs_gc_decision d;
-        memset(&d, 0, sizeof d);
-        int p = gcs_adaptive_choose(s, fake, 2, &d);
-        free(fake);
-        if (p <= 0) {
-            gcs_err_set(err, "adaptive: the model rejects this profile: %s", s->errbuf);
-            state_free(s);
-            return -1;
+        for (int round = 0; round < 2; round++) {
+            gcs_gc_decision d;
+            memset(&d, 0, sizeof d);
+            s->have_last = 0;
+            fake->live_objects = fake->objects_marked = 1000 + 1000 * (uint64_t)round;
+            uint64_t t0 = gcs_now_ns();
+            int p = gcs_adaptive_choose(s, fake, 2, &d);
+            s->last_predict_ns = gcs_now_ns() - t0;
+            if (p <= 0 || s->fallbacks) {
+                free(fake);
+                gcs_err_set(err, "adaptive: the model rejects this profile: %s", s->errbuf);
+                state_free(s);
+                return -1;
+            }
         }
+        free(fake);
     }
-    s->have_last = s->span_known = s->stale_ones = 0;
+    s->have_last = s->span_known = s->last_choice = 0;
     s->predictions = 0;
-    s->last_predict_ns = 0;
-    s->credit_ns = 0;
+    s->corrected_index = s->explored_index = s->fallbacks = 0;
+    memset(s->seen_index, 0, sizeof s->seen_index);
+    memset(s->nhist, 0, sizeof s->nhist);
     out->name = GCS_ADAPTIVE_POLICY_NAME;
     out->choose = policy_choose;
     out->destroy = policy_destroy;
@@ -357,15 +410,181 @@ static int grid(int max, int *ps)
     return n;
 }
 
-enum { WHY_PREDICTED, WHY_REUSED, WHY_REPROBE };
+/* ---- corrections from measurements -------------------------------------------------- */
+
+/* The model's time at P and its overhead share: predicted, or between two
+ * predicted P (beyond the grid) interpolated.  0 when neither. */
+static int model_at(const adaptive_state *s, int p, int max, double *t, double *f)
+{
+    if (isfinite(s->pred[p - 1])) {
+        *t = s->pred[p - 1];
+        *f = s->frac[p - 1];
+        return 1;
+    }
+    int lo = p - 1, hi = p + 1;
+    while (lo >= 1 && !isfinite(s->pred[lo - 1]))
+        lo--;
+    while (hi <= max && !isfinite(s->pred[hi - 1]))
+        hi++;
+    if (lo < 1 || hi > max)
+        return 0;
+    double w = (double)(p - lo) / (double)(hi - lo);
+    *t = s->pred[lo - 1] + w * (s->pred[hi - 1] - s->pred[lo - 1]);
+    *f = s->frac[lo - 1] + w * (s->frac[hi - 1] - s->frac[lo - 1]);
+    return 1;
+}
+
+/* The (k, d) measured at P whose time T (k (1 - f) + f) + d is the median of
+ * the last HISTORY (the mean of two); 0 when P has not run. */
+static int sample_at(const adaptive_state *s, int p, double t, double f, double *k, double *d)
+{
+    int n = s->nhist[p - 1] < HISTORY ? s->nhist[p - 1] : HISTORY;
+    if (n == 0)
+        return 0;
+    double v[HISTORY];
+    int idx[HISTORY];
+    for (int h = 0; h < n; h++) {
+        v[h] = t * (s->k_hist[p - 1][h] * (1 - f) + f) + s->d_hist[p - 1][h];
+        idx[h] = h;
+    }
+    for (int i = 1; i < n; i++) /* n <= 3: insertion sort */
+        for (int j = i; j > 0 && v[idx[j]] < v[idx[j - 1]]; j--) {
+            int x = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = x;
+        }
+    if (n == 2) {
+        *k = (s->k_hist[p - 1][0] + s->k_hist[p - 1][1]) / 2;
+        *d = (s->d_hist[p - 1][0] + s->d_hist[p - 1][1]) / 2;
+    } else {
+        *k = s->k_hist[p - 1][idx[n / 2]];
+        *d = s->d_hist[p - 1][idx[n / 2]];
+    }
+    return 1;
+}
+
+/* k(P) and d(P): measured at P; else k of the nearest P that ran and d of
+ * the nearest P >= 2 that ran (coordination costs of a neighbour are the
+ * best guess there; 0 for P = 1); else k = 1, d = 0. */
+static void corrections(const adaptive_state *s, int p, int max, double *k, double *d)
+{
+    double t, f, dd;
+    *k = 1;
+    *d = 0;
+    if (model_at(s, p, max, &t, &f) && sample_at(s, p, t, f, k, d))
+        return;
+    int have_k = 0, have_d = p == 1;
+    for (int dist = 1; dist < max && !(have_k && have_d); dist++)
+        for (int q = p - dist; q <= p + dist; q += 2 * dist) {
+            double kq;
+            if (q < 1 || q > max || !model_at(s, q, max, &t, &f) || !sample_at(s, q, t, f, &kq, &dd))
+                continue;
+            if (!have_k) {
+                *k = kq;
+                have_k = 1;
+            }
+            if (!have_d && q >= 2) {
+                *d = dd;
+                have_d = 1;
+            }
+        }
+}
+
+/* T'(P); NaN where the model has no value. */
+static double corrected(const adaptive_state *s, int p, int max, double scale)
+{
+    double t, f, k, d;
+    if (!model_at(s, p, max, &t, &f))
+        return NAN;
+    corrections(s, p, max, &k, &d);
+    return scale * t * (k * (1 - f) + f) + d;
+}
+
+/* Folds the previous collection's measurement at the P it ran into k and
+ * d(P0); the curve (times scale) is the model's for that collection's heap. */
+static void correct(adaptive_state *s, const gcs_gc_stats *prev, int max, double scale)
+{
+    int p0 = prev->threads;
+    if (prev->remark || prev->index == 0 || prev->index == s->corrected_index || p0 < 1 || p0 > max ||
+        prev->mark_ns == 0)
+        return;
+    double busy = 0, t, f;
+    for (int i = 0; i < p0; i++)
+        busy += (double)prev->workers[i].busy_ns;
+    if (!(busy > 0) || !model_at(s, p0, max, &t, &f) || !(t > 0) || !isfinite(t))
+        return;
+    t *= scale;
+    double predicted_busy = t * (1 - f) * p0;
+    if (!(predicted_busy > 0))
+        return;
+    double k = fmin(BUSY_MAX, fmax(BUSY_MIN, busy / predicted_busy));
+    double d = (double)prev->mark_ns - t * (k * (1 - f) + f);
+    int slot = s->nhist[p0 - 1]++ % HISTORY;
+    s->k_hist[p0 - 1][slot] = k;
+    s->d_hist[p0 - 1][slot] = d;
+    s->seen_index[p0 - 1] = prev->index;
+    s->corrected_index = prev->index;
+}
+
+/* ---- the decision ---------------------------------------------------------------- */
+
+enum { CURVE_PREDICTED, CURVE_SAME, CURVE_BUDGET };
+enum { ACT_OBJECTIVE, ACT_SHRINK, ACT_CAP, ACT_EXPLORE };
+/* No formatting in the pause: printf's floating-point code, cold after a
+ * mark, cost more than the predictions (docs/adaptive.md, "Cost"). */
 static const char *const notes[3][4] = {
-    {"predicted; span from the computed span", "predicted; span from idle time",
-     "predicted; span remembered", "predicted; span assumed (initial)"},
-    {"inputs as last time: same choice; span from the computed span", "inputs as last time: same choice; span from idle time",
-     "inputs as last time: same choice; span remembered", "inputs as last time: same choice; span assumed (initial)"},
-    {"re-probe at max P: span not measured lately", "re-probe at max P: span not measured lately",
-     "re-probe at max P: span not measured lately", "re-probe at max P: span not measured lately"},
+    {"predicted; the objective's P", "predicted; shrinking halfway to the objective's P",
+     "predicted; small-heap cap", "predicted; exploring a neighbouring P"},
+    {"curve reused (inputs as last time); the objective's P",
+     "curve reused (inputs as last time); shrinking halfway to the objective's P",
+     "curve reused (inputs as last time); small-heap cap",
+     "curve reused (inputs as last time); exploring a neighbouring P"},
+    {"curve reused (a new prediction would exceed the cost budget); the objective's P",
+     "curve reused (a new prediction would exceed the cost budget); shrinking halfway to the objective's P",
+     "curve reused (a new prediction would exceed the cost budget); small-heap cap",
+     "curve reused (a new prediction would exceed the cost budget); exploring a neighbouring P"},
 };
+static const char *const input_names[] = {"objects", "edges", "t1_ns", "tinf_ns", "q1_read", "q1_rw",
+                                          "live_lines_avg", "span_fraction", "span_source", "busy_factor",
+                                          "overhead_ns", "best_ns", "objective_p", "cap",
+                                          "predict_cost_ns"};
+#define NINPUTS ((int)(sizeof input_names / sizeof *input_names))
+
+/* The decision cannot be made: the stated fallback P (the last choice, or
+ * the pool before there is one), with the reason. */
+static int fall_back(adaptive_state *s, int max_threads, gcs_gc_decision *out, const char *note_first,
+                     const char *note_last)
+{
+    s->fallbacks++;
+    s->have_last = 0;
+    out->npredicted = 0;
+    out->note = s->last_choice > 0 ? note_last : note_first;
+    return s->last_choice > 0 && s->last_choice <= max_threads ? s->last_choice : max_threads;
+}
+
+/* The objective's P among the candidates 1..cap with a corrected time. */
+static int objective_p(const adaptive_state *s, const double *tc, int cap, double *best_out)
+{
+    double best = INFINITY;
+    int arg = 0;
+    for (int p = 1; p <= cap; p++)
+        if (isfinite(tc[p - 1]) && tc[p - 1] < best) {
+            best = tc[p - 1];
+            arg = p;
+        }
+    *best_out = best;
+    if (arg == 0 || s->opts.objective == GCS_ADAPTIVE_OBJECTIVE_PAUSE)
+        return arg;
+    /* Least CPU (P x pause) within the tolerance of the shortest pause. */
+    int choice = arg;
+    double cpu = arg * best;
+    for (int p = 1; p <= cap; p++)
+        if (isfinite(tc[p - 1]) && tc[p - 1] <= best * (1 + s->opts.tolerance) && p * tc[p - 1] < cpu) {
+            cpu = p * tc[p - 1];
+            choice = p;
+        }
+    return choice;
+}
 
 int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out)
 {
@@ -381,124 +600,148 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
         out->note = prev ? "previous collection marked nothing: no prediction" : "first collection: no prediction";
         return p;
     }
-    /* The cost budget (docs/adaptive.md, "Cost"): every collection earns
-     * cost_budget of its mark time; a decision that cannot pay for a full
-     * one keeps the last choice without looking at the statistics. */
-    if (s->have_last && s->last_max == max_threads) {
-        s->credit_ns = fmin(s->credit_ns + s->opts.cost_budget * (double)prev->mark_ns,
-                            CREDIT_CAP * (double)s->last_predict_ns);
-        if (s->credit_ns < (double)s->last_predict_ns) {
-            for (int p = 1; p <= max_threads; p++)
-                out->predicted_mark_ns[p - 1] = s->pred[p - 1];
-            out->npredicted = max_threads;
-            out->ninputs = 8;
-            memcpy(out->inputs, s->last_inputs, sizeof s->last_inputs);
-            out->note = "last choice kept: a new decision would exceed the cost budget";
-            return s->last_choice;
-        }
-    }
     uint64_t t_start = gcs_now_ns();
     gcs_adaptive_estimate est;
     gcs_err err;
     double hint = s->span_known ? s->span_fraction : s->opts.initial_span_fraction;
     if (estimate(prev, s->prof, hint, s->line_bytes, s->private_lines, &est, &err) < 0) {
         snprintf(s->errbuf, sizeof s->errbuf, "%.200s", err.msg);
-        out->note = "no prediction, P kept: the statistics hold no marked object";
-        return 0;
+        return fall_back(s, max_threads, out, "fallback: no estimate from the statistics; P = the pool",
+                         "fallback: no estimate from the statistics; P = the last choice");
     }
-    int measured = strcmp(est.span_source, "remembered") != 0;
-    if (measured) {
+    int src = strcmp(est.span_source, "computed-span") == 0 ? 0 : strcmp(est.span_source, "idle-time") == 0 ? 1 : 2;
+    if (src < 2) {
         /* Smooth the span share: one collection's idle time is noisy. */
         s->span_fraction = s->span_known ? SPAN_SMOOTH * est.span_fraction + (1 - SPAN_SMOOTH) * s->span_fraction
                                          : est.span_fraction;
         s->span_known = 1;
-        s->stale_ones = 0;
         est.span_fraction = s->span_fraction;
         est.heap.tinf_ns = s->span_fraction * est.heap.t1_ns;
     } else if (!s->span_known) {
-        est.span_source = "initial";
+        src = 3; /* initial */
     }
 
-    /* Reuse the last prediction when the inputs are about the same. */
-    int choice, reused = s->have_last && s->last_max == max_threads &&
-                         same_inputs(&est.heap, &s->last_heap, REUSE_REL, REUSE_SPAN, REUSE_V);
-    if (reused) {
-        choice = s->last_choice;
-    } else {
-        int ps[GCS_GC_MAX_THREADS], n = grid(max_threads, ps);
+    /* The curve: the last one when the inputs are about the same or a new
+     * one would cost more than the budget allows in this pause; else the
+     * model's for this heap. */
+    int curve = CURVE_PREDICTED;
+    double scale = 1;
+    if (s->have_last && s->last_max == max_threads) {
+        if (same_inputs(&est.heap, &s->last_heap, REUSE_REL, REUSE_SPAN, REUSE_V))
+            curve = CURVE_SAME;
+        else if ((double)s->last_predict_ns > s->opts.cost_budget * (double)prev->pause_ns)
+            curve = CURVE_BUDGET;
+        if (curve != CURVE_PREDICTED && s->last_heap.t1_ns > 0)
+            scale = est.heap.t1_ns / s->last_heap.t1_ns;
+    }
+    int ps[GCS_GC_MAX_THREADS], n = grid(max_threads, ps);
+    if (curve == CURVE_PREDICTED) {
         for (int p = 1; p <= max_threads; p++)
-            s->pred[p - 1] = NAN;
-        int k = 0;
+            s->pred[p - 1] = s->frac[p - 1] = NAN;
         for (int i = 0; i < n; i++) {
-            if (gcs_model_predict(s->prof, &est.heap, ps[i], &s->mopts, &s->results[k], &err) < 0) {
+            gcs_model_result *r = &s->results[i];
+            if (gcs_model_predict(s->prof, &est.heap, ps[i], &s->mopts, r, &err) < 0) {
                 snprintf(s->errbuf, sizeof s->errbuf, "P = %d: %.200s", ps[i], err.msg);
-                out->note = "no prediction, P kept: the model rejected the inputs";
-                s->have_last = 0;
-                return 0;
+                return fall_back(s, max_threads, out, "fallback: the model rejected the inputs; P = the pool",
+                                 "fallback: the model rejected the inputs; P = the last choice");
             }
-            s->pred[ps[i] - 1] = s->results[k++].time_ns;
+            s->pred[ps[i] - 1] = r->time_ns;
+            s->frac[ps[i] - 1] =
+                fmin(1.0, fmax(0.0, (r->lost_span + r->lost_wake + r->lost_search + r->lost_tail) / ps[i]));
         }
-        choice = gcs_model_recommend(s->results, k, s->opts.tolerance);
-        /* Between grid points: the smallest P within the tolerance lies
-         * after the grid point before the choice; look at each. */
-        int lo = 0;
-        for (int i = 0; i < n; i++)
-            if (ps[i] == choice && i > 0)
-                lo = ps[i - 1];
-        if (lo > 0 && choice - lo > 1) {
-            double best = INFINITY;
-            for (int i = 0; i < k; i++)
-                best = fmin(best, s->results[i].time_ns);
-            for (int p = lo + 1; p < choice; p++) {
-                gcs_model_result r;
-                if (gcs_model_predict(s->prof, &est.heap, p, &s->mopts, &r, &err) < 0)
-                    break;
-                s->pred[p - 1] = r.time_ns;
-                if (r.time_ns <= best * (1 + s->opts.tolerance)) {
-                    choice = p;
-                    break;
-                }
-            }
-        }
-        if (choice < 1)
-            choice = max_threads;
         s->have_last = 1;
         s->last_heap = est.heap;
         s->last_max = max_threads;
-        s->last_choice = choice;
         s->predictions++;
-        s->last_predict_ns = gcs_now_ns() - t_start;
     }
-    s->credit_ns = fmax(0.0, s->credit_ns - (double)(gcs_now_ns() - t_start));
+    correct(s, prev, max_threads, scale);
+
+    double tc[GCS_GC_MAX_THREADS];
+    int cap = max_threads;
     for (int p = 1; p <= max_threads; p++)
-        out->predicted_mark_ns[p - 1] = s->pred[p - 1];
-    out->npredicted = max_threads;
-    int why = reused ? WHY_REUSED : WHY_PREDICTED;
-    if (choice == 1 && !measured && max_threads > 1) {
-        /* A P = 1 collection cannot measure the span (nobody is idle): now
-         * and then look again with every worker. */
-        if (s->opts.reprobe_after > 0 && ++s->stale_ones >= s->opts.reprobe_after) {
-            s->stale_ones = 0;
-            choice = max_threads;
-            why = WHY_REPROBE;
+        tc[p - 1] = isfinite(s->pred[p - 1]) ? corrected(s, p, max_threads, scale) : NAN;
+    if (!isfinite(tc[0]) || !(tc[0] > 0)) {
+        snprintf(s->errbuf, sizeof s->errbuf, "the corrected P = 1 time is %g", tc[0]);
+        return fall_back(s, max_threads, out, "fallback: the prediction is not a number; P = the pool",
+                         "fallback: the prediction is not a number; P = the last choice");
+    }
+    if (s->opts.min_thread_work_ns > 0)
+        cap = (int)fmax(1.0, fmin((double)max_threads, floor(tc[0] / s->opts.min_thread_work_ns)));
+    double best;
+    int choice = objective_p(s, tc, cap, &best);
+    if (choice < 1 || !isfinite(best))
+        return fall_back(s, max_threads, out, "fallback: the prediction is not a number; P = the pool",
+                         "fallback: the prediction is not a number; P = the last choice");
+    if (curve == CURVE_PREDICTED && s->opts.objective == GCS_ADAPTIVE_OBJECTIVE_CPU) {
+        /* Between grid points: a smaller P within the tolerance and with
+         * less CPU may lie after the grid point before the choice. */
+        int lo = 0;
+        for (int i = 1; i < n; i++)
+            if (ps[i] == choice)
+                lo = ps[i - 1];
+        for (int p = lo + 1; lo > 0 && p < choice; p++) {
+            gcs_model_result *r = &s->results[n];
+            if (gcs_model_predict(s->prof, &est.heap, p, &s->mopts, r, &err) < 0)
+                break;
+            s->pred[p - 1] = r->time_ns;
+            s->frac[p - 1] = fmin(1.0, fmax(0.0, (r->lost_span + r->lost_wake + r->lost_search + r->lost_tail) / p));
+            tc[p - 1] = corrected(s, p, max_threads, scale);
+            if (tc[p - 1] <= best * (1 + s->opts.tolerance) && p * tc[p - 1] <= choice * tc[choice - 1]) {
+                choice = p;
+                break;
+            }
         }
     }
-    /* No formatting here: printf's floating-point code, cold after a mark,
-     * cost more than the predictions (docs/adaptive.md, "Cost"). */
-    int src = strcmp(est.span_source, "computed-span") == 0 ? 0 : strcmp(est.span_source, "idle-time") == 0 ? 1
-            : strcmp(est.span_source, "remembered") == 0 ? 2 : 3;
-    out->note = notes[why][src];
-    static const char *const names[8] = {"objects", "edges", "t1_ns", "tinf_ns", "q1_read", "q1_rw",
-                                         "live_lines_avg", "span_fraction"};
-    const double vals[8] = {(double)est.heap.objects, (double)est.heap.edges, est.heap.t1_ns, est.heap.tinf_ns,
-                            est.heap.q1[GCS_ACCESS_READ], est.heap.q1[GCS_ACCESS_RW], est.heap.live_lines_avg,
-                            est.span_fraction};
-    out->ninputs = 8;
-    for (int i = 0; i < 8; i++) {
-        out->inputs[i].name = names[i];
+    int wanted = choice, act = ACT_OBJECTIVE;
+    /* Hysteresis (HotSpot's WorkerPolicy): grow at once, shrink halfway. */
+    int last = prev->threads >= 1 && prev->threads <= max_threads ? prev->threads : max_threads;
+    if (choice < last && (last + choice) / 2 > choice) {
+        choice = (last + choice) / 2;
+        act = ACT_SHRINK;
+    }
+    if (choice > cap) {
+        choice = cap;
+        act = ACT_CAP;
+    }
+    /* Exploration: a neighbour not measured lately whose corrected time is
+     * close: run it once, so that its overheads are measured rather than
+     * borrowed or stale. */
+    if (s->opts.explore_after > 0 && max_threads > 1 && isfinite(tc[choice - 1])) {
+        uint64_t since = prev->index - s->explored_index;
+        for (int dir = 1; dir >= -1; dir -= 2) {
+            int nb = choice + dir;
+            if (nb < 1 || nb > cap || !isfinite(tc[nb - 1]) || tc[nb - 1] > tc[choice - 1] * (1 + s->opts.explore_margin))
+                continue;
+            /* Fewer than HISTORY measurements there: uncertain, look again
+             * after a quarter of the gap. */
+            uint64_t gap = s->nhist[nb - 1] >= HISTORY ? (uint64_t)s->opts.explore_after
+                                                       : (uint64_t)(s->opts.explore_after >= 4 ? s->opts.explore_after / 4 : 1);
+            if (since >= gap && (!s->seen_index[nb - 1] || prev->index - s->seen_index[nb - 1] >= gap)) {
+                choice = nb;
+                act = ACT_EXPLORE;
+                s->explored_index = prev->index;
+                break;
+            }
+        }
+    }
+    gcs_assert_internal(choice >= 1 && choice <= max_threads);
+    s->last_choice = choice;
+    if (curve == CURVE_PREDICTED)
+        s->last_predict_ns = gcs_now_ns() - t_start;
+    for (int p = 1; p <= max_threads; p++)
+        out->predicted_mark_ns[p - 1] = tc[p - 1];
+    out->npredicted = max_threads;
+    out->note = notes[curve][act];
+    double kc, dc;
+    corrections(s, choice, max_threads, &kc, &dc);
+    const double vals[NINPUTS] = {(double)est.heap.objects, (double)est.heap.edges, est.heap.t1_ns, est.heap.tinf_ns,
+                                  est.heap.q1[GCS_ACCESS_READ], est.heap.q1[GCS_ACCESS_RW], est.heap.live_lines_avg,
+                                  est.span_fraction, src, kc, dc, best, wanted, cap,
+                                  (double)s->last_predict_ns};
+    out->ninputs = NINPUTS;
+    for (int i = 0; i < NINPUTS; i++) {
+        out->inputs[i].name = input_names[i];
         out->inputs[i].value = vals[i];
     }
-    memcpy(s->last_inputs, out->inputs, sizeof s->last_inputs);
-    gcs_assert_internal(choice >= 1 && choice <= max_threads);
     return choice;
 }

@@ -62,12 +62,16 @@ static void print_help(FILE *fp)
             "  bh       Barnes-Hut n-body; mutator 0 builds the octree each step\n"
             "  cube     beam-bounded breadth-first Rubik's cube search\n"
             "  cky      CKY parsing of generated sentences\n"
+            "  chain    a FIFO queue: the live heap is one linked list (best at one GC thread)\n"
             "\n"
             "options:\n"
             "  --mutators M         mutator threads (default: one per CPU online)\n"
             "  --gc-threads SPEC    N, adaptive or adaptive:MAX, or a baseline policy all,\n"
             "                       boehm, hotspot or zgc (each also WORD:MAX; default:\n"
             "                       one per CPU, or $GCSCALE_GC_THREADS)\n"
+            "  --gc-objective OBJ   adaptive's objective: pause (shortest pause) or cpu[:EPS]\n"
+            "                       (least GC CPU within EPS of the shortest pause; default\n"
+            "                       cpu:0.05, or $GCSCALE_GC_OBJECTIVE)\n"
             "  --machine FILE       machine profile for adaptive (default $GCSCALE_MACHINE,\n"
             "                       else data/machines/HOSTNAME.json)\n"
             "  --heap SIZE          heap limit (default: the workload's, which gives its\n"
@@ -150,11 +154,12 @@ static const char *reason_name(int r)
 int cmd_run(int argc, char **argv)
 {
     enum { O_MUT = 256, O_GCT, O_MACHINE, O_HEAP, O_SIZE, O_STEPS, O_SEED, O_LOG, O_TRACE, O_QUIET, O_JSON,
-           O_LIST, O_PIN };
+           O_LIST, O_PIN, O_OBJ };
     static const struct option options[] = {
         {"mutators", required_argument, NULL, O_MUT},
         {"gc-threads", required_argument, NULL, O_GCT},
         {"machine", required_argument, NULL, O_MACHINE},
+        {"gc-objective", required_argument, NULL, O_OBJ},
         {"heap", required_argument, NULL, O_HEAP},
         {"size", required_argument, NULL, O_SIZE},
         {"steps", required_argument, NULL, O_STEPS},
@@ -179,6 +184,8 @@ int cmd_run(int argc, char **argv)
     int quiet = 0, json = 0, list = 0, c;
     gcs_topo_placement placement = GCS_TOPO_PLACE_CORES;
     gcs_adaptive_spec spec = {0};
+    gcs_adaptive_opts aopts;
+    int have_aopts = 0;
     while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         switch (c) {
         case O_MUT:
@@ -192,6 +199,14 @@ int cmd_run(int argc, char **argv)
             break;
         }
         case O_MACHINE: machine = optarg; break;
+        case O_OBJ: {
+            gcs_err e;
+            gcs_adaptive_opts_init(&aopts);
+            if (gcs_adaptive_parse_objective(optarg, &aopts, &e) < 0)
+                cli_usage_error(cmd, "--gc-objective: %s", e.msg);
+            have_aopts = 1;
+            break;
+        }
         case O_HEAP:
             heap = cli_parse_size(cmd, "--heap", optarg);
             if (heap < (1u << 20) || heap > (1ull << 40))
@@ -217,12 +232,12 @@ int cmd_run(int argc, char **argv)
         return 0;
     }
     if (optind >= argc)
-        cli_usage_error(cmd, "name a workload: bh, cube or cky");
+        cli_usage_error(cmd, "name a workload: bh, cube, cky or chain");
     if (optind + 1 < argc)
         cli_usage_error(cmd, "one workload at a time ('%s' is extra)", argv[optind + 1]);
     const gcs_workload_info *info = gcs_workload_find(argv[optind]);
     if (!info)
-        cli_usage_error(cmd, "unknown workload '%s' (bh, cube or cky)", argv[optind]);
+        cli_usage_error(cmd, "unknown workload '%s' (bh, cube, cky or chain)", argv[optind]);
     wo.name = info->name;
     if (wo.size > info->max_size)
         cli_usage_error(cmd, "--size: %s takes 1..%llu %s", info->name, (unsigned long long)info->max_size,
@@ -232,6 +247,8 @@ int cmd_run(int argc, char **argv)
                         info->steps_meaning);
     if (machine && !spec.adaptive)
         cli_usage_error(cmd, "--machine is only used with --gc-threads adaptive[:MAX]");
+    if (have_aopts && (!spec.adaptive || spec.baseline))
+        cli_usage_error(cmd, "--gc-objective is only used with --gc-threads adaptive[:MAX]");
     if (trace_path)
         cli_check_output(cmd, "--trace", trace_path);
     if (log_path)
@@ -242,8 +259,11 @@ int cmd_run(int argc, char **argv)
     gcs_gc_options_default(&go);
     go.heap_limit = heap ? heap : gcs_workload_default_heap(info, wo.mutators);
     go.placement = placement;
-    if (gcs_adaptive_configure(&go, gc_threads, machine, &err) < 0)
+    int crc = gcs_adaptive_configure_with(&go, gc_threads, machine, have_aopts ? &aopts : NULL, &err);
+    if (crc < 0)
         cli_fail(cmd, &err);
+    if (crc > 0)
+        fprintf(stderr, "gcscale %s: warning: %s\n", cmd, err.msg);
     gcs_outfile logf;
     int have_log = 0;
     if (log_path) {

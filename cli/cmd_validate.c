@@ -39,6 +39,10 @@ static void print_help(FILE *fp)
             "and prints the summary.\n"
             "\n"
             "options:\n"
+            "  --policies           only the policy table: whole runs of each workload at\n"
+            "                       every fixed P and under adaptive, all, boehm, hotspot\n"
+            "                       and zgc (GC time, GC CPU time, best fixed P, noise\n"
+            "                       floor; --runs of each, default 5): DIR/policies.md\n"
             "  --quick              2 snapshots, 5 re-marks per P, 5 whole runs per\n"
             "                       configuration (under a minute on a 2-CPU machine)\n"
             "  --machine FILE       machine profile (default $GCSCALE_MACHINE, else\n"
@@ -84,9 +88,10 @@ static void remove_snapshots(const char *dir)
 int cmd_validate(int argc, char **argv)
 {
     enum { O_QUICK = 256, O_MACHINE, O_WORKLOADS, O_THREADS, O_REPS, O_RUNS, O_SNAPSHOTS, O_MUTATORS, O_KEEP,
-           O_QUIET, O_JSON, O_PIN };
+           O_QUIET, O_JSON, O_PIN, O_POLICIES };
     static const struct option options[] = {
         {"quick", no_argument, NULL, O_QUICK},
+        {"policies", no_argument, NULL, O_POLICIES},
         {"machine", required_argument, NULL, O_MACHINE},
         {"output", required_argument, NULL, 'o'},
         {"workloads", required_argument, NULL, O_WORKLOADS},
@@ -105,10 +110,11 @@ int cmd_validate(int argc, char **argv)
     gcs_validate_opts o;
     gcs_validate_opts_init(&o);
     const char *out_dir = NULL;
-    int keep = 0, json = 0, c;
+    int keep = 0, json = 0, policies = 0, c;
     while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
         switch (c) {
         case O_QUICK: o.quick = 1; break;
+        case O_POLICIES: policies = 1; break;
         case O_MACHINE: o.machine_path = optarg; break;
         case 'o': out_dir = optarg; break;
         case O_WORKLOADS: o.workloads = optarg; break;
@@ -146,6 +152,21 @@ int cmd_validate(int argc, char **argv)
     }
     snprintf(snaps, sizeof snaps, "%s/snapshots", out_dir);
     o.snapshot_dir = snaps;
+    if (policies) {
+        gcs_validate_policies *pt = malloc(sizeof *pt);
+        gcs_err perr = {{0}};
+        if (!pt) {
+            fprintf(stderr, "gcscale %s: out of memory\n", cmd);
+            return CLI_EXIT_USAGE;
+        }
+        if (gcs_validate_policies_run(&o, pt, &perr) < 0 || gcs_validate_policies_write(pt, out_dir, &perr) < 0) {
+            free(pt);
+            cli_fail(cmd, &perr);
+        }
+        free(pt);
+        printf("report: %s/policies.md\n", out_dir);
+        return 0;
+    }
 
     gcs_validate_report *r = malloc(sizeof *r);
     if (!r) {

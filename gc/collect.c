@@ -62,7 +62,7 @@ static int choose_threads(gcs_collector *gc, gcs_gc_decision *d)
     d->max_threads = gc->pool_size;
     if (d->npredicted < 0 || d->npredicted > GCS_GC_MAX_THREADS)
         d->npredicted = 0;
-    if (d->ninputs < 0 || d->ninputs > 8)
+    if (d->ninputs < 0 || d->ninputs > GCS_GC_DECISION_INPUTS)
         d->ninputs = 0;
     return threads;
 }

@@ -109,7 +109,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
             json_array_append_new(pred, isfinite(d->predicted_mark_ns[i]) ? json_real(d->predicted_mark_ns[i])
                                                                              : json_null());
         json_t *in = json_object();
-        for (int i = 0; i < d->ninputs && i < 8; i++)
+        for (int i = 0; i < d->ninputs && i < GCS_GC_DECISION_INPUTS; i++)
             if (d->inputs[i].name)
                 json_object_set_new(in, d->inputs[i].name, isfinite(d->inputs[i].value)
                                                                ? json_real(d->inputs[i].value) : json_null());

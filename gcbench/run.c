@@ -384,8 +384,14 @@ int gcs_gcbench_run(const gcs_gcbench_opts *opts, gcs_gcbench_result **out, gcs_
     go.max_threads = pmax;
     go.alloc_budget = 0;
     if (o.adaptive_spec) {
-        if (gcs_adaptive_configure(&go, o.adaptive_spec, o.machine, err) < 0)
+        /* A benchmark of the adaptive policy without its profile measures
+         * nothing: the fallback's warning is an error here. */
+        int crc = gcs_adaptive_configure(&go, o.adaptive_spec, o.machine, err);
+        if (crc != 0) {
+            if (crc > 0)
+                gcs_adaptive_release(&go);
             goto done;
+        }
         go.threads = pmax;
     } else {
         go.ignore_threads_env = 1;

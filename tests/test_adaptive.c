@@ -87,12 +87,32 @@ static void test_configure(void **state)
     assert_int_equal(o.max_threads, ncpu > 64 ? 64 : ncpu);
     gcs_adaptive_release(&o);
 
-    /* missing or unusable profiles */
+    /* missing or unusable profiles: the fallback (the pool) with one warning */
     gcs_gc_options_default(&o);
-    assert_int_equal(gcs_adaptive_configure(&o, "adaptive", "/nonexistent/m.json", &err), -1);
+    assert_int_equal(gcs_adaptive_configure(&o, "adaptive:3", "/nonexistent/m.json", &err), 1);
     assert_non_null(strstr(err.msg, "/nonexistent/m.json"));
-    assert_int_equal(gcs_adaptive_configure(&o, "adaptive", "data/machines/o2k.json", &err), -1);
+    assert_non_null(strstr(err.msg, "running with the pool (3)"));
+    assert_string_equal(o.thread_policy.name, "adaptive");
+    assert_int_equal(o.max_threads, 3);
+    gcs_gc_decision fd;
+    memset(&fd, 0, sizeof fd);
+    assert_int_equal(o.thread_policy.choose(o.thread_policy.state, NULL, 3, &fd), 3);
+    assert_non_null(strstr(fd.note, "fallback"));
+    gcs_adaptive_release(&o);
+    assert_int_equal(gcs_adaptive_configure(&o, "adaptive", "data/machines/o2k.json", &err), 1);
     assert_non_null(strstr(err.msg, "gc_cost_ns"));
+    assert_string_equal(o.thread_policy.name, "adaptive");
+    gcs_adaptive_release(&o);
+    /* a malformed profile */
+    char bad[] = "/tmp/test_adaptive_bad_XXXXXX";
+    int bfd = mkstemp(bad);
+    assert_true(bfd >= 0);
+    assert_true(write(bfd, "{\"cpus\": [", 11) == 11);
+    close(bfd);
+    assert_int_equal(gcs_adaptive_configure(&o, "adaptive:2", bad, &err), 1);
+    assert_non_null(strstr(err.msg, bad));
+    gcs_adaptive_release(&o);
+    unlink(bad);
     assert_null(o.thread_policy.name);
 
     /* no profile for this host: run from an empty directory */
@@ -101,9 +121,10 @@ static void test_configure(void **state)
     char tmp[] = "/tmp/test_adaptive_XXXXXX";
     assert_non_null(mkdtemp(tmp));
     assert_int_equal(chdir(tmp), 0);
-    assert_int_equal(gcs_adaptive_configure(&o, "adaptive", NULL, &err), -1);
+    assert_int_equal(gcs_adaptive_configure(&o, "adaptive", NULL, &err), 1);
     assert_non_null(strstr(err.msg, "gcscale calibrate"));
     assert_non_null(strstr(err.msg, "data/machines/"));
+    gcs_adaptive_release(&o);
     /* ... but $GCSCALE_MACHINE names one */
     char prof[4200];
     snprintf(prof, sizeof prof, "%s/%s", cwd, DEV_PROFILE);
@@ -296,8 +317,9 @@ static void test_policy_profiles(void **state)
     r = decide(load_with_costs(DEV_PROFILE), st, 2);
     assert_int_equal(r.p, 2);
     check_smallest_within(&r, 2);
-    assert_non_null(strstr(r.d.note, "idle time"));
-    assert_int_equal(r.d.ninputs, 8);
+    assert_string_equal(r.d.inputs[8].name, "span_source");
+    assert_true(r.d.inputs[8].value == 1); /* idle time */
+    assert_int_equal(r.d.ninputs, 15);
     assert_string_equal(r.d.inputs[2].name, "t1_ns");
 
     /* A computed span is preferred over idle time. */
@@ -307,7 +329,7 @@ static void test_policy_profiles(void **state)
     st->span = 10; /* tiny: a bushy heap, whatever the idle time said */
     r = decide(load_with_costs(DEV_PROFILE), st, 2);
     assert_int_equal(r.p, 2);
-    assert_non_null(strstr(r.d.note, "computed span"));
+    assert_true(r.d.inputs[8].value == 0); /* the computed span */
     free(st);
 }
 
@@ -572,7 +594,7 @@ static void test_integration(void **state)
             assert_int_equal(d->npredicted, 2);
             for (int p = 0; p < 2; p++)
                 assert_true(isfinite(d->predicted_mark_ns[p]) && d->predicted_mark_ns[p] > 0);
-            assert_int_equal(d->ninputs, 8);
+            assert_int_equal(d->ninputs, 15);
         }
         assert_int_equal(st->live_objects, g.reach_objects);
         graph_verify(&g);

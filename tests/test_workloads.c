@@ -95,6 +95,14 @@ static void test_cky(void **state)
     each_config("cky", 300, 2);
 }
 
+/* The queue (a 256 KiB allocation budget makes the collections): the
+ * queue's values and the temporary lists' sums, at P = 1 and 2. */
+static void test_chain(void **state)
+{
+    (void)state;
+    each_config("chain", 20000, 8);
+}
+
 /* A 3-move scramble with a beam wider than the third level is an exact
  * breadth-first search: it must be solved in at most 3 moves. */
 static void test_cube_exact(void **state)
@@ -241,12 +249,12 @@ static void test_errors(void **state)
     done_gc();
     /* the registry */
     const char *const *names = gcs_workload_names();
-    assert_int_equal(gcs_workload_count(), 3);
-    for (size_t i = 0; i < 3; i++) {
+    assert_int_equal(gcs_workload_count(), 4);
+    for (size_t i = 0; i < 4; i++) {
         assert_string_equal(names[i], gcs_workload_info_at(i)->name);
         assert_ptr_equal(gcs_workload_find(names[i]), gcs_workload_info_at(i));
     }
-    assert_null(names[3]);
+    assert_null(names[4]);
 }
 
 int main(void)
@@ -259,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_bh),
         cmocka_unit_test(test_cube),
         cmocka_unit_test(test_cky),
+        cmocka_unit_test(test_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

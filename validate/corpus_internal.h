@@ -8,6 +8,8 @@
 #include "gcscale/corpus.h"
 #include "gcscale/shapes.h"
 #include "gcscale/snapshot.h"
+#include "gcscale/validate.h"
+#include "gcscale/workload.h"
 
 /* Builds a gc-bench shape in a collector of its own (P = 1) and writes its
  * snapshot to path, uncompressed.  No collector may be running.  The
@@ -19,5 +21,13 @@ int _gcs_corpus_shape_snapshot(const gcs_shape_params *sp, const char *path, gcs
 size_t _gcs_corpus_shape_heap_limit(const gcs_shape_params *sp);
 
 /* mkdir -p (validate.c and the corpus). */
+
+/* One whole run of a workload as validate runs them (seed 1, opts'
+ * mutators and steps scale) on a collector initialised from go, with the
+ * per-collection log installed (chained after go's on_collection).  -1
+ * (log freed) if the collector or the run failed; else 0, and the caller
+ * checks res and frees the log. */
+int _gcs_validate_run_once(const gcs_validate_opts *o, const gcs_workload_info *info, gcs_gc_options *go,
+                           gcs_workload_gclog *log, gcs_workload_result *res, gcs_err *err);
 
 #endif

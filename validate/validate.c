@@ -186,8 +186,12 @@ static int run_workload(const run_spec *rs, gcs_validate_whole_run *out, gcs_err
         snprintf(spec, sizeof spec, "adaptive:%d", rs->threads);
     else
         snprintf(spec, sizeof spec, "%d", rs->threads);
-    if (gcs_adaptive_configure(&go, spec, o->machine_path, err) < 0)
+    int crc = gcs_adaptive_configure(&go, spec, o->machine_path, err);
+    if (crc != 0) { /* validating without the profile would validate the fallback */
+        if (crc > 0)
+            gcs_adaptive_release(&go);
         return -1;
+    }
     go.max_threads = rs->threads;
     /* Workers placed as gc-bench places them (cores by default): unbound,
      * the scheduler of a 2-vCPU VM kept whole processes' second worker off
@@ -202,47 +206,56 @@ static int run_workload(const run_spec *rs, gcs_validate_whole_run *out, gcs_err
         go.snapshot_path = ""; /* never $GCSCALE_GC_SNAPSHOT here */
     }
     gcs_workload_gclog log;
-    gcs_workload_gclog_install(&go, &log);
-    if (gcs_gc_init(&go, err) < 0) {
-        gcs_workload_gclog_free(&log);
+    gcs_workload_result res;
+    if (_gcs_validate_run_once(o, rs->info, &go, &log, &res, err) < 0)
+        return -1;
+    int rc = 0;
+    out->threads = rs->threads;
+    out->adaptive = rs->adaptive;
+    out->verified = res.verified;
+    out->collections = res.gc_count;
+    out->wall_ms = (double)res.wall_ns / 1e6;
+    double threads = 0, decision = 0;
+    for (size_t i = res.gc_first; i < res.gc_first + res.gc_count; i++) {
+        const gcs_workload_gc_row *row = &log.rows[i];
+        out->mark_ms += (double)row->mark_ns / 1e6;
+        out->pause_ms += (double)row->pause_ns / 1e6;
+        threads += row->threads;
+        decision += (double)row->decision_ns / 1e6;
+    }
+    out->avg_threads = res.gc_count ? threads / (double)res.gc_count : 0;
+    out->decision_pct = out->mark_ms > 0 ? 100 * decision / out->mark_ms : 0;
+    if (!res.verified) {
+        gcs_err_set(err, "%s failed its own check at %s threads: %s", rs->info->name, spec,
+                    res.verify_msg);
+        rc = -1;
+    } else if (res.gc_count == 0) {
+        gcs_err_set(err, "%s ran without a collection (heap limit too large?)", rs->info->name);
+        rc = -1;
+    }
+    gcs_workload_gclog_free(&log);
+    return rc;
+}
+
+int _gcs_validate_run_once(const gcs_validate_opts *o, const gcs_workload_info *info, gcs_gc_options *go,
+                           gcs_workload_gclog *log, gcs_workload_result *res, gcs_err *err)
+{
+    gcs_workload_gclog_install(go, log);
+    if (gcs_gc_init(go, err) < 0) {
+        gcs_workload_gclog_free(log);
         return -1;
     }
     gcs_workload_options wo;
     gcs_workload_options_init(&wo);
-    wo.name = rs->info->name;
+    wo.name = info->name;
     wo.mutators = o->mutators;
-    wo.steps = (uint64_t)fmax(1, round((double)rs->info->default_steps * o->steps_scale));
+    wo.steps = (uint64_t)fmax(1, round((double)info->default_steps * o->steps_scale));
     wo.seed = 1;
-    wo.gclog = &log;
-    gcs_workload_result res;
-    int rc = gcs_workload_run(&wo, &res, err);
+    wo.gclog = log;
+    int rc = gcs_workload_run(&wo, res, err);
     gcs_gc_shutdown();
-    if (rc == 0) {
-        out->threads = rs->threads;
-        out->adaptive = rs->adaptive;
-        out->verified = res.verified;
-        out->collections = res.gc_count;
-        out->wall_ms = (double)res.wall_ns / 1e6;
-        double threads = 0, decision = 0;
-        for (size_t i = res.gc_first; i < res.gc_first + res.gc_count; i++) {
-            const gcs_workload_gc_row *row = &log.rows[i];
-            out->mark_ms += (double)row->mark_ns / 1e6;
-            out->pause_ms += (double)row->pause_ns / 1e6;
-            threads += row->threads;
-            decision += (double)row->decision_ns / 1e6;
-        }
-        out->avg_threads = res.gc_count ? threads / (double)res.gc_count : 0;
-        out->decision_pct = out->mark_ms > 0 ? 100 * decision / out->mark_ms : 0;
-        if (!res.verified) {
-            gcs_err_set(err, "%s failed its own check at %s threads: %s", rs->info->name, spec,
-                        res.verify_msg);
-            rc = -1;
-        } else if (res.gc_count == 0) {
-            gcs_err_set(err, "%s ran without a collection (heap limit too large?)", rs->info->name);
-            rc = -1;
-        }
-    }
-    gcs_workload_gclog_free(&log);
+    if (rc < 0)
+        gcs_workload_gclog_free(log);
     return rc;
 }
 
@@ -362,7 +375,7 @@ static int select_workloads(const char *list, const gcs_workload_info **out, int
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const gcs_workload_info *info = gcs_workload_find(tok);
         if (!info) {
-            gcs_err_set(err, "unknown workload '%s' (bh, cube or cky)", tok);
+            gcs_err_set(err, "unknown workload '%s' (bh, cube, cky or chain)", tok);
             return -1;
         }
         if (*n == GCS_VALIDATE_MAX_WORKLOADS) {

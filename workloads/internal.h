@@ -82,6 +82,6 @@ static inline double wl_uniform(uint64_t *rng) /* [0, 1) */
     return (double)(gcs_random_next(rng) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-extern const wl_impl _gcs_wl_bh, _gcs_wl_cube, _gcs_wl_cky;
+extern const wl_impl _gcs_wl_bh, _gcs_wl_cube, _gcs_wl_cky, _gcs_wl_chain;
 
 #endif

@@ -9,10 +9,10 @@
 #include "gcscale/trace.h"
 #include "internal.h"
 
-static const wl_impl *const impls[] = {&_gcs_wl_bh, &_gcs_wl_cube, &_gcs_wl_cky};
+static const wl_impl *const impls[] = {&_gcs_wl_bh, &_gcs_wl_cube, &_gcs_wl_cky, &_gcs_wl_chain};
 #define NIMPLS (sizeof impls / sizeof impls[0])
 
-static const char *const names[] = {"bh", "cube", "cky", NULL};
+static const char *const names[] = {"bh", "cube", "cky", "chain", NULL};
 
 size_t gcs_workload_count(void) { return NIMPLS; }
 

@@ -2,9 +2,11 @@
  *
  * Before each collection the adaptive policy predicts the mark time for
  * P = 1..max with the Endo-Taura-Yonezawa model (model.h), from the machine
- * profile and the previous collection's statistics, and uses the smallest P
- * whose predicted time is within a tolerance (default 5%) of the best
- * (docs/adaptive.md).  It plugs into the collector through the generic thread
+ * profile and the previous collection's statistics, corrects the curve
+ * with what the collections measured at the P they ran, and takes the
+ * objective's P (least GC CPU within a tolerance, default 5%, of the
+ * shortest pause; or the shortest pause), with hysteresis, a small-heap cap
+ * and occasional exploration (docs/adaptive.md).  It plugs into the collector through the generic thread
  * policy of gc.h (gcs_gc_options.thread_policy); the collector stores each
  * decision in its statistics and log line.  docs/adaptive.md explains how
  * each model input is estimated from the previous collection.
@@ -31,6 +33,8 @@
 #define GCS_ADAPTIVE_DEFAULT_TOLERANCE 0.05
 #define GCS_ADAPTIVE_POLICY_NAME "adaptive"
 
+typedef struct gcs_adaptive_opts gcs_adaptive_opts; /* below */
+
 /* A parsed thread spec. */
 typedef struct gcs_adaptive_spec {
     int adaptive;     /* 0: fixed `threads`; 1: a policy (adaptive or a baseline) with a pool of max_threads */
@@ -48,46 +52,77 @@ GCS_API int gcs_adaptive_parse_spec(const char *spec, gcs_adaptive_spec *out, gc
  * or a baseline word (the same syntax as the GCSCALE_GC_THREADS environment variable;
  * threads_spec NULL: that variable, and unset or empty: opts unchanged).  For
  * "N" it sets opts->threads.  For adaptive it loads the machine profile
- * (machine_path; NULL: $GCSCALE_MACHINE, else data/machines/HOSTNAME.json;
- * none found -> -1 with a clear error naming `gcscale calibrate`), sets
- * opts->max_threads to MAX (default: CPUs online), opts->threads to it (the
- * first collection's P) and installs the adaptive thread policy in
- * opts->thread_policy.  A baseline is installed the same way, without a
+ * (machine_path; NULL: $GCSCALE_MACHINE, else data/machines/HOSTNAME.json),
+ * sets opts->max_threads to MAX (default: CPUs online), opts->threads to it
+ * (the first collection's P) and installs the adaptive thread policy in
+ * opts->thread_policy.  The collector never fails because the policy cannot
+ * run: when no usable profile is found (none, unreadable, malformed, without
+ * gc_cost_ns) it installs the fallback -- the "adaptive" policy running
+ * every collection with the pool (P = MAX), each decision noting why -- and
+ * returns 1 with the one warning in err (naming `gcscale calibrate`); the
+ * caller prints it.  A baseline is installed the same way, without a
  * profile (machine_path is not read).  Either way it sets opts->ignore_threads_env: the
  * spec decided.  Call before gcs_gc_init, which then owns the policy (a
  * caller that does not call gcs_gc_init releases it with
- * gcs_adaptive_release). */
+ * gcs_adaptive_release).  0: configured; 1: configured with the fallback
+ * (warning in err); -1: a bad spec (err). */
 GCS_API int gcs_adaptive_configure(gcs_gc_options *opts, const char *threads_spec, const char *machine_path,
                            gcs_err *err);
+
+/* Parses an objective "pause", "cpu" or "cpu:EPS" (EPS a fraction, 0-1,
+ * e.g. "cpu:0.05") into opts->objective and opts->tolerance. */
+GCS_API int gcs_adaptive_parse_objective(const char *spec, gcs_adaptive_opts *opts, gcs_err *err);
+
+/* gcs_adaptive_configure with the adaptive policy's options (NULL: the
+ * defaults, with the objective from $GCSCALE_GC_OBJECTIVE if set). */
+GCS_API int gcs_adaptive_configure_with(gcs_gc_options *opts, const char *threads_spec, const char *machine_path,
+                                        const gcs_adaptive_opts *aopts, gcs_err *err);
 
 /* Destroys an installed policy that no gcs_gc_init took over; clears it. */
 GCS_API void gcs_adaptive_release(gcs_gc_options *opts);
 
 /* ---- the policy itself (for tests, tools and other collectors) ---------------- */
 
-typedef struct gcs_adaptive_opts {
-    double tolerance;       /* epsilon: 0.05 = within 5% of the best; default 0.05 */
+/* What the policy minimises (docs/adaptive.md, "Objectives"). */
+typedef enum gcs_adaptive_objective {
+    /* Least GC CPU time (P x the pause) among the P whose pause is within
+     * `tolerance` of the shortest: what a runtime billed for CPU (a
+     * container) asks for.  With tolerance 0.05 it is the paper's rule, the
+     * smallest P within 5% of the best, wherever the speedup is sublinear. */
+    GCS_ADAPTIVE_OBJECTIVE_CPU = 0,
+    GCS_ADAPTIVE_OBJECTIVE_PAUSE = 1, /* the shortest predicted pause */
+} gcs_adaptive_objective;
+
+struct gcs_adaptive_opts {
+    gcs_adaptive_objective objective; /* default CPU */
+    double tolerance;       /* epsilon of the CPU objective: 0.05 = within 5% of the best; default 0.05 */
     int first_threads;      /* P for the first collection (no statistics); 0: max_threads */
     /* Tinf / T1 assumed until a collection with P >= 2 (or a computed span)
      * has measured it; default 0 (no span: bushy). */
     double initial_span_fraction;
-    /* After this many consecutive collections at P = 1 decided on a span
-     * measured that long ago, run one collection at max_threads to measure
-     * it again (a P = 1 collection cannot measure the span); 0: never.
-     * Default 4: one noisy measurement (a worker the host descheduled looks
-     * like a span) must not lock a short run into P = 1. */
-    int reprobe_after;
-    /* Share of the mark time decisions may cost, on average (default 0.01):
-     * each collection earns cost_budget * its mark time; a collection whose
-     * saved-up credit cannot pay for a full decision (estimate + prediction,
-     * as the last one cost) keeps the last choice without looking (note
-     * "last choice kept: ...").  Independently, a full decision reuses the
-     * last prediction while T1, Q1 and L stay within 1%, Tinf / T1 within
-     * 0.05 and each V_j within 0.01.  0: never a full decision after the first. */
+    /* Exploration: when a neighbour of the chosen P (P - 1 or P + 1) has
+     * not run for this many collections (or never) and its corrected
+     * prediction is within explore_margin of the choice's, run it once to
+     * measure it; at most one exploration per explore_after collections.
+     * 0: never.  Default 24, margin 0.25. */
+    int explore_after;
+    double explore_margin;
+    /* Small-heap cap: every worker must get at least this much of the
+     * corrected P = 1 mark time (ns); default 100000 (100 us); 0: no cap. */
+    double min_thread_work_ns;
+    /* Share of the pause a decision may cost, every collection (default
+     * 0.01): a full decision (heap estimate + the model's curve) is made
+     * only when the last one cost at most cost_budget * the previous
+     * collection's pause; otherwise the last curve is reused, scaled to
+     * the new T1, and only the corrections are updated (arithmetic, about
+     * a microsecond; note "curve reused: ...").  Independently, a full
+     * decision reuses the last curve while T1, Q1 and L stay within 1%,
+     * Tinf / T1 within 0.05 and each V_j within 0.01.  0: never a full
+     * decision after the first. */
     double cost_budget;
     int use_model_opts;     /* 1: `model` below; 0 (default): gcs_model_opts_init + _use_profile, span CRITICAL */
     gcs_model_opts model;
-} gcs_adaptive_opts;
+};
 
 GCS_API void gcs_adaptive_opts_init(gcs_adaptive_opts *opts);
 

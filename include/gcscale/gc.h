@@ -116,6 +116,7 @@ typedef struct gcs_gc_stats gcs_gc_stats;
  * the collection about to run yet), and the others fail there as they do in
  * the callback.  destroy(state) is called once, by gcs_gc_shutdown() or by a
  * failing gcs_gc_init(): from gcs_gc_init() on, the collector owns state. */
+#define GCS_GC_DECISION_INPUTS 16 /* named inputs a decision may record */
 typedef struct gcs_gc_decision {
     int used;                   /* 1: a policy chose this collection's P */
     char policy[32];            /* the policy's name */
@@ -130,7 +131,7 @@ typedef struct gcs_gc_decision {
     const char *note;
     /* The inputs the policy decided from, by name (static strings). */
     int ninputs;
-    struct { const char *name; double value; } inputs[8];
+    struct { const char *name; double value; } inputs[GCS_GC_DECISION_INPUTS];
 } gcs_gc_decision;
 
 typedef struct gcs_gc_thread_policy {

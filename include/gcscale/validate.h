@@ -167,4 +167,48 @@ GCS_API json_t *gcs_validate_report_json(const gcs_validate_report *report);
  * adaptive table and the verdict on both targets. */
 GCS_API void gcs_validate_print_summary(const gcs_validate_report *report, FILE *fp);
 
+
+/* ---- policies: the paper's Table 4 with the baselines as columns (policies.c) ---- */
+
+#define GCS_VALIDATE_MAX_CELLS (GCS_VALIDATE_MAX_RUNS + 5)
+
+/* One configuration's whole runs of one workload: fixed P or a policy. */
+typedef struct gcs_validate_policy_cell {
+    char name[32];              /* "1", "2", ... for fixed P; "adaptive", "all", "boehm", "hotspot", "zgc" */
+    int threads;                /* fixed P; 0 for a policy */
+    /* The run with the median GC time (sum of the pauses) of `runs`: */
+    double gc_ms, mark_ms;
+    double cpu_ms;              /* GC CPU time: the workers' mark and sweep time plus the rest of each pause */
+    double avg_threads;         /* mean P over its collections */
+    double p1_share;            /* share of its collections at P = 1 */
+    double decision_max_pct;    /* the largest decision_ns / pause_ns of a collection, % */
+    uint64_t collections;
+    double spread_pct;          /* (max - min) / median of the runs' GC times, % */
+} gcs_validate_policy_cell;
+
+typedef struct gcs_validate_policy_row {
+    char workload[16];
+    int ncells;                 /* fixed P first (nfixed of them), then the policies */
+    int nfixed;
+    gcs_validate_policy_cell cells[GCS_VALIDATE_MAX_CELLS];
+    int best_fixed;             /* index of the fixed P with the least GC time */
+    double noise_pct;           /* the median of the cells' spreads: the noise floor */
+} gcs_validate_policy_row;
+
+typedef struct gcs_validate_policies {
+    char machine[512], host[64], created[32];
+    int cpus, max_threads, mutators, runs;
+    int nrows;
+    gcs_validate_policy_row rows[GCS_VALIDATE_MAX_WORKLOADS];
+    double seconds;
+} gcs_validate_policies;
+
+/* Runs every workload of opts (workloads, max_threads, mutators, run_reps
+ * (default 5), steps_scale, placement, machine_path for adaptive) at every
+ * fixed P of validate's candidates and under each policy, the runs of one
+ * round taking turns.  No snapshots. */
+GCS_API int gcs_validate_policies_run(const gcs_validate_opts *opts, gcs_validate_policies *out, gcs_err *err);
+/* policies.md (the tables) and policies.csv (every cell) in dir. */
+GCS_API int gcs_validate_policies_write(const gcs_validate_policies *p, const char *dir, gcs_err *err);
+
 #endif

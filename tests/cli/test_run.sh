@@ -3,7 +3,7 @@
 # heap small enough for collections, --json parses, --log writes one valid
 # JSON line per collection, and one-line usage errors (exit 2) for bad input.
 . "$(dirname "$0")/lib.sh"
-echo "1..31"
+echo "1..35"
 
 expect_ok "run --help" "$GCSCALE" run --help
 expect_grep "help names the workloads" "bh .*cube .*cky|cky" "$TMP/out"
@@ -11,8 +11,8 @@ expect_ok "run --list" "$GCSCALE" run --list
 expect_grep "--list: bh" "^bh " "$TMP/out"
 expect_grep "--list: cube" "^cube " "$TMP/out"
 expect_grep "--list: cky" "^cky " "$TMP/out"
-expect_ok "run --list --json: three workloads" bash -o pipefail -c \
-    "'$GCSCALE' run --list --json | jq -e '.format == \"gcscale-workloads\" and [.workloads[].workload] == [\"bh\", \"cube\", \"cky\"]'"
+expect_ok "run --list --json: four workloads" bash -o pipefail -c \
+    "'$GCSCALE' run --list --json | jq -e '.format == \"gcscale-workloads\" and [.workloads[].workload] == [\"bh\", \"cube\", \"cky\", \"chain\"]'"
 
 expect_ok "bh small, text" "$GCSCALE" run bh --size 3000 --steps 3 --heap 2M --mutators 2 --gc-threads 2 --quiet
 expect_grep "bh: verification OK" "^verification OK: bh:" "$TMP/out"
@@ -41,6 +41,11 @@ expect_ok "--log: no temporary file left" bash -c "! ls '$TMP'/gc.log.tmp.* 2>/d
 expect_ok "GCSCALE_GC_THREADS=1 is honoured without --gc-threads" bash -o pipefail -c \
     "GCSCALE_GC_THREADS=1 '$GCSCALE' run cky --size 100 --steps 4 --heap 4M --quiet --json | jq -e '.threads_used | keys == [\"1\"]'"
 
+expect_ok "adaptive without a usable profile: the fallback, one warning" bash -o pipefail -c \
+    "'$GCSCALE' run chain --size 5000 --steps 8 --heap 2M --gc-threads adaptive:2 --machine /nonexistent.json --quiet --json 2>'$TMP/err' | jq -e '.threads_used | keys == [\"2\"]'"
+expect_grep "the warning names the profile" "gcscale run: warning: .*nonexistent.json.*running with the pool" "$TMP/err"
+expect_exit 2 "--gc-objective junk" "$GCSCALE" run chain --gc-threads adaptive --gc-objective fast
+expect_exit 2 "--gc-objective without adaptive" "$GCSCALE" run chain --gc-threads 2 --gc-objective pause
 expect_exit 2 "no workload" "$GCSCALE" run
 expect_exit 2 "--trace into a directory: refused before the run" "$GCSCALE" run cky --trace "$TMP"
 expect_exit 2 "--log in a missing directory" "$GCSCALE" run cky --log "$TMP/no/such/gc.log"
