@@ -238,6 +238,7 @@ FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile
 FUZZ_GCBENCH_SRCS := tests/fuzz/fuzz_gcbench_result.c formats/gcbench_result.c common/err.c common/outfile.c common/pumap.c \
                 common/table.c common/stats.c common/parse.c
 FUZZ_FLOOR_SRCS := tests/fuzz/fuzz_corpus_floor.c validate/corpus_floor.c common/err.c
+FUZZ_ENTRY_SRCS := tests/fuzz/fuzz_corpus_entry.c validate/corpus_entry.c gcbench/shapes.c common/err.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
                 accounting/stack.c common/err.c common/outfile.c common/table.c common/plot.c
 .PHONY: fuzz
@@ -264,6 +265,10 @@ $(FUZZ_DIR)/fuzz_corpus_floor: $(FUZZ_FLOOR_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_FLOOR_SRCS) -ljansson -lm
+$(FUZZ_DIR)/fuzz_corpus_entry: $(FUZZ_ENTRY_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_ENTRY_SRCS) -ljansson -lm
 $(FUZZ_DIR)/fuzz_hprof: $(FUZZ_HPROF_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(FUZZ_DIR)
@@ -276,11 +281,12 @@ $(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c tests/fuzz/v8_gen.h $(BUILD)/lib
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
 fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_gcbench_result \
-      $(FUZZ_DIR)/fuzz_corpus_floor $(FUZZ_DIR)/fuzz_hprof $(FUZZ_DIR)/fuzz_v8 $(FUZZ_DIR)/make_seeds
+      $(FUZZ_DIR)/fuzz_corpus_floor $(FUZZ_DIR)/fuzz_corpus_entry $(FUZZ_DIR)/fuzz_hprof $(FUZZ_DIR)/fuzz_v8 \
+      $(FUZZ_DIR)/make_seeds
 	rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8
 	mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8 $(FUZZ_DIR)/corpus \
 	  $(FUZZ_DIR)/corpus-profile $(FUZZ_DIR)/corpus-trace $(FUZZ_DIR)/corpus-hprof $(FUZZ_DIR)/corpus-v8 \
-	  $(FUZZ_DIR)/corpus-gcbench $(FUZZ_DIR)/corpus-floor
+	  $(FUZZ_DIR)/corpus-gcbench $(FUZZ_DIR)/corpus-floor $(FUZZ_DIR)/corpus-entry
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8
 	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
@@ -292,6 +298,10 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace 
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-gcbench data/results/lent-16cpu-xeon/model-validation
 	$(FUZZ_DIR)/fuzz_corpus_floor -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-floor data/corpus
+	rm -rf $(FUZZ_DIR)/seeds-entry && mkdir -p $(FUZZ_DIR)/seeds-entry
+	for e in data/corpus/*/entry.json; do cp $$e $(FUZZ_DIR)/seeds-entry/$$(basename $$(dirname $$e)).json; done
+	$(FUZZ_DIR)/fuzz_corpus_entry -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-entry $(FUZZ_DIR)/seeds-entry
 	$(FUZZ_DIR)/fuzz_hprof -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-hprof $(FUZZ_DIR)/seeds-hprof
 	$(FUZZ_DIR)/fuzz_v8 -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \

@@ -25,6 +25,9 @@
 #include "fuzz/fuzz_corpus_floor.c"
 #undef LLVMFuzzerTestOneInput
 #undef devnull
+#define LLVMFuzzerTestOneInput fuzz_corpus_entry_one
+#include "fuzz/fuzz_corpus_entry.c"
+#undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_hprof_one
 #include "fuzz/fuzz_hprof.c"
 #undef LLVMFuzzerTestOneInput
@@ -153,6 +156,54 @@ static void test_corpus_floor_target(void **state)
         fuzz_corpus_floor_one((const uint8_t *)odd[i], strlen(odd[i]));
 }
 
+static void test_corpus_entry_target(void **state)
+{
+    (void)state;
+    static const char *const entries[] = {"data/corpus/dev-2core-kvm-epyc/entry.json",
+                                          "data/corpus/lent-16cpu-xeon/entry.json"};
+    for (size_t k = 0; k < sizeof entries / sizeof entries[0]; k++) {
+        size_t len;
+        uint8_t *data = test_slurp(entries[k], &len);
+        json_t *doc = json_loadb((const char *)data, len, 0, NULL);
+        gcs_err err;
+        assert_non_null(doc);
+        assert_int_equal(_gcs_corpus_entry_check(doc, entries[k], &err), 0); /* the committed ones pass */
+        json_decref(doc);
+        run_variants(fuzz_corpus_entry_one, data, len, 97);
+        free(data);
+    }
+    /* each refused with one line: a path out of the entry, a recipe past the
+     * builder's limits, repetitions past the bound, P not starting at 1 */
+    static const char *const refused[] = {
+        "{\"format\": \"gcscale-corpus-entry\", \"version\": 1, \"heaps\": [{\"name\": \"h\", \"kind\": \"x\","
+        " \"snapshot\": \"../h.snap\", \"measurements\": [{\"threads\": 1, \"reps\": [{\"mark_ns\": 5}]}]}]}",
+        "{\"format\": \"gcscale-corpus-entry\", \"version\": 1, \"heaps\": [{\"name\": \"h\", \"kind\": \"x\","
+        " \"checksum\": \"crc32:00000000\", \"shape\": {\"shape\": \"list\", \"size\": 1e18},"
+        " \"measurements\": [{\"threads\": 1, \"reps\": [{\"mark_ns\": 5}]}]}]}",
+        "{\"format\": \"gcscale-corpus-entry\", \"version\": 1, \"heaps\": [{\"name\": \"h\", \"kind\": \"x\","
+        " \"checksum\": \"crc32:00000000\", \"shape\": {\"shape\": \"list\", \"size\": 1000000000000000000},"
+        " \"measurements\": [{\"threads\": 1, \"reps\": [{\"mark_ns\": 5}]}]}]}",
+        "{\"format\": \"gcscale-corpus-entry\", \"version\": 1, \"heaps\": [{\"name\": \"h\", \"kind\": \"x\","
+        " \"checksum\": \"crc32:00000000\", \"shape\": {\"shape\": \"tree\", \"depth\": 99},"
+        " \"measurements\": [{\"threads\": 1, \"reps\": [{\"mark_ns\": 5}]}]}]}",
+        "{\"format\": \"gcscale-corpus-entry\", \"version\": 1, \"heaps\": [{\"name\": \"h\", \"kind\": \"x\","
+        " \"snapshot\": \"h.snap\", \"measurements\": [{\"threads\": 2, \"reps\": [{\"mark_ns\": 5}]}]}]}",
+        "{\"format\": \"gcscale-corpus-entry\", \"version\": 1, \"heaps\": [{\"name\": \"h\", \"kind\": \"x\","
+        " \"snapshot\": \"h.snap\", \"measurements\": [{\"threads\": 1, \"reps\": [{\"mark_ns\": -5}]}]}]}",
+        "{\"format\": \"gcscale-corpus-entry\", \"version\": 1, \"profile\": \"/etc/p.json\", \"heaps\": []}",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        json_t *doc = json_loads(refused[i], 0, NULL);
+        gcs_err err;
+        err.msg[0] = 0;
+        assert_non_null(doc);
+        assert_int_equal(_gcs_corpus_entry_check(doc, "t", &err), -1);
+        assert_true(err.msg[0] && !strchr(err.msg, '\n'));
+        json_decref(doc);
+        fuzz_corpus_entry_one((const uint8_t *)refused[i], strlen(refused[i]));
+    }
+}
+
 static void test_trace_target(void **state)
 {
     (void)state;
@@ -252,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_trace_target),
         cmocka_unit_test(test_gcbench_result_target),
         cmocka_unit_test(test_corpus_floor_target),
+        cmocka_unit_test(test_corpus_entry_target),
         cmocka_unit_test(test_hprof_target),
         cmocka_unit_test(test_v8_target),
     };

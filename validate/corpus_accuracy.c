@@ -29,70 +29,23 @@ void gcs_corpus_accuracy_opts_init(gcs_corpus_accuracy_opts *o)
     o->span = GCS_MODEL_SPAN_CRITICAL; /* as gcscale predict */
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-typedef struct measured {
-    int threads, n;
-    double median, min, max;     /* mark time, ns */
-} measured;
-
-/* Median, min and max of the repetitions' mark_ns. */
-static int measure_point(json_t *point, measured *m, const char *heap, gcs_err *err)
-{
-    json_t *reps = json_object_get(point, "reps");
-    m->threads = (int)json_integer_value(json_object_get(point, "threads"));
-    size_t n = json_array_size(reps);
-    if (m->threads < 1 || n == 0 || n > 1000) {
-        gcs_err_set(err, "%s: a measurement without threads or repetitions", heap);
-        return -1;
-    }
-    double v[1000];
-    for (size_t i = 0; i < n; i++) {
-        json_t *x = json_object_get(json_array_get(reps, i), "mark_ns");
-        v[i] = json_number_value(x);
-        if (!json_is_number(x) || !(v[i] > 0)) {
-            gcs_err_set(err, "%s: P = %d: a repetition without a positive mark_ns", heap, m->threads);
-            return -1;
-        }
-    }
-    qsort(v, n, sizeof *v, cmp_double);
-    m->n = (int)n;
-    m->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    m->min = v[0];
-    m->max = v[n - 1];
-    return 0;
-}
-
 /* The heap's snapshot: the entry's file, or the shape rebuilt into the
  * cache; either way its graph must have the entry's checksum. */
 static gcs_snapshot *load_heap(const char *dir, const char *entry, json_t *heap, const char *cache_dir,
                                int *rebuilt, gcs_err *err)
 {
     const char *name = json_string_value(json_object_get(heap, "name"));
-    const char *file = json_string_value(json_object_get(heap, "snapshot"));
-    const char *want = json_string_value(json_object_get(heap, "checksum"));
+    const char *file, *want;
+    gcs_shape_params sp;
     char path[4400];
     gcs_snapshot *g = NULL;
+    if (_gcs_corpus_heap_recipe(heap, entry, &file, &sp, &want, err) < 0)
+        return NULL;
     *rebuilt = !file;
     if (file) {
         snprintf(path, sizeof path, "%s/%s", dir, file);
         g = gcs_snapshot_read(path, err);
     } else {
-        json_t *sj = json_object_get(heap, "shape");
-        gcs_shape_params sp = {0};
-        if (!want || gcs_shape_parse(json_string_value(json_object_get(sj, "shape")), &sp.kind) < 0) {
-            gcs_err_set(err, "%s/%s: neither a snapshot nor a shape with a checksum to rebuild", entry, name);
-            return NULL;
-        }
-        sp.depth = (int)json_integer_value(json_object_get(sj, "depth"));
-        sp.objects = (uint64_t)json_integer_value(json_object_get(sj, "size"));
-        sp.seed = (uint64_t)json_integer_value(json_object_get(sj, "seed"));
-        if (gcs_shape_params_check(&sp, err) < 0)
-            return NULL;
         snprintf(path, sizeof path, "%s/%s", cache_dir, entry);
         if (gcs_make_dirs(path, err) < 0)
             return NULL;
@@ -133,27 +86,13 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
                      int *cnt_err, double *sum_p1, gcs_err *err)
 {
     const char *name = json_string_value(json_object_get(heap, "name"));
-    json_t *ms = json_object_get(heap, "measurements");
-    size_t np = json_array_size(ms);
-    if (!name || np == 0 || np > GCS_GC_MAX_THREADS) {
-        gcs_err_set(err, "%s: a heap without a name or measurements", entry);
+    gcs_corpus_measured m[GCS_GC_MAX_THREADS];
+    int threads[GCS_GC_MAX_THREADS], npoints;
+    if (_gcs_corpus_heap_points(heap, entry, m, &npoints, err) < 0)
         return -1;
-    }
-    measured m[GCS_GC_MAX_THREADS];
-    int threads[GCS_GC_MAX_THREADS];
-    for (size_t i = 0; i < np; i++) {
-        if (measure_point(json_array_get(ms, i), &m[i], name, err) < 0)
-            return -1;
+    size_t np = (size_t)npoints;
+    for (size_t i = 0; i < np; i++)
         threads[i] = m[i].threads;
-        if (i > 0 && threads[i] <= threads[i - 1]) {
-            gcs_err_set(err, "%s/%s: measurements not in ascending P", entry, name);
-            return -1;
-        }
-    }
-    if (threads[0] != 1) {
-        gcs_err_set(err, "%s/%s: no measurement at P = 1", entry, name);
-        return -1;
-    }
     int rebuilt;
     gcs_snapshot *g = load_heap(dir, entry, heap, cache_dir, &rebuilt, err);
     if (!g)
@@ -228,11 +167,8 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
     int rc = -1;
     gcs_profile *prof = NULL;
     json_t *heaps_in = json_object_get(doc, "heaps");
-    if (strcmp(json_string_value(json_object_get(doc, "format")) ?: "", GCS_CORPUS_FORMAT) != 0 ||
-        json_integer_value(json_object_get(doc, "version")) != GCS_CORPUS_VERSION || !json_is_array(heaps_in)) {
-        gcs_err_set(err, "%s: not a corpus entry of version %d", path, GCS_CORPUS_VERSION);
+    if (_gcs_corpus_entry_check(doc, path, err) < 0)
         goto done;
-    }
     snprintf(path, sizeof path, "%s/%s", dir, json_string_value(json_object_get(doc, "profile")) ?: "profile.json");
     if (!(prof = gcs_profile_load(path, err)))
         goto done;

@@ -11,6 +11,23 @@
 #include "gcscale/validate.h"
 #include "gcscale/workload.h"
 
+/* One measurement of a corpus heap: its repetitions' mark times, ns. */
+typedef struct gcs_corpus_measured {
+    int threads, n;
+    double median, min, max;
+} gcs_corpus_measured;
+
+/* entry.json, checked whole (corpus_entry.c): format, version, every heap's
+ * measurements and recipe.  -1 with one line naming entry and heap. */
+int _gcs_corpus_entry_check(const json_t *doc, const char *entry, gcs_err *err);
+/* A heap's measurements, ascending P from P = 1, into m[GCS_GC_MAX_THREADS]. */
+int _gcs_corpus_heap_points(const json_t *heap, const char *entry, gcs_corpus_measured *m, int *np, gcs_err *err);
+/* A heap's recipe: *snapshot (a plain file name in the entry's directory),
+ * or a shape *sp checked against the builder's limits; *checksum may be
+ * NULL only with a snapshot. */
+int _gcs_corpus_heap_recipe(const json_t *heap, const char *entry, const char **snapshot, gcs_shape_params *sp,
+                            const char **checksum, gcs_err *err);
+
 /* Builds a gc-bench shape in a collector of its own (P = 1) and writes its
  * snapshot to path, uncompressed.  No collector may be running.  The
  * recorder and the recipes' rebuild use it, so both lay the heap out the
