@@ -15,16 +15,18 @@
 
 /* Known stack terms: the words for them and the cause they belong to (the
  * coordination terms are one cause for a reader, three for the model). */
+#define EXTRA_WORDS "extra work (the cache misses of re-reading stolen work, N_S x L, and lines other workers touched)"
+#define COORD_WORDS "coordination (waking the workers, searching for work, the tail)"
 static const struct {
     const char *column, *cause, *words;
 } known_terms[] = {
     {"lost_span", "span", "the span (the heap's longest chain of dependent objects, which no worker can split)"},
-    {"lost_extra_misses", "extra_work", "extra work (the cache misses of re-reading stolen work, N_S x L, and lines other workers touched)"},
-    {"lost_shared_lines", "extra_work", "extra work (the cache misses of re-reading stolen work, N_S x L, and lines other workers touched)"},
+    {"lost_extra_misses", "extra_work", EXTRA_WORDS},
+    {"lost_shared_lines", "extra_work", EXTRA_WORDS},
     {"lost_contention", "contention", NULL}, /* names its node: see cause_words */
-    {"lost_wake", "coord", "coordination (waking the workers, searching for work, the tail)"},
-    {"lost_search", "coord", "coordination (waking the workers, searching for work, the tail)"},
-    {"lost_tail", "coord", "coordination (waking the workers, searching for work, the tail)"},
+    {"lost_wake", "coord", COORD_WORDS},
+    {"lost_search", "coord", COORD_WORDS},
+    {"lost_tail", "coord", COORD_WORDS},
 };
 
 #define MAX_CAUSES 32
