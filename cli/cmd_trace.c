@@ -306,7 +306,7 @@ int cmd_trace(int argc, char **argv)
                 skipped);
     free(what);
     gcs_schedtrace_states_free(s);
-    gcs_schedtrace_close(t);
+    gcs_schedtrace_close_detached(t);
 
     if (pid)
         return 0;

@@ -271,6 +271,11 @@ GCS_API int gcs_schedtrace_stop(gcs_schedtrace *t, const gcs_schedtrace_class *c
                         gcs_err *err);
 GCS_API const gcs_schedtrace_info *gcs_schedtrace_get_info(const gcs_schedtrace *t);
 GCS_API void gcs_schedtrace_close(gcs_schedtrace *t);
+/* As gcs_schedtrace_close, but the kernel's unregistering of the
+ * tracepoints (one RCU grace period each, ~0.4 s in all) happens in a
+ * short-lived background process after this returns, so a traced command
+ * ends when its trace is written.  Falls back to gcs_schedtrace_close. */
+GCS_API void gcs_schedtrace_close_detached(gcs_schedtrace *t);
 
 /* Starts argv as a child process that execs only once the events are
  * enabled (so the trace holds the program from its first instruction) and

@@ -65,7 +65,7 @@ TRACING_TESTS=("traces a program, returns its exit status" "the trace has the pr
     "running time matches each thread's CPU time" "a program that cannot be run: exit 2"
     "a program killed by a signal: 128+N" "--pid attaches to a running process until it exits"
     "--pid: every thread, in the state /proc shows" "--pid: Ctrl-C stops and writes the file"
-    "gcscale bottle reads the trace")
+    "gcscale bottle reads the trace" "the release in the background ends")
 reason=""
 if ! "$GCSCALE" trace -q -o "$TMP/probe.trace" -- true 2>"$TMP/probe.err"; then
     reason="tracing unavailable here: $(head -1 "$TMP/probe.err")"
@@ -160,6 +160,19 @@ kill "$spid" 2>/dev/null
 wait "$spid" 2>/dev/null
 [ $rc -eq 0 ] && grep -q "^thread $spid .* main sleep$" "$TMP/int.trace" && ! grep -q " exited$" "$TMP/int.trace"
 _report $? "--pid: Ctrl-C stops and writes the file"
+
+# The events' last references are released by a background process after
+# the command returns (tracer.c, gcs_schedtrace_close_detached); it must end.
+"$GCSCALE" trace -q -o "$TMP/rel.trace" -- true >"$TMP/rel.out"
+rels=$(pgrep -x gcscale-release)
+echo "# background releases running: ${rels:-none}"
+alive() { # pids: those not yet exited (a zombie has ended)
+    for p in "$@"; do
+        st=$(awk '{ print $3 }' /proc/"$p"/stat 2>/dev/null) && [ "$st" != Z ] && echo "$p"
+    done
+}
+for _ in $(seq 100); do [ -z "$(alive $rels)" ] && break; sleep 0.1; done
+[ -z "$(alive $rels)" ]; _report $? "the release in the background ends"
 
 if "$GCSCALE" help 2>/dev/null | grep -q "^  bottle "; then
     expect_ok "gcscale bottle reads the trace" "$GCSCALE" bottle "$T"
