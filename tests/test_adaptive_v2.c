@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gcscale/adaptive.h"
+#include "../adaptive/adaptive_internal.h"
 #include "gcscale/gc.h"
 
 #define DEV_PROFILE "data/machines/dev-2core-kvm.json"
@@ -30,13 +31,16 @@ static gcs_profile *load(void)
 }
 
 /* A true machine: mark time at P, the busy time each worker spends and
- * whether the heap is a chain (one worker busy, the others searching). */
+ * whether the heap is a chain (one worker busy, the others searching); the
+ * sweep: one worker's time for it, shared evenly, plus a wake-up at P >= 2. */
 typedef struct machine {
     double t[GCS_GC_MAX_THREADS + 1]; /* ns at P */
     double busy_total[GCS_GC_MAX_THREADS + 1];
     double wake_ns;                   /* each extra worker's wake-up, inside t */
     int chain;
     uint64_t objects;
+    double sweep_work_ns, sweep_wake_ns;
+    uint64_t pages;
 } machine;
 
 static void sim_stats(gcs_gc_stats *st, const machine *m, uint64_t index, int p)
@@ -55,7 +59,9 @@ static void sim_stats(gcs_gc_stats *st, const machine *m, uint64_t index, int p)
     st->node_live_bytes[0] = st->live_bytes;
     st->span = NAN;
     st->mark_ns = (uint64_t)m->t[p];
-    st->pause_ns = st->mark_ns + 200000;
+    if (m->sweep_work_ns > 0)
+        st->sweep_ns = (uint64_t)(m->sweep_work_ns / p + (p > 1 ? m->sweep_wake_ns : 0));
+    st->pause_ns = st->mark_ns + st->sweep_ns + 200000;
     st->t1_ns = (uint64_t)m->busy_total[p];
     for (int i = 0; i < p; i++) {
         gcs_gc_worker_stats *w = &st->workers[i];
@@ -69,6 +75,10 @@ static void sim_stats(gcs_gc_stats *st, const machine *m, uint64_t index, int p)
             w->search_ns = rest > 0 ? (uint64_t)(rest / 2) : 0;
         }
         w->mark_ns = w->busy_ns + w->search_ns;
+        if (m->sweep_work_ns > 0) {
+            w->sweep_ns = (uint64_t)(m->sweep_work_ns / p);
+            w->pages_swept = m->pages / (uint64_t)p;
+        }
     }
 }
 
@@ -79,12 +89,21 @@ typedef struct run_result {
     char notes[4][128];
 } run_result;
 
-/* Runs `count` collections of the machine under a fresh policy. */
+/* Runs `count` collections of the machine under a fresh policy, every
+ * decision made in the pause (the budget and the background predictor have
+ * tests of their own). */
 static run_result run(const machine *m, const gcs_adaptive_opts *o, int max, int count, int tail)
 {
     gcs_gc_thread_policy pol;
     gcs_err err;
-    if (gcs_adaptive_policy_new(load(), o, &pol, &err) < 0)
+    gcs_adaptive_opts oo;
+    if (o)
+        oo = *o;
+    else
+        gcs_adaptive_opts_init(&oo);
+    oo.background = 0;
+    oo.cost_budget = 1;
+    if (gcs_adaptive_policy_new(load(), &oo, &pol, &err) < 0)
         fail_msg("policy: %s", err.msg);
     run_result r;
     memset(&r, 0, sizeof r);
@@ -231,6 +250,8 @@ static void test_hysteresis(void **state)
     gcs_adaptive_opts_init(&o);
     o.explore_after = 0;
     o.min_thread_work_ns = 0;
+    o.background = 0;
+    o.cost_budget = 1;
     gcs_gc_thread_policy pol;
     gcs_err err;
     assert_int_equal(gcs_adaptive_policy_new(prof, &o, &pol, &err), 0);
@@ -269,8 +290,13 @@ static void test_hysteresis(void **state)
     pol.destroy(pol.state);
 }
 
-/* The cost budget: when the last full decision cost more than 1% of the
- * last pause, the curve is reused, scaled to the new T1. */
+/* The cost budget, in the pause (background 0): a decision is made only
+ * when what it is expected to cost fits cost_budget x the previous pause
+ * (without the time to stop the world).  The pauses are extremes, so that
+ * what this machine's decisions cost does not matter: 1 us (nothing fits),
+ * 10 s (everything does), and 20 ms at MAX = 64, where a decision on the
+ * last curve (microseconds) fits and a new curve (27 predictions, each
+ * expected to cost microseconds cold) does not. */
 static void test_budget(void **state)
 {
     (void)state;
@@ -279,33 +305,55 @@ static void test_budget(void **state)
     gcs_adaptive_opts o;
     gcs_adaptive_opts_init(&o);
     o.explore_after = 0;
+    o.min_thread_work_ns = 0;
+    o.background = 0;
     assert_int_equal(gcs_adaptive_policy_new(load(), &o, &pol, &err), 0);
     gcs_gc_stats *st = malloc(sizeof *st);
     gcs_gc_decision d1, d2, d3;
-    bushy_stats(st, 1, 2);
-    st->pause_ns = 1000; /* 1 us: 10 ns of budget, less than any prediction */
+    /* A 1 us pause before any curve: no decision, P as the collection ran. */
+    bushy_stats(st, 1, 64);
+    st->pause_ns = 1000;
     memset(&d1, 0, sizeof d1);
-    pol.choose(pol.state, st, 2, &d1); /* no curve yet: predicted */
-    assert_non_null(strstr(d1.note, "predicted"));
-    assert_true(d1.inputs[14].value > 10); /* what it cost */
-    /* twice the objects: the curve is reused, scaled */
-    bushy_stats(st, 2, 2);
+    assert_int_equal(pol.choose(pol.state, st, 64, &d1), 64);
+    assert_non_null(strstr(d1.note, "no decision (it would exceed the cost budget)"));
+    assert_int_equal(d1.npredicted, 0);
+    /* The time to stop the world is the mutators': a 10 s pause of which
+     * 10 s - 1 us was stopping is as short. */
+    st->index = 2;
+    st->pause_ns = 10000000000ull;
+    st->stop_ns = st->pause_ns - 1000;
+    memset(&d1, 0, sizeof d1);
+    pol.choose(pol.state, st, 64, &d1);
+    assert_non_null(strstr(d1.note, "no decision"));
+    /* A 10 s pause: a new curve. */
+    st->index = 3;
+    st->stop_ns = 0;
+    memset(&d1, 0, sizeof d1);
+    pol.choose(pol.state, st, 64, &d1);
+    assert_non_null(strstr(d1.note, "predicted;"));
+    assert_int_equal(d1.npredicted, 64);
+    assert_true(d1.inputs[14].value > 0); /* what it cost */
+    /* Twice the objects after a 20 ms pause: the curve reused, scaled by the
+     * T1 ratio. */
+    bushy_stats(st, 4, 64);
     st->live_objects = st->objects_marked = 8000000;
     st->edges_examined = st->pointers_scanned = 8000000;
-    st->pause_ns = 1000;
+    st->pause_ns = 20000000;
     memset(&d2, 0, sizeof d2);
-    pol.choose(pol.state, st, 2, &d2);
-    assert_non_null(strstr(d2.note, "cost budget"));
+    pol.choose(pol.state, st, 64, &d2);
+    if (getenv("GCS_TEST_DEBUG"))
+        fprintf(stderr, "# budget: %s (last new curve %.0f ns)\n", d2.note, d2.inputs[14].value);
+    assert_non_null(strstr(d2.note, "curve reused (a new prediction would exceed the cost budget)"));
     double ratio = d2.predicted_mark_ns[0] / d1.predicted_mark_ns[0];
     assert_true(fabs(ratio - d2.inputs[2].value / d1.inputs[2].value) < 1e-9);
     assert_true(ratio > 1.5);
-    /* a long pause affords a new prediction */
-    st->index = 3;
+    /* a long pause affords a new prediction again */
+    st->index = 5;
     st->pause_ns = 10000000000ull;
     memset(&d3, 0, sizeof d3);
-    pol.choose(pol.state, st, 2, &d3);
-    assert_non_null(strstr(d3.note, "predicted"));
-    /* budget 0: never a full decision after the first */
+    pol.choose(pol.state, st, 64, &d3);
+    assert_non_null(strstr(d3.note, "predicted;"));
+    /* budget 0: no decision at all (P as last settled) */
     pol.destroy(pol.state);
     o.cost_budget = 0;
     assert_int_equal(gcs_adaptive_policy_new(load(), &o, &pol, &err), 0);
@@ -314,14 +362,99 @@ static void test_budget(void **state)
         st->live_objects = st->objects_marked = 1000000 * (uint64_t)i;
         st->pause_ns = 10000000000ull;
         memset(&d1, 0, sizeof d1);
-        pol.choose(pol.state, st, 2, &d1);
-        assert_non_null(strstr(d1.note, i == 1 ? "predicted" : "cost budget"));
+        assert_int_equal(pol.choose(pol.state, st, 2, &d1), 2);
+        assert_non_null(strstr(d1.note, "no decision"));
     }
     pol.destroy(pol.state);
     free(st);
 }
 
-/* A heap too small to share: the cap keeps one worker. */
+/* The background predictor, MAX = 64 after 20 ms pauses under the default
+ * budget (a decision on the last curve fits, 27 predictions in the pause do
+ * not, by far): the first decision with statistics posts the heap and keeps
+ * P; once the thread has predicted, the next decision takes the curve
+ * (every P; where the pause's grid predicts, the same values, and the same
+ * choice); when the heap moves, the last curve is reused, scaled, until the
+ * new one comes.  After a 10 s pause the first curve is predicted in the
+ * pause instead. */
+static void test_background(void **state)
+{
+    (void)state;
+    gcs_gc_thread_policy bg, fg;
+    gcs_err err;
+    gcs_adaptive_opts o;
+    gcs_adaptive_opts_init(&o);
+    o.explore_after = 0;
+    o.min_thread_work_ns = 0;
+    assert_int_equal(gcs_adaptive_policy_new(load(), &o, &bg, &err), 0);
+    o.background = 0;
+    o.cost_budget = 1;
+    assert_int_equal(gcs_adaptive_policy_new(load(), &o, &fg, &err), 0);
+    gcs_gc_stats *st = malloc(sizeof *st);
+    gcs_gc_decision db, df;
+    bushy_stats(st, 1, 64);
+    st->pause_ns = 20000000;
+    memset(&db, 0, sizeof db);
+    assert_int_equal(bg.choose(bg.state, st, 64, &db), 64);
+    assert_non_null(strstr(db.note, "no curve yet (being predicted outside the pause)"));
+    assert_int_equal(db.npredicted, 0);
+    assert_int_equal(_gcs_adaptive_wait_background(bg.state, 10000), 0);
+    bushy_stats(st, 2, 64);
+    st->pause_ns = 20000000;
+    memset(&db, 0, sizeof db);
+    memset(&df, 0, sizeof df);
+    int pb = bg.choose(bg.state, st, 64, &db), pf = fg.choose(fg.state, st, 64, &df);
+    assert_non_null(strstr(db.note, "curve predicted outside the pause"));
+    assert_non_null(strstr(df.note, "predicted;"));
+    assert_int_equal(db.npredicted, 64);
+    for (int p = 1; p <= 64; p++) {
+        assert_true(isfinite(db.predicted_mark_ns[p - 1]));
+        if (isfinite(df.predicted_mark_ns[p - 1]))
+            assert_true(fabs(db.predicted_mark_ns[p - 1] - df.predicted_mark_ns[p - 1]) <=
+                        1e-9 * df.predicted_mark_ns[p - 1]);
+    }
+    assert_int_equal(pb, pf);
+    assert_true(db.inputs[14].value > 0); /* what the thread's prediction cost */
+    /* the same heap again: reused */
+    bushy_stats(st, 3, pb);
+    st->pause_ns = 20000000;
+    memset(&db, 0, sizeof db);
+    bg.choose(bg.state, st, 64, &db);
+    assert_non_null(strstr(db.note, "curve reused (inputs as last time)"));
+    /* twice the objects: the last curve scaled while the new one is made */
+    double before = db.predicted_mark_ns[0], t1 = db.inputs[2].value;
+    bushy_stats(st, 4, pb);
+    st->live_objects = st->objects_marked = 8000000;
+    st->edges_examined = st->pointers_scanned = 8000000;
+    st->pause_ns = 20000000;
+    memset(&db, 0, sizeof db);
+    bg.choose(bg.state, st, 64, &db);
+    assert_non_null(strstr(db.note, "curve reused (a new one is being predicted outside the pause)"));
+    assert_true(fabs(db.predicted_mark_ns[0] / before - db.inputs[2].value / t1) < 1e-9);
+    assert_int_equal(_gcs_adaptive_wait_background(bg.state, 10000), 0);
+    st->index = 5;
+    memset(&db, 0, sizeof db);
+    bg.choose(bg.state, st, 64, &db);
+    assert_non_null(strstr(db.note, "curve predicted outside the pause"));
+    bg.destroy(bg.state); /* joins the thread */
+    fg.destroy(fg.state);
+    /* a 10 s pause: the first curve in the pause */
+    o.background = 1;
+    o.cost_budget = 0.01;
+    assert_int_equal(gcs_adaptive_policy_new(load(), &o, &bg, &err), 0);
+    bushy_stats(st, 1, 2);
+    st->pause_ns = 10000000000ull;
+    memset(&db, 0, sizeof db);
+    bg.choose(bg.state, st, 2, &db);
+    assert_non_null(strstr(db.note, "predicted;"));
+    assert_int_equal(db.npredicted, 2);
+    bg.destroy(bg.state);
+    free(st);
+}
+
+/* A heap too small to share: the cap keeps one worker -- from the model's
+ * corrected curve where the budget lets the policy decide, and from the
+ * measured work where its 0.26 ms pause is too short to decide in. */
 static void test_small_heap_cap(void **state)
 {
     (void)state;
@@ -336,6 +469,44 @@ static void test_small_heap_cap(void **state)
     o.min_thread_work_ns = 0;
     r = run(&m, &o, 2, 20, 15);
     assert_true(r.last[2] >= 13);
+    /* the default budget: no decision in a 0.26 ms pause, the cap still */
+    gcs_adaptive_opts_init(&o);
+    o.background = 0;
+    gcs_gc_thread_policy pol;
+    gcs_err err;
+    assert_int_equal(gcs_adaptive_policy_new(load(), &o, &pol, &err), 0);
+    gcs_gc_stats *st = malloc(sizeof *st);
+    gcs_gc_decision d;
+    int p = 2;
+    for (int c = 1; c <= 6; c++) {
+        sim_stats(st, &m, (uint64_t)c, p);
+        memset(&d, 0, sizeof d);
+        p = pol.choose(pol.state, st, 2, &d);
+        assert_int_equal(p, 1);
+        assert_non_null(strstr(d.note, "no decision"));
+    }
+    assert_non_null(strstr(d.note, "P as last settled")); /* at 1 already */
+    pol.destroy(pol.state);
+    free(st);
+}
+
+/* The whole collection decides (the quiet run of 2026-11-27: a chain whose
+ * mark gains nothing from a second worker but whose sweep, five times the
+ * mark, halves): P = 2, although the mark alone says 1.  The same mark with
+ * a sweep of 0.2 ms: P = 1. */
+static void test_sweep_decides(void **state)
+{
+    (void)state;
+    machine m = {.chain = 1, .objects = 200000, .sweep_work_ns = 5e6, .sweep_wake_ns = 60000, .pages = 420};
+    m.t[1] = m.busy_total[1] = m.busy_total[2] = 1.0e6;
+    m.t[2] = 1.1e6;
+    run_result r = run(&m, NULL, 2, 60, 50);
+    if (getenv("GCS_TEST_DEBUG"))
+        fprintf(stderr, "# sweep 5 ms: %d at 1, %d at 2\n", r.last[1], r.last[2]);
+    assert_true(r.last[2] >= 45);
+    m.sweep_work_ns = 0.2e6;
+    r = run(&m, NULL, 2, 60, 50);
+    assert_true(r.last[1] >= 45);
 }
 
 /* The policy cannot decide: the stated fallback P, the reason in the note. */
@@ -345,7 +516,11 @@ static void test_fallbacks(void **state)
     gcs_profile *prof = load();
     gcs_gc_thread_policy pol;
     gcs_err err;
-    assert_int_equal(gcs_adaptive_policy_new(prof, NULL, &pol, &err), 0);
+    gcs_adaptive_opts fo;
+    gcs_adaptive_opts_init(&fo);
+    fo.background = 0;
+    fo.cost_budget = 1;
+    assert_int_equal(gcs_adaptive_policy_new(prof, &fo, &pol, &err), 0);
     gcs_gc_stats *st = malloc(sizeof *st);
     gcs_gc_decision d;
     /* the model rejects the inputs (a cost that is not a number) before
@@ -397,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_correction_from_wake), cmocka_unit_test(test_objectives),
         cmocka_unit_test(test_hysteresis),       cmocka_unit_test(test_budget),
         cmocka_unit_test(test_small_heap_cap),   cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_background),       cmocka_unit_test(test_sweep_decides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,15 +111,24 @@ struct gcs_adaptive_opts {
      * corrected P = 1 mark time (ns); default 100000 (100 us); 0: no cap. */
     double min_thread_work_ns;
     /* Share of the pause a decision may cost, every collection (default
-     * 0.01): a full decision (heap estimate + the model's curve) is made
-     * only when the last one cost at most cost_budget * the previous
-     * collection's pause; otherwise the last curve is reused, scaled to
-     * the new T1, and only the corrections are updated (arithmetic, about
-     * a microsecond; note "curve reused: ...").  Independently, a full
-     * decision reuses the last curve while T1, Q1 and L stay within 1%,
-     * Tinf / T1 within 0.05 and each V_j within 0.01.  0: never a full
-     * decision after the first. */
+     * 0.01).  Before deciding, the policy compares what the decision is
+     * expected to cost (twice the median of its last three, measured) with
+     * cost_budget x the collector's part of the previous pause (its pause
+     * less the time to stop the world): a decision on the last curve that
+     * would not fit is not made (P as last settled, note "no decision
+     * ..."); a new curve in the pause (background 0) is predicted only when
+     * it fits too, else the last curve is reused, scaled to the new T1.
+     * Independently, the last curve is reused while T1, Q1 and L stay
+     * within 1%, Tinf / T1 within 0.05 and each V_j within 0.01.
+     * Statistics without a pause (pause_ns 0) set no budget.  0: no new
+     * curve in the pause after the first chance, and no decision at all. */
     double cost_budget;
+    /* 1 (default): new curves are predicted by a background thread at the
+     * lowest scheduling priority (SCHED_IDLE), outside the pause; the
+     * decision in the pause takes the newest one and, until it comes,
+     * reuses the last (docs/adaptive.md, "Cost").  0: in the pause, within
+     * the budget (what tests that need every decision at once use). */
+    int background;
     int use_model_opts;     /* 1: `model` below; 0 (default): gcs_model_opts_init + _use_profile, span CRITICAL */
     gcs_model_opts model;
 };
