@@ -87,9 +87,6 @@
  * from cold caches (docs/adaptive.md, "Cost"). */
 #define COST_MARGIN 2.0
 #define COLD_FACTOR 8.0
-/* With the background predictor, the first curve is predicted in the pause
- * only when FIRST_MARGIN times its expected cost fits the budget. */
-#define FIRST_MARGIN 2.0
 
 /* The last HISTORY measurements of one phase at one P: for the mark, the
  * workers' summed busy time, the mark time and the T1 estimate of that
@@ -881,12 +878,6 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
     int ps[GCS_GC_MAX_THREADS], n = grid(max_threads, ps);
     if (usable && same_inputs(&est.heap, &s->curve.heap, REUSE_REL, REUSE_SPAN, REUSE_V)) {
         curve = fresh ? CURVE_BACKGROUND : CURVE_SAME;
-    } else if (s->bg && !usable &&
-               FIRST_MARGIN * (cost_expected(&s->cost_predict, n) + cost_expected(&s->cost_decide, 1)) <= budget) {
-        /* No curve yet, and a pause long enough for one by a wide margin
-         * (the first prediction in a process runs coldest): predicted
-         * here, so that the collection after the first one decides. */
-        curve = CURVE_PREDICTED;
     } else if (s->bg) {
         /* Busy (the thread copying a result): posted next time. */
         (void)_gcs_adaptive_bg_post(s->bg, &est.heap, max_threads);

@@ -375,8 +375,7 @@ static void test_budget(void **state)
  * P; once the thread has predicted, the next decision takes the curve
  * (every P; where the pause's grid predicts, the same values, and the same
  * choice); when the heap moves, the last curve is reused, scaled, until the
- * new one comes.  After a 10 s pause the first curve is predicted in the
- * pause instead. */
+ * new one comes. */
 static void test_background(void **state)
 {
     (void)state;
@@ -438,17 +437,6 @@ static void test_background(void **state)
     assert_non_null(strstr(db.note, "curve predicted outside the pause"));
     bg.destroy(bg.state); /* joins the thread */
     fg.destroy(fg.state);
-    /* a 10 s pause: the first curve in the pause */
-    o.background = 1;
-    o.cost_budget = 0.01;
-    assert_int_equal(gcs_adaptive_policy_new(load(), &o, &bg, &err), 0);
-    bushy_stats(st, 1, 2);
-    st->pause_ns = 10000000000ull;
-    memset(&db, 0, sizeof db);
-    bg.choose(bg.state, st, 2, &db);
-    assert_non_null(strstr(db.note, "predicted;"));
-    assert_int_equal(db.npredicted, 2);
-    bg.destroy(bg.state);
     free(st);
 }
 
