@@ -773,9 +773,32 @@ static int measured_cap(const adaptive_state *s, const gcs_gc_stats *prev, int m
     return (int)fmax(1.0, fmin((double)max_threads, floor(work / s->opts.min_thread_work_ns)));
 }
 
+/* How far apart the collections at P measured (their marks, scaled to
+ * this heap's T1), relative to the corrected pause there: (max - min) /
+ * pause'(P) of the last HISTORY; 0 with fewer than two. */
+static double measured_noise(const adaptive_state *s, int p, double t1_now, double pause)
+{
+    const hist *h = &s->mark[p - 1];
+    int n = h->n < HISTORY ? h->n : HISTORY;
+    if (n < 2 || !(t1_now > 0) || !(pause > 0))
+        return 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (h->w[i] > 0) {
+            double v = h->v[i] * t1_now / h->w[i];
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
+        }
+    return hi > lo ? (hi - lo) / pause : 0;
+}
+
 /* The objective's P among the candidates 1..cap with a corrected time
- * (the collection's: mark + sweep). */
-static int objective_p(const adaptive_state *s, const double *tc, int cap, double *best_out)
+ * (the collection's: mark + sweep).  noise[P - 1]: how far apart P's own
+ * measurements were (measured_noise); the cpu objective counts a P as
+ * within the tolerance of the shortest pause also when the difference is
+ * inside that spread: a difference the measurements cannot show is no
+ * reason to pay for more threads. */
+static int objective_p(const adaptive_state *s, const double *tc, const double *noise, int cap, double *best_out)
 {
     double best = INFINITY;
     int arg = 0;
@@ -791,7 +814,8 @@ static int objective_p(const adaptive_state *s, const double *tc, int cap, doubl
     int choice = arg;
     double cpu = arg * best;
     for (int p = 1; p <= cap; p++)
-        if (isfinite(tc[p - 1]) && tc[p - 1] <= best * (1 + s->opts.tolerance) && p * tc[p - 1] < cpu) {
+        if (isfinite(tc[p - 1]) && tc[p - 1] <= best * (1 + s->opts.tolerance + fmax(noise[arg - 1], noise[p - 1])) &&
+            p * tc[p - 1] < cpu) {
             cpu = p * tc[p - 1];
             choice = p;
         }
@@ -933,7 +957,10 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
     if (s->opts.min_thread_work_ns > 0)
         cap = (int)fmax(1.0, fmin((double)max_threads, floor(tc[0] / s->opts.min_thread_work_ns)));
     double best;
-    int choice = objective_p(s, tc, cap, &best);
+    double noise[GCS_GC_MAX_THREADS];
+    for (int p = 1; p <= max_threads; p++)
+        noise[p - 1] = measured_noise(s, p, est.heap.t1_ns, tc[p - 1]);
+    int choice = objective_p(s, tc, noise, cap, &best);
     if (choice < 1 || !isfinite(best))
         return fall_back(s, max_threads, out, "fallback: the prediction is not a number; P = the pool",
                          "fallback: the prediction is not a number; P = the last choice");
