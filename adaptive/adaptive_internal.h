@@ -1,11 +1,12 @@
 /* adaptive_internal.h -- what the adaptive policy's files share (not
  * installed; prefix _gcs_adaptive_).
  *
- *   policy.c      the decision in the pause: estimate, corrections,
- *                 objective, hysteresis, cap, exploration, cost budget;
- *   background.c  the model's curve: predicted in the pause (within the
- *                 budget) or by the background predictor thread, outside
- *                 the pause (docs/adaptive.md, "Cost").
+ *   policy.c      the decision: estimate, curve, corrections, objective,
+ *                 hysteresis, cap, exploration; in the pause within the
+ *                 cost budget, or on the decision thread;
+ *   background.c  the decision thread: the pause hands it the statistics
+ *                 and takes the decision it made from the ones before
+ *                 (docs/adaptive.md, "Cost").
  */
 #ifndef GCSCALE_ADAPTIVE_INTERNAL_H
 #define GCSCALE_ADAPTIVE_INTERNAL_H
@@ -13,53 +14,37 @@
 #include <stdint.h>
 
 #include "gcscale/gc.h"
-#include "gcscale/model.h"
-#include "gcscale/profile.h"
 
-/* The model's mark time at P = 1..max for one heap: pred[P - 1] in ns and
- * its overhead share f(P) (lost span, wake, search and tail over P); NaN
- * where not predicted. */
-typedef struct _gcs_adaptive_curve {
-    gcs_model_heap heap;
-    int max;
-    double pred[GCS_GC_MAX_THREADS];
-    double frac[GCS_GC_MAX_THREADS];
-} _gcs_adaptive_curve;
+/* A decision on state from prev for a pool of max: the P, the record, and
+ * in *settled the P without exploration (what to keep when no newer
+ * decision comes). */
+typedef int (*_gcs_adaptive_decide_fn)(void *state, const gcs_gc_stats *prev, int max, gcs_gc_decision *out,
+                                       int *settled);
 
-/* Predicts the curve of `heap` at ps[0..n) (P values in 1..curve->max;
- * the others stay as they were) with scratch of n results.  -1 with err
- * and *failed_p set when the model rejects the inputs. */
-int _gcs_adaptive_curve_predict(const gcs_profile *prof, const gcs_model_opts *mopts, const gcs_model_heap *heap,
-                                const int *ps, int n, gcs_model_result *scratch, _gcs_adaptive_curve *curve,
-                                int *failed_p, gcs_err *err);
-
-/* The background predictor: a thread at the lowest scheduling priority
- * (SCHED_IDLE) that predicts the curve of the last heap posted to it, every
- * P up to the posted max, while the world runs.  prof and mopts are the
- * policy's and are only read; they must outlive the predictor. */
 typedef struct _gcs_adaptive_bg _gcs_adaptive_bg;
 
-/* NULL with err set when the thread cannot be started. */
-_gcs_adaptive_bg *_gcs_adaptive_bg_start(const gcs_profile *prof, const gcs_model_opts *mopts, gcs_err *err);
-/* Stops and joins the thread, frees everything. */
+/* Starts the thread, at the lowest scheduling priority (SCHED_IDLE), which
+ * from then on owns state; NULL with err set when it cannot start. */
+_gcs_adaptive_bg *_gcs_adaptive_bg_start(_gcs_adaptive_decide_fn decide, void *state, gcs_err *err);
+/* Stops and joins the thread, frees everything (not state). */
 void _gcs_adaptive_bg_stop(_gcs_adaptive_bg *bg);
-/* Both below are called in the pause and never wait: they try the lock
- * once and return -1 when the thread holds it (copying a result).
- * post: asks for the curve of heap at P = 1..max (replacing a request not
- * yet started); 0 posted. */
-int _gcs_adaptive_bg_post(_gcs_adaptive_bg *bg, const gcs_model_heap *heap, int max);
-/* take: 1 with the newest finished curve copied into *curve when it is
- * newer than *seq (then updated), *ok 0 when the model rejected that heap
- * (why in errbuf), *cost_ns what predicting it cost the thread; 0 when
- * there is none newer. */
-int _gcs_adaptive_bg_take(_gcs_adaptive_bg *bg, uint64_t *seq, _gcs_adaptive_curve *curve, int *ok,
-                          uint64_t *cost_ns, char *errbuf, size_t errlen);
-/* Waits (blocking: for tests, never in a pause) until every request posted
- * so far is finished, at most timeout_ms; 0 done, -1 timed out. */
+/* In the pause, never waiting: hands prev over (copied: the fields a
+ * decision reads) for the thread to decide on, and takes the newest
+ * decision not yet taken.  1: taken (*p and out's policy part); 0: none
+ * new (*settled the last decision's P without exploration, 0 before any);
+ * -1: the thread holds the lock (nothing handed over or taken). */
+int _gcs_adaptive_bg_exchange(_gcs_adaptive_bg *bg, const gcs_gc_stats *prev, int max, int *p, int *settled,
+                              gcs_gc_decision *out);
+/* Waits (blocking: for tests, never in a pause) until every statistics
+ * handed over so far is decided on, at most timeout_ms; 0 done, -1 timed
+ * out. */
 int _gcs_adaptive_bg_wait_idle(_gcs_adaptive_bg *bg, int timeout_ms);
 
-/* The same for a policy state of gcs_adaptive_policy_new (policy.c); 0 at
- * once when it predicts in the pause. */
+/* Copies the fields of a collection's statistics that a decision reads. */
+void _gcs_adaptive_stats_copy(gcs_gc_stats *dst, const gcs_gc_stats *src);
+
+/* _gcs_adaptive_bg_wait_idle for a policy state of gcs_adaptive_policy_new
+ * (policy.c); 0 at once when it decides in the pause. */
 int _gcs_adaptive_wait_background(void *policy_state, int timeout_ms);
 
 #endif

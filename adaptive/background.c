@@ -1,25 +1,24 @@
-/* background.c -- the model's curve for the adaptive policy, and the thread
- * that predicts it outside the pause.
+/* background.c -- the adaptive policy's decision thread: the decision made
+ * outside the pause.
  *
- * A new curve (the model at every candidate P) is what a decision costs
- * most: 20-90 us cold right after a mark, against 1-2% of a 4-5 ms pause
- * (docs/adaptive.md, "Cost").  The decision needs it only when the heap's
- * shape has moved, and a curve one collection old, scaled to the new T1,
- * serves meanwhile; so the policy posts the heap here and takes the curve
- * at a later collection.  The thread runs at SCHED_IDLE: it gets a CPU when
- * neither the collector's workers nor the mutators want one, so predicting
- * does not lengthen the pause it was asked in either.
+ * A decision in the pause reads the last collection's statistics from cold
+ * caches right after the mutators ran, and costs 15-70 us on this VM for
+ * two candidates (more with a new curve) against 1% of a 4-7 ms pause
+ * (docs/adaptive.md, "Cost").  So the pause only hands the statistics over
+ * and takes the decision the thread made from the ones before: the
+ * collection after next runs with what this one measured.  The thread runs
+ * at SCHED_IDLE: it gets a CPU when neither the collector's workers nor the
+ * mutators want one, so deciding lengthens neither the pause it was asked
+ * in nor the mutators' time.
  *
- * Nothing the pause calls waits: post and take try the lock once and give
- * up (the thread holds it only to copy a request or a result).  The thread
- * owns its scratch; the profile and model options are the policy's, read
- * only. */
+ * Nothing the pause calls waits: the exchange tries the lock once and gives
+ * up (the thread holds it only to copy statistics in or a decision out).
+ * The policy's state belongs to the thread from its start on; the pause
+ * touches only what is here. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,125 +26,143 @@
 #include "../common/internal.h"
 #include "adaptive_internal.h"
 
-int _gcs_adaptive_curve_predict(const gcs_profile *prof, const gcs_model_opts *mopts, const gcs_model_heap *heap,
-                                const int *ps, int n, gcs_model_result *scratch, _gcs_adaptive_curve *curve,
-                                int *failed_p, gcs_err *err)
-{
-    for (int i = 0; i < n; i++) {
-        int p = ps[i];
-        gcs_assert_internal(p >= 1 && p <= curve->max && p <= GCS_GC_MAX_THREADS);
-        gcs_model_result *r = &scratch[i];
-        if (gcs_model_predict(prof, heap, p, mopts, r, err) < 0) {
-            *failed_p = p;
-            return -1;
-        }
-        curve->pred[p - 1] = r->time_ns;
-        curve->frac[p - 1] = fmin(1.0, fmax(0.0, (r->lost_span + r->lost_wake + r->lost_search + r->lost_tail) / p));
-    }
-    return 0;
-}
-
 struct _gcs_adaptive_bg {
     pthread_t thread;
     pthread_mutex_t lock;
-    pthread_cond_t cond;      /* a request, or stop */
-    pthread_cond_t done_cond; /* a result (for _gcs_adaptive_bg_wait_idle) */
+    pthread_cond_t cond;      /* statistics posted, or stop */
+    pthread_cond_t done_cond; /* a decision made (for _gcs_adaptive_bg_wait_idle) */
     int stop;
-    const gcs_profile *prof;
-    gcs_model_opts mopts;
-    gcs_model_result *scratch; /* GCS_GC_MAX_THREADS, the thread's own */
-    /* Under lock: the request ... */
-    int pending;
+    _gcs_adaptive_decide_fn decide;
+    void *state;
+    /* Under lock: the statistics posted last (the fields a decision reads,
+     * _gcs_adaptive_stats_copy), their number and the pool size ... */
+    gcs_gc_stats *in;
+    int in_max;
     uint64_t posted;
-    gcs_model_heap req_heap;
-    int req_max;
-    /* ... and the newest result (seq = the request's number; 0: none). */
-    uint64_t res_seq;
-    int res_ok;
-    uint64_t res_cost_ns;
-    _gcs_adaptive_curve res;
-    char res_err[200];
+    /* ... and the newest decision: made from posting number done_seq; taken
+     * once. */
+    uint64_t done_seq;
+    int taken;
+    int res_p, res_settled;
+    gcs_gc_decision res;
+    /* The thread's own copy to decide on. */
+    gcs_gc_stats *work;
 };
+
+void _gcs_adaptive_stats_copy(gcs_gc_stats *d, const gcs_gc_stats *s)
+{
+    d->index = s->index;
+    d->threads = s->threads;
+    d->mark_mode = s->mark_mode;
+    d->remark = s->remark;
+    d->stop_ns = s->stop_ns;
+    d->mark_ns = s->mark_ns;
+    d->sweep_ns = s->sweep_ns;
+    d->pause_ns = s->pause_ns;
+    d->roots = s->roots;
+    d->objects_marked = s->objects_marked;
+    d->pointers_scanned = s->pointers_scanned;
+    d->edges_examined = s->edges_examined;
+    d->live_objects = s->live_objects;
+    d->live_bytes = s->live_bytes;
+    d->pages_in_use = s->pages_in_use;
+    d->compute_span = s->compute_span;
+    d->span = s->span;
+    d->span_cost_object = s->span_cost_object;
+    d->span_cost_pointer = s->span_cost_pointer;
+    d->nnodes = s->nnodes;
+    int nn = s->nnodes < 0 ? 0 : s->nnodes > GCS_GC_MAX_NODES ? GCS_GC_MAX_NODES : s->nnodes;
+    memcpy(d->node_live_bytes, s->node_live_bytes, (size_t)nn * sizeof *s->node_live_bytes);
+    memset(d->node_live_bytes + nn, 0, (size_t)(GCS_GC_MAX_NODES - nn) * sizeof *s->node_live_bytes);
+    d->unknown_node_live_bytes = s->unknown_node_live_bytes;
+    int p = s->threads < 0 ? 0 : s->threads > GCS_GC_MAX_THREADS ? GCS_GC_MAX_THREADS : s->threads;
+    for (int i = 0; i < p; i++) {
+        d->workers[i].busy_ns = s->workers[i].busy_ns;
+        d->workers[i].search_ns = s->workers[i].search_ns;
+        d->workers[i].sweep_ns = s->workers[i].sweep_ns;
+        d->workers[i].pages_swept = s->workers[i].pages_swept;
+    }
+}
+
+/* The part of a decision record the policy fills (the collector fills the
+ * rest). */
+static void decision_copy(gcs_gc_decision *d, const gcs_gc_decision *s)
+{
+    d->npredicted = s->npredicted;
+    memcpy(d->predicted_mark_ns, s->predicted_mark_ns, (size_t)s->npredicted * sizeof *s->predicted_mark_ns);
+    d->note = s->note;
+    d->ninputs = s->ninputs;
+    memcpy(d->inputs, s->inputs, (size_t)s->ninputs * sizeof *s->inputs);
+}
 
 static void *bg_main(void *arg)
 {
     _gcs_adaptive_bg *bg = arg;
     /* The lowest priority there is; a kernel that refuses leaves the
-     * default, which still keeps the prediction out of the pause's
-     * critical path on a machine with a CPU to spare. */
+     * default, which still keeps the decision out of the pause. */
     struct sched_param sp = {0};
     (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     (void)pthread_setname_np(pthread_self(), "gcs-adaptive");
-    _gcs_adaptive_curve *c = malloc(sizeof *c);
-    int ps[GCS_GC_MAX_THREADS];
+    gcs_gc_decision *d = malloc(sizeof *d);
     pthread_mutex_lock(&bg->lock);
     for (;;) {
-        while (!bg->stop && !bg->pending)
+        while (!bg->stop && bg->done_seq == bg->posted)
             pthread_cond_wait(&bg->cond, &bg->lock);
         if (bg->stop)
             break;
         uint64_t seq = bg->posted;
-        bg->pending = 0;
-        if (c) {
-            c->heap = bg->req_heap;
-            c->max = bg->req_max;
-        }
+        int max = bg->in_max;
+        _gcs_adaptive_stats_copy(bg->work, bg->in);
         pthread_mutex_unlock(&bg->lock);
 
-        int ok = 0, failed_p = 0;
-        uint64_t t0 = gcs_now_ns();
-        gcs_err err = {{0}};
-        if (c) {
-            /* Every P: outside the pause there is no reason for a grid. */
-            for (int p = 1; p <= c->max; p++) {
-                ps[p - 1] = p;
-                c->pred[p - 1] = c->frac[p - 1] = NAN;
-            }
-            ok = _gcs_adaptive_curve_predict(bg->prof, &bg->mopts, &c->heap, ps, c->max, bg->scratch, c,
-                                             &failed_p, &err) == 0;
-        } else {
-            gcs_err_set(&err, "out of memory");
+        int p = 0, settled = 0;
+        if (d) {
+            memset(d, 0, sizeof *d);
+            p = bg->decide(bg->state, bg->work, max, d, &settled);
         }
-        uint64_t cost = gcs_now_ns() - t0;
 
         pthread_mutex_lock(&bg->lock);
-        bg->res_seq = seq;
-        bg->res_ok = ok;
-        bg->res_cost_ns = cost;
-        if (ok)
-            bg->res = *c;
-        else
-            snprintf(bg->res_err, sizeof bg->res_err, "P = %d: %.180s", failed_p, err.msg);
+        bg->done_seq = seq;
+        if (p >= 1 && p <= max) {
+            bg->res_p = p;
+            bg->res_settled = settled >= 1 && settled <= max ? settled : p;
+            decision_copy(&bg->res, d);
+            bg->taken = 0;
+        }
         pthread_cond_broadcast(&bg->done_cond);
     }
     pthread_mutex_unlock(&bg->lock);
-    free(c);
+    free(d);
     return NULL;
 }
 
-_gcs_adaptive_bg *_gcs_adaptive_bg_start(const gcs_profile *prof, const gcs_model_opts *mopts, gcs_err *err)
+_gcs_adaptive_bg *_gcs_adaptive_bg_start(_gcs_adaptive_decide_fn decide, void *state, gcs_err *err)
 {
     _gcs_adaptive_bg *bg = calloc(1, sizeof *bg);
-    gcs_model_result *scratch = calloc(GCS_GC_MAX_THREADS, sizeof *scratch);
-    if (!bg || !scratch) {
+    gcs_gc_stats *in = calloc(1, sizeof *in), *work = calloc(1, sizeof *work);
+    if (!bg || !in || !work) {
         free(bg);
-        free(scratch);
-        gcs_err_set(err, "adaptive: out of memory for the background predictor");
+        free(in);
+        free(work);
+        gcs_err_set(err, "adaptive: out of memory for the decision thread");
         return NULL;
     }
-    bg->prof = prof;
-    bg->mopts = *mopts;
-    bg->scratch = scratch;
+    bg->decide = decide;
+    bg->state = state;
+    bg->in = in;
+    bg->work = work;
+    bg->taken = 1; /* nothing to take yet */
     pthread_mutex_init(&bg->lock, NULL);
     pthread_cond_init(&bg->cond, NULL);
     pthread_cond_init(&bg->done_cond, NULL);
     int rc = pthread_create(&bg->thread, NULL, bg_main, bg);
     if (rc != 0) {
-        gcs_err_set(err, "adaptive: cannot start the background predictor: %s", strerror(rc));
+        gcs_err_set(err, "adaptive: cannot start the decision thread: %s", strerror(rc));
         pthread_cond_destroy(&bg->done_cond);
         pthread_cond_destroy(&bg->cond);
         pthread_mutex_destroy(&bg->lock);
-        free(scratch);
+        free(in);
+        free(work);
         free(bg);
         return NULL;
     }
@@ -164,40 +181,36 @@ void _gcs_adaptive_bg_stop(_gcs_adaptive_bg *bg)
     pthread_cond_destroy(&bg->done_cond);
     pthread_cond_destroy(&bg->cond);
     pthread_mutex_destroy(&bg->lock);
-    free(bg->scratch);
+    free(bg->in);
+    free(bg->work);
     free(bg);
 }
 
-int _gcs_adaptive_bg_post(_gcs_adaptive_bg *bg, const gcs_model_heap *heap, int max)
+int _gcs_adaptive_bg_exchange(_gcs_adaptive_bg *bg, const gcs_gc_stats *prev, int max, int *p, int *settled,
+                              gcs_gc_decision *out)
 {
     if (pthread_mutex_trylock(&bg->lock) != 0)
         return -1;
     gcs_assert_internal(max >= 1 && max <= GCS_GC_MAX_THREADS);
-    bg->req_heap = *heap;
-    bg->req_max = max;
+    _gcs_adaptive_stats_copy(bg->in, prev);
+    bg->in_max = max;
     bg->posted++;
-    bg->pending = 1;
-    pthread_cond_signal(&bg->cond);
-    pthread_mutex_unlock(&bg->lock);
-    return 0;
-}
-
-int _gcs_adaptive_bg_take(_gcs_adaptive_bg *bg, uint64_t *seq, _gcs_adaptive_curve *curve, int *ok,
-                          uint64_t *cost_ns, char *errbuf, size_t errlen)
-{
-    if (pthread_mutex_trylock(&bg->lock) != 0)
-        return -1;
-    int got = bg->res_seq > *seq;
-    if (got) {
-        *seq = bg->res_seq;
-        *ok = bg->res_ok;
-        *cost_ns = bg->res_cost_ns;
-        if (bg->res_ok)
-            *curve = bg->res;
-        else
-            snprintf(errbuf, errlen, "%s", bg->res_err);
+    int got = 0;
+    *p = *settled = 0;
+    if (bg->res_p > 0) {
+        *settled = bg->res_settled;
+        if (!bg->taken) {
+            *p = bg->res_p;
+            decision_copy(out, &bg->res);
+            bg->taken = 1;
+            got = 1;
+        }
     }
     pthread_mutex_unlock(&bg->lock);
+    /* After the unlock: a thread woken under the lock would block on it at
+     * once and need a second wake-up (posted changed under the lock, so a
+     * thread not yet waiting sees it). */
+    pthread_cond_signal(&bg->cond);
     return got;
 }
 
@@ -213,9 +226,9 @@ int _gcs_adaptive_bg_wait_idle(_gcs_adaptive_bg *bg, int timeout_ms)
     }
     int rc = 0;
     pthread_mutex_lock(&bg->lock);
-    while (bg->res_seq < bg->posted && rc == 0)
+    while (bg->done_seq < bg->posted && rc == 0)
         rc = pthread_cond_timedwait(&bg->done_cond, &bg->lock, &until);
-    int done = bg->res_seq >= bg->posted;
+    int done = bg->done_seq >= bg->posted;
     pthread_mutex_unlock(&bg->lock);
     return done ? 0 : -1;
 }
