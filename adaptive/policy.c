@@ -1,11 +1,12 @@
 /* policy.c -- the adaptive thread policy (model-notes 1.5, issue 24).
  *
- * Before each collection: build the model's heap (gcs_model_heap) from the
+ * For each collection: build the model's heap (gcs_model_heap) from the
  * previous collection's statistics -- no snapshot, no heap walk, only
  * arithmetic on counters the collector keeps anyway -- and take the model's
- * mark time for P = 1..max (gcs_model_predict, through background.c: by the
- * background predictor outside the pause, or in the pause within the cost
- * budget).  The model supplies the mark's shape in P; what the collector
+ * mark time for P = 1..max (gcs_model_predict).  The decision is made on
+ * the decision thread (background.c), outside the pause, from the
+ * statistics the pause handed over the collection before; or in the pause,
+ * within the cost budget (opts.background 0).  The model supplies the mark's shape in P; what the collector
  * measured at the P it ran corrects its level and its overheads for this
  * heap on this machine, and the sweep, which the model does not price, is
  * taken from its own measurements (below).  The choice is the objective's
