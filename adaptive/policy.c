@@ -939,9 +939,12 @@ static int decide(adaptive_state *s, const gcs_gc_stats *prev, int max_threads, 
         curve = CURVE_SAME;
     } else if (!s->outside && cost_expected(&s->cost_predict, n) + cost_expected(&s->cost_decide, 1) > budget) {
         if (!usable) {
-            out->note = "no curve yet (a prediction would exceed the cost budget); P as last settled";
+            int keep = keep_p(s, prev, max_threads), cap = measured_cap(s, prev, max_threads);
+            out->note = cap < keep ? "no curve yet (a prediction would exceed the cost budget); small-heap cap from the "
+                                     "measured work"
+                                   : "no curve yet (a prediction would exceed the cost budget); P as last settled";
             cost_push(&s->cost_decide, (double)(gcs_now_ns() - t_start));
-            return keep_p(s, prev, max_threads);
+            return cap < keep ? cap : keep;
         }
         curve = CURVE_BUDGET;
     } else {
