@@ -78,8 +78,7 @@
  * collection was disturbed (a descheduled worker), not the model. */
 #define BUSY_MIN 0.02
 #define BUSY_MAX 50.0
-/* Candidates in the pause: every P up to GRID_ALL, then steps of about
- * GRID_STEP.  (The background predictor predicts every P.) */
+/* Candidates: every P up to GRID_ALL, then steps of about GRID_STEP. */
 #define GRID_ALL 16
 #define GRID_STEP 1.125
 /* What a decision is expected to cost: COST_MARGIN x the median of the last
