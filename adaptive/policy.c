@@ -1,14 +1,18 @@
 /* policy.c -- the adaptive thread policy (model-notes 1.5, issue 24).
  *
- * Before each collection: build the model's heap (gcs_model_heap) from the
+ * For each collection: build the model's heap (gcs_model_heap) from the
  * previous collection's statistics -- no snapshot, no heap walk, only
- * arithmetic on counters the collector keeps anyway -- and predict the mark
- * time for P = 1..max with gcs_model_predict.  The model supplies the
- * curve's shape in P; what the collector measured at the P it ran corrects
- * its level and its overheads for this heap on this machine (below); the
- * choice is then the objective's P on the corrected curve, with hysteresis,
- * a small-heap cap and occasional exploration of a neighbouring P.  How each
- * input is estimated, and why: docs/adaptive.md.
+ * arithmetic on counters the collector keeps anyway -- and take the model's
+ * mark time for P = 1..max (gcs_model_predict).  The decision is made on
+ * the decision thread (background.c), outside the pause, from the
+ * statistics the pause handed over the collection before; or in the pause,
+ * within the cost budget (opts.background 0).  The model supplies the mark's shape in P; what the collector
+ * measured at the P it ran corrects its level and its overheads for this
+ * heap on this machine, and the sweep, which the model does not price, is
+ * taken from its own measurements (below).  The choice is the objective's
+ * P on the corrected curve of the whole collection, mark + sweep, with
+ * hysteresis, a small-heap cap and occasional exploration of a neighbouring
+ * P.  How each input is estimated, and why: docs/adaptive.md.
  *
  * The estimates mirror the fast predictor of heap inspection
  * (model/inspect.c, docs/model.md "Heap inspection, Q1 and L"); what the
@@ -35,17 +39,23 @@
  * time.  Busy factor k(P0) = measured busy / predicted busy: it corrects the
  * model's level (its misses are priced unhidden) and the extra work at P0.
  * Overhead residual d(P0) = measured T(P0) - T(P0) (k (1 - f) + f): the
- * wake-up, search and tail the model did not foresee.  Both are kept per
- * P: the median (by the time it gives) of the last three measured there.  Corrected T'(P) = T(P) (k(P) (1 - f(P)) + f(P)) + d(P);
- * where P has not run, k of the nearest P that ran and d of the nearest
- * P >= 2 that ran (0 for P = 1): uncertain values, which exploration
- * replaces with measured ones.
+ * wake-up, search and tail the model did not foresee.  Corrected mark
+ * T'(P) = T(P) (k(P) (1 - f(P)) + f(P)) + d(P).  The sweep in the same
+ * form: per page swept, one worker's time w(P0) = the workers' summed sweep
+ * time / pages, and the overhead o(P0) = the sweep's wall time - their sum
+ * / P0 (waking the workers, the slowest one); S(P) = w(P) pages / P + o(P).
+ * Each pair is kept per P, the median (by the time it gives) of the last
+ * three measured there; where P has not run, the factor of the nearest P
+ * that ran and the overhead of the nearest P >= 2 that ran (0 for P = 1):
+ * uncertain values, which exploration replaces with measured ones.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../common/internal.h"
+#include "adaptive_internal.h"
 #include "gcscale/adaptive.h"
 #include "gcscale/inspect.h"
 
@@ -57,11 +67,12 @@
 #define REUSE_V 0.01
 /* Weight of a new span measurement in the smoothed Tinf / T1. */
 #define SPAN_SMOOTH 0.5
-/* (k, d) at P is the median, by the time it gives, of the last HISTORY
- * measurements there (the mean of two): one collection the host preempted
- * (13 ms instead of 0.4) must not flip the choice, and neither may one that
- * ended before the second worker woke (a chain at P = 2 measured 0.46 ms
- * once and 17-36 ms usually). */
+/* A correction at P is the median, by the time it gives, of the last
+ * HISTORY measurements there (the mean of two): one collection the host
+ * preempted (13 ms instead of 0.4) must not flip the choice, and neither
+ * may one that ended before the second worker woke (a chain at P = 2
+ * measured 0.46 ms once and 17-36 ms usually).  The decision's own cost is
+ * kept the same way. */
 #define HISTORY 3
 /* The busy factor is kept in [1/50, 50]: a measurement outside says the
  * collection was disturbed (a descheduled worker), not the model. */
@@ -70,6 +81,70 @@
 /* Candidates: every P up to GRID_ALL, then steps of about GRID_STEP. */
 #define GRID_ALL 16
 #define GRID_STEP 1.125
+/* What a decision is expected to cost: COST_MARGIN x the median of the last
+ * HISTORY measured in pauses.  Before any, COLD_FACTOR x what the same kind
+ * of decision cost warm at creation: a decision right after a mark runs
+ * from cold caches (docs/adaptive.md, "Cost"). */
+/* How much a P's measurements may have drifted once they are explore_after
+ * collections old (the cpu objective does not grow on older evidence than
+ * that allows): the chain's pause at P = 1 moved from 33.8 to 37.0 ms
+ * within 20 collections on this VM (2026-11-27), and P = 2, last measured
+ * at the start, looked 10% faster. */
+#define STALE_NOISE 0.10
+#define COST_MARGIN 2.0
+#define COLD_FACTOR 8.0
+
+/* The model's mark time at P = 1..max for one heap: pred[P - 1] in ns and
+ * its overhead share f(P) (lost span, wake, search and tail over P); NaN
+ * where not predicted. */
+typedef struct curve_t {
+    gcs_model_heap heap;
+    int max;
+    double pred[GCS_GC_MAX_THREADS];
+    double frac[GCS_GC_MAX_THREADS];
+} curve_t;
+
+/* The last HISTORY measurements of one phase at one P: for the mark, the
+ * workers' summed busy time, the mark time and the T1 estimate of that
+ * collection's heap (k and d are derived from them on the curve of the
+ * moment, so that a new curve never meets corrections made for another);
+ * for the sweep, w and o themselves (the model has no part in them). */
+typedef struct hist {
+    double u[HISTORY], v[HISTORY], w[HISTORY];
+    int n; /* measurements so far (the next goes to n % HISTORY) */
+} hist;
+
+/* The last HISTORY costs of one kind of decision, ns. */
+typedef struct costs {
+    double ns[HISTORY];
+    int n;
+} costs;
+
+/* Before any decision is measured, its HISTORY entries are the initial
+ * guess: one decision that a preempted CPU made slow then cannot stop the
+ * next ones (the median needs two). */
+static void cost_init(costs *c, double initial)
+{
+    for (int i = 0; i < HISTORY; i++)
+        c->ns[i] = initial;
+    c->n = HISTORY;
+}
+
+static void cost_push(costs *c, double ns)
+{
+    c->ns[c->n % HISTORY] = ns;
+    c->n = c->n < 1000000 ? c->n + 1 : HISTORY + (c->n + 1) % HISTORY;
+}
+
+/* What n units of this kind of decision are expected to cost: COST_MARGIN x
+ * the median of the last HISTORY measured (cost_init's guesses until
+ * measurements replace them). */
+static double cost_expected(const costs *c, int n)
+{
+    double a = c->ns[0], b = c->ns[1], x = c->ns[2];
+    double med = a > b ? (b > x ? b : (a > x ? x : a)) : (a > x ? a : (b > x ? x : b));
+    return COST_MARGIN * med * n;
+}
 
 typedef struct adaptive_state {
     gcs_profile *prof;
@@ -80,18 +155,26 @@ typedef struct adaptive_state {
     double span_fraction;        /* Tinf / T1 last measured */
     int span_known;
     gcs_model_result *results;   /* [GCS_GC_MAX_THREADS] scratch */
-    /* The last model curve, reused while the inputs stay put or the budget
-     * says so. */
-    int have_last, last_max, last_choice;
-    gcs_model_heap last_heap;
-    double pred[GCS_GC_MAX_THREADS];  /* the model's ns per P; NaN where not predicted */
-    double frac[GCS_GC_MAX_THREADS];  /* its overhead share f(P) */
+    /* The model's curve, reused while the inputs stay put, while a new one
+     * is being predicted outside the pause, or while the budget says so. */
+    int have_curve;
+    curve_t curve;
+    int last_choice;             /* with exploration */
+    int settled;                 /* without: what a decision that cannot be made keeps */
     uint64_t predictions;
-    uint64_t last_predict_ns;    /* what the last full decision (estimate + prediction) cost */
-    /* Corrections from measurements. */
-    /* The last HISTORY measurements (k, d) at each P. */
-    double k_hist[GCS_GC_MAX_THREADS][HISTORY], d_hist[GCS_GC_MAX_THREADS][HISTORY];
-    int nhist[GCS_GC_MAX_THREADS];           /* measurements so far (the next goes to nhist % HISTORY) */
+    uint64_t last_predict_ns;    /* what the last new curve cost (in the pause or outside) */
+    /* The decision thread (opts.background); NULL: decisions in the pause.
+     * With it, everything in this state but bg and bg_settled is the
+     * thread's. */
+    _gcs_adaptive_bg *bg;
+    int bg_settled;              /* the pause's: the last taken decision's P without exploration */
+    int outside;                 /* deciding on the thread: no budget, nothing measured for it */
+    costs cost_decide;           /* decisions without a new curve */
+    costs cost_predict;          /* decisions with a new curve in the pause, per prediction */
+    costs cost_exchange;         /* the pause's with the decision thread (the pause's own) */
+    /* Corrections from measurements, per P. */
+    hist mark[GCS_GC_MAX_THREADS];           /* k, d */
+    hist sweep[GCS_GC_MAX_THREADS];          /* w (ns per page, one worker), o (ns) */
     uint64_t seen_index[GCS_GC_MAX_THREADS]; /* collection that last ran at P; 0: never */
     uint64_t corrected_index;                /* the last collection folded in */
     uint64_t explored_index;                 /* the last collection that explored */
@@ -110,6 +193,7 @@ void gcs_adaptive_opts_init(gcs_adaptive_opts *opts)
     opts->explore_margin = 0.25;
     opts->min_thread_work_ns = 100000;
     opts->cost_budget = 0.01;
+    opts->background = 1;
     opts->use_model_opts = 0;
     gcs_model_opts_init(&opts->model);
 }
@@ -119,6 +203,7 @@ static void state_free(void *p)
     adaptive_state *s = p;
     if (!s)
         return;
+    _gcs_adaptive_bg_stop(s->bg);
     gcs_profile_free(s->prof);
     free(s->results);
     free(s);
@@ -131,6 +216,14 @@ static int policy_choose(void *state, const gcs_gc_stats *prev, int max_threads,
     return gcs_adaptive_choose(state, prev, max_threads, out);
 }
 
+static int decide_outside(void *state, const gcs_gc_stats *prev, int max, gcs_gc_decision *out, int *settled);
+
+int _gcs_adaptive_wait_background(void *policy_state, int timeout_ms)
+{
+    adaptive_state *s = policy_state;
+    return s->bg ? _gcs_adaptive_bg_wait_idle(s->bg, timeout_ms) : 0;
+}
+
 static int check_fraction(double v, double lo, double hi, const char *name, gcs_err *err)
 {
     if (!(v >= lo && v <= hi) || !isfinite(v)) {
@@ -138,6 +231,24 @@ static int check_fraction(double v, double lo, double hi, const char *name, gcs_
         return -1;
     }
     return 0;
+}
+
+/* One made-up collection for the warm-up: `objects` objects of a bushy
+ * heap at P = 2. */
+static void warmup_stats(gcs_gc_stats *st, int nnodes, uint64_t objects)
+{
+    memset(st, 0, sizeof *st);
+    st->index = 1;
+    st->threads = 2;
+    st->live_objects = st->objects_marked = objects;
+    st->edges_examined = objects + 1;
+    st->pointers_scanned = 2 * objects;
+    st->roots = 1;
+    st->live_bytes = 32 * objects;
+    st->nnodes = nnodes;
+    st->node_live_bytes[0] = st->live_bytes;
+    st->workers[0].busy_ns = st->workers[1].busy_ns = 10000;
+    st->workers[1].search_ns = 1000;
 }
 
 int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gcs_gc_thread_policy *out,
@@ -195,45 +306,59 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
         s->mopts.span = GCS_MODEL_SPAN_CRITICAL;
     }
     gcs_inspect_fast_cache(prof, &s->line_bytes, &s->private_lines);
-    /* Two decisions now, on made-up statistics, then forgotten: the first
+    /* Three decisions now, on made-up statistics, then forgotten: the first
      * decision in a process pays for paging in and binding the model's code
      * (docs/adaptive.md, "Cost": warm-up at creation), which belongs to
-     * start-up, not to a pause; the second one's cost is what the budget
-     * expects of the first real one. */
+     * start-up, not to a pause.  The second (a new curve) and the third (the
+     * same inputs: the curve reused) measure what the two kinds of decision
+     * cost warm, from which the budget expects the first real ones' cost. */
     gcs_gc_stats *fake = calloc(1, sizeof *fake);
-    if (fake) {
-        fake->threads = 2;
-        fake->live_objects = fake->objects_marked = 1000;
-        fake->edges_examined = 1001;
-        fake->pointers_scanned = 2000;
-        fake->roots = 1;
-        fake->live_bytes = 32000;
-        fake->nnodes = prof->nnodes;
-        fake->node_live_bytes[0] = 32000;
-        fake->workers[0].busy_ns = fake->workers[1].busy_ns = 10000;
-        fake->workers[1].search_ns = 1000;
-        for (int round = 0; round < 2; round++) {
-            gcs_gc_decision d;
-            memset(&d, 0, sizeof d);
-            s->have_last = 0;
-            fake->live_objects = fake->objects_marked = 1000 + 1000 * (uint64_t)round;
-            uint64_t t0 = gcs_now_ns();
-            int p = gcs_adaptive_choose(s, fake, 2, &d);
-            s->last_predict_ns = gcs_now_ns() - t0;
-            if (p <= 0 || s->fallbacks) {
-                free(fake);
-                gcs_err_set(err, "adaptive: the model rejects this profile: %s", s->errbuf);
-                state_free(s);
-                return -1;
-            }
-        }
-        free(fake);
+    if (!fake) {
+        gcs_err_set(err, "adaptive: out of memory");
+        state_free(s);
+        return -1;
     }
-    s->have_last = s->span_known = s->last_choice = 0;
+    uint64_t warm[3] = {0, 0, 0};
+    for (int round = 0; round < 3; round++) {
+        gcs_gc_decision d;
+        memset(&d, 0, sizeof d);
+        if (round < 2)
+            s->have_curve = 0;
+        warmup_stats(fake, prof->nnodes, round == 0 ? 1000 : 2000);
+        uint64_t t0 = gcs_now_ns();
+        int p = gcs_adaptive_choose(s, fake, 2, &d);
+        warm[round] = gcs_now_ns() - t0;
+        if (p <= 0 || s->fallbacks) {
+            free(fake);
+            gcs_err_set(err, "adaptive: the model rejects this profile: %s", s->errbuf);
+            state_free(s);
+            return -1;
+        }
+    }
+    free(fake);
+    /* per prediction: round 1 predicted P = 1 and 2 */
+    cost_init(&s->cost_predict, COLD_FACTOR * (double)warm[1] / 2);
+    cost_init(&s->cost_decide, COLD_FACTOR * (double)warm[2]);
+    /* an exchange with the thread does less than a decision on the last
+     * curve, and wakes a thread: guessed as the same */
+    cost_init(&s->cost_exchange, COLD_FACTOR * (double)warm[2]);
+    s->last_predict_ns = warm[1];
+    s->have_curve = s->span_known = s->last_choice = s->settled = 0;
     s->predictions = 0;
     s->corrected_index = s->explored_index = s->fallbacks = 0;
     memset(s->seen_index, 0, sizeof s->seen_index);
-    memset(s->nhist, 0, sizeof s->nhist);
+    memset(s->mark, 0, sizeof s->mark);
+    memset(s->sweep, 0, sizeof s->sweep);
+    if (s->opts.background) {
+        /* Started after the warm-up, which decides here.  A thread that
+         * cannot start leaves the decisions in the pause, within the
+         * budget. */
+        gcs_err ignored;
+        s->outside = 1;
+        s->bg = _gcs_adaptive_bg_start(decide_outside, s, &ignored);
+        if (!s->bg)
+            s->outside = 0;
+    }
     out->name = GCS_ADAPTIVE_POLICY_NAME;
     out->choose = policy_choose;
     out->destroy = policy_destroy;
@@ -410,145 +535,260 @@ static int grid(int max, int *ps)
     return n;
 }
 
+
+/* ---- the model's curve ------------------------------------------------------------ */
+
+/* Predicts the curve of heap at ps[0..n) (P values in 1..curve->max; the
+ * others stay as they were) with scratch of n results.  -1 with err and
+ * *failed_p set when the model rejects the inputs. */
+static int curve_predict(const gcs_profile *prof, const gcs_model_opts *mopts, const gcs_model_heap *heap, const int *ps,
+                         int n, gcs_model_result *scratch, curve_t *curve, int *failed_p, gcs_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        int p = ps[i];
+        gcs_assert_internal(p >= 1 && p <= curve->max && p <= GCS_GC_MAX_THREADS);
+        gcs_model_result *r = &scratch[i];
+        if (gcs_model_predict(prof, heap, p, mopts, r, err) < 0) {
+            *failed_p = p;
+            return -1;
+        }
+        curve->pred[p - 1] = r->time_ns;
+        curve->frac[p - 1] = fmin(1.0, fmax(0.0, (r->lost_span + r->lost_wake + r->lost_search + r->lost_tail) / p));
+    }
+    return 0;
+}
+
 /* ---- corrections from measurements -------------------------------------------------- */
 
 /* The model's time at P and its overhead share: predicted, or between two
  * predicted P (beyond the grid) interpolated.  0 when neither. */
 static int model_at(const adaptive_state *s, int p, int max, double *t, double *f)
 {
-    if (isfinite(s->pred[p - 1])) {
-        *t = s->pred[p - 1];
-        *f = s->frac[p - 1];
+    const double *pred = s->curve.pred, *frac = s->curve.frac;
+    if (isfinite(pred[p - 1])) {
+        *t = pred[p - 1];
+        *f = frac[p - 1];
         return 1;
     }
     int lo = p - 1, hi = p + 1;
-    while (lo >= 1 && !isfinite(s->pred[lo - 1]))
+    while (lo >= 1 && !isfinite(pred[lo - 1]))
         lo--;
-    while (hi <= max && !isfinite(s->pred[hi - 1]))
+    while (hi <= max && !isfinite(pred[hi - 1]))
         hi++;
     if (lo < 1 || hi > max)
         return 0;
     double w = (double)(p - lo) / (double)(hi - lo);
-    *t = s->pred[lo - 1] + w * (s->pred[hi - 1] - s->pred[lo - 1]);
-    *f = s->frac[lo - 1] + w * (s->frac[hi - 1] - s->frac[lo - 1]);
+    *t = pred[lo - 1] + w * (pred[hi - 1] - pred[lo - 1]);
+    *f = frac[lo - 1] + w * (frac[hi - 1] - frac[lo - 1]);
     return 1;
 }
 
-/* The (k, d) measured at P whose time T (k (1 - f) + f) + d is the median of
- * the last HISTORY (the mean of two); 0 when P has not run. */
-static int sample_at(const adaptive_state *s, int p, double t, double f, double *k, double *d)
+static void hist_push(hist *h, double u, double v, double w)
 {
-    int n = s->nhist[p - 1] < HISTORY ? s->nhist[p - 1] : HISTORY;
-    if (n == 0)
-        return 0;
-    double v[HISTORY];
-    int idx[HISTORY];
-    for (int h = 0; h < n; h++) {
-        v[h] = t * (s->k_hist[p - 1][h] * (1 - f) + f) + s->d_hist[p - 1][h];
-        idx[h] = h;
+    int slot = h->n % HISTORY;
+    h->u[slot] = u;
+    h->v[slot] = v;
+    h->w[slot] = w;
+    if (h->n < 1000000)
+        h->n++;
+    else
+        h->n = HISTORY + (h->n + 1) % HISTORY; /* stays >= HISTORY, same slot order */
+}
+
+/* Which correction, and how its time at P is a x + b. */
+typedef struct corr_kind {
+    const hist *h;   /* [max] */
+    int sweep;       /* 0: the mark's (k, d), x = the model's busy time; 1: the sweep's (w, o), x = pages / P */
+    double scale;    /* mark: the curve's scale to this heap */
+    double pages;    /* sweep: pages to sweep */
+    double a0;       /* a where nothing was measured: k = 1; w = 0 (no sweep known) */
+} corr_kind;
+
+/* Measurement i at P as (a, b): the sweep's as stored; the mark's k and d
+ * on the current curve scaled to that collection's heap:
+ * k = busy / (P t (1 - f)), d = mark - t (k (1 - f) + f).  0 where the
+ * curve has no value at P. */
+static int entry_ab(const adaptive_state *s, const corr_kind *c, int p, int max, int i, double *a, double *b)
+{
+    const hist *h = &c->h[p - 1];
+    if (c->sweep) {
+        *a = h->u[i];
+        *b = h->v[i];
+        return 1;
     }
+    double t, f;
+    if (!model_at(s, p, max, &t, &f) || !(s->curve.heap.t1_ns > 0))
+        return 0;
+    t *= h->w[i] / s->curve.heap.t1_ns;
+    double predicted_busy = t * (1 - f) * p;
+    if (!(predicted_busy > 0) || !isfinite(predicted_busy))
+        return 0;
+    *a = fmin(BUSY_MAX, fmax(BUSY_MIN, h->u[i] / predicted_busy));
+    *b = h->v[i] - t * (*a * (1 - f) + f);
+    return 1;
+}
+
+static int corr_x(const adaptive_state *s, const corr_kind *c, int p, int max, double *x)
+{
+    if (c->sweep) {
+        *x = c->pages / p;
+        return 1;
+    }
+    double t, f;
+    if (!model_at(s, p, max, &t, &f))
+        return 0;
+    *x = c->scale * t * (1 - f);
+    return 1;
+}
+
+/* The (a, b) measured at P whose time a x + b is the median of the last
+ * HISTORY (the mean of two); 0 when nothing was measured there. */
+static int hist_pick(const adaptive_state *s, const corr_kind *c, int p, int max, double *a, double *b)
+{
+    const hist *h = &c->h[p - 1];
+    int n = h->n < HISTORY ? h->n : HISTORY;
+    double x, as[HISTORY], bs[HISTORY], v[HISTORY];
+    if (n == 0 || !corr_x(s, c, p, max, &x))
+        return 0;
+    for (int i = 0; i < n; i++) {
+        if (!entry_ab(s, c, p, max, i, &as[i], &bs[i]))
+            return 0;
+        v[i] = as[i] * x + bs[i];
+    }
+    if (n < 3) {
+        *a = n == 1 ? as[0] : (as[0] + as[1]) / 2;
+        *b = n == 1 ? bs[0] : (bs[0] + bs[1]) / 2;
+        return 1;
+    }
+    int idx[HISTORY] = {0, 1, 2};
     for (int i = 1; i < n; i++) /* n <= 3: insertion sort */
         for (int j = i; j > 0 && v[idx[j]] < v[idx[j - 1]]; j--) {
-            int x = idx[j];
+            int t = idx[j];
             idx[j] = idx[j - 1];
-            idx[j - 1] = x;
+            idx[j - 1] = t;
         }
-    if (n == 2) {
-        *k = (s->k_hist[p - 1][0] + s->k_hist[p - 1][1]) / 2;
-        *d = (s->d_hist[p - 1][0] + s->d_hist[p - 1][1]) / 2;
-    } else {
-        *k = s->k_hist[p - 1][idx[n / 2]];
-        *d = s->d_hist[p - 1][idx[n / 2]];
-    }
+    *a = as[idx[n / 2]];
+    *b = bs[idx[n / 2]];
     return 1;
 }
 
-/* k(P) and d(P): measured at P; else k of the nearest P that ran and d of
+/* (a, b) at P: measured there; else a of the nearest P that ran and b of
  * the nearest P >= 2 that ran (coordination costs of a neighbour are the
- * best guess there; 0 for P = 1); else k = 1, d = 0. */
-static void corrections(const adaptive_state *s, int p, int max, double *k, double *d)
+ * best guess there; 0 for P = 1); else (a0, 0). */
+static void lookup(const adaptive_state *s, const corr_kind *c, int p, int max, double *a, double *b)
 {
-    double t, f, dd;
-    *k = 1;
-    *d = 0;
-    if (model_at(s, p, max, &t, &f) && sample_at(s, p, t, f, k, d))
+    *a = c->a0;
+    *b = 0;
+    if (hist_pick(s, c, p, max, a, b))
         return;
-    int have_k = 0, have_d = p == 1;
-    for (int dist = 1; dist < max && !(have_k && have_d); dist++)
+    int have_a = 0, have_b = p == 1;
+    for (int dist = 1; dist < max && !(have_a && have_b); dist++)
         for (int q = p - dist; q <= p + dist; q += 2 * dist) {
-            double kq;
-            if (q < 1 || q > max || !model_at(s, q, max, &t, &f) || !sample_at(s, q, t, f, &kq, &dd))
+            double aq, bq;
+            if (q < 1 || q > max || !hist_pick(s, c, q, max, &aq, &bq))
                 continue;
-            if (!have_k) {
-                *k = kq;
-                have_k = 1;
+            if (!have_a) {
+                *a = aq;
+                have_a = 1;
             }
-            if (!have_d && q >= 2) {
-                *d = dd;
-                have_d = 1;
+            if (!have_b && q >= 2) {
+                *b = bq;
+                have_b = 1;
             }
         }
 }
 
-/* T'(P); NaN where the model has no value. */
-static double corrected(const adaptive_state *s, int p, int max, double scale)
+/* T'(P), the corrected mark (k and d there, if asked); NaN where the model
+ * has no value. */
+static double mark_at(const adaptive_state *s, int p, int max, double scale, double *k_out, double *d_out)
 {
     double t, f, k, d;
     if (!model_at(s, p, max, &t, &f))
         return NAN;
-    corrections(s, p, max, &k, &d);
+    corr_kind c = {.h = s->mark, .sweep = 0, .scale = scale, .a0 = 1};
+    lookup(s, &c, p, max, &k, &d);
+    if (k_out)
+        *k_out = k;
+    if (d_out)
+        *d_out = d;
     return scale * t * (k * (1 - f) + f) + d;
 }
 
-/* Folds the previous collection's measurement at the P it ran into k and
- * d(P0); the curve (times scale) is the model's for that collection's heap. */
-static void correct(adaptive_state *s, const gcs_gc_stats *prev, int max, double scale)
+/* S(P), the sweep of `pages` pages at P from its measurements; 0 before
+ * any (the mark alone decides). */
+static double sweep_at(const adaptive_state *s, int p, int max, double pages)
+{
+    double w, o;
+    corr_kind c = {.h = s->sweep, .sweep = 1, .pages = pages, .a0 = 0};
+    lookup(s, &c, p, max, &w, &o);
+    return fmax(0.0, w * pages / p + o);
+}
+
+/* Pages the previous collection swept: what this one is expected to. */
+static double pages_swept(const gcs_gc_stats *st)
+{
+    double pages = 0;
+    for (int i = 0; i < st->threads && i < GCS_GC_MAX_THREADS; i++)
+        pages += (double)st->workers[i].pages_swept;
+    return pages;
+}
+
+/* Folds the previous collection's measurements at the P it ran into the
+ * mark's and the sweep's history there; t1 is the T1 estimate of its heap. */
+static void correct(adaptive_state *s, const gcs_gc_stats *prev, int max, double t1)
 {
     int p0 = prev->threads;
-    if (prev->remark || prev->index == 0 || prev->index == s->corrected_index || p0 < 1 || p0 > max ||
-        prev->mark_ns == 0)
+    if (prev->remark || prev->index == 0 || prev->index == s->corrected_index || p0 < 1 || p0 > max)
         return;
-    double busy = 0, t, f;
+    int folded = 0;
+    double busy = 0;
     for (int i = 0; i < p0; i++)
         busy += (double)prev->workers[i].busy_ns;
-    if (!(busy > 0) || !model_at(s, p0, max, &t, &f) || !(t > 0) || !isfinite(t))
-        return;
-    t *= scale;
-    double predicted_busy = t * (1 - f) * p0;
-    if (!(predicted_busy > 0))
-        return;
-    double k = fmin(BUSY_MAX, fmax(BUSY_MIN, busy / predicted_busy));
-    double d = (double)prev->mark_ns - t * (k * (1 - f) + f);
-    int slot = s->nhist[p0 - 1]++ % HISTORY;
-    s->k_hist[p0 - 1][slot] = k;
-    s->d_hist[p0 - 1][slot] = d;
-    s->seen_index[p0 - 1] = prev->index;
-    s->corrected_index = prev->index;
+    if (prev->mark_ns > 0 && busy > 0 && t1 > 0 && isfinite(t1)) {
+        hist_push(&s->mark[p0 - 1], busy, (double)prev->mark_ns, t1);
+        folded = 1;
+    }
+    /* The sweep: every worker claims pages until none is left, so the sum
+     * of their times is the work (one worker's time for it) and the wall
+     * time beyond its share per worker is waking them and the last one's
+     * tail. */
+    double pages = 0, work = 0;
+    for (int i = 0; i < p0; i++) {
+        pages += (double)prev->workers[i].pages_swept;
+        work += (double)prev->workers[i].sweep_ns;
+    }
+    if (prev->sweep_ns > 0 && pages > 0 && work > 0) {
+        hist_push(&s->sweep[p0 - 1], work / pages, (double)prev->sweep_ns - work / p0, 0);
+        folded = 1;
+    }
+    if (folded) {
+        s->seen_index[p0 - 1] = prev->index;
+        s->corrected_index = prev->index;
+    }
 }
 
 /* ---- the decision ---------------------------------------------------------------- */
 
-enum { CURVE_PREDICTED, CURVE_SAME, CURVE_BUDGET };
-enum { ACT_OBJECTIVE, ACT_SHRINK, ACT_CAP, ACT_EXPLORE };
+enum { CURVE_PREDICTED, CURVE_SAME, CURVE_BUDGET, NCURVES };
+enum { ACT_OBJECTIVE, ACT_SHRINK, ACT_CAP, ACT_EXPLORE, ACT_HOLD, NACTS };
 /* No formatting in the pause: printf's floating-point code, cold after a
  * mark, cost more than the predictions (docs/adaptive.md, "Cost"). */
-static const char *const notes[3][4] = {
-    {"predicted; the objective's P", "predicted; shrinking halfway to the objective's P",
-     "predicted; small-heap cap", "predicted; exploring a neighbouring P"},
-    {"curve reused (inputs as last time); the objective's P",
-     "curve reused (inputs as last time); shrinking halfway to the objective's P",
-     "curve reused (inputs as last time); small-heap cap",
-     "curve reused (inputs as last time); exploring a neighbouring P"},
-    {"curve reused (a new prediction would exceed the cost budget); the objective's P",
-     "curve reused (a new prediction would exceed the cost budget); shrinking halfway to the objective's P",
-     "curve reused (a new prediction would exceed the cost budget); small-heap cap",
-     "curve reused (a new prediction would exceed the cost budget); exploring a neighbouring P"},
+#define NOTES(curve)                                                                                   \
+    {curve "; the objective's P", curve "; shrinking halfway to the objective's P",                   \
+     curve "; small-heap cap", curve "; exploring a neighbouring P",                                  \
+     curve "; not growing on old measurements"}
+static const char *const notes[2][NCURVES][NACTS] = {
+    {NOTES("predicted"), NOTES("curve reused (inputs as last time)"),
+     NOTES("curve reused (a new prediction would exceed the cost budget)")},
+    {NOTES("decided outside the pause: predicted"), NOTES("decided outside the pause: curve reused (inputs as last time)"),
+     NOTES("decided outside the pause: curve reused (a new prediction would exceed the cost budget)")},
 };
 static const char *const input_names[] = {"objects", "edges", "t1_ns", "tinf_ns", "q1_read", "q1_rw",
                                           "live_lines_avg", "span_fraction", "span_source", "busy_factor",
                                           "overhead_ns", "best_ns", "objective_p", "cap",
-                                          "predict_cost_ns"};
+                                          "predict_cost_ns", "sweep_ns"};
 #define NINPUTS ((int)(sizeof input_names / sizeof *input_names))
+_Static_assert(NINPUTS <= GCS_GC_DECISION_INPUTS, "a decision records at most GCS_GC_DECISION_INPUTS inputs");
 
 /* The decision cannot be made: the stated fallback P (the last choice, or
  * the pool before there is one), with the reason. */
@@ -556,14 +796,73 @@ static int fall_back(adaptive_state *s, int max_threads, gcs_gc_decision *out, c
                      const char *note_last)
 {
     s->fallbacks++;
-    s->have_last = 0;
+    s->have_curve = 0;
     out->npredicted = 0;
     out->note = s->last_choice > 0 ? note_last : note_first;
     return s->last_choice > 0 && s->last_choice <= max_threads ? s->last_choice : max_threads;
 }
 
-/* The objective's P among the candidates 1..cap with a corrected time. */
-static int objective_p(const adaptive_state *s, const double *tc, int cap, double *best_out)
+/* No decision this time (the budget, or no curve yet): the P the policy
+ * last settled on (its choice without exploration), else the previous
+ * collection's. */
+static int keep_p(const adaptive_state *s, const gcs_gc_stats *prev, int max_threads)
+{
+    if (s->settled > 0 && s->settled <= max_threads)
+        return s->settled;
+    return prev->threads >= 1 && prev->threads <= max_threads ? prev->threads : max_threads;
+}
+
+/* The small-heap cap from what the previous collection measured: its
+ * workers' summed mark and sweep time is what one worker would take. */
+static int measured_cap(const adaptive_state *s, const gcs_gc_stats *prev, int max_threads)
+{
+    if (!(s->opts.min_thread_work_ns > 0))
+        return max_threads;
+    double work = 0;
+    for (int i = 0; i < prev->threads && i < GCS_GC_MAX_THREADS; i++)
+        work += (double)prev->workers[i].busy_ns + (double)prev->workers[i].sweep_ns;
+    return (int)fmax(1.0, fmin((double)max_threads, floor(work / s->opts.min_thread_work_ns)));
+}
+
+/* How far apart the collections at P measured (their marks, scaled to
+ * this heap's T1), relative to the corrected pause there: (max - min) /
+ * pause'(P) of the last HISTORY; 0 with fewer than two. */
+static double measured_noise(const adaptive_state *s, int p, double t1_now, double pause)
+{
+    const hist *h = &s->mark[p - 1];
+    int n = h->n < HISTORY ? h->n : HISTORY;
+    if (n < 2 || !(t1_now > 0) || !(pause > 0))
+        return 0;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (h->w[i] > 0) {
+            double v = h->v[i] * t1_now / h->w[i];
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
+        }
+    return hi > lo ? (hi - lo) / pause : 0;
+}
+
+/* No decision this time, because it would not fit the budget: keep P, but
+ * within the small-heap cap from the work the collection measured (a few
+ * loads): a heap whose pause is too short to decide in is the one the cap
+ * is for. */
+static int no_decision(const adaptive_state *s, const gcs_gc_stats *prev, int max_threads, int keep,
+                       gcs_gc_decision *out)
+{
+    int cap = measured_cap(s, prev, max_threads);
+    out->note = cap < keep ? "no decision (it would exceed the cost budget); small-heap cap from the measured work"
+                           : "no decision (it would exceed the cost budget); P as last settled";
+    return cap < keep ? cap : keep;
+}
+
+/* The objective's P among the candidates 1..cap with a corrected time
+ * (the collection's: mark + sweep).  noise[P - 1]: how far apart P's own
+ * measurements were (measured_noise); the cpu objective counts a P as
+ * within the tolerance of the shortest pause also when the difference is
+ * inside that spread: a difference the measurements cannot show is no
+ * reason to pay for more threads. */
+static int objective_p(const adaptive_state *s, const double *tc, const double *noise, int cap, double *best_out)
 {
     double best = INFINITY;
     int arg = 0;
@@ -579,28 +878,32 @@ static int objective_p(const adaptive_state *s, const double *tc, int cap, doubl
     int choice = arg;
     double cpu = arg * best;
     for (int p = 1; p <= cap; p++)
-        if (isfinite(tc[p - 1]) && tc[p - 1] <= best * (1 + s->opts.tolerance) && p * tc[p - 1] < cpu) {
+        if (isfinite(tc[p - 1]) && tc[p - 1] <= best * (1 + s->opts.tolerance + fmax(noise[arg - 1], noise[p - 1])) &&
+            p * tc[p - 1] < cpu) {
             cpu = p * tc[p - 1];
             choice = p;
         }
     return choice;
 }
 
-int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out)
+/* The decision from prev's statistics (marked something), in the pause
+ * (within the cost budget) or on the decision thread (s->outside). */
+static int decide(adaptive_state *s, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out)
 {
-    adaptive_state *s = state;
-    if (max_threads > GCS_GC_MAX_THREADS)
-        max_threads = GCS_GC_MAX_THREADS;
-    if (max_threads < 1)
-        max_threads = 1;
-    out->npredicted = 0;
-    if (!prev || (prev->live_objects == 0 && prev->objects_marked == 0)) {
-        int p = s->opts.first_threads > 0 && s->opts.first_threads < max_threads ? s->opts.first_threads
-                                                                                   : max_threads;
-        out->note = prev ? "previous collection marked nothing: no prediction" : "first collection: no prediction";
-        return p;
-    }
     uint64_t t_start = gcs_now_ns();
+    /* The budget of this decision: cost_budget of the collector's part of
+     * the last pause (the time to stop the world is the mutators'), the
+     * best guess of this one's before it happens.  Statistics without a
+     * pause (made up, or a re-mark's), or a decision outside the pause, set
+     * none. */
+    double budget = INFINITY;
+    if (prev->pause_ns > 0 && !s->outside)
+        budget = s->opts.cost_budget *
+                 (double)(prev->pause_ns > prev->stop_ns ? prev->pause_ns - prev->stop_ns : prev->pause_ns);
+    if (!s->outside && cost_expected(&s->cost_decide, 1) > budget)
+        /* Even a decision on the last curve would take more than the
+         * budget: none this time. */
+        return no_decision(s, prev, max_threads, keep_p(s, prev, max_threads), out);
     gcs_adaptive_estimate est;
     gcs_err err;
     double hint = s->span_known ? s->span_fraction : s->opts.initial_span_fraction;
@@ -621,57 +924,74 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
         src = 3; /* initial */
     }
 
-    /* The curve: the last one when the inputs are about the same or a new
-     * one would cost more than the budget allows in this pause; else the
-     * model's for this heap. */
-    int curve = CURVE_PREDICTED;
-    double scale = 1;
-    if (s->have_last && s->last_max == max_threads) {
-        if (same_inputs(&est.heap, &s->last_heap, REUSE_REL, REUSE_SPAN, REUSE_V))
-            curve = CURVE_SAME;
-        else if ((double)s->last_predict_ns > s->opts.cost_budget * (double)prev->pause_ns)
-            curve = CURVE_BUDGET;
-        if (curve != CURVE_PREDICTED && s->last_heap.t1_ns > 0)
-            scale = est.heap.t1_ns / s->last_heap.t1_ns;
-    }
-    int ps[GCS_GC_MAX_THREADS], n = grid(max_threads, ps);
-    if (curve == CURVE_PREDICTED) {
-        for (int p = 1; p <= max_threads; p++)
-            s->pred[p - 1] = s->frac[p - 1] = NAN;
-        for (int i = 0; i < n; i++) {
-            gcs_model_result *r = &s->results[i];
-            if (gcs_model_predict(s->prof, &est.heap, ps[i], &s->mopts, r, &err) < 0) {
-                snprintf(s->errbuf, sizeof s->errbuf, "P = %d: %.200s", ps[i], err.msg);
-                return fall_back(s, max_threads, out, "fallback: the model rejected the inputs; P = the pool",
-                                 "fallback: the model rejected the inputs; P = the last choice");
-            }
-            s->pred[ps[i] - 1] = r->time_ns;
-            s->frac[ps[i] - 1] =
-                fmin(1.0, fmax(0.0, (r->lost_span + r->lost_wake + r->lost_search + r->lost_tail) / ps[i]));
-        }
-        s->have_last = 1;
-        s->last_heap = est.heap;
-        s->last_max = max_threads;
-        s->predictions++;
-    }
-    correct(s, prev, max_threads, scale);
+    /* What the previous collection measured, whether or not there is a
+     * curve to read it on yet. */
+    correct(s, prev, max_threads, est.heap.t1_ns);
 
-    double tc[GCS_GC_MAX_THREADS];
+    /* The curve: the last one when the inputs are about the same; a new one
+     * when the budget allows it (always outside the pause); else the last
+     * one, scaled. */
+    int curve;
+    int usable = s->have_curve && s->curve.max == max_threads;
+    int ps[GCS_GC_MAX_THREADS], n = grid(max_threads, ps);
+    if (usable && same_inputs(&est.heap, &s->curve.heap, REUSE_REL, REUSE_SPAN, REUSE_V)) {
+        curve = CURVE_SAME;
+    } else if (!s->outside && cost_expected(&s->cost_predict, n) + cost_expected(&s->cost_decide, 1) > budget) {
+        if (!usable) {
+            int keep = keep_p(s, prev, max_threads), cap = measured_cap(s, prev, max_threads);
+            out->note = cap < keep ? "no curve yet (a prediction would exceed the cost budget); small-heap cap from the "
+                                     "measured work"
+                                   : "no curve yet (a prediction would exceed the cost budget); P as last settled";
+            cost_push(&s->cost_decide, (double)(gcs_now_ns() - t_start));
+            return cap < keep ? cap : keep;
+        }
+        curve = CURVE_BUDGET;
+    } else {
+        curve = CURVE_PREDICTED;
+    }
+    double scale = 1;
+    if (curve == CURVE_PREDICTED) {
+        s->curve.heap = est.heap;
+        s->curve.max = max_threads;
+        for (int p = 1; p <= max_threads; p++)
+            s->curve.pred[p - 1] = s->curve.frac[p - 1] = NAN;
+        int failed_p = 0;
+        if (curve_predict(s->prof, &s->mopts, &est.heap, ps, n, s->results, &s->curve, &failed_p, &err) < 0) {
+            snprintf(s->errbuf, sizeof s->errbuf, "P = %d: %.200s", failed_p, err.msg);
+            return fall_back(s, max_threads, out, "fallback: the model rejected the inputs; P = the pool",
+                             "fallback: the model rejected the inputs; P = the last choice");
+        }
+        s->have_curve = 1;
+        s->predictions++;
+    } else if (s->curve.heap.t1_ns > 0) {
+        scale = est.heap.t1_ns / s->curve.heap.t1_ns;
+    }
+
+    /* The corrected curve of the whole collection: mark + sweep. */
+    double tm[GCS_GC_MAX_THREADS], sw[GCS_GC_MAX_THREADS], tc[GCS_GC_MAX_THREADS];
+    double pages = pages_swept(prev);
     int cap = max_threads;
-    for (int p = 1; p <= max_threads; p++)
-        tc[p - 1] = isfinite(s->pred[p - 1]) ? corrected(s, p, max_threads, scale) : NAN;
-    if (!isfinite(tc[0]) || !(tc[0] > 0)) {
-        snprintf(s->errbuf, sizeof s->errbuf, "the corrected P = 1 time is %g", tc[0]);
+    for (int p = 1; p <= max_threads; p++) {
+        tm[p - 1] = isfinite(s->curve.pred[p - 1]) ? mark_at(s, p, max_threads, scale, NULL, NULL) : NAN;
+        sw[p - 1] = isfinite(tm[p - 1]) ? sweep_at(s, p, max_threads, pages) : NAN;
+        tc[p - 1] = tm[p - 1] + sw[p - 1];
+    }
+    if (!isfinite(tm[0]) || !(tm[0] > 0)) {
+        snprintf(s->errbuf, sizeof s->errbuf, "the corrected P = 1 time is %g", tm[0]);
         return fall_back(s, max_threads, out, "fallback: the prediction is not a number; P = the pool",
                          "fallback: the prediction is not a number; P = the last choice");
     }
     if (s->opts.min_thread_work_ns > 0)
         cap = (int)fmax(1.0, fmin((double)max_threads, floor(tc[0] / s->opts.min_thread_work_ns)));
     double best;
-    int choice = objective_p(s, tc, cap, &best);
+    double noise[GCS_GC_MAX_THREADS];
+    for (int p = 1; p <= max_threads; p++)
+        noise[p - 1] = measured_noise(s, p, est.heap.t1_ns, tc[p - 1]);
+    int choice = objective_p(s, tc, noise, cap, &best);
     if (choice < 1 || !isfinite(best))
         return fall_back(s, max_threads, out, "fallback: the prediction is not a number; P = the pool",
                          "fallback: the prediction is not a number; P = the last choice");
+    int npredicted = n;
     if (curve == CURVE_PREDICTED && s->opts.objective == GCS_ADAPTIVE_OBJECTIVE_CPU) {
         /* Between grid points: a smaller P within the tolerance and with
          * less CPU may lie after the grid point before the choice. */
@@ -680,21 +1000,39 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
             if (ps[i] == choice)
                 lo = ps[i - 1];
         for (int p = lo + 1; lo > 0 && p < choice; p++) {
-            gcs_model_result *r = &s->results[n];
-            if (gcs_model_predict(s->prof, &est.heap, p, &s->mopts, r, &err) < 0)
+            int failed_p = 0;
+            if (curve_predict(s->prof, &s->mopts, &est.heap, &p, 1, &s->results[n], &s->curve, &failed_p, &err) < 0)
                 break;
-            s->pred[p - 1] = r->time_ns;
-            s->frac[p - 1] = fmin(1.0, fmax(0.0, (r->lost_span + r->lost_wake + r->lost_search + r->lost_tail) / p));
-            tc[p - 1] = corrected(s, p, max_threads, scale);
+            npredicted++;
+            tm[p - 1] = mark_at(s, p, max_threads, scale, NULL, NULL);
+            sw[p - 1] = sweep_at(s, p, max_threads, pages);
+            tc[p - 1] = tm[p - 1] + sw[p - 1];
             if (tc[p - 1] <= best * (1 + s->opts.tolerance) && p * tc[p - 1] <= choice * tc[choice - 1]) {
                 choice = p;
                 break;
             }
         }
     }
-    int wanted = choice, act = ACT_OBJECTIVE;
-    /* Hysteresis (HotSpot's WorkerPolicy): grow at once, shrink halfway. */
     int last = prev->threads >= 1 && prev->threads <= max_threads ? prev->threads : max_threads;
+    int wanted = choice, act = ACT_OBJECTIVE;
+    /* No growth on old evidence (cpu objective): the host and the heap
+     * drift, and a P measured long ago is compared with one measured just
+     * now.  When the current P would be within the tolerance had the
+     * choice's measurements drifted by STALE_NOISE x their age /
+     * explore_after, and costs less CPU, it stays; exploration measures the
+     * choice again in time. */
+    int cur = s->settled >= 1 && s->settled <= cap ? s->settled : last <= cap ? last : 0;
+    if (s->opts.objective == GCS_ADAPTIVE_OBJECTIVE_CPU && cur >= 1 && choice > cur && s->seen_index[choice - 1] &&
+        s->opts.explore_after > 0 && isfinite(tc[cur - 1])) {
+        double stale = STALE_NOISE * fmin(1.0, (double)(prev->index - s->seen_index[choice - 1]) /
+                                                   (double)s->opts.explore_after);
+        if (tc[cur - 1] <= tc[choice - 1] * (1 + s->opts.tolerance + fmax(noise[cur - 1], noise[choice - 1]) + stale) &&
+            cur * tc[cur - 1] < choice * tc[choice - 1]) {
+            choice = cur;
+            act = ACT_HOLD;
+        }
+    }
+    /* Hysteresis (HotSpot's WorkerPolicy): grow at once, shrink halfway. */
     if (choice < last && (last + choice) / 2 > choice) {
         choice = (last + choice) / 2;
         act = ACT_SHRINK;
@@ -703,6 +1041,7 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
         choice = cap;
         act = ACT_CAP;
     }
+    s->settled = choice;
     /* Exploration: a neighbour not measured lately whose corrected time is
      * close: run it once, so that its overheads are measured rather than
      * borrowed or stale. */
@@ -712,10 +1051,10 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
             int nb = choice + dir;
             if (nb < 1 || nb > cap || !isfinite(tc[nb - 1]) || tc[nb - 1] > tc[choice - 1] * (1 + s->opts.explore_margin))
                 continue;
-            /* Fewer than HISTORY measurements there: uncertain, look again
+            /* Never measured there: its corrections are borrowed, look
              * after a quarter of the gap. */
-            uint64_t gap = s->nhist[nb - 1] >= HISTORY ? (uint64_t)s->opts.explore_after
-                                                       : (uint64_t)(s->opts.explore_after >= 4 ? s->opts.explore_after / 4 : 1);
+            uint64_t gap = s->mark[nb - 1].n > 0 ? (uint64_t)s->opts.explore_after
+                                                 : (uint64_t)(s->opts.explore_after >= 4 ? s->opts.explore_after / 4 : 1);
             if (since >= gap && (!s->seen_index[nb - 1] || prev->index - s->seen_index[nb - 1] >= gap)) {
                 choice = nb;
                 act = ACT_EXPLORE;
@@ -726,22 +1065,83 @@ int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, 
     }
     gcs_assert_internal(choice >= 1 && choice <= max_threads);
     s->last_choice = choice;
-    if (curve == CURVE_PREDICTED)
-        s->last_predict_ns = gcs_now_ns() - t_start;
     for (int p = 1; p <= max_threads; p++)
-        out->predicted_mark_ns[p - 1] = tc[p - 1];
+        out->predicted_mark_ns[p - 1] = tm[p - 1];
     out->npredicted = max_threads;
-    out->note = notes[curve][act];
+    out->note = notes[s->outside][curve][act];
     double kc, dc;
-    corrections(s, choice, max_threads, &kc, &dc);
+    (void)mark_at(s, choice, max_threads, scale, &kc, &dc);
+    uint64_t cost = gcs_now_ns() - t_start;
+    if (curve == CURVE_PREDICTED)
+        s->last_predict_ns = cost;
+    if (!s->outside) { /* what a decision costs in the pause */
+        if (curve == CURVE_PREDICTED)
+            cost_push(&s->cost_predict, (double)cost / npredicted);
+        else
+            cost_push(&s->cost_decide, (double)cost);
+    }
     const double vals[NINPUTS] = {(double)est.heap.objects, (double)est.heap.edges, est.heap.t1_ns, est.heap.tinf_ns,
                                   est.heap.q1[GCS_ACCESS_READ], est.heap.q1[GCS_ACCESS_RW], est.heap.live_lines_avg,
                                   est.span_fraction, src, kc, dc, best, wanted, cap,
-                                  (double)s->last_predict_ns};
+                                  (double)s->last_predict_ns, sw[choice - 1]};
     out->ninputs = NINPUTS;
     for (int i = 0; i < NINPUTS; i++) {
         out->inputs[i].name = input_names[i];
         out->inputs[i].value = vals[i];
     }
     return choice;
+}
+
+static int decide_outside(void *state, const gcs_gc_stats *prev, int max, gcs_gc_decision *out, int *settled)
+{
+    adaptive_state *s = state;
+    int p = decide(s, prev, max, out);
+    *settled = s->settled > 0 ? s->settled : p;
+    return p;
+}
+
+int gcs_adaptive_choose(void *state, const gcs_gc_stats *prev, int max_threads, gcs_gc_decision *out)
+{
+    adaptive_state *s = state;
+    if (max_threads > GCS_GC_MAX_THREADS)
+        max_threads = GCS_GC_MAX_THREADS;
+    if (max_threads < 1)
+        max_threads = 1;
+    out->npredicted = 0;
+    if (!prev || (prev->live_objects == 0 && prev->objects_marked == 0)) {
+        int p = s->opts.first_threads > 0 && s->opts.first_threads < max_threads ? s->opts.first_threads
+                                                                                   : max_threads;
+        out->note = prev ? "previous collection marked nothing: no prediction" : "first collection: no prediction";
+        return p;
+    }
+    if (!s->bg)
+        return decide(s, prev, max_threads, out);
+    /* The decision thread: hand this collection's statistics over and take
+     * the decision it made from the ones before -- within the budget too
+     * (waking the thread is a system call: 4-20 us on this VM). */
+    uint64_t t0 = gcs_now_ns();
+    int keep = s->bg_settled > 0 && s->bg_settled <= max_threads
+                   ? s->bg_settled
+                   : prev->threads >= 1 && prev->threads <= max_threads ? prev->threads : max_threads;
+    if (prev->pause_ns > 0 &&
+        cost_expected(&s->cost_exchange, 1) >
+            s->opts.cost_budget *
+                (double)(prev->pause_ns > prev->stop_ns ? prev->pause_ns - prev->stop_ns : prev->pause_ns))
+        return no_decision(s, prev, max_threads, keep, out);
+    int p = 0, settled = 0;
+    int got = _gcs_adaptive_bg_exchange(s->bg, prev, max_threads, &p, &settled, out);
+    cost_push(&s->cost_exchange, (double)(gcs_now_ns() - t0));
+    if (got == 1) {
+        s->bg_settled = settled;
+        return p;
+    }
+    if (got == 0 && settled > 0)
+        s->bg_settled = keep = settled;
+    if (s->bg_settled > 0) {
+        out->note = got < 0 ? "no newer decision (the decision thread is busy); P as last settled"
+                            : "no newer decision (being made outside the pause); P as last settled";
+        return keep;
+    }
+    out->note = "no decision yet (being made outside the pause); P as the last collection";
+    return keep;
 }

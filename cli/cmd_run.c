@@ -62,7 +62,7 @@ static void print_help(FILE *fp)
             "  bh       Barnes-Hut n-body; mutator 0 builds the octree each step\n"
             "  cube     beam-bounded breadth-first Rubik's cube search\n"
             "  cky      CKY parsing of generated sentences\n"
-            "  chain    a FIFO queue: the live heap is one linked list (best at one GC thread)\n"
+            "  chain    a queue in a linked ring: the live heap is one linked list (best at one GC thread)\n"
             "\n"
             "options:\n"
             "  --mutators M         mutator threads (default: one per CPU online)\n"

@@ -8,11 +8,14 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gcscale/adaptive.h"
 #include "gcscale/gc.h"
+#include "gcscale/validate.h"
 
 #define MIB (1ull << 20)
 
@@ -254,6 +257,77 @@ static void test_hotspot_collector(void **state)
     gcs_gc_shutdown();
 }
 
+/* The Table 4 with the baselines (validate --policies' report) from hand-
+ * made cells: the best fixed P and each cell's distance from it, the mark
+ * and sweep of each configuration, each policy's decisions over 1% of their
+ * pause, the noise floor, and the CSV's columns. */
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void test_policies_report(void **state)
+{
+    (void)state;
+    gcs_validate_policies *p = calloc(1, sizeof *p);
+    assert_non_null(p);
+    snprintf(p->host, sizeof p->host, "h");
+    snprintf(p->machine, sizeof p->machine, "m.json");
+    snprintf(p->created, sizeof p->created, "now");
+    p->cpus = p->max_threads = p->mutators = 2;
+    p->runs = 5;
+    p->nrows = 1;
+    gcs_validate_policy_row *r = &p->rows[0];
+    snprintf(r->workload, sizeof r->workload, "chain");
+    r->nfixed = 2;
+    r->ncells = 3;
+    const char *names[] = {"1", "2", "adaptive"};
+    const double gc[] = {100, 150, 104}, mark[] = {98, 120, 101}, sweep[] = {1.5, 28, 2};
+    for (int i = 0; i < 3; i++) {
+        gcs_validate_policy_cell *c = &r->cells[i];
+        snprintf(c->name, sizeof c->name, "%s", names[i]);
+        c->threads = i < 2 ? i + 1 : 0;
+        c->gc_ms = gc[i];
+        c->mark_ms = mark[i];
+        c->sweep_ms = sweep[i];
+        c->cpu_ms = gc[i] * (i == 1 ? 2 : 1);
+        c->collections = 40;
+    }
+    r->cells[2].avg_threads = 1.05;
+    r->cells[2].p1_share = 0.95;
+    r->cells[2].decision_max_pct = 1.25;
+    r->cells[2].decisions_over = 1;
+    r->best_fixed = 0;
+    r->noise_pct = 17.3;
+    char dir[] = "/tmp/test_policies_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    gcs_err err;
+    assert_int_equal(gcs_validate_policies_write(p, dir, &err), 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/policies.md", dir);
+    char *md = slurp(path);
+    assert_non_null(strstr(md, "| chain | **100.0** (best) | 150.0 (+50.0%) | 104.0 (+4.0%) | 17.3% |"));
+    assert_non_null(strstr(md, "| chain | 98.0 + 1.5 | 120.0 + 28.0 | 101.0 + 2.0 |"));
+    assert_non_null(strstr(md, "| chain | adaptive | 1.05 | 95% of 40 | 1.250% | 1 |"));
+    assert_non_null(strstr(md, "noise floor"));
+    free(md);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/policies.csv", dir);
+    char *csv = slurp(path);
+    assert_non_null(strstr(csv, "workload,config,threads,gc_ms,mark_ms,sweep_ms,cpu_ms,"));
+    assert_non_null(strstr(csv, "chain,adaptive,0,104.000,101.000,2.000,104.000,1.050,0.9500,1.2500,1,40,"));
+    free(csv);
+    unlink(path);
+    rmdir(dir);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_hotspot_rule),
         cmocka_unit_test(test_zgc_rule),
         cmocka_unit_test(test_hotspot_collector),
+        cmocka_unit_test(test_policies_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,6 +103,72 @@ static void test_chain(void **state)
     each_config("chain", 20000, 8);
 }
 
+/* What makes chain's collections best at one GC thread (docs/workloads.md,
+ * "chain"): after the set-up, every collection's live heap is the ring and
+ * a few buffers, one worker marks the whole ring (nothing to share: the
+ * tail has no root of its own, which would start a second worker half way
+ * round), and every object the sweep frees is a whole-page buffer (no small
+ * garbage whose slots the sweep would visit). */
+typedef struct chain_row {
+    uint64_t live, max_scanned, freed, pages_freed;
+} chain_row;
+static chain_row chain_rows[256];
+static size_t nchain_rows;
+
+static void chain_hook(const gcs_gc_stats *st, void *arg)
+{
+    (void)arg;
+    if (nchain_rows >= 256)
+        return;
+    chain_row *r = &chain_rows[nchain_rows++];
+    r->live = st->live_objects;
+    r->freed = st->freed_objects;
+    r->pages_freed = st->pages_freed;
+    r->max_scanned = 0;
+    for (int i = 0; i < st->threads; i++)
+        if (st->workers[i].objects_scanned > r->max_scanned)
+            r->max_scanned = st->workers[i].objects_scanned;
+}
+
+static void test_chain_shape(void **state)
+{
+    (void)state;
+    const uint64_t size = 20000;
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.heap_limit = 2u << 20;
+    o.threads = o.max_threads = 2;
+    o.ignore_threads_env = 1;
+    o.on_collection = chain_hook;
+    nchain_rows = 0;
+    gcs_workload_gclog_install(&o, &gclog);
+    gcs_err err;
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    gcs_workload_options wo;
+    gcs_workload_options_init(&wo);
+    wo.name = "chain";
+    wo.mutators = 2;
+    wo.size = size;
+    wo.steps = 16;
+    wo.gclog = &gclog;
+    gcs_workload_result res;
+    assert_int_equal(gcs_workload_run(&wo, &res, &err), 0);
+    assert_true(res.verified);
+    assert_true(res.gc_count >= 4);
+    assert_int_equal(nchain_rows, gclog.n);
+    for (size_t i = res.gc_first; i < res.gc_first + res.gc_count; i++) {
+        const chain_row *r = &chain_rows[i];
+        if (getenv("GCS_TEST_VERBOSE"))
+            fprintf(stderr, "# chain collection %zu: live %llu, one worker scanned %llu, freed %llu objects, %llu pages\n",
+                    i, (unsigned long long)r->live, (unsigned long long)r->max_scanned, (unsigned long long)r->freed,
+                    (unsigned long long)r->pages_freed);
+        assert_true(r->live >= size && r->live <= size + 4);
+        assert_true(r->max_scanned >= size);
+        assert_true(r->freed <= r->pages_freed);
+    }
+    done_gc();
+}
+
 /* A 3-move scramble with a beam wider than the third level is an exact
  * breadth-first search: it must be solved in at most 3 moves. */
 static void test_cube_exact(void **state)
@@ -268,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_cube),
         cmocka_unit_test(test_cky),
         cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_chain_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

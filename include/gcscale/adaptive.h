@@ -111,15 +111,28 @@ struct gcs_adaptive_opts {
      * corrected P = 1 mark time (ns); default 100000 (100 us); 0: no cap. */
     double min_thread_work_ns;
     /* Share of the pause a decision may cost, every collection (default
-     * 0.01): a full decision (heap estimate + the model's curve) is made
-     * only when the last one cost at most cost_budget * the previous
-     * collection's pause; otherwise the last curve is reused, scaled to
-     * the new T1, and only the corrections are updated (arithmetic, about
-     * a microsecond; note "curve reused: ...").  Independently, a full
-     * decision reuses the last curve while T1, Q1 and L stay within 1%,
-     * Tinf / T1 within 0.05 and each V_j within 0.01.  0: never a full
-     * decision after the first. */
+     * 0.01).  Before deciding, the policy compares what the decision is
+     * expected to cost (twice the median of its last three, measured) with
+     * cost_budget x the collector's part of the previous pause (its pause
+     * less the time to stop the world): a decision that would not fit is
+     * not made (P as last settled, within the small-heap cap from the
+     * measured work; note "no decision ...").  With background 1 this
+     * bounds the hand-over to the decision thread; with 0 the decision in
+     * the pause, and a new curve in it is predicted only when that fits
+     * too (else the last curve is reused, scaled to the new T1).
+     * Independently, the last curve is reused while T1, Q1 and L stay
+     * within 1%, Tinf / T1 within 0.05 and each V_j within 0.01.
+     * Statistics without a pause (pause_ns 0) set no budget.  0: no
+     * decision at all after the first collection. */
     double cost_budget;
+    /* 1 (default): every decision is made by a thread of the policy at the
+     * lowest scheduling priority (SCHED_IDLE), outside the pause: the pause
+     * hands it the last collection's statistics and takes the decision it
+     * made from the ones before, so a collection runs with what the one
+     * before last measured (docs/adaptive.md, "Cost").  The hand-over is
+     * bounded by cost_budget too.  0: decisions in the pause, within the
+     * budget (what tests that need every decision at once use). */
+    int background;
     int use_model_opts;     /* 1: `model` below; 0 (default): gcs_model_opts_init + _use_profile, span CRITICAL */
     gcs_model_opts model;
 };

@@ -177,11 +177,12 @@ typedef struct gcs_validate_policy_cell {
     char name[32];              /* "1", "2", ... for fixed P; "adaptive", "all", "boehm", "hotspot", "zgc" */
     int threads;                /* fixed P; 0 for a policy */
     /* The run with the median GC time (sum of the pauses) of `runs`: */
-    double gc_ms, mark_ms;
+    double gc_ms, mark_ms, sweep_ms;
     double cpu_ms;              /* GC CPU time: the workers' mark and sweep time plus the rest of each pause */
     double avg_threads;         /* mean P over its collections */
     double p1_share;            /* share of its collections at P = 1 */
     double decision_max_pct;    /* the largest decision_ns / pause_ns of a collection, % */
+    uint64_t decisions_over;    /* collections whose decision took more than 1% of their pause */
     uint64_t collections;
     double spread_pct;          /* (max - min) / median of the runs' GC times, % */
 } gcs_validate_policy_cell;
