@@ -79,8 +79,12 @@ sed -n 's/^gcscale calibrate: warning: \(.*\); profile usable: .*; to do: .*$/\1
 cmp -s "$TMP/p.warn" "$TMP/p.errwarn"; _report $? "every warning is on stderr, once, with what it means and what to do"
 expect_grep "... the synthetic topology's says the profile is for testing, and how to get this machine's" \
     '^gcscale calibrate: warning: topology is synthetic .*; profile usable: for testing only .*; to do: for this machine.s profile, run gcscale calibrate without --topology$' "$TMP/p.err"
-expect_grep "... an unreliable S_O says the profile is usable, and to rerun on an idle machine" \
-    'S_O of memory node [0-9]+ is unreliable .*; profile usable: yes .*; to do: for a measured S_O, rerun on an idle machine' "$TMP/p.err"
+# Whether a tiny in-cache run gives an unreliable S_O depends on the machine
+# (CI's gave none): each one the profile marks has its line on stderr.
+n_unrel=$(jq '[.calibration.occupancy[] | select(.s_o_from | startswith("unreliable"))] | length' "$TMP/p.json")
+n_unrel_err=$(grep -cE 'S_O of memory node [0-9]+ is unreliable .*; profile usable: yes .*; to do: for a measured S_O, rerun on an idle machine' "$TMP/p.err")
+[ "$n_unrel" = "$n_unrel_err" ]
+_report $? "... each unreliable S_O ($n_unrel) says the profile is usable, and to rerun on an idle machine"
 expect_ok "the profile loads" "$GCSCALE" machine show "$TMP/p.json" --json
 
 # --repeat: N runs, one spread table, the kept run recorded.
