@@ -11,9 +11,17 @@
  * chunks at one, so that the dump is inflated on every thread at once
  * instead of on one (hprof.c).  A point costs 32 KiB; one every 2 MiB of
  * output is 1.6% of the dump, and the importer keeps only the points a
- * chunk starts at. */
+ * chunk starts at.
+ *
+ * A gzip dump read from its start (an importer's first or only pass) is
+ * inflated on a thread of its own when there are two or more (the pipe):
+ * blocks of output are made ahead while the importer parses, and copied
+ * into the window as it asks for them, with the access points recorded for
+ * them; so inflating and parsing overlap instead of adding up.  What is read,
+ * the points and the errors (their offsets) are the same either way. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -198,6 +206,180 @@ static int plain_fill(gcs_dumpstream *r, size_t cap)
     return 0;
 }
 
+/* ---- the pipe: inflating on a thread of its own ---------------------------------- */
+
+#define PIPE_BLOCKS 4
+#define PIPE_BLOCK (1u << 20)
+
+typedef struct pipe_block {
+    uint8_t *data;
+    size_t len, used;
+    int full;               /* made, not yet given back by the consumer */
+    int last, failed;       /* the output ends after it; it ends in an error (msg) */
+    gcs_err msg;
+    _gcs_gzpoint *pts;      /* the access points recorded while it was made */
+    size_t npts;
+} pipe_block;
+
+struct ds_pipe {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pipe_block b[PIPE_BLOCKS];
+    uint64_t made, taken;   /* blocks; block k is b[k % PIPE_BLOCKS] */
+    int stop;
+    gcs_dumpstream src;     /* the producer's: the file and inflate */
+    _gcs_gzindex ix;        /* the producer's points, handed on per block */
+    gcs_err err;
+};
+
+static void *pipe_main(void *arg)
+{
+    struct ds_pipe *P = arg;
+    gcs_dumpstream *p = &P->src;
+    for (int last = 0; !last;) {
+        pthread_mutex_lock(&P->mu);
+        pipe_block *b = &P->b[P->made % PIPE_BLOCKS];
+        while (b->full && !P->stop)
+            pthread_cond_wait(&P->cv, &P->mu);
+        int stop = P->stop;
+        pthread_mutex_unlock(&P->mu);
+        if (stop)
+            break;
+        p->own = b->data;
+        p->base += p->len;
+        p->pos = p->len = 0;
+        P->ix.n = 0;
+        int rc = gz_fill(p, PIPE_BLOCK);
+        b->len = p->len;
+        b->used = 0;
+        b->pts = P->ix.p; /* the points move to the block */
+        b->npts = P->ix.n;
+        P->ix.p = NULL;
+        P->ix.n = P->ix.cap = 0;
+        b->failed = rc < 0;
+        if (rc < 0)
+            b->msg = P->err;
+        last = b->last = rc < 0 || p->eof;
+        pthread_mutex_lock(&P->mu);
+        b->full = 1;
+        P->made++;
+        pthread_cond_broadcast(&P->cv);
+        pthread_mutex_unlock(&P->mu);
+    }
+    p->own = NULL;
+    return NULL;
+}
+
+/* The consumer's refill: blocks copied into the window, their points added
+ * to its index as add_point would have. */
+static int pipe_fill(gcs_dumpstream *r, size_t cap)
+{
+    struct ds_pipe *P = r->pipe;
+    while (r->len < cap && !r->eof) {
+        pipe_block *b = &P->b[P->taken % PIPE_BLOCKS];
+        pthread_mutex_lock(&P->mu);
+        while (!b->full)
+            pthread_cond_wait(&P->cv, &P->mu);
+        pthread_mutex_unlock(&P->mu);
+        for (size_t k = 0; k < b->npts; k++) {
+            _gcs_gzindex *ix = r->ix;
+            if (ix->n == ix->cap) {
+                size_t c2 = ix->cap ? 2 * ix->cap : 64;
+                _gcs_gzpoint *q = realloc(ix->p, c2 * sizeof *q);
+                if (!q)
+                    return ds_fail(r, "out of memory");
+                ix->p = q;
+                ix->cap = c2;
+            }
+            ix->p[ix->n] = b->pts[k];
+            b->pts[k].window = NULL;
+            ix->last_out = ix->p[ix->n].out;
+            if (ix->n == ix->used + 1)
+                ix->next_cut = ix->p[ix->n].out;
+            ix->n++;
+        }
+        b->npts = 0;
+        size_t k = b->len - b->used < cap - r->len ? b->len - b->used : cap - r->len;
+        memcpy(r->own + r->len, b->data + b->used, k);
+        b->used += k;
+        r->len += k;
+        if (b->used < b->len)
+            break;
+        if (b->failed) {
+            *r->err = b->msg;
+            return -1;
+        }
+        r->eof = b->last;
+        pthread_mutex_lock(&P->mu);
+        b->full = 0;
+        P->taken++;
+        pthread_cond_broadcast(&P->cv);
+        pthread_mutex_unlock(&P->mu);
+    }
+    return 0;
+}
+
+/* Hands r's file and inflate to a pipe; 0, or 1 when it could not start
+ * (r reads on its own then). */
+static int pipe_start(gcs_dumpstream *r)
+{
+    struct ds_pipe *P = calloc(1, sizeof *P);
+    if (!P)
+        return 1;
+    for (int k = 0; k < PIPE_BLOCKS; k++)
+        if (!(P->b[k].data = malloc(PIPE_BLOCK)))
+            goto undo;
+    P->src = *r;
+    P->src.err = &P->err;
+    P->src.ix = r->ix ? &P->ix : NULL;
+    P->ix.span = r->ix ? r->ix->span : 0;
+    P->src.own = NULL;
+    if (pthread_mutex_init(&P->mu, NULL) != 0)
+        goto undo;
+    if (pthread_cond_init(&P->cv, NULL) != 0) {
+        pthread_mutex_destroy(&P->mu);
+        goto undo;
+    }
+    if (pthread_create(&P->tid, NULL, pipe_main, P) != 0) {
+        pthread_cond_destroy(&P->cv);
+        pthread_mutex_destroy(&P->mu);
+        goto undo;
+    }
+    r->z = NULL; /* the pipe's now */
+    r->zin = NULL;
+    r->fd = -1;
+    r->pipe = P;
+    return 0;
+undo:
+    for (int k = 0; k < PIPE_BLOCKS; k++)
+        free(P->b[k].data);
+    free(P);
+    return 1;
+}
+
+static void pipe_stop(gcs_dumpstream *r)
+{
+    struct ds_pipe *P = r->pipe;
+    pthread_mutex_lock(&P->mu);
+    P->stop = 1;
+    pthread_cond_broadcast(&P->cv);
+    pthread_mutex_unlock(&P->mu);
+    pthread_join(P->tid, NULL);
+    pthread_cond_destroy(&P->cv);
+    pthread_mutex_destroy(&P->mu);
+    for (int k = 0; k < PIPE_BLOCKS; k++) {
+        for (size_t j = 0; j < P->b[k].npts; j++)
+            free(P->b[k].pts[j].window);
+        free(P->b[k].pts);
+        free(P->b[k].data);
+    }
+    _gcs_gzindex_free(&P->ix);
+    _gcs_dumpstream_close(&P->src);
+    free(P);
+    r->pipe = NULL;
+}
+
 int _gcs_dumpstream_refill(gcs_dumpstream *r, size_t cap)
 {
     if (r->kind == DS_MEMORY)
@@ -206,6 +388,8 @@ int _gcs_dumpstream_refill(gcs_dumpstream *r, size_t cap)
     r->base += r->pos;
     r->len -= r->pos;
     r->pos = 0;
+    if (r->pipe)
+        return pipe_fill(r, cap);
     return r->kind == DS_GZIP ? gz_fill(r, cap) : plain_fill(r, cap);
 }
 
@@ -261,6 +445,8 @@ int _gcs_dumpstream_open(gcs_dumpstream *r, const char *path, size_t cap, _gcs_g
             ix->used = SIZE_MAX;
             ix->next_cut = UINT64_MAX;
         }
+        if (_gcs_heapdump_threads() > 1)
+            (void)pipe_start(r);
     }
     return 0;
 }
@@ -316,6 +502,8 @@ int _gcs_dumpstream_open_at(gcs_dumpstream *r, const char *path, size_t cap, con
 
 void _gcs_dumpstream_close(gcs_dumpstream *r)
 {
+    if (r->pipe)
+        pipe_stop(r);
     if (r->z) {
         inflateEnd(r->z);
         free(r->z);

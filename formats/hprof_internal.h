@@ -61,6 +61,7 @@ typedef struct gcs_dumpstream {
     z_stream *z;
     uint8_t *zin;            /* compressed input */
     _gcs_gzindex *ix;        /* a first pass of a gzip dump records points here */
+    struct ds_pipe *pipe;    /* gzip inflated on a thread of its own (dumpstream.c), or NULL */
 } gcs_dumpstream;
 
 /* File source: moves the unread bytes to the front of the window and reads
