@@ -339,16 +339,18 @@ bench-model: $(BUILD)/bench-model
 	$(BUILD)/bench-model $(BENCH_MODEL_ARGS)
 
 # make bench-import: the HPROF importer's speed (MB/s of uncompressed dump,
-# one core, median and min-max) and its peak memory beyond the snapshot it
-# makes, against 16 B/object + 8 B/edge, on synthetic dumps (list, tree and
-# random graph of 10^5, 10^6, 10^7 objects, tests/fuzz/hprof_gen.h) and a
-# gzip dump of 10^6 (formats/bench/bench_import.c; docs/heap-dumps.md,
+# by wall clock and per CPU second, median and min-max, on every thread) and
+# its peak memory beyond the snapshot it makes, against 16 B/object +
+# 8 B/edge, on synthetic dumps (list, tree and random graph of 10^5, 10^6,
+# 10^7 objects, tests/fuzz/hprof_gen.h), and the dumps of 10^6 from a plain
+# and a gzip file (formats/bench/bench_import.c; docs/heap-dumps.md,
 # "Performance").  BENCH_IMPORT_ARGS: its options (--shapes list,tree,random,
 # --objects 1e5,1e6,1e7, --reps N, --order shuffled|address, --refs K,
-# --gzip-objects N|0, --dir DIR, --json; --format v8: the V8 importer on
-# tests/fuzz/v8_gen.h's snapshots, which `make bench-import` runs too).
-BENCH_IMPORT_ARGS ?= --reps 3
-BENCH_IMPORT_V8_ARGS ?= --reps 3
+# --gzip-objects N|0, --plain-objects N|0, --threads N, --dir DIR, --json;
+# --format v8: the V8 importer on tests/fuzz/v8_gen.h's snapshots, which
+# `make bench-import` runs too).
+BENCH_IMPORT_ARGS ?= --reps 3 --plain-objects 1e6
+BENCH_IMPORT_V8_ARGS ?= --reps 3 --plain-objects 1e6
 .PHONY: bench-import
 $(BUILD)/bench-import: formats/bench/bench_import.c tests/fuzz/hprof_gen.h tests/fuzz/v8_gen.h $(BUILD)/libgcscale.a \
                        $(HEADERS) Makefile

@@ -208,8 +208,8 @@ static int plain_fill(gcs_dumpstream *r, size_t cap)
 
 /* ---- the pipe: inflating on a thread of its own ---------------------------------- */
 
-#define PIPE_BLOCKS 4
-#define PIPE_BLOCK (1u << 20)
+#define PIPE_BLOCKS 3
+#define PIPE_BLOCK (512u << 10) /* 1.5 MiB ahead: enough to overlap, little beside a 4 MiB window */
 
 typedef struct pipe_block {
     uint8_t *data;
