@@ -299,6 +299,8 @@ static int pipe_fill(gcs_dumpstream *r, size_t cap)
                 ix->next_cut = ix->p[ix->n].out;
             ix->n++;
         }
+        free(b->pts);
+        b->pts = NULL;
         b->npts = 0;
         size_t k = b->len - b->used < cap - r->len ? b->len - b->used : cap - r->len;
         memcpy(r->own + r->len, b->data + b->used, k);
