@@ -224,13 +224,15 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
-FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c formats/hprof.c formats/v8snap.c \
-                formats/heapdump.c \
+# the heap dump importers (the snapshot reader reads dumps too)
+FUZZ_DUMP_SRCS := formats/hprof.c formats/hprof_ids.c formats/dumpstream.c formats/par.c formats/v8snap.c \
+                formats/heapdump.c
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c $(FUZZ_DUMP_SRCS) \
                 common/err.c common/outfile.c
-FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c formats/hprof.c formats/v8snap.c formats/heapdump.c formats/snapshot.c \
+FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c $(FUZZ_DUMP_SRCS) formats/snapshot.c \
                 formats/zstd.c \
                 common/err.c common/outfile.c
-FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c formats/v8snap.c formats/hprof.c formats/heapdump.c formats/snapshot.c \
+FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c $(FUZZ_DUMP_SRCS) formats/snapshot.c \
                 formats/zstd.c common/err.c common/outfile.c
 FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile_print.c \
                 formats/profile_quality.c formats/profile_llc.c common/err.c common/outfile.c common/table.c \
@@ -337,16 +339,18 @@ bench-model: $(BUILD)/bench-model
 	$(BUILD)/bench-model $(BENCH_MODEL_ARGS)
 
 # make bench-import: the HPROF importer's speed (MB/s of uncompressed dump,
-# one core, median and min-max) and its peak memory beyond the snapshot it
-# makes, against 16 B/object + 8 B/edge, on synthetic dumps (list, tree and
-# random graph of 10^5, 10^6, 10^7 objects, tests/fuzz/hprof_gen.h) and a
-# gzip dump of 10^6 (formats/bench/bench_import.c; docs/heap-dumps.md,
+# by wall clock and per CPU second, median and min-max, on every thread) and
+# its peak memory beyond the snapshot it makes, against 16 B/object +
+# 8 B/edge, on synthetic dumps (list, tree and random graph of 10^5, 10^6,
+# 10^7 objects, tests/fuzz/hprof_gen.h), and the dumps of 10^6 from a plain
+# and a gzip file (formats/bench/bench_import.c; docs/heap-dumps.md,
 # "Performance").  BENCH_IMPORT_ARGS: its options (--shapes list,tree,random,
 # --objects 1e5,1e6,1e7, --reps N, --order shuffled|address, --refs K,
-# --gzip-objects N|0, --dir DIR, --json; --format v8: the V8 importer on
-# tests/fuzz/v8_gen.h's snapshots, which `make bench-import` runs too).
-BENCH_IMPORT_ARGS ?= --reps 3
-BENCH_IMPORT_V8_ARGS ?= --reps 3
+# --gzip-objects N|0, --plain-objects N|0, --threads N, --dir DIR, --json;
+# --format v8: the V8 importer on tests/fuzz/v8_gen.h's snapshots, which
+# `make bench-import` runs too).
+BENCH_IMPORT_ARGS ?= --reps 3 --plain-objects 1e6
+BENCH_IMPORT_V8_ARGS ?= --reps 3 --plain-objects 1e6
 .PHONY: bench-import
 $(BUILD)/bench-import: formats/bench/bench_import.c tests/fuzz/hprof_gen.h tests/fuzz/v8_gen.h $(BUILD)/libgcscale.a \
                        $(HEADERS) Makefile

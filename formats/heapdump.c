@@ -34,49 +34,6 @@ int _gcs_heapdump_sniff(const char *path, gcs_err *err)
     return GCS_HEAPDUMP_UNKNOWN;
 }
 
-int _gcs_dumpstream_refill(gcs_dumpstream *r, size_t cap)
-{
-    memmove(r->own, r->own + r->pos, r->len - r->pos);
-    r->base += r->pos;
-    r->len -= r->pos;
-    r->pos = 0;
-    while (r->len < cap && !r->eof) {
-        int got = gzread(r->gz, r->own + r->len, (unsigned)(cap - r->len));
-        if (got < 0) {
-            int zerr;
-            const char *m = gzerror(r->gz, &zerr);
-            gcs_err_set(r->err, "%s: offset %llu: %s", r->name, (unsigned long long)(r->base + r->len),
-                        zerr == Z_ERRNO ? strerror(errno) : m);
-            return -1;
-        }
-        if (got == 0)
-            r->eof = 1;
-        r->len += (size_t)got;
-    }
-    return 0;
-}
-
-int _gcs_dumpstream_open(gcs_dumpstream *r, const char *path, size_t cap)
-{
-    r->pos = r->len = 0;
-    r->base = 0;
-    r->eof = 0;
-    if (r->gz)
-        gzclose(r->gz);
-    r->gz = gzopen(path, "rb");
-    if (!r->gz) {
-        gcs_err_set(r->err, "%s: cannot read: %s", path, strerror(errno ? errno : ENOMEM));
-        return -1;
-    }
-    gzbuffer(r->gz, 1u << 20);
-    if (!r->own && !(r->own = malloc(cap))) {
-        gcs_err_set(r->err, "%s: out of memory", path);
-        return -1;
-    }
-    r->buf = r->own;
-    return 0;
-}
-
 int _gcs_heapdump_gzipped(const char *path)
 {
     FILE *fp = fopen(path, "rb");

@@ -1,37 +1,64 @@
 /* hprof.c -- Java heap dumps (HPROF 1.0.1-1.0.3) imported as heap snapshots.
  *
- * Two passes over the dump, each streamed through one bounded buffer (plain
- * or gzip alike, through zlib's gzread, which reads concatenated gzip
- * members as `GC.heap_dump -gz` writes them):
+ * Two passes over the dump, each streamed through bounded windows (a
+ * buffer, a plain file, or gzip -- concatenated members as `GC.heap_dump
+ * -gz` writes them; dumpstream.c):
  *
- *   pass 1  strings, class loads, class dumps (fields, statics), root
- *           records; every object's id (8 bytes per object) and the counts
- *           that size the snapshot: instances per class, array lengths.
- *   then    the ids sorted (an LSD radix sort: the order is the dump's
- *           address order) and indexed by a directory over the id range, so
- *           that an id is found in a bucket of about two ids -- no hash
- *           table of 16+ bytes per object; the snapshot allocated.
- *   pass 2  per object its size, type and pointer count, stored at its
- *           index, and its references as indices, appended in file order to
- *           a temporary edge array; the edges are then permuted into index
- *           order with the file-order offset kept per object.
+ *   pass 1  sequential: strings, class loads, class dumps (fields, statics),
+ *           root records; every object's id (8 bytes per object) and the
+ *           counts that size the snapshot; and the dump cut into chunks of
+ *           about 2 MiB at record boundaries, each with its objects and the
+ *           references they hold (instances counted per class until the
+ *           classes are resolved) -- in a gzip dump at the access points
+ *           the reader records, so that a chunk can be inflated on its own.
+ *   then    the ids indexed (hprof_ids.c: a rank bitmap over the id range,
+ *           whose ranks are the dump's address order; the ids freed), the
+ *           classes resolved, the snapshot allocated, and each chunk given
+ *           its slice of the edges: of the snapshot's own when every chunk
+ *           is a run of indices (a dump in address order: edges_direct), of
+ *           a temporary array in file order otherwise.
+ *   pass 2  parallel (par.c), a worker per thread taking chunks in file
+ *           order and reading each itself (from memory, with pread, or
+ *           inflating it from its access point): each object's size, type
+ *           and pointer count, its references as indices (place, add_ref).
+ *           Out of address order, a look-ahead prefetches what the next
+ *           records will miss on (prefetch_ahead).
+ *   then    out of address order, the objects' headers and edges copied
+ *           from the temporary array into index order (edges_in_order); the
+ *           addresses, the roots.
  *
- * Memory beyond the snapshot: ids 8 B per object (16 B during the sort),
- * file-order offsets 8 B per object, the directory about 2 B per object, and
- * the temporary edges 4 B per edge.
+ * The results do not depend on the number of threads or chunks: every
+ * object and reference lands at a place fixed by pass 1, the totals are
+ * sums, and an error is the first one in file order (the failing chunk
+ * with the lowest index: the chunks before it were all taken before it, and
+ * are finished; tests/test_hprof.c).
+ *
+ * Memory beyond the snapshot: the ids, 8 B per object, until they are
+ * indexed; the id map, 2 bits per 8 bytes of the id range (about 1-2 B per
+ * object); out of address order, the temporary array, 12 B per object and
+ * 4 B per edge (the snapshot's addr[] serves as the per-object offsets
+ * until the addresses are placed); a 4 MiB window per thread.
  *
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
  * of the JDK (jdk/src/hotspot/share/services/heapDumper.cpp's comment) and
  * Android's additions; docs/heap-dumps.md. */
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <time.h>
 
 #include "../common/internal.h"
 #include "gcscale/heapdump.h"
 #include "hprof_internal.h"
 
-#define HPROF_BUF (4u << 20)   /* the stream window; bigger single items are refused */
+#define HPROF_BUF (4u << 20) /* the stream window; bigger single items are refused */
+#define HPROF_CHUNK (2u << 20) /* pass 2's unit of work: enough chunks to share out, few enough to cost nothing */
+
+#define EDGE_BLOCK 65536       /* objects per unit of work in edges_in_order */
+#define EDGE_AHEAD 64          /* objects edges_in_order loads ahead */
+
+static size_t chunk_bytes = HPROF_CHUNK; /* _gcs_hprof_set_chunk_bytes */
+
+void _gcs_hprof_set_chunk_bytes(size_t n) { __atomic_store_n(&chunk_bytes, n ? n : HPROF_CHUNK, __ATOMIC_RELAXED); }
 
 /* top-level record tags */
 enum {
@@ -78,7 +105,7 @@ static int hr_more(hr *r, size_t k, const char *what)
 {
     if (r->len - r->pos >= k)
         return 1;
-    if (r->gz && !r->eof) {
+    if (r->kind != DS_MEMORY && !r->eof) {
         if (_gcs_dumpstream_refill(r, HPROF_BUF) < 0)
             return -1;
         if (r->len >= k)
@@ -140,6 +167,7 @@ typedef struct cls {
     uint64_t field_start, nfields;      /* own instance fields: types in fields vec */
     uint64_t static_start, nstatics;    /* static reference values in statics vec */
     uint32_t static_bytes;              /* JVM bytes of the static fields (the mirror holds them) */
+    uint32_t chunk_count;               /* pass 1: instances in the current chunk */
     uint64_t instances;
     /* resolved after pass 1 */
     uint64_t ref_start;                 /* flat ref offsets (dump bytes) in refs vec */
@@ -147,8 +175,56 @@ typedef struct cls {
     uint32_t type;
 } cls;
 
-typedef struct imp {
+/* A part of the dump that pass 2 reads on its own: [start, end), beginning
+ * at a record boundary -- inside a heap dump segment that ends at seg_end,
+ * or at a top-level record (seg_end 0). */
+typedef struct chunk {
+    uint64_t start, end, seg_end;
+    uint64_t objects;       /* object records in it */
+    uint64_t fixed_refs;    /* references of its arrays and class dumps */
+    uint64_t hist_start, hist_n; /* its instances: (class, count) pairs in imp.hist */
+    uint64_t tmp_base, refs;     /* its slice of the temporary edges (direct: of the snapshot's) */
+    uint64_t first_id, last_id;  /* of its first and last object */
+    size_t point;           /* gzip: the access point it is inflated from (SIZE_MAX: the file's start) */
+} chunk;
+
+typedef struct hist_pair {
+    uint32_t cls, count;
+} hist_pair;
+
+/* Pass 2's state in one chunk. */
+typedef struct pass2 {
+    hr *r;
+    uint64_t tmp_n, tmp_end; /* the next reference's place, the slice's end */
+    uint64_t objects, references, missing_refs, jvm_bytes;
+    uint64_t *block_refs;    /* the worker's */
+    uint64_t cid;            /* the class of the last instance read */
+    const cls *c;
+    /* the look-ahead (prefetch_ahead): two cursors, records ahead of the
+     * one being read, and the class of the far one's last instance */
+    int ahead;               /* look ahead (lookahead_choice) */
+    uint64_t far_off, near_off;
+    unsigned far_n, near_n;
+    uint64_t la_cid;
+    const cls *la_c;
+} pass2;
+
+/* One pass-2 worker. */
+typedef struct worker {
     hr r;
+    gcs_err err;
+    uint64_t fail_chunk;     /* the chunk its error is in; UINT64_MAX: none */
+    uint64_t references, missing_refs, jvm_bytes;
+    uint64_t *block_refs;    /* not direct: the references of the objects it placed, per EDGE_BLOCK of indices */
+    double ns_per_byte[2];   /* its pass 2's CPU time per dump byte without / with the look-ahead */
+    unsigned timed[2], chunks;
+} worker;
+
+typedef struct imp {
+    hr r;                    /* pass 1 */
+    const char *path;        /* the source: a file, or data[0..len) */
+    const uint8_t *data;
+    size_t len;
     uint32_t idsz;
     gcs_heapdump_report rep;
     idmap strings;  /* string id -> offset in sblob */
@@ -159,23 +235,36 @@ typedef struct imp {
     vec statics;    /* uint64_t: static reference values */
     vec refs;       /* uint32_t: flat ref offsets */
     vec rootids;    /* uint64_t */
-    vec ids;        /* uint64_t */
+    vec ids;        /* uint64_t: every object's id, file order (pass 1) */
+    _gcs_idmap map; /* id -> index */
     uint64_t nfields_total;
-    /* the directory */
-    uint64_t id_min;
-    unsigned shift;
-    uint32_t *dir;
-    uint64_t ndir;
     /* layout */
     uint32_t ref, hdr, ahdr;
     uint32_t class_type, prim_type[12]; /* type indices */
     uint32_t jlc;                       /* java.lang.Class's cls, or UINT32_MAX */
     uint64_t timestamp_ms;
+    /* the chunks (pass 1) */
+    vec chunks;             /* chunk */
+    vec hist;               /* hist_pair */
+    vec touched;            /* uint32_t: classes with instances in the current chunk */
+    uint64_t cur_objects, cur_fixed_refs, cur_first, cur_last;
+    int ordered;            /* pass 1: every chunk in address order so far (a descent cuts a chunk) */
+    uint64_t last_cid;      /* pass 1: the class of the last instance, at classes[last_cls] */
+    size_t last_cls;
+    uint64_t forced_cuts;
+    int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
+    uint32_t *edst;         /* where pass 2 writes references: tmp, or the snapshot's edges */
+    size_t chunk_bytes;
+    uint64_t cut_plain;     /* plain or memory: the next chunk starts at a record at or after this */
+    const uint64_t *cut_at; /* &cut_plain, or &gzi.next_cut for gzip */
+    _gcs_gzindex gzi;
     /* pass 2 */
     gcs_snapshot *g;
-    uint64_t *fileoff;
+    unsigned nworkers;
     uint32_t *tmp;
-    uint64_t tmp_n;
+    worker *workers;
+    uint64_t next_chunk;    /* atomic: the next chunk a worker takes */
+    uint64_t fail_at;       /* atomic: the lowest chunk that failed, UINT64_MAX */
 } imp;
 
 static uint64_t mix(uint64_t x)
@@ -285,101 +374,67 @@ static cls *class_find(const imp *m, uint64_t id)
     return j != SIZE_MAX ? (cls *)m->classes.p + m->classmap.vals[j] : NULL;
 }
 
-/* ---- ids -> indices ----------------------------------------------------------------- */
 
-#define NOT_FOUND UINT32_MAX
+/* ---- the chunks (pass 1) ---------------------------------------------------------- */
 
-static inline uint32_t id_index(const imp *m, uint64_t id)
+/* Ends the open chunk at end: its instances per class go to hist. */
+static int chunk_close(imp *m, uint64_t end)
 {
-    const uint64_t *ids = m->ids.p;
-    uint64_t d = id - m->id_min;
-    if (id < m->id_min || (d >> m->shift) >= m->ndir)
-        return NOT_FOUND;
-    uint32_t lo = m->dir[d >> m->shift], hi = m->dir[(d >> m->shift) + 1];
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->dir[(d >> m->shift) + 1] && ids[lo] == id ? lo : NOT_FOUND;
-}
-
-/* LSD radix sort of the keys' offsets from the smallest, over only the
- * bits the id span needs, in as few rounds of at most 16 bits as that takes
- * (a heap of 10^7 objects spans ~2^28 bytes: two rounds of 14 bits, whose
- * 16384 buckets the scatter keeps in cache better than 65536); a round
- * where every key has the same digit is skipped. */
-static int sort_ids(uint64_t *a, size_t n)
-{
-    if (n < 2)
+    if (!m->chunks.n)
         return 0;
-    uint64_t lo = a[0], hi = a[0];
-    for (size_t i = 1; i < n; i++) {
-        lo = a[i] < lo ? a[i] : lo;
-        hi = a[i] > hi ? a[i] : hi;
+    chunk *c = (chunk *)m->chunks.p + m->chunks.n - 1;
+    c->end = end;
+    c->objects = m->cur_objects;
+    c->fixed_refs = m->cur_fixed_refs;
+    c->first_id = m->cur_first;
+    c->last_id = m->cur_last;
+    c->hist_start = m->hist.n;
+    cls *cs = m->classes.p;
+    const uint32_t *t = m->touched.p;
+    for (size_t k = 0; k < m->touched.n; k++) {
+        hist_pair *h = vec_push(&m->hist);
+        if (!h)
+            return -1;
+        h->cls = t[k];
+        h->count = cs[t[k]].chunk_count;
+        cs[t[k]].chunk_count = 0;
     }
-    unsigned bits = hi > lo ? 64 - (unsigned)__builtin_clzll(hi - lo) : 0;
-    if (!bits)
-        return 0;
-    /* digits of up to 16 bits; of 8 below 2^16 ids, where clearing and
-     * summing 2^16 counters per round would cost more than the sort (a
-     * small dump whose ids span 64 bits: 4 rounds of 512 KiB of counters) */
-    unsigned maxw = n < 65536 ? 8 : 16;
-    unsigned rounds = (bits + maxw - 1) / maxw, width = (bits + rounds - 1) / rounds;
-    size_t nb = (size_t)1 << width, mask = nb - 1;
-    uint64_t *t = malloc(n * sizeof *t);
-    size_t *cnt = malloc(nb * sizeof *cnt);
-    if (!t || !cnt) {
-        free(t);
-        free(cnt);
-        return -1;
-    }
-    uint64_t *src = a, *dst = t;
-    for (unsigned sh = 0; sh < bits; sh += width) {
-        memset(cnt, 0, nb * sizeof *cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[((src[i] - lo) >> sh) & mask]++;
-        if (cnt[((src[0] - lo) >> sh) & mask] == n)
-            continue;
-        size_t sum = 0;
-        for (size_t d = 0; d < nb; d++) {
-            size_t c = cnt[d];
-            cnt[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[((src[i] - lo) >> sh) & mask]++] = src[i];
-        uint64_t *x = src;
-        src = dst;
-        dst = x;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
-    free(t);
-    free(cnt);
+    c = (chunk *)m->chunks.p + m->chunks.n - 1;
+    c->hist_n = m->hist.n - c->hist_start;
+    m->touched.n = 0;
+    m->cur_objects = m->cur_fixed_refs = 0;
     return 0;
 }
 
-static int build_directory(imp *m)
+/* A new chunk at off, a record's start (inside a heap dump segment ending
+ * at seg_end, or at the top level: 0).  A gzip chunk starts from the
+ * newest access point at or before off; the points between the previous
+ * chunk's and that one are not needed again. */
+static int chunk_open(imp *m, uint64_t off, uint64_t seg_end)
 {
-    const uint64_t *ids = m->ids.p;
-    size_t n = m->ids.n;
-    m->id_min = n ? ids[0] : 0;
-    uint64_t span = n ? ids[n - 1] - ids[0] + 1 : 1;
-    m->shift = 0;
-    while ((span >> m->shift) > (uint64_t)n / 2 + 1)
-        m->shift++;
-    m->ndir = (span >> m->shift) + 1;
-    m->dir = malloc((m->ndir + 1) * sizeof *m->dir);
-    if (!m->dir)
-        return -1;
-    size_t i = 0;
-    for (uint64_t b = 0; b <= m->ndir; b++) {
-        while (i < n && ((ids[i] - m->id_min) >> m->shift) < b)
-            i++;
-        m->dir[b] = (uint32_t)i;
+    if (chunk_close(m, off) < 0)
+        return hr_fail(&m->r, off, "out of memory");
+    chunk *c = vec_push(&m->chunks);
+    if (!c)
+        return hr_fail(&m->r, off, "out of memory");
+    memset(c, 0, sizeof *c);
+    c->start = off;
+    c->seg_end = seg_end;
+    c->point = SIZE_MAX;
+    if (m->r.kind == DS_GZIP) {
+        _gcs_gzindex *ix = &m->gzi;
+        size_t q = ix->used;
+        while (q + 1 < ix->n && ix->p[q + 1].out <= off)
+            q++;
+        for (size_t k = ix->used + 1; q != SIZE_MAX && k < q; k++) {
+            free(ix->p[k].window);
+            ix->p[k].window = NULL;
+        }
+        ix->used = q;
+        c->point = q;
+        ix->next_cut = q + 1 < ix->n ? ix->p[q + 1].out : UINT64_MAX;
+    } else {
+        m->cut_plain = off + m->chunk_bytes;
     }
     return 0;
 }
@@ -388,46 +443,96 @@ static int build_directory(imp *m)
 
 static inline uint64_t get_id(const imp *m, const uint8_t *p) { return m->idsz == 8 ? be64(p) : be32(p); }
 
-/* Per-object work of pass 2: object idx gets its size, type, pointer
- * count and file-order edge offset. */
-static int place(imp *m, uint64_t id, uint64_t off, uint64_t jvm_bytes, uint64_t nptrs, uint32_t type,
-                 uint32_t *idx_out)
+/* A dump whose chunks each hold objects in address order that no other
+ * chunk's objects fall between -- HotSpot's serial dumper writes each space
+ * in address order -- needs no temporary edges: a chunk's edges are a
+ * contiguous range of the snapshot's, which pass 2 can write directly
+ * (edges_direct).  To make it so, pass 1 cuts a chunk where an id falls
+ * below the one before, as long as that happens seldom (ORDER_CUTS more
+ * than one per chunk's bytes of dump); in a dump in no order it stops. */
+#define ORDER_CUTS 64
+
+/* Pass 1: one more object id, of the record at off in a segment ending at
+ * seg_end; -1 out of memory (err not set). */
+static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_end)
 {
-    uint32_t idx = id_index(m, id);
+    if (m->cur_objects && id < m->cur_last) {
+        if (m->ordered && ++m->forced_cuts <= ORDER_CUTS + off / HPROF_CHUNK) {
+            if (chunk_open(m, off, seg_end) < 0)
+                return -1;
+        } else {
+            m->ordered = 0;
+        }
+    }
+    uint64_t *slot = vec_push(&m->ids);
+    if (!slot)
+        return -1;
+    *slot = id;
+    if (!m->cur_objects++)
+        m->cur_first = id;
+    m->cur_last = id;
+    return 0;
+}
+
+/* Per-object work of pass 2, object idx: its size, type, pointer count
+ * and the place of its references.  Direct (edges_direct): stored at idx,
+ * edge_start[idx] the place of its references in the snapshot's edges.
+ * Otherwise the object is at a random index (a dump out of address order)
+ * and the three go into the temporary edges in file order, a header before
+ * its references, and only where that header is goes to idx -- into addr[],
+ * which is free until the addresses are placed, plus 1 (0: not placed):
+ * one scattered store per object instead of four (edges_in_order reads the
+ * header back in index order).  (Objects dumped twice were refused when the
+ * ids were indexed; a dump that changed between the passes is caught by
+ * its chunk's counts.) */
+#define TMP_HEADER 3 /* words, nptrs, type */
+
+static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes, uint64_t nptrs, uint32_t type)
+{
+    uint32_t idx = _gcs_idmap_find(&m->map, id);
     gcs_snapshot *g = m->g;
-    gcs_assert_internal(idx != NOT_FOUND); /* pass 1 saw every id of pass 2 */
-    if (idx == NOT_FOUND || g->words[idx] != 0)
-        return hr_fail(&m->r, off, idx == NOT_FOUND ? "object appeared between passes" : "object dumped twice");
+    if (idx == IDMAP_NONE)
+        return hr_fail(w->r, off, "object appeared between passes");
     uint64_t payload = (jvm_bytes - 8 + 7) / 8;
     uint64_t words = payload > nptrs ? payload : nptrs;
     if (words == 0)
         words = 1;
     if (words > UINT32_MAX || nptrs > UINT32_MAX)
-        return hr_fail(&m->r, off, "object too large for a snapshot (2^32 words)");
-    if (m->tmp_n + nptrs > g->nfields)
-        return hr_fail(&m->r, off, "more references than the first pass counted (the dump changed?)");
-    g->words[idx] = (uint32_t)words;
-    g->nptrs[idx] = (uint32_t)nptrs;
-    g->type[idx] = type;
-    m->fileoff[idx] = m->tmp_n;
-    m->rep.jvm_bytes += jvm_bytes;
-    *idx_out = idx;
+        return hr_fail(w->r, off, "object too large for a snapshot (2^32 words)");
+    if (nptrs + (m->direct ? 0 : TMP_HEADER) > w->tmp_end - w->tmp_n)
+        return hr_fail(w->r, off, "more references than the first pass counted (the dump changed?)");
+    if (m->direct) {
+        g->words[idx] = (uint32_t)words;
+        g->nptrs[idx] = (uint32_t)nptrs;
+        g->type[idx] = type;
+        g->edge_start[idx] = w->tmp_n;
+    } else {
+        uint32_t *h = m->tmp + w->tmp_n;
+        h[0] = (uint32_t)words;
+        h[1] = (uint32_t)nptrs;
+        h[2] = type;
+        g->addr[idx] = w->tmp_n + 1;
+        w->tmp_n += TMP_HEADER;
+        w->block_refs[idx / EDGE_BLOCK] += nptrs;
+    }
+    w->jvm_bytes += jvm_bytes;
+    w->objects++;
     return 0;
 }
 
-static inline void add_ref(imp *m, uint64_t ref)
+static inline void add_ref(imp *m, pass2 *w, uint64_t ref)
 {
     uint32_t t = GCS_SNAPSHOT_NULL;
     if (ref) {
-        t = id_index(m, ref);
-        if (t == NOT_FOUND) {
-            m->rep.missing_refs++;
+        t = _gcs_idmap_find(&m->map, ref);
+        if (t == IDMAP_NONE) {
+            w->missing_refs++;
             t = GCS_SNAPSHOT_NULL;
         } else {
-            m->rep.references++;
+            w->references++;
         }
     }
-    m->tmp[m->tmp_n++] = t;
+    m->edst[w->tmp_n++] = t;
 }
 
 static uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
@@ -441,12 +546,12 @@ static int value_size(const imp *m, uint8_t type)
 
 static int jvm_value_size(const imp *m, uint8_t type) { return type == B_OBJECT ? (int)m->ref : prim_size[type]; }
 
-/* CLASS_DUMP: pass 1 keeps its fields and statics; pass 2 places the class
- * object (the mirror: java.lang.Class's fields plus the statics) with edges
- * to its superclass, its loader and its static references. */
-static int class_dump(imp *m, int pass, uint64_t off, uint64_t seg_end)
+/* CLASS_DUMP: pass 1 (w NULL) keeps its fields and statics; pass 2 places
+ * the class object (the mirror: java.lang.Class's fields plus the statics)
+ * with edges to its superclass, its loader and its static references. */
+static int class_dump(imp *m, hr *r, pass2 *w, uint64_t off, uint64_t seg_end)
 {
-    hr *r = &m->r;
+    int pass = w ? 2 : 1;
     size_t fixed = 7 * m->idsz + 8 + 2;
     if (hr_off(r) + fixed > seg_end)
         return hr_fail(r, off, "class dump runs past the end of its segment");
@@ -468,11 +573,10 @@ static int class_dump(imp *m, int pass, uint64_t off, uint64_t seg_end)
         c->dumped = 1;
         c->super = super;
         c->loader = loader;
-        uint64_t *slot = vec_push(&m->ids);
-        if (!slot)
+        if (note_object(m, id, off, seg_end) < 0)
             return hr_fail(r, off, "out of memory");
-        *slot = id;
         m->rep.classes++;
+        m->cur_fixed_refs += 2;
     } else {
         c = class_find(m, id);
     }
@@ -551,20 +655,20 @@ static int class_dump(imp *m, int pass, uint64_t off, uint64_t seg_end)
     }
     if (pass == 1) {
         m->nfields_total += 2 + nstatic_refs;
+        m->cur_fixed_refs += nstatic_refs;
         return 0;
     }
     /* pass 2: the mirror */
     cls *jlc = m->jlc < m->classes.n ? (cls *)m->classes.p + m->jlc : NULL;
     uint64_t size = align8((jlc ? jlc->jvm_size : m->hdr) + c->static_bytes);
-    uint32_t idx;
-    if (place(m, id, off, size, 2 + c->nstatics, m->class_type, &idx) < 0)
+    if (place(m, w, id, off, size, 2 + c->nstatics, m->class_type) < 0)
         return -1;
-    add_ref(m, c->super);
-    add_ref(m, c->loader);
+    add_ref(m, w, c->super);
+    add_ref(m, w, c->loader);
     if (c->nstatics) { /* statics.p is NULL while no class has a static reference */
         const uint64_t *sv = (const uint64_t *)m->statics.p + c->static_start;
         for (uint64_t k = 0; k < c->nstatics; k++)
-            add_ref(m, sv[k]);
+            add_ref(m, w, sv[k]);
     }
     return 0;
 }
@@ -596,14 +700,137 @@ static size_t root_bytes(const imp *m, uint8_t tag)
     }
 }
 
-/* One heap dump (segment) body of len bytes. */
-static int heap_segment(imp *m, int pass, uint64_t len)
+/* ---- pass 2's look-ahead ---------------------------------------------------------------- */
+
+/* In a dump that is not in address order, or whose references go to
+ * random places, pass 2's time goes into cache misses: the id map's word
+ * for each object and reference (a lookup), and the place the object's
+ * header goes to (addr[] at its index: place).  One at a time they would be
+ * paid in series; so two cursors run ahead of the record being read,
+ * parsing only what they need of the records wholly inside the window:
+ * AHEAD_FAR records ahead the id map's words of the object and its first
+ * references are prefetched, AHEAD_NEAR records ahead (those words now in
+ * cache) the object's index is looked up and its place prefetched.  Each
+ * cursor parses a record's header again (and looks its class up: one entry
+ * cached), which a dump whose lookups hit pays for nothing: whether to
+ * look ahead is chosen per chunk by timing (lookahead_choice).  A class
+ * dump, a record running out of the window or the chunk's end stops a
+ * cursor until the reading catches up. */
+#define AHEAD_FAR 16
+#define AHEAD_NEAR 8
+#define AHEAD_REFS 8 /* references per object prefetched */
+
+/* One record at dump offset off for a cursor: its prefetches, and the next
+ * record's offset; 0 when the cursor cannot step over it. */
+static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t lim, int far)
 {
-    hr *r = &m->r;
-    uint64_t end = hr_off(r) + len;
     const size_t id = m->idsz;
-    while (hr_off(r) < end) {
+    uint64_t p = off - r->base;
+    if (off >= lim || p + 2 * id + 9 > r->len)
+        return 0;
+    const uint8_t *q = r->buf + p;
+    uint64_t oid = get_id(m, q + 1), next;
+    switch (q[0]) {
+    case S_INSTANCE_DUMP: {
+        uint32_t nbytes = be32(q + 1 + 2 * id + 4);
+        next = off + 1 + 2 * id + 8 + nbytes;
+        if (next > lim)
+            return 0;
+        if (far && next - r->base <= r->len) {
+            uint64_t cid = get_id(m, q + 1 + id + 4);
+            const cls *c = cid == w->la_cid ? w->la_c : class_find(m, cid);
+            w->la_cid = cid;
+            w->la_c = c;
+            if (c && c->dumped && c->value_bytes == nbytes && c->nrefs) {
+                const uint32_t *ro = (const uint32_t *)m->refs.p + c->ref_start;
+                const uint8_t *v = q + 1 + 2 * id + 8;
+                for (uint32_t k = 0; k < c->nrefs && k < AHEAD_REFS; k++)
+                    _gcs_idmap_prefetch(&m->map, get_id(m, v + ro[k]));
+            }
+        }
+        break;
+    }
+    case S_OBJ_ARRAY_DUMP: {
+        uint64_t n = be32(q + 1 + id + 4);
+        next = off + 1 + 2 * id + 8 + n * id;
+        if (next > lim)
+            return 0;
+        if (far) {
+            const uint8_t *v = q + 1 + 2 * id + 8;
+            for (uint64_t k = 0; k < n && k < AHEAD_REFS && p + 2 * id + 9 + (k + 1) * id <= r->len; k++)
+                _gcs_idmap_prefetch(&m->map, get_id(m, v + k * id));
+        }
+        break;
+    }
+    case S_PRIM_ARRAY_DUMP:
+    case S_PRIM_ARRAY_NODATA: {
+        uint64_t n = be32(q + 1 + id + 4);
+        uint8_t et = q[1 + id + 8];
+        if (et >= 12 || !prim_size[et])
+            return 0;
+        next = off + 1 + id + 9 + (q[0] == S_PRIM_ARRAY_DUMP ? n * prim_size[et] : 0);
+        if (next > lim)
+            return 0;
+        break;
+    }
+    default:
+        return 0;
+    }
+    if (far) {
+        _gcs_idmap_prefetch(&m->map, oid);
+    } else {
+        uint32_t idx = _gcs_idmap_find(&m->map, oid);
+        if (idx != IDMAP_NONE)
+            __builtin_prefetch(m->direct ? (void *)&m->g->words[idx] : (void *)&m->g->addr[idx], 1);
+    }
+    return next;
+}
+
+/* Called at each record (dump offset off) pass 2 reads: keeps the cursors
+ * their distance ahead. */
+static inline void prefetch_ahead(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t lim)
+{
+    if (w->far_off <= off) {
+        w->far_off = off;
+        w->far_n = 0;
+    } else {
+        w->far_n--;
+    }
+    if (w->near_off <= off) {
+        w->near_off = off;
+        w->near_n = 0;
+    } else {
+        w->near_n--;
+    }
+    while (w->far_n < AHEAD_FAR) {
+        uint64_t next = ahead_step(m, r, w, w->far_off, lim, 1);
+        if (!next)
+            break;
+        w->far_off = next;
+        w->far_n++;
+    }
+    while (w->near_n < AHEAD_NEAR) {
+        uint64_t next = ahead_step(m, r, w, w->near_off, lim, 0);
+        if (!next)
+            break;
+        w->near_off = next;
+        w->near_n++;
+    }
+}
+
+/* The sub-records of a heap dump (segment) whose body ends at end, from
+ * the stream's position up to end or stop, whichever comes first (pass 2's
+ * chunk ends at stop).  Pass 1: w NULL; it cuts chunks at the sub-records. */
+static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+{
+    const int pass = w ? 2 : 1;
+    const size_t id = m->idsz;
+    while (hr_off(r) < end && hr_off(r) < stop) {
         uint64_t off = hr_off(r);
+        if (pass == 1 && off >= *m->cut_at && chunk_open(m, off, end) < 0)
+            return -1;
+        if (pass == 2 && w->ahead)
+            prefetch_ahead(m, r, w, off, end < stop ? end : stop);
         if (hr_more(r, 1, "a sub-record tag") < 0)
             return -1;
         uint8_t tag = r->buf[r->pos++];
@@ -625,7 +852,7 @@ static int heap_segment(imp *m, int pass, uint64_t len)
         }
         switch (tag) {
         case S_CLASS_DUMP:
-            if (class_dump(m, pass, off, end) < 0)
+            if (class_dump(m, r, w, off, end) < 0)
                 return -1;
             break;
         case S_HEAP_DUMP_INFO:
@@ -647,18 +874,29 @@ static int heap_segment(imp *m, int pass, uint64_t len)
             if (off + 1 + fixed + nbytes > end)
                 return hr_fail(r, off, "instance dump runs past the end of its segment");
             if (pass == 1) {
-                uint64_t *slot = vec_push(&m->ids);
-                cls *c = class_get(m, cid);
-                if (!slot || !c)
+                /* consecutive instances are often of one class */
+                cls *c = cid && cid == m->last_cid ? (cls *)m->classes.p + m->last_cls : class_get(m, cid);
+                if (c) {
+                    m->last_cid = cid;
+                    m->last_cls = (size_t)(c - (cls *)m->classes.p);
+                }
+                if (!c || note_object(m, oid, off, end) < 0)
                     return hr_fail(r, off, "out of memory");
-                *slot = oid;
                 c->instances++;
+                if (!c->chunk_count++) {
+                    uint32_t *t = vec_push(&m->touched);
+                    if (!t)
+                        return hr_fail(r, off, "out of memory");
+                    *t = (uint32_t)(c - (cls *)m->classes.p);
+                }
                 m->rep.instances++;
                 if (hr_skip(r, nbytes, sub_name(tag)) < 0)
                     return -1;
                 break;
             }
-            cls *c = class_find(m, cid);
+            const cls *c = cid == w->cid ? w->c : class_find(m, cid);
+            w->cid = cid;
+            w->c = c;
             if (!c || !c->dumped) {
                 char msg[96];
                 snprintf(msg, sizeof msg, "instance of class 0x%llx, which the dump does not describe",
@@ -675,14 +913,13 @@ static int heap_segment(imp *m, int pass, uint64_t len)
                 return hr_fail(r, off, "instance with more than 4 MiB of field values");
             if (hr_more(r, nbytes, sub_name(tag)) < 0)
                 return -1;
-            uint32_t idx;
-            if (place(m, oid, off, c->jvm_size, c->nrefs, c->type, &idx) < 0)
+            if (place(m, w, oid, off, c->jvm_size, c->nrefs, c->type) < 0)
                 return -1;
             const uint8_t *v = r->buf + r->pos;
             if (c->nrefs) { /* refs.p is NULL while no class has a reference field */
                 const uint32_t *ro = (const uint32_t *)m->refs.p + c->ref_start;
                 for (uint32_t k = 0; k < c->nrefs; k++)
-                    add_ref(m, get_id(m, v + ro[k]));
+                    add_ref(m, w, get_id(m, v + ro[k]));
             }
             r->pos += nbytes;
             break;
@@ -699,20 +936,18 @@ static int heap_segment(imp *m, int pass, uint64_t len)
             if (off + 1 + fixed + n * id > end)
                 return hr_fail(r, off, "object array dump runs past the end of its segment");
             if (pass == 1) {
-                uint64_t *slot = vec_push(&m->ids);
-                if (!slot)
+                if (note_object(m, oid, off, end) < 0)
                     return hr_fail(r, off, "out of memory");
-                *slot = oid;
                 m->nfields_total += n;
+                m->cur_fixed_refs += n;
                 m->rep.object_arrays++;
                 if (hr_skip(r, n * id, sub_name(tag)) < 0)
                     return -1;
                 break;
             }
             cls *ac = class_find(m, acid);
-            uint32_t idx;
-            if (place(m, oid, off, align8(m->ahdr + n * m->ref), n, ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE,
-                      &idx) < 0)
+            if (place(m, w, oid, off, align8(m->ahdr + n * m->ref), n,
+                      ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE) < 0)
                 return -1;
             for (uint64_t k = 0; k < n;) {
                 size_t chunk = n - k > HPROF_BUF / 8 ? HPROF_BUF / 8 : (size_t)(n - k);
@@ -721,10 +956,10 @@ static int heap_segment(imp *m, int pass, uint64_t len)
                 const uint8_t *q = r->buf + r->pos;
                 if (id == 8)
                     for (size_t j = 0; j < chunk; j++)
-                        add_ref(m, be64(q + 8 * j));
+                        add_ref(m, w, be64(q + 8 * j));
                 else
                     for (size_t j = 0; j < chunk; j++)
-                        add_ref(m, be32(q + 4 * j));
+                        add_ref(m, w, be32(q + 4 * j));
                 r->pos += chunk * id;
                 k += chunk;
             }
@@ -747,15 +982,11 @@ static int heap_segment(imp *m, int pass, uint64_t len)
             if (off + 1 + fixed + data > end)
                 return hr_fail(r, off, "primitive array dump runs past the end of its segment");
             if (pass == 1) {
-                uint64_t *slot = vec_push(&m->ids);
-                if (!slot)
+                if (note_object(m, oid, off, end) < 0)
                     return hr_fail(r, off, "out of memory");
-                *slot = oid;
                 m->rep.primitive_arrays++;
-            } else {
-                uint32_t idx;
-                if (place(m, oid, off, align8(m->ahdr + n * prim_size[et]), 0, m->prim_type[et], &idx) < 0)
-                    return -1;
+            } else if (place(m, w, oid, off, align8(m->ahdr + n * prim_size[et]), 0, m->prim_type[et]) < 0) {
+                return -1;
             }
             if (hr_skip(r, data, sub_name(tag)) < 0)
                 return -1;
@@ -768,7 +999,7 @@ static int heap_segment(imp *m, int pass, uint64_t len)
         }
         }
     }
-    if (hr_off(r) != end)
+    if (hr_off(r) > end)
         return hr_fail(r, end, "sub-record runs past the end of its segment");
     return 0;
 }
@@ -801,7 +1032,8 @@ static int read_header(imp *m)
     return 0;
 }
 
-static int scan(imp *m, int pass)
+/* Pass 1 over the whole dump. */
+static int scan(imp *m)
 {
     hr *r = &m->r;
     if (read_header(m) < 0)
@@ -809,8 +1041,12 @@ static int scan(imp *m, int pass)
     for (;;) {
         uint64_t off = hr_off(r);
         int more = hr_more(r, 9, NULL);
-        if (more <= 0)
-            return more;
+        if (more < 0)
+            return -1;
+        if (more == 0)
+            return chunk_close(m, off) < 0 ? hr_fail(r, off, "out of memory") : 0;
+        if ((off >= *m->cut_at || !m->chunks.n) && chunk_open(m, off, 0) < 0)
+            return -1;
         if (r->len - r->pos < 9)
             return hr_fail(r, off, "truncated dump: a record header needs 9 bytes");
         const uint8_t *p = r->buf + r->pos;
@@ -821,7 +1057,7 @@ static int scan(imp *m, int pass)
         case T_UTF8:
             if (len < m->idsz)
                 return hr_fail(r, off, "string record shorter than an identifier");
-            if (pass == 1 && len <= HPROF_BUF) {
+            if (len <= HPROF_BUF) {
                 if (hr_more(r, len, "a string record") < 0)
                     return -1;
                 if (str_put(m, get_id(m, r->buf + r->pos), r->buf + r->pos + m->idsz, len - m->idsz) < 0)
@@ -831,22 +1067,21 @@ static int scan(imp *m, int pass)
                 return -1;
             }
             break;
-        case T_LOAD_CLASS:
+        case T_LOAD_CLASS: {
             if (len != 8 + 2 * m->idsz)
                 return hr_fail(r, off, "class load record of the wrong length");
             if (hr_more(r, len, "a class load record") < 0)
                 return -1;
-            if (pass == 1) {
-                cls *c = class_get(m, get_id(m, r->buf + r->pos + 4));
-                if (!c)
-                    return hr_fail(r, off, "out of memory");
-                c->name_sid = get_id(m, r->buf + r->pos + 8 + m->idsz);
-            }
+            cls *c = class_get(m, get_id(m, r->buf + r->pos + 4));
+            if (!c)
+                return hr_fail(r, off, "out of memory");
+            c->name_sid = get_id(m, r->buf + r->pos + 8 + m->idsz);
             r->pos += len;
             break;
+        }
         case T_HEAP_DUMP:
         case T_HEAP_DUMP_SEGMENT:
-            if (heap_segment(m, pass, len) < 0)
+            if (heap_records(m, r, NULL, hr_off(r) + len, UINT64_MAX) < 0)
                 return -1;
             break;
         case T_HEAP_DUMP_END:
@@ -857,11 +1092,190 @@ static int scan(imp *m, int pass)
         default:
             /* Framed by its length: a record of a later version or a vendor
              * is skipped, and counted in the report. */
-            m->rep.skipped_records += pass == 1;
+            m->rep.skipped_records++;
             if (hr_skip(r, len, "a record") < 0)
                 return -1;
         }
     }
+}
+
+
+/* ---- pass 2 ---------------------------------------------------------------------------- */
+
+/* Pass 2 over chunk c, through w->r positioned at its start. */
+static int run_chunk(imp *m, pass2 *w, const chunk *c)
+{
+    hr *r = w->r;
+    if (c->seg_end && heap_records(m, r, w, c->seg_end, c->end) < 0)
+        return -1;
+    while (hr_off(r) < c->end) {
+        uint64_t off = hr_off(r);
+        if (hr_more(r, 9, "a record header") < 0)
+            return -1;
+        uint8_t tag = r->buf[r->pos];
+        uint32_t len = be32(r->buf + r->pos + 5);
+        r->pos += 9;
+        if (tag == T_HEAP_DUMP || tag == T_HEAP_DUMP_SEGMENT) {
+            if (heap_records(m, r, w, off + 9 + len, c->end) < 0)
+                return -1;
+        } else if (hr_skip(r, len, "a record") < 0) {
+            return -1;
+        }
+    }
+    if (w->objects != c->objects || w->tmp_n != w->tmp_end) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "the second pass found %llu objects and %llu references here, the first %llu and %llu (the dump "
+                 "changed?)",
+                 (unsigned long long)w->objects,
+                 (unsigned long long)(w->tmp_n - c->tmp_base - (m->direct ? 0 : TMP_HEADER * w->objects)),
+                 (unsigned long long)c->objects, (unsigned long long)c->refs);
+        return hr_fail(r, c->start, msg);
+    }
+    return 0;
+}
+
+/* Positions worker stream r at chunk c: the dump in memory, or the file
+ * read (or inflated from the chunk's access point) from there. */
+static int open_chunk(imp *m, hr *r, const chunk *c)
+{
+    if (!m->path) {
+        r->kind = DS_MEMORY;
+        r->buf = m->data;
+        r->base = 0;
+        r->pos = (size_t)c->start;
+        r->len = (size_t)c->end;
+        r->eof = 1;
+        return 0;
+    }
+    const _gcs_gzpoint *pt = c->point == SIZE_MAX ? NULL : &m->gzi.p[c->point];
+    return _gcs_dumpstream_open_at(r, m->path, HPROF_BUF, pt, c->start, c->end);
+}
+
+/* Whether a chunk is read with the look-ahead (prefetch_ahead).  It pays
+ * where the lookups miss -- records out of address order, or references
+ * to random places (a random graph) -- and costs where they do not (a tree
+ * or a list in address order, whose references run through memory in
+ * order, which the hardware prefetches; docs/heap-dumps.md has the
+ * figures).  Which is the case is not in the records' headers, so each
+ * worker times its chunks both ways (CPU time per dump byte): its first two
+ * big chunks one each, then the faster way, trying the other every
+ * LA_PROBE chunks; small chunks take the faster way without being timed.
+ * Only the speed depends on it, not the result. */
+#define LA_PROBE 32
+#define LA_MIN_BYTES (256u << 10) /* a chunk timed */
+
+static double thread_cpu(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int lookahead_choice(worker *wk, const chunk *c)
+{
+    int best = wk->timed[0] && wk->timed[1] ? wk->ns_per_byte[1] <= wk->ns_per_byte[0] : !wk->timed[1];
+    if (c->end - c->start < LA_MIN_BYTES)
+        return wk->timed[0] && wk->timed[1] ? best : 1;
+    if (!wk->timed[1] || !wk->timed[0])
+        return !wk->timed[1];
+    return ++wk->chunks % LA_PROBE ? best : !best;
+}
+
+static void lookahead_timed(worker *wk, const chunk *c, int ahead, double secs)
+{
+    uint64_t bytes = c->end - c->start;
+    if (bytes < LA_MIN_BYTES)
+        return;
+    double r = secs * 1e9 / (double)bytes;
+    wk->ns_per_byte[ahead] = wk->timed[ahead] ? (wk->ns_per_byte[ahead] + r) / 2 : r;
+    wk->timed[ahead]++;
+}
+
+/* A worker of pass 2: takes chunks in file order until there are none, or
+ * until one before the next has failed. */
+static void pass2_worker(void *arg, int t)
+{
+    imp *m = arg;
+    worker *wk = &m->workers[t];
+    const chunk *cs = m->chunks.p;
+    for (;;) {
+        uint64_t k = __atomic_fetch_add(&m->next_chunk, 1, __ATOMIC_RELAXED);
+        if (k >= m->chunks.n || k > __atomic_load_n(&m->fail_at, __ATOMIC_RELAXED))
+            break;
+        const chunk *c = &cs[k];
+        int ahead = lookahead_choice(wk, c);
+        pass2 w = {.r = &wk->r,
+                   .tmp_n = c->tmp_base,
+                   .tmp_end = c->tmp_base + c->refs + (m->direct ? 0 : TMP_HEADER * c->objects),
+                   .block_refs = wk->block_refs,
+                   .ahead = ahead};
+        double t0 = thread_cpu();
+        if (open_chunk(m, &wk->r, c) < 0 || run_chunk(m, &w, c) < 0) {
+            wk->fail_chunk = k;
+            uint64_t seen = __atomic_load_n(&m->fail_at, __ATOMIC_RELAXED);
+            while (k < seen && !__atomic_compare_exchange_n(&m->fail_at, &seen, k, 0, __ATOMIC_RELAXED,
+                                                            __ATOMIC_RELAXED))
+                ;
+            break;
+        }
+        lookahead_timed(wk, c, ahead, thread_cpu() - t0);
+        wk->references += w.references;
+        wk->missing_refs += w.missing_refs;
+        wk->jvm_bytes += w.jvm_bytes;
+    }
+    if (m->path)
+        _gcs_dumpstream_close(&wk->r);
+}
+
+/* Pass 2 on as many threads as there are (and chunks to give them); the
+ * first error in file order is the one reported. */
+static int pass2_run(imp *m, gcs_err *err)
+{
+    int nt = _gcs_heapdump_threads();
+    if ((uint64_t)nt > m->chunks.n)
+        nt = m->chunks.n ? (int)m->chunks.n : 1;
+    m->workers = calloc((size_t)nt, sizeof *m->workers);
+    if (!m->workers) {
+        gcs_err_set(err, "%s: out of memory", m->r.name);
+        return -1;
+    }
+    m->nworkers = (unsigned)nt;
+    uint64_t nblocks = (m->map.n + EDGE_BLOCK - 1) / EDGE_BLOCK + 1;
+    for (int t = 0; t < nt; t++) {
+        worker *wk = &m->workers[t];
+        wk->r.name = m->r.name;
+        wk->r.err = &wk->err;
+        wk->r.fd = -1;
+        wk->fail_chunk = UINT64_MAX;
+        if (!m->direct && !(wk->block_refs = calloc(nblocks, sizeof *wk->block_refs))) {
+            gcs_err_set(err, "%s: out of memory", m->r.name);
+            return -1;
+        }
+    }
+    if (m->path && m->r.own) { /* worker 0 takes over pass 1's window */
+        m->workers[0].r.own = m->r.own;
+        m->r.own = NULL;
+    }
+    m->next_chunk = 0;
+    m->fail_at = UINT64_MAX;
+    int ran = _gcs_par_run(nt, pass2_worker, m);
+    const worker *bad = NULL;
+    for (int t = 0; t < ran; t++) {
+        const worker *wk = &m->workers[t];
+        if (wk->fail_chunk != UINT64_MAX && (!bad || wk->fail_chunk < bad->fail_chunk))
+            bad = wk;
+        m->rep.references += wk->references;
+        m->rep.missing_refs += wk->missing_refs;
+        m->rep.jvm_bytes += wk->jvm_bytes;
+    }
+    for (int t = 0; t < nt; t++)
+        _gcs_dumpstream_free(&m->workers[t].r);
+    if (bad) {
+        gcs_err_set(err, "%s", bad->err.msg);
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- between the passes ------------------------------------------------------------ */
@@ -1015,24 +1429,9 @@ oom:
 
 /* ---- the import ---------------------------------------------------------------------- */
 
-static int open_pass(imp *m, const char *path, const void *data, size_t len)
-{
-    hr *r = &m->r;
-    if (path)
-        return _gcs_dumpstream_open(r, path, HPROF_BUF);
-    r->pos = 0;
-    r->base = 0;
-    r->eof = 0;
-    r->buf = data ? data : (const uint8_t *)"";
-    r->len = data ? len : 0;
-    return 0;
-}
-
 static void imp_free(imp *m)
 {
-    if (m->r.gz)
-        gzclose(m->r.gz);
-    free(m->r.own);
+    _gcs_dumpstream_free(&m->r);
     free(m->strings.keys);
     free(m->strings.vals);
     free(m->sblob.p);
@@ -1044,34 +1443,243 @@ static void imp_free(imp *m)
     free(m->refs.p);
     free(m->rootids.p);
     free(m->ids.p);
-    free(m->dir);
-    free(m->fileoff);
+    _gcs_idmap_free(&m->map);
+    free(m->chunks.p);
+    free(m->hist.p);
+    free(m->touched.p);
+    _gcs_gzindex_free(&m->gzi);
     free(m->tmp);
+    for (unsigned t = 0; m->workers && t < m->nworkers; t++)
+        free(m->workers[t].block_refs);
+    free(m->workers);
 }
 
 /* Addresses: the dump's (object ids are addresses in HotSpot and ART), each
  * object moved up only as far as needed not to overlap its predecessor --
  * a snapshot's pointer fields are 8 bytes, so an array of compressed
  * references is wider in the snapshot than in the JVM. */
-static void place_addresses(imp *m)
+static int place_addresses(imp *m)
 {
     gcs_snapshot *g = m->g;
-    const uint64_t *ids = m->ids.p;
-    uint64_t n = g->nobjects, prev_end = 0;
-    int real = n && ids[n - 1] - ids[0] < (1ull << 48);
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t want = real ? ((ids[i] - ids[0] + 7) & ~7ull) + 8 : 0, a = prev_end + 8;
-        if (want >= a)
-            a = want;
-        else if (real)
-            m->rep.moved_objects++;
-        g->addr[i] = a;
-        prev_end = a + 8 * (uint64_t)g->words[i];
+    uint64_t n = g->nobjects, prev_end = 0, first = m->map.min;
+    int real = n && m->map.max - m->map.min < (1ull << 48);
+    enum { BATCH = 4096 };
+    uint64_t *ids = malloc(BATCH * sizeof *ids);
+    if (!ids)
+        return -1;
+    _gcs_idmap_cursor cur = {0};
+    for (uint64_t i = 0; i < n;) {
+        uint64_t k = _gcs_idmap_ids(&m->map, ids, BATCH, &cur);
+        gcs_assert_internal(k > 0 && i + k <= n);
+        for (uint64_t j = 0; j < k; j++, i++) {
+            uint64_t want = real ? ((ids[j] - first + 7) & ~7ull) + 8 : 0, a = prev_end + 8;
+            if (want >= a)
+                a = want;
+            else if (real)
+                m->rep.moved_objects++;
+            g->addr[i] = a;
+            prev_end = a + 8 * (uint64_t)g->words[i];
+        }
     }
+    free(ids);
     g->params.heap_limit = (prev_end + 65535) & ~65535ull;
     if (!g->params.heap_limit)
         g->params.heap_limit = 65536;
     g->params.layout = real ? GCS_SNAPSHOT_LAYOUT_DUMP_ORDER : GCS_SNAPSHOT_LAYOUT_UNKNOWN_ORDER;
+    return 0;
+}
+
+/* The id of object i (for a message). */
+static uint64_t id_at(const _gcs_idmap *x, uint64_t i)
+{
+    _gcs_idmap_cursor cur = {0};
+    uint64_t id = 0;
+    for (uint64_t k = 0; k <= i; k++)
+        if (_gcs_idmap_ids(x, &id, 1, &cur) != 1)
+            return 0;
+    return id;
+}
+
+/* Each chunk's references, now that its instances' classes are resolved,
+ * and its slice of the temporary edges (file order: each object's header
+ * and its references; place). */
+static void chunk_slices(imp *m)
+{
+    chunk *cs = m->chunks.p;
+    const hist_pair *h = m->hist.p;
+    const cls *cl = m->classes.p;
+    uint64_t base = 0;
+    for (size_t k = 0; k < m->chunks.n; k++) {
+        uint64_t refs = cs[k].fixed_refs;
+        for (uint64_t j = 0; j < cs[k].hist_n; j++) {
+            const hist_pair *p = &h[cs[k].hist_start + j];
+            if (cl[p->cls].dumped)
+                refs += (uint64_t)p->count * cl[p->cls].nrefs;
+        }
+        cs[k].refs = refs;
+        cs[k].tmp_base = base;
+        base += refs + TMP_HEADER * cs[k].objects;
+    }
+}
+
+/* Whether pass 2 may write the edges into the snapshot directly
+ * (note_object): every chunk's objects are in address order and hold a
+ * contiguous range of indices, and these ranges tile the indices; each
+ * chunk's edges then start after those of the chunks whose range is below
+ * its own, and its slice is moved there. */
+typedef struct chunk_at {
+    uint64_t first;
+    size_t k;
+} chunk_at;
+
+static int cmp_chunk_at(const void *a, const void *b)
+{
+    const chunk_at *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+static int edges_direct(imp *m)
+{
+    chunk *cs = m->chunks.p;
+    size_t nc = m->chunks.n, k2 = 0;
+    if (!m->ordered)
+        return 0;
+    chunk_at *at = malloc((nc ? nc : 1) * sizeof *at);
+    if (!at)
+        return 0;
+    for (size_t k = 0; k < nc; k++) {
+        if (!cs[k].objects)
+            continue;
+        uint32_t fi = _gcs_idmap_find(&m->map, cs[k].first_id), li = _gcs_idmap_find(&m->map, cs[k].last_id);
+        if (fi == IDMAP_NONE || li == IDMAP_NONE || li < fi || (uint64_t)(li - fi) + 1 != cs[k].objects) {
+            free(at);
+            return 0;
+        }
+        at[k2++] = (chunk_at){fi, k};
+    }
+    qsort(at, k2, sizeof *at, cmp_chunk_at);
+    uint64_t next = 0, base = 0;
+    for (size_t j = 0; j < k2; j++) {
+        if (at[j].first != next) {
+            free(at);
+            return 0;
+        }
+        next += cs[at[j].k].objects;
+    }
+    if (next != m->map.n) {
+        free(at);
+        return 0;
+    }
+    for (size_t j = 0; j < k2; j++) {
+        cs[at[j].k].tmp_base = base;
+        base += cs[at[j].k].refs;
+    }
+    free(at);
+    gcs_assert_internal(base == m->nfields_total);
+    return 1;
+}
+
+/* The edges into index order (unless pass 2 wrote them so), by blocks of
+ * EDGE_BLOCK objects on every thread: a block's first edge is the sum of
+ * the blocks' before it (pass 2 counted each block's references); each
+ * object's header (place) is read at the place addr[] holds, its words,
+ * pointer count and type stored, and its references copied.  The headers
+ * are anywhere in the temporary edges: EDGE_AHEAD objects' are loaded ahead.
+ * Direct, only that every object was placed is checked. */
+typedef struct edge_job {
+    imp *m;
+    uint64_t nblocks, *base;  /* per block: its first edge */
+    uint64_t next, bad;       /* atomic: the next block; the first object not placed (UINT64_MAX) */
+} edge_job;
+
+static void edge_worker(void *arg, int t)
+{
+    (void)t;
+    edge_job *j = arg;
+    imp *m = j->m;
+    gcs_snapshot *g = m->g;
+    const uint64_t n = g->nobjects;
+    const uint32_t *tmp = m->tmp;
+    for (;;) {
+        uint64_t b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (b >= j->nblocks)
+            break;
+        uint64_t lo = b * EDGE_BLOCK, hi = lo + EDGE_BLOCK < n ? lo + EDGE_BLOCK : n, bad = UINT64_MAX;
+        if (m->direct) {
+            for (uint64_t i = lo; i < hi && bad == UINT64_MAX; i++)
+                if (g->words[i] == 0) /* every id of pass 1 is placed by pass 2 */
+                    bad = i;
+        } else {
+            uint64_t at = j->base[b];
+            uint64_t *addr = g->addr;
+            for (uint64_t i = lo; i < hi; i++) {
+                if (i + EDGE_AHEAD < hi && addr[i + EDGE_AHEAD])
+                    __builtin_prefetch(tmp + addr[i + EDGE_AHEAD] - 1);
+                if (!addr[i]) {
+                    bad = i;
+                    break;
+                }
+                const uint32_t *h = tmp + addr[i] - 1;
+                uint32_t k = h[1];
+                g->words[i] = h[0];
+                g->nptrs[i] = k;
+                g->type[i] = h[2];
+                g->edge_start[i] = at;
+                if (k > 8 || at + k > g->nfields) {
+                    if (at + k > g->nfields) { /* a changed dump; the counts will say so */
+                        bad = i;
+                        break;
+                    }
+                    memcpy(g->edges + at, h + TMP_HEADER, (size_t)k * sizeof *g->edges);
+                } else {
+                    for (uint32_t e = 0; e < k; e++)
+                        g->edges[at + e] = h[TMP_HEADER + e];
+                }
+                at += k;
+            }
+        }
+        if (bad != UINT64_MAX) {
+            uint64_t seen = __atomic_load_n(&j->bad, __ATOMIC_RELAXED);
+            while (bad < seen && !__atomic_compare_exchange_n(&j->bad, &seen, bad, 0, __ATOMIC_RELAXED,
+                                                              __ATOMIC_RELAXED))
+                ;
+        }
+    }
+}
+
+static int edges_in_order(imp *m, gcs_err *err)
+{
+    gcs_snapshot *g = m->g;
+    uint64_t n = g->nobjects;
+    edge_job j = {.m = m, .nblocks = (n + EDGE_BLOCK - 1) / EDGE_BLOCK, .bad = UINT64_MAX};
+    if (!m->direct) { /* the blocks' first edges from the workers' counts */
+        j.base = malloc((j.nblocks + 1) * sizeof *j.base);
+        if (!j.base) {
+            gcs_err_set(err, "%s: out of memory", m->r.name);
+            return -1;
+        }
+        uint64_t sum = 0;
+        for (uint64_t b = 0; b < j.nblocks; b++) {
+            j.base[b] = sum;
+            for (unsigned t = 0; t < m->nworkers; t++)
+                sum += m->workers[t].block_refs[b];
+        }
+        if (sum != g->nfields)
+            j.bad = 0; /* a changed dump: objects placed twice or not at all */
+    }
+    int nt = _gcs_heapdump_threads();
+    if ((uint64_t)nt > j.nblocks)
+        nt = j.nblocks ? (int)j.nblocks : 1;
+    if (j.bad == UINT64_MAX)
+        _gcs_par_run(nt, edge_worker, &j);
+    free(j.base);
+    if (j.bad != UINT64_MAX) {
+        gcs_err_set(err, "%s: object 0x%llx vanished between the passes (the dump changed?)", m->r.name,
+                    (unsigned long long)id_at(&m->map, j.bad));
+        return -1;
+    }
+    g->edge_start[n] = g->nfields;
+    return 0;
 }
 
 static gcs_snapshot *import(const char *path, const void *data, size_t len, const char *name,
@@ -1084,45 +1692,66 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     }
     m->r.name = name;
     m->r.err = err;
+    m->r.fd = -1;
+    m->path = path;
+    m->data = data ? data : (const uint8_t *)"";
+    m->len = data ? len : 0;
     m->classes.elem = sizeof(cls);
     m->fields.elem = 1;
     m->statics.elem = m->rootids.elem = m->ids.elem = 8;
-    m->refs.elem = 4;
+    m->refs.elem = m->touched.elem = 4;
     m->sblob.elem = 1;
+    m->chunks.elem = sizeof(chunk);
+    m->hist.elem = sizeof(hist_pair);
     m->rep.format = GCS_HEAPDUMP_HPROF;
     m->jlc = UINT32_MAX;
+    m->chunk_bytes = __atomic_load_n(&chunk_bytes, __ATOMIC_RELAXED);
+    m->gzi.span = m->chunk_bytes;
+    m->cut_at = &m->cut_plain;
+    m->ordered = 1;
     gcs_snapshot *g = NULL;
     gcs_err e2;
 
     /* pass 1 */
-    if (open_pass(m, path, data, len) < 0 || scan(m, 1) < 0)
+    if (path) {
+        if (_gcs_dumpstream_open(&m->r, path, HPROF_BUF, &m->gzi) < 0)
+            goto fail;
+        if (m->r.kind == DS_GZIP)
+            m->cut_at = &m->gzi.next_cut;
+    } else {
+        m->r.buf = m->data;
+        m->r.len = m->len;
+    }
+    if (scan(m) < 0)
         goto fail;
     m->rep.dump_bytes = hr_off(&m->r);
     m->rep.passes = 1;
+    if (path)
+        _gcs_dumpstream_close(&m->r);
     uint64_t n = m->ids.n;
     if (n > GCS_SNAPSHOT_MAX_OBJECTS) {
         gcs_err_set(err, "%s: %llu objects: a snapshot holds at most %llu", name, (unsigned long long)n,
                     (unsigned long long)GCS_SNAPSHOT_MAX_OBJECTS);
         goto fail;
     }
-    if (sort_ids(m->ids.p, n) < 0) {
-        gcs_err_set(err, "%s: out of memory sorting %llu object ids", name, (unsigned long long)n);
+    uint64_t dup;
+    int built = _gcs_idmap_build(&m->map, m->ids.p, n, &dup);
+    m->ids.p = NULL; /* the map has them */
+    if (built != 0) {
+        if (built < 0)
+            gcs_err_set(err, "%s: out of memory indexing %llu object ids", name, (unsigned long long)n);
+        else
+            gcs_err_set(err, "%s: object id 0x%llx is dumped twice", name, (unsigned long long)dup);
         goto fail;
     }
-    const uint64_t *ids = m->ids.p;
-    for (uint64_t i = 1; i < n; i++)
-        if (ids[i] == ids[i - 1]) {
-            gcs_err_set(err, "%s: object id 0x%llx is dumped twice", name, (unsigned long long)ids[i]);
-            goto fail;
-        }
-    if (n && ids[0] == 0) {
+    if (n && m->map.min == 0) {
         gcs_err_set(err, "%s: an object has id 0 (HPROF's NULL)", name);
         goto fail;
     }
     /* The layout (docs/heap-dumps.md): 4-byte ids, a 32-bit JVM; 8-byte ids
      * over less than 32 GiB, compressed references; compressed class
      * pointers with 8-byte ids either way (HotSpot's default since JDK 8). */
-    uint64_t span = n ? ids[n - 1] - ids[0] : 0;
+    uint64_t span = n ? m->map.max - m->map.min : 0;
     m->ref = m->idsz == 4 || span < (32ull << 30) ? 4 : 8;
     m->hdr = m->idsz == 4 ? 8 : 12;
     m->ahdr = m->idsz == 4 ? 12 : 16;
@@ -1131,60 +1760,49 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->rep.array_header_bytes = m->ahdr;
     if (resolve_classes(m, err) < 0)
         goto fail;
-    if (build_directory(m) < 0) {
-        gcs_err_set(err, "%s: out of memory", name);
-        goto fail;
-    }
+    chunk_slices(m);
+    m->direct = edges_direct(m);
     uint64_t nroots = m->rootids.n + m->rep.classes;
     g = gcs_snapshot_new(n, m->nfields_total, nroots, &e2);
-    m->fileoff = malloc(n ? n * sizeof *m->fileoff : 1);
-    m->tmp = malloc(m->nfields_total ? m->nfields_total * sizeof *m->tmp : 1);
-    if (!g || !m->fileoff || !m->tmp) {
+    uint64_t ntmp = m->nfields_total + TMP_HEADER * n;
+    if (!m->direct)
+        m->tmp = malloc(ntmp ? ntmp * sizeof *m->tmp : 1);
+    if (!g || (!m->direct && !m->tmp)) {
         gcs_err_set(err, "%s: %s", name, g ? "out of memory" : e2.msg);
         goto fail;
     }
     m->g = g;
+    m->edst = m->direct ? g->edges : m->tmp;
+    /* huge pages (par.c): fewer faults for the arrays written whole, and
+     * fewer TLB misses for those written at random (addr[] as place uses
+     * it, the temporary edges as edges_in_order reads them) */
+    _gcs_hugepages(g->words, (size_t)n * sizeof *g->words);
+    _gcs_hugepages(g->nptrs, (size_t)n * sizeof *g->nptrs);
+    _gcs_hugepages(g->edge_start, (size_t)(n + 1) * sizeof *g->edge_start);
+    _gcs_hugepages(g->edges, (size_t)m->nfields_total * sizeof *g->edges);
+    _gcs_hugepages(g->addr, (size_t)n * sizeof *g->addr);
+    if (!m->direct)
+        _gcs_hugepages(m->tmp, (size_t)ntmp * sizeof *m->tmp);
     if (build_types(m, err) < 0)
         goto fail;
 
     /* pass 2 */
-    if (open_pass(m, path, data, len) < 0 || scan(m, 2) < 0)
+    if (pass2_run(m, err) < 0)
         goto fail;
     m->rep.passes = 2;
-    if (m->tmp_n != g->nfields) {
-        gcs_err_set(err, "%s: the second pass found %llu references, the first %llu (the dump changed?)", name,
-                    (unsigned long long)m->tmp_n, (unsigned long long)g->nfields);
+    if (edges_in_order(m, err) < 0)
         goto fail;
-    }
-    /* The edges into index order: objects whose edges lie back to back in
-     * file order (all of them in a dump written in address order) are
-     * copied as one run -- a memcpy call per object of one or two edges
-     * cost more than the copy. */
-    uint64_t sum = 0, run_from = 0, run_at = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        if (g->words[i] == 0) { /* every id of pass 1 is placed by pass 2 */
-            gcs_err_set(err, "%s: object 0x%llx vanished between the passes (the dump changed?)", name,
-                        (unsigned long long)ids[i]);
-            goto fail;
-        }
-        g->edge_start[i] = sum;
-        if (m->fileoff[i] != run_from + (sum - run_at)) {
-            memcpy(g->edges + run_at, m->tmp + run_from, (size_t)(sum - run_at) * sizeof *g->edges);
-            run_from = m->fileoff[i];
-            run_at = sum;
-        }
-        sum += g->nptrs[i];
-    }
-    memcpy(g->edges + run_at, m->tmp + run_from, (size_t)(sum - run_at) * sizeof *g->edges);
-    g->edge_start[n] = sum;
     free(m->tmp);
     m->tmp = NULL;
-    place_addresses(m);
+    if (place_addresses(m) < 0) {
+        gcs_err_set(err, "%s: out of memory", name);
+        goto fail;
+    }
     uint64_t r = 0;
     const uint64_t *rid = m->rootids.p;
     for (size_t k = 0; k < m->rootids.n; k++) {
-        uint32_t idx = id_index(m, rid[k]);
-        if (idx == NOT_FOUND)
+        uint32_t idx = _gcs_idmap_find(&m->map, rid[k]);
+        if (idx == IDMAP_NONE)
             m->rep.missing_roots++;
         else
             g->roots[r++] = idx;
@@ -1192,12 +1810,12 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     const cls *cs = m->classes.p;
     for (size_t k = 0; k < m->classes.n; k++)
         if (cs[k].dumped)
-            g->roots[r++] = id_index(m, cs[k].id);
+            g->roots[r++] = _gcs_idmap_find(&m->map, cs[k].id);
     g->nroots = r;
     g->params.source = GCS_SNAPSHOT_SOURCE_HPROF;
     g->params.header_bytes = 8;
     g->params.granule_bytes = 8;
-    g->params.heap_base = n ? ids[0] : 0;
+    g->params.heap_base = n ? m->map.min : 0;
     g->params.timestamp_ns = m->timestamp_ms * 1000000u;
     if (gcs_snapshot_validate(g, &e2) < 0) {
         gcs_err_set(err, "%s: the imported graph is invalid: %s", name, e2.msg);

@@ -4,7 +4,8 @@
  *
  *   bench-import [--format hprof|v8] [--shapes list,tree,random]
  *                [--objects 1e5,1e6,1e7] [--reps N] [--order shuffled|address]
- *                [--refs K] [--gzip-objects N|0] [--dir DIR] [--json]
+ *                [--refs K] [--gzip-objects N|0] [--plain-objects N|0]
+ *                [--threads N] [--dir DIR] [--json]
  *
  * --format v8: the snapshots are tests/fuzz/v8_gen.h's (the node layout of
  * node 20, objects of 32 bytes, a weak edge every 8th node), imported
@@ -28,8 +29,14 @@
  * With --gzip-objects N (default 10^6; 0: none) the shapes of N objects are
  * also written to a gzip file (level 1, as `jcmd GC.heap_dump -gz=1`) in
  * --dir and imported from it with gcs_heapdump_import; MB/s is still of the
- * uncompressed bytes.  Timing covers the whole import (both passes, the
- * sort, the snapshot's allocation and validation), not the dump's making. */
+ * uncompressed bytes.  --plain-objects N (default 0: none) does the same
+ * with a plain file, as `gcscale snapshot import` reads one.  --threads N:
+ * the importer's threads (default: OpenMP's count, OMP_NUM_THREADS, or the
+ * CPUs); cpuMB/s counts every thread's CPU time.  "peak" is the child's
+ * peak resident size above what it started with (VmHWM - VmRSS), the
+ * snapshot included.  Timing covers the whole import (both passes, the
+ * indexing, the snapshot's allocation and validation), not the dump's
+ * making. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -42,13 +49,15 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../hprof_internal.h" /* _gcs_heapdump_set_threads */
 #include "gcscale/heapdump.h"
 #include "gcscale/snapshot.h"
 
 #include "../../tests/fuzz/hprof_gen.h"
 #include "../../tests/fuzz/v8_gen.h"
 
-static int fmt_v8; /* --format v8 */
+static int fmt_v8;  /* --format v8 */
+static int threads; /* --threads; 0: the importer's default */
 
 #define MAX_REPS 64
 
@@ -56,6 +65,7 @@ typedef struct sample {
     int ok;
     double secs, cpu_secs;      /* wall; user + system CPU of the child */
     long long extra_bytes;      /* VmHWM - VmRSS at the start, minus the snapshot */
+    long long peak_bytes;       /* VmHWM - VmRSS at the start */
     uint64_t objects, fields, snap_bytes;
     char err[600];
 } sample;
@@ -64,7 +74,7 @@ typedef struct result {
     const char *shape, *mode;
     uint64_t objects, fields, dump_bytes, file_bytes;
     double mbs_med, mbs_min, mbs_max, objs_med, cpu_med, cpu_min, cpu_max;
-    long long extra_med, extra_min, extra_max;
+    long long extra_med, extra_min, extra_max, peak_med;
     uint64_t snap_bytes;
     int reps;
 } result;
@@ -132,6 +142,7 @@ static sample import_once(const hgen *dump, const char *path)
         } else {
             long long base = status_kb("VmRSS");
             gcs_err e = {0};
+            _gcs_heapdump_set_threads(threads);
             gcs_heapdump_report rep;
             double c0 = cpu_now(), t0 = now();
             gcs_snapshot *g = path  ? gcs_heapdump_import(path, fmt_v8 ? GCS_HEAPDUMP_V8 : GCS_HEAPDUMP_HPROF, &rep, &e)
@@ -148,6 +159,7 @@ static sample import_once(const hgen *dump, const char *path)
                 s.fields = g->nfields;
                 s.snap_bytes = snapshot_bytes(g);
                 s.extra_bytes = (hwm - base) * 1024 - (long long)s.snap_bytes;
+                s.peak_bytes = (hwm - base) * 1024;
             }
         }
         if (cr >= 0)
@@ -184,7 +196,7 @@ static result measure(const char *shape, const char *mode, const hgen *dump, con
                       int reps)
 {
     double mbs[MAX_REPS], objs[MAX_REPS], cpu[MAX_REPS];
-    long long extra[MAX_REPS];
+    long long extra[MAX_REPS], peak[MAX_REPS];
     result r = {.shape = shape, .mode = mode, .dump_bytes = dump->n, .file_bytes = file_bytes, .reps = reps};
     for (int k = 0; k < reps; k++) {
         sample s = import_once(dump, path);
@@ -192,6 +204,7 @@ static result measure(const char *shape, const char *mode, const hgen *dump, con
         objs[k] = (double)s.objects / s.secs / 1e6;
         cpu[k] = (double)dump->n / s.cpu_secs / 1e6;
         extra[k] = s.extra_bytes;
+        peak[k] = s.peak_bytes;
         r.objects = s.objects;
         r.fields = s.fields;
         r.snap_bytes = s.snap_bytes;
@@ -204,6 +217,8 @@ static result measure(const char *shape, const char *mode, const hgen *dump, con
     r.cpu_min = cpu[0];
     r.cpu_max = cpu[reps - 1];
     qsort(extra, (size_t)reps, sizeof *extra, cmp_ll);
+    qsort(peak, (size_t)reps, sizeof *peak, cmp_ll);
+    r.peak_med = reps % 2 ? peak[h] : (peak[h - 1] + peak[h]) / 2;
     r.mbs_med = reps % 2 ? mbs[h] : (mbs[h - 1] + mbs[h]) / 2;
     r.objs_med = reps % 2 ? objs[h] : (objs[h - 1] + objs[h]) / 2;
     r.extra_med = reps % 2 ? extra[h] : (extra[h - 1] + extra[h]) / 2;
@@ -221,26 +236,28 @@ static void print_row(const result *r, int json, int *first)
         printf("%s\n    {\"shape\": \"%s\", \"mode\": \"%s\", \"objects\": %llu, \"edges\": %llu, "
                "\"dump_bytes\": %llu, \"file_bytes\": %llu, \"reps\": %d, \"mb_per_s\": {\"median\": %.1f, "
                "\"min\": %.1f, \"max\": %.1f}, \"cpu_mb_per_s\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f}, \"mobjects_per_s\": %.2f, \"snapshot_bytes\": %llu, "
-               "\"extra_bytes\": {\"median\": %lld, \"min\": %lld, \"max\": %lld}, \"extra_per_object\": %.2f, "
+               "\"extra_bytes\": {\"median\": %lld, \"min\": %lld, \"max\": %lld}, \"peak_bytes\": %lld, \"extra_per_object\": %.2f, "
                "\"bar_bytes\": %.0f, \"extra_over_bar\": %.3f}",
                *first ? "" : ",", r->shape, r->mode, (unsigned long long)r->objects, (unsigned long long)r->fields,
                (unsigned long long)r->dump_bytes, (unsigned long long)r->file_bytes, r->reps, r->mbs_med, r->mbs_min,
                r->mbs_max, r->cpu_med, r->cpu_min, r->cpu_max, r->objs_med, (unsigned long long)r->snap_bytes, r->extra_med, r->extra_min, r->extra_max,
-               (double)r->extra_med / (double)r->objects, bar, (double)r->extra_med / bar);
+               r->peak_med, (double)r->extra_med / (double)r->objects, bar, (double)r->extra_med / bar);
     } else {
-        printf("%-7s %-4s %9llu %9llu %8.1f %7.0f %6.0f-%-6.0f %7.0f %6.0f-%-6.0f %7.2f %8.1f %8.1f %6.2f %5.2f\n", r->shape, r->mode,
-               (unsigned long long)r->objects, (unsigned long long)r->fields, (double)r->dump_bytes / 1e6,
-               r->mbs_med, r->mbs_min, r->mbs_max, r->cpu_med, r->cpu_min, r->cpu_max, r->objs_med, (double)r->snap_bytes / 1e6,
-               (double)r->extra_med / 1e6, (double)r->extra_med / (double)r->objects, (double)r->extra_med / bar);
+        printf("%-7s %-5s %9llu %9llu %8.1f %7.0f %6.0f-%-6.0f %7.0f %6.0f-%-6.0f %7.2f %8.1f %8.1f %8.1f %6.2f %5.2f\n",
+               r->shape, r->mode, (unsigned long long)r->objects, (unsigned long long)r->fields,
+               (double)r->dump_bytes / 1e6, r->mbs_med, r->mbs_min, r->mbs_max, r->cpu_med, r->cpu_min, r->cpu_max,
+               r->objs_med, (double)r->snap_bytes / 1e6, (double)r->peak_med / 1e6, (double)r->extra_med / 1e6,
+               (double)r->extra_med / (double)r->objects, (double)r->extra_med / bar);
     }
     fflush(stdout);
     *first = 0;
 }
 
-/* The dump written gzip-compressed (level 1) to dir; its compressed size. */
-static uint64_t write_gz(const hgen *d, const char *path)
+/* The dump written to path, gzip-compressed (level 1) or plain; its size
+ * on disk. */
+static uint64_t write_dump(const hgen *d, const char *path, int gz)
 {
-    gzFile z = gzopen(path, "wb1");
+    gzFile z = gzopen(path, gz ? "wb1" : "wbT");
     if (!z)
         die("cannot write the gzip dump");
     for (size_t o = 0; o < d->n;) {
@@ -273,7 +290,7 @@ int main(int argc, char **argv)
     const char *shapes = "list,tree,random", *objects = "1e5,1e6,1e7", *dir = NULL;
     int reps = 5, json = 0, shuffled = 1;
     uint32_t nref = 4;
-    uint64_t gz_objects = 1000000;
+    uint64_t gz_objects = 1000000, plain_objects = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--json")) {
@@ -282,7 +299,8 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             puts("bench-import [--format hprof|v8] [--shapes list,tree,random] [--objects 1e5,1e6,1e7] [--reps N]\n"
-                 "             [--order shuffled|address] [--refs K] [--gzip-objects N|0] [--dir DIR] [--json]");
+                 "             [--order shuffled|address] [--refs K] [--gzip-objects N|0] [--plain-objects N|0]\n"
+                 "             [--threads N] [--dir DIR] [--json]");
             return 0;
         }
         if (!v)
@@ -298,6 +316,10 @@ int main(int argc, char **argv)
             nref = (uint32_t)parse_count(v);
         else if (!strcmp(a, "--gzip-objects"))
             gz_objects = !strcmp(v, "0") ? 0 : parse_count(v);
+        else if (!strcmp(a, "--plain-objects"))
+            plain_objects = !strcmp(v, "0") ? 0 : parse_count(v);
+        else if (!strcmp(a, "--threads") && atoi(v) >= 1 && atoi(v) <= 64)
+            threads = atoi(v);
         else if (!strcmp(a, "--format") && (!strcmp(v, "hprof") || !strcmp(v, "v8")))
             fmt_v8 = !strcmp(v, "v8");
         else if (!strcmp(a, "--dir"))
@@ -314,16 +336,20 @@ int main(int argc, char **argv)
     if (!dir)
         dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
+    int nthreads = threads ? threads : _gcs_heapdump_threads();
     if (json)
-        printf("{\"benchmark\": \"bench-import\", \"format\": \"%s\", \"order\": \"%s\", \"reps\": %d, \"rows\": [",
-               fmt_v8 ? "v8" : "hprof", fmt_v8 ? "node" : shuffled ? "shuffled" : "address", reps);
+        printf("{\"benchmark\": \"bench-import\", \"format\": \"%s\", \"order\": \"%s\", \"reps\": %d, "
+               "\"threads\": %d, \"rows\": [",
+               fmt_v8 ? "v8" : "hprof", fmt_v8 ? "node" : shuffled ? "shuffled" : "address", reps, nthreads);
     else
-        printf("%s import, one core; %s order; median of %d imports (min-max); MB = 10^6 bytes\n"
-               "extra: peak RSS of the import minus the snapshot; bar: 16 B/object + 8 B/edge\n\n"
-               "%-7s %-4s %9s %9s %8s %7s %13s %7s %13s %7s %8s %8s %6s %5s\n",
-               fmt_v8 ? "V8" : "HPROF", fmt_v8 ? "node" : shuffled ? "shuffled record" : "address record", reps,
-               "shape", "src", "objects", "edges", "dump MB", "MB/s",
-               "min-max", "cpuMB/s", "min-max", "Mobj/s", "snap MB", "extra MB", "B/obj", "/bar");
+        printf("%s import, %d thread%s; %s order; median of %d imports (min-max); MB = 10^6 bytes\n"
+               "MB/s: by wall clock; cpuMB/s: per CPU second (all threads); peak: the import's peak RSS;\n"
+               "extra: peak minus the snapshot; bar: 16 B/object + 8 B/edge\n\n"
+               "%-7s %-5s %9s %9s %8s %7s %13s %7s %13s %7s %8s %8s %8s %6s %5s\n",
+               fmt_v8 ? "V8" : "HPROF", nthreads, nthreads > 1 ? "s" : "",
+               fmt_v8 ? "node" : shuffled ? "shuffled record" : "address record", reps, "shape", "src", "objects",
+               "edges", "dump MB", "MB/s", "min-max", "cpuMB/s", "min-max", "Mobj/s", "snap MB", "peak MB",
+               "extra MB", "B/obj", "/bar");
     int first = 1;
     char *sl = strdup(shapes);
     for (char *sv, *sh = strtok_r(sl, ",", &sv); sh; sh = strtok_r(NULL, ",", &sv)) {
@@ -354,12 +380,14 @@ int main(int argc, char **argv)
             if (!made)
                 die("the import does not have the objects and edges the dump was made with");
             print_row(&r, json, &first);
-            if (gz_objects == n) {
+            for (int gz = 0; gz <= 1; gz++) {
+                if ((gz ? gz_objects : plain_objects) != n)
+                    continue;
                 char path[4096];
-                snprintf(path, sizeof path, "%s/bench-import-%d.%s.gz", dir, (int)getpid(),
-                         fmt_v8 ? "heapsnapshot" : "hprof");
-                uint64_t fb = write_gz(&d, path);
-                r = measure(sh, "gz", &d, path, fb, reps);
+                snprintf(path, sizeof path, "%s/bench-import-%d.%s%s", dir, (int)getpid(),
+                         fmt_v8 ? "heapsnapshot" : "hprof", gz ? ".gz" : "");
+                uint64_t fb = write_dump(&d, path, gz);
+                r = measure(sh, gz ? "gz" : "file", &d, path, fb, reps);
                 unlink(path);
                 print_row(&r, json, &first);
             }

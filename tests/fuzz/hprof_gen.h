@@ -212,10 +212,14 @@ static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint
  * align8(16 + 4 * nref + 4) bytes apart from 0x700000000 and the classes
  * just below (8-byte ids; a large gap would slow the importer's id
  * directory, docs/heap-dumps.md), written in address order or, shuffled !=
- * 0, in a shuffled order (a parallel dump). */
+ * 0, in a shuffled order (a parallel dump).
+ *
+ * hprof_generate_spread() writes the same with the objects gap bytes apart
+ * (the classes still just below the first): ids that are not dense, as a
+ * heap of huge objects or scattered regions has them. */
 enum { HG_LIST, HG_TREE, HG_RANDOM };
-static inline hgen hprof_generate_shape(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
-                                        uint64_t seed)
+static inline hgen hprof_generate_spread(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
+                                         uint64_t seed, uint64_t gap)
 {
     if (shape == HG_LIST)
         nref = 1;
@@ -231,7 +235,7 @@ static inline hgen hprof_generate_shape(int shape, uint64_t n, uint32_t nref, in
     hg_id(&g, 1700000000000ull);
     /* the classes just below the objects, as their mirrors lie in a real heap */
     const uint64_t BASE = 0x700000000ull, C_OBJ = BASE - 0x300, C_CLASS = C_OBJ + 0x100, C_NODE = C_OBJ + 0x200,
-                   STRIDE = (16 + 4 * (uint64_t)nref + 4 + 7) & ~7ull;
+                   STRIDE = gap ? gap : (16 + 4 * (uint64_t)nref + 4 + 7) & ~7ull;
     hg_string(&g, 1, "java/lang/Object");
     hg_string(&g, 2, "java/lang/Class");
     hg_string(&g, 3, "Node");
@@ -295,6 +299,12 @@ static inline hgen hprof_generate_shape(int shape, uint64_t n, uint32_t nref, in
     hg_seg_close(&g);
     hg_record(&g, 0x2C, 0);
     return g;
+}
+
+static inline hgen hprof_generate_shape(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
+                                        uint64_t seed)
+{
+    return hprof_generate_spread(shape, n, nref, shuffled, seg_bytes, seed, 0);
 }
 
 #endif

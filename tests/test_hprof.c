@@ -1,0 +1,326 @@
+/* test_hprof.c -- the HPROF importer's parallel second pass and its id map
+ * (formats/hprof.c, hprof_ids.c, dumpstream.c, par.c): a dump imported on
+ * several threads, cut into many small chunks, gives exactly the snapshot
+ * and the report of a 1-thread import (shuffled and random-graph dumps,
+ * from memory, from a plain file and from gzip -- one member or several --
+ * whose second pass inflates each chunk from an access point); a dump in
+ * address order (edges written in place) and the same graph shuffled
+ * (through the temporary edges) give the same snapshot; ids too sparse for
+ * the rank bitmap (sorted instead) give the same graph; an object dumped
+ * twice is refused; and of damaged records the first in the file is the one
+ * reported, whatever the thread count. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../formats/hprof_internal.h"
+#include "fuzz/hprof_gen.h"
+#include "gcscale/heapdump.h"
+
+/* Every array and count of two snapshots, and their reports, equal. */
+static void assert_same(const gcs_snapshot *a, const gcs_snapshot *b, const gcs_heapdump_report *ra,
+                        const gcs_heapdump_report *rb)
+{
+    assert_int_equal(a->nobjects, b->nobjects);
+    assert_int_equal(a->nfields, b->nfields);
+    assert_int_equal(a->nroots, b->nroots);
+    uint64_t n = a->nobjects;
+    assert_memory_equal(a->addr, b->addr, n * sizeof *a->addr);
+    assert_memory_equal(a->words, b->words, n * sizeof *a->words);
+    assert_memory_equal(a->nptrs, b->nptrs, n * sizeof *a->nptrs);
+    assert_memory_equal(a->type, b->type, n * sizeof *a->type);
+    assert_memory_equal(a->edge_start, b->edge_start, (n + 1) * sizeof *a->edge_start);
+    if (a->nfields)
+        assert_memory_equal(a->edges, b->edges, a->nfields * sizeof *a->edges);
+    assert_memory_equal(a->roots, b->roots, a->nroots * sizeof *a->roots);
+    assert_memory_equal(&a->params, &b->params, sizeof a->params);
+    assert_int_equal(a->ntypes, b->ntypes);
+    for (uint32_t t = 0; t < a->ntypes; t++)
+        assert_string_equal(a->type_names[t], b->type_names[t]);
+    if (ra && rb)
+        assert_memory_equal(ra, rb, sizeof *ra);
+}
+
+/* Imports from memory (path NULL) or a file with the given threads and
+ * chunk size (0: the defaults); fails the test on an error. */
+static gcs_snapshot *import_with(const hgen *d, const char *path, int threads, size_t chunk, gcs_heapdump_report *rep)
+{
+    _gcs_heapdump_set_threads(threads);
+    _gcs_hprof_set_chunk_bytes(chunk);
+    gcs_err err = {{0}};
+    gcs_snapshot *g = path ? gcs_heapdump_import(path, GCS_HEAPDUMP_HPROF, rep, &err)
+                           : gcs_heapdump_import_hprof_mem(d->p, d->n, "gen", rep, &err);
+    _gcs_heapdump_set_threads(0);
+    _gcs_hprof_set_chunk_bytes(0);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_int_equal(gcs_snapshot_validate(g, &err), 0);
+    return g;
+}
+
+/* 1 thread with the default chunks against 4 threads on chunks of chunk
+ * bytes, and 1 thread on those. */
+static void check_parallel(const hgen *d, const char *path, size_t chunk)
+{
+    gcs_heapdump_report r1, r4, r1c;
+    gcs_snapshot *g1 = import_with(d, path, 1, 0, &r1);
+    gcs_snapshot *g4 = import_with(d, path, 4, chunk, &r4);
+    gcs_snapshot *g1c = import_with(d, path, 1, chunk, &r1c);
+    assert_same(g1, g4, &r1, &r4);
+    assert_same(g1, g1c, &r1, &r1c);
+    gcs_snapshot_free(g1);
+    gcs_snapshot_free(g4);
+    gcs_snapshot_free(g1c);
+}
+
+static void test_parallel_shuffled(void **state)
+{
+    (void)state;
+    for (int shape = HG_LIST; shape <= HG_RANDOM; shape++) {
+        hgen d = hprof_generate_shape(shape, 30000, 4, 1, 64 << 10, 0x1234 + (uint64_t)shape);
+        check_parallel(&d, NULL, 4096);
+        check_parallel(&d, NULL, 100); /* a chunk per record or two */
+        free(d.p);
+    }
+}
+
+static void test_parallel_random(void **state)
+{
+    (void)state;
+    /* the random graph in address order (edges in place), and the fuzz
+     * seed's graph: arrays, primitive arrays, statics, several segments */
+    hgen d = hprof_generate_shape(HG_RANDOM, 30000, 6, 0, 1 << 20, 99);
+    check_parallel(&d, NULL, 4096);
+    free(d.p);
+    d = hprof_generate(20000, 5, 50000, 7);
+    check_parallel(&d, NULL, 4096);
+    free(d.p);
+}
+
+static void write_file(const char *path, const hgen *d, int gz, int members)
+{
+    if (!gz) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(d->p, 1, d->n, f), d->n);
+        assert_int_equal(fclose(f), 0);
+        return;
+    }
+    /* members gzip members back to back, as `jcmd GC.heap_dump -gz` writes */
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    for (int k = 0; k < members; k++) {
+        size_t lo = d->n * (size_t)k / (size_t)members, hi = d->n * (size_t)(k + 1) / (size_t)members;
+        char part[256];
+        snprintf(part, sizeof part, "%s.part", path);
+        gzFile z = gzopen(part, "wb1");
+        assert_non_null(z);
+        assert_int_equal(gzwrite(z, d->p + lo, (unsigned)(hi - lo)), (int)(hi - lo));
+        assert_int_equal(gzclose(z), Z_OK);
+        FILE *p = fopen(part, "rb");
+        char buf[65536];
+        size_t k2;
+        while ((k2 = fread(buf, 1, sizeof buf, p)) > 0)
+            assert_int_equal(fwrite(buf, 1, k2, f), k2);
+        fclose(p);
+        unlink(part);
+    }
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_parallel_files(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-hprof-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    hgen d = hprof_generate_shape(HG_RANDOM, 40000, 4, 1, 256 << 10, 5);
+    gcs_heapdump_report rm, rf;
+    gcs_snapshot *gm = import_with(&d, NULL, 1, 0, &rm);
+    for (int variant = 0; variant < 3; variant++) {
+        write_file(path, &d, variant > 0, variant == 2 ? 7 : 1);
+        check_parallel(&d, path, 8192);
+        gcs_snapshot *gf = import_with(&d, path, 2, 8192, &rf);
+        rf.compressed = 0; /* the one field a file adds */
+        assert_same(gm, gf, &rm, &rf);
+        gcs_snapshot_free(gf);
+    }
+    gcs_snapshot_free(gm);
+    unlink(path);
+    free(d.p);
+}
+
+/* The same graph in address order (each chunk a run of indices: pass 2
+ * writes the snapshot's edges in place) and shuffled (through the
+ * temporary edges, the headers placed at random) imports alike. */
+static void test_order_alike(void **state)
+{
+    (void)state;
+    for (int shape = HG_LIST; shape <= HG_TREE; shape++) {
+        hgen a = hprof_generate_shape(shape, 50000, 2, 0, 128 << 10, 3);
+        hgen s = hprof_generate_shape(shape, 50000, 2, 1, 128 << 10, 3);
+        gcs_heapdump_report ra, rs;
+        gcs_snapshot *ga = import_with(&a, NULL, 2, 8192, &ra);
+        gcs_snapshot *gs = import_with(&s, NULL, 2, 8192, &rs);
+        ra.dump_bytes = rs.dump_bytes; /* the segments differ a little */
+        assert_same(ga, gs, &ra, &rs);
+        gcs_snapshot_free(ga);
+        gcs_snapshot_free(gs);
+        free(a.p);
+        free(s.p);
+    }
+}
+
+/* Objects 1 MiB apart: too sparse for the rank bitmap (sorted ids and a
+ * directory instead); the graph, sizes and types are those of the dense
+ * dump, only the addresses differ. */
+static void test_sparse_ids(void **state)
+{
+    (void)state;
+    hgen dense = hprof_generate_shape(HG_RANDOM, 20000, 3, 1, 64 << 10, 11);
+    hgen sparse = hprof_generate_spread(HG_RANDOM, 20000, 3, 1, 64 << 10, 11, 1 << 20);
+    gcs_heapdump_report rd, rs;
+    gcs_snapshot *gd = import_with(&dense, NULL, 1, 0, &rd);
+    gcs_snapshot *gs = import_with(&sparse, NULL, 3, 4096, &rs);
+    gcs_heapdump_report rs1;
+    gcs_snapshot *gs1 = import_with(&sparse, NULL, 1, 0, &rs1);
+    assert_same(gs, gs1, &rs, &rs1);
+    assert_int_equal(gd->nobjects, gs->nobjects);
+    assert_int_equal(gd->nfields, gs->nfields);
+    assert_memory_equal(gd->words, gs->words, gd->nobjects * sizeof *gd->words);
+    assert_memory_equal(gd->type, gs->type, gd->nobjects * sizeof *gd->type);
+    assert_memory_equal(gd->edge_start, gs->edge_start, (gd->nobjects + 1) * sizeof *gd->edge_start);
+    assert_memory_equal(gd->edges, gs->edges, gd->nfields * sizeof *gd->edges);
+    assert_int_equal(rd.references, rs.references);
+    gcs_snapshot_free(gd);
+    gcs_snapshot_free(gs);
+    gcs_snapshot_free(gs1);
+    free(dense.p);
+    free(sparse.p);
+}
+
+/* The offsets of the shape dump's instance records: tag 0x21 then id,
+ * serial, and the class id Node (hprof_gen.h). */
+static size_t instance_records(const hgen *d, size_t *at, size_t max)
+{
+    const uint64_t c_node = 0x700000000ull - 0x300 + 0x200;
+    uint8_t pat[8];
+    for (int b = 0; b < 8; b++)
+        pat[b] = (uint8_t)(c_node >> (56 - 8 * b));
+    size_t k = 0;
+    for (size_t o = 0; o + 21 <= d->n && k < max; o++)
+        if (d->p[o] == 0x21 && memcmp(d->p + o + 13, pat, 8) == 0)
+            at[k++] = o;
+    return k;
+}
+
+/* Damaged records: the first in the file is reported, on one thread or
+ * several -- two far apart (the workers stop before the second), then
+ * every record from one on (several workers fail at once, and the first
+ * failure in file order wins, not the first in time). */
+static void expect_error_at(const hgen *d, size_t off)
+{
+    char want[64];
+    snprintf(want, sizeof want, "gen: offset %zu: instance of class", off);
+    for (int t = 1; t <= 4; t += 3) {
+        for (size_t chunk = 0; chunk <= 4096; chunk += 4096) {
+            for (int rep = 0; rep < (t > 1 && chunk ? 10 : 1); rep++) {
+                _gcs_heapdump_set_threads(t);
+                _gcs_hprof_set_chunk_bytes(chunk);
+                gcs_err err = {{0}};
+                assert_null(gcs_heapdump_import_hprof_mem(d->p, d->n, "gen", NULL, &err));
+                if (strncmp(err.msg, want, strlen(want)) != 0)
+                    fail_msg("%d threads, chunks of %zu: \"%s\", want \"%s...\"", t, chunk, err.msg, want);
+            }
+        }
+    }
+    _gcs_heapdump_set_threads(0);
+    _gcs_hprof_set_chunk_bytes(0);
+}
+
+static void test_first_error(void **state)
+{
+    (void)state;
+    hgen d = hprof_generate_shape(HG_TREE, 20000, 2, 1, 64 << 10, 8);
+    static size_t at[30000];
+    size_t k = instance_records(&d, at, 30000);
+    assert_true(k > 15000);
+    /* an instance of an undescribed class late, one early: pass 2 finds
+     * them (pass 1 does not look at classes) */
+    d.p[at[14000] + 20] ^= 0x40;
+    d.p[at[3000] + 20] ^= 0x40;
+    expect_error_at(&d, at[3000]);
+    for (size_t j = 2000; j < k; j++)
+        d.p[at[j] + 20] ^= 0x40;
+    expect_error_at(&d, at[2000]);
+    free(d.p);
+}
+
+/* An object dumped twice is refused, whether its ids are indexed by the
+ * rank bitmap (dense) or sorted (sparse). */
+static void test_dumped_twice(void **state)
+{
+    (void)state;
+    for (int sparse = 0; sparse <= 1; sparse++) {
+        hgen d = hprof_generate_spread(HG_LIST, 5000, 1, 1, 64 << 10, 2, sparse ? 1 << 20 : 0);
+        static size_t at[6000];
+        assert_true(instance_records(&d, at, 6000) > 100);
+        memcpy(d.p + at[50] + 1, d.p + at[70] + 1, 8); /* record 50 gets record 70's id */
+        char want[64];
+        snprintf(want, sizeof want, "gen: object id 0x");
+        gcs_err err = {{0}};
+        assert_null(gcs_heapdump_import_hprof_mem(d.p, d.n, "gen", NULL, &err));
+        assert_non_null(strstr(err.msg, "is dumped twice"));
+        assert_int_equal(strncmp(err.msg, want, strlen(want)), 0);
+        free(d.p);
+    }
+}
+
+/* A damaged gzip dump: one line naming the offset, from either pass. */
+static void test_gzip_damage(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-hprof-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    hgen d = hprof_generate_shape(HG_LIST, 20000, 1, 1, 64 << 10, 4);
+    write_file(path, &d, 1, 1);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    assert_int_equal(truncate(path, size / 2), 0); /* cut */
+    fclose(f);
+    for (int t = 1; t <= 3; t += 2) {
+        _gcs_heapdump_set_threads(t);
+        _gcs_hprof_set_chunk_bytes(4096);
+        gcs_err err = {{0}};
+        assert_null(gcs_heapdump_import(path, GCS_HEAPDUMP_HPROF, NULL, &err));
+        assert_non_null(strstr(err.msg, ": offset "));
+        assert_null(strchr(err.msg, '\n'));
+    }
+    _gcs_heapdump_set_threads(0);
+    _gcs_hprof_set_chunk_bytes(0);
+    unlink(path);
+    free(d.p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parallel_shuffled), cmocka_unit_test(test_parallel_random),
+        cmocka_unit_test(test_parallel_files),    cmocka_unit_test(test_order_alike),
+        cmocka_unit_test(test_sparse_ids),        cmocka_unit_test(test_first_error),
+        cmocka_unit_test(test_dumped_twice),      cmocka_unit_test(test_gzip_damage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
