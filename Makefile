@@ -224,13 +224,14 @@ FUZZ_SECONDS ?= 60
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
-FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c formats/hprof.c formats/v8snap.c \
+FUZZ_SNAP    := formats/snapshot.c formats/snapshot_map.c formats/crc32c.c
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c $(FUZZ_SNAP) formats/zstd.c formats/hprof.c formats/v8snap.c \
                 formats/heapdump.c \
                 common/err.c common/outfile.c
-FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c formats/hprof.c formats/v8snap.c formats/heapdump.c formats/snapshot.c \
+FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c formats/hprof.c formats/v8snap.c formats/heapdump.c $(FUZZ_SNAP) \
                 formats/zstd.c \
                 common/err.c common/outfile.c
-FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c formats/v8snap.c formats/hprof.c formats/heapdump.c formats/snapshot.c \
+FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c formats/v8snap.c formats/hprof.c formats/heapdump.c $(FUZZ_SNAP) \
                 formats/zstd.c common/err.c common/outfile.c
 FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile_print.c \
                 formats/profile_quality.c formats/profile_llc.c common/err.c common/outfile.c common/table.c \
