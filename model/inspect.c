@@ -568,6 +568,8 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
                               k < r->sim.private_levels));
         json_object_set_new(j, "accesses", json_integer((json_int_t)(r->accesses[0] + r->accesses[1])));
         json_object_set_new(j, "replay_threads", json_integer(r->replay_threads));
+        /* the sampled simulation, one line in 2^k (0: every line; gcs_inspect_opts.sim_sample) */
+        json_object_set_new(j, "sim_line_sample", json_integer(r->geom.line_sample_shift));
         json_object_set_new(j, "cache_levels", lv);
     }
     return j;

@@ -109,6 +109,10 @@ typedef struct _gcs_inspect_bench_opts {
      * plain replay; stage_walk_ns and stage_sim_ns time each stage, so that
      * "the simulation alone" can be set beside "the walk alone". */
     int stages;
+    /* Line sampling of the simulation (cachesim.h, geom.line_sample_shift):
+     * 0 as the options say (gcs_inspect_opts.sim_sample), k > 0 one line in
+     * 2^k, -1 every line. */
+    int line_sample;
 } _gcs_inspect_bench_opts;
 
 typedef struct _gcs_inspect_bench_result {

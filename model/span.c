@@ -176,8 +176,14 @@ typedef struct level_acc {
 } level_acc;
 
 #define SPAN_MAX_THREADS 64
-/* levels smaller than this are scanned on the calling thread */
+/* levels smaller than this are lists, scanned on the calling thread */
 #define SPAN_PAR_MIN 4096
+/* bitmap levels smaller than this are scanned on the calling thread too: a
+ * level on OpenMP's threads costs two barriers, which on a host whose CPUs
+ * are shared (the development VM's 2 vCPUs with other jobs) wait for a
+ * descheduled thread for milliseconds; a heap of 131 levels of a few
+ * thousand objects (cube) took 200 ms instead of 15 (docs/model.md, "Cost") */
+#define SPAN_PAR_LEVEL (1u << 16)
 /* words of a bitmap level handed to a thread at a time */
 #define SPAN_WORDS_PER_TASK 512
 
@@ -341,7 +347,7 @@ static uint64_t bitmap_level(const gcs_snapshot *g, double cobj, double cptr, ui
         memset(&acc[t], 0, sizeof acc[t]);
         acc_reset(&acc[t]);
     }
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(nt) if (nt > 1)
     {
         int t = 0;
 #ifdef _OPENMP
@@ -410,7 +416,8 @@ static int span_levels(const gcs_snapshot *g, double cobj, double cptr, uint64_t
                 b->depth++;
                 b->reachable += count;
                 int forest = b->revisits + seq.revisits == 0;
-                count = bitmap_level(g, cobj, cptr, front, live, priv, nt, nwords, s, forest, b);
+                count = bitmap_level(g, cobj, cptr, front, live, priv, count >= SPAN_PAR_LEVEL ? nt : 1, nwords, s,
+                                     forest, b);
             }
             /* back to a list (in id order), front all 0 again */
             cur.n = 0;
@@ -594,7 +601,8 @@ static int prefix_scan(const gcs_snapshot *g, double cobj, double cptr, dfs_entr
  * then in an unspecified state), -1 when out of memory. */
 static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t *live, size_t nwords, span_bfs *b)
 {
-    int nt = span_threads(), rc = -1, stop = 0;
+    /* a small heap on this thread alone (SPAN_PAR_LEVEL's reason) */
+    int nt = g->nobjects >= SPAN_PAR_LEVEL ? span_threads() : 1, rc = -1, stop = 0;
     dfs_list cur = {0}, next = {0};
     uint64_t *priv[SPAN_MAX_THREADS] = {0};
     dfs_acc acc[SPAN_MAX_THREADS], pre;
