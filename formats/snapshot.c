@@ -323,7 +323,7 @@ int _gcs_snap_validate_params(const gcs_snapshot_params *p, gcs_err *err)
 
 /* Object i's checks, in the order that gives the most useful message; all
  * objects before i passed theirs.  -1 with err set (err may be NULL). */
-int _gcs_snap_check_object(const gcs_snapshot *g, uint64_t i, int check_nodes, gcs_err *err)
+int _gcs_snap_check_object(const gcs_snapshot *g, uint64_t i, int what, gcs_err *err)
 {
     const gcs_snapshot_params *p = &g->params;
     uint64_t hb = p->header_bytes, a = g->addr[i], w = g->words[i];
@@ -368,13 +368,13 @@ int _gcs_snap_check_object(const gcs_snapshot *g, uint64_t i, int check_nodes, g
         gcs_err_set(err, "edge_start[%llu] is inconsistent with nptrs", (unsigned long long)(i + 1));
         return -1;
     }
-    uint16_t nd = check_nodes ? g->node[i] : GCS_SNAPSHOT_NODE_UNKNOWN;
+    uint16_t nd = what & SNAP_CHECK_NODES ? g->node[i] : GCS_SNAPSHOT_NODE_UNKNOWN;
     if (nd != GCS_SNAPSHOT_NODE_UNKNOWN && nd >= p->node_count) {
         gcs_err_set(err, "object %llu: memory node %u >= node count %u", (unsigned long long)i, nd,
                     p->node_count);
         return -1;
     }
-    if (g->type[i] != GCS_SNAPSHOT_TYPE_NONE && g->type[i] >= g->ntypes) {
+    if ((what & SNAP_CHECK_TYPES) && g->type[i] != GCS_SNAPSHOT_TYPE_NONE && g->type[i] >= g->ntypes) {
         gcs_err_set(err, "object %llu: type %u >= type count %u", (unsigned long long)i, g->type[i], g->ntypes);
         return -1;
     }
@@ -391,7 +391,7 @@ int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
     if (g->nobjects <= GCS_SNAPSHOT_MAX_OBJECTS && g->edge_start[0] == 0) {
 #pragma omp parallel for schedule(static) reduction(min : bad) if (n >= SNAP_PAR_MIN_ITEMS)
         for (uint64_t i = 0; i < n; i++)
-            if (i < bad && _gcs_snap_check_object(g, i, 1, NULL) < 0)
+            if (i < bad && _gcs_snap_check_object(g, i, SNAP_CHECK_ALL, NULL) < 0)
                 bad = i;
     }
     uint64_t m = g->nfields, ebad = m;
@@ -423,7 +423,7 @@ int _gcs_snap_validate_report(const gcs_snapshot *g, uint64_t bad, uint64_t ebad
         return -1;
     }
     if (bad < n)
-        return _gcs_snap_check_object(g, bad, 1, err);
+        return _gcs_snap_check_object(g, bad, SNAP_CHECK_ALL, err);
     if (g->edge_start[n] != g->nfields) {
         gcs_err_set(err, "pointer fields add up to %llu, the graph says %llu",
                     (unsigned long long)g->edge_start[n], (unsigned long long)g->nfields);

@@ -90,10 +90,14 @@ typedef struct snap_store {
 } snap_store;
 
 /* Checks of the content, shared with the in-place reader: the params, and
- * object i's rules (all objects before i passed theirs; check_nodes 0 skips
- * the node check, which the in-place reader makes on the node runs). */
+ * object i's rules (all objects before i passed theirs).  what: the rules
+ * on node[] and type[] are SNAP_CHECK_NODES and SNAP_CHECK_TYPES; the
+ * in-place reader checks nodes on the node runs, and has no type to check
+ * in a file without types (type[] is then a constant mapping it need not
+ * touch). */
+enum { SNAP_CHECK_NODES = 1, SNAP_CHECK_TYPES = 2, SNAP_CHECK_ALL = 3 };
 int _gcs_snap_validate_params(const gcs_snapshot_params *p, gcs_err *err);
-int _gcs_snap_check_object(const gcs_snapshot *g, uint64_t i, int check_nodes, gcs_err *err);
+int _gcs_snap_check_object(const gcs_snapshot *g, uint64_t i, int what, gcs_err *err);
 /* The rest of gcs_snapshot_validate after its per-object and per-field
  * scans: bad is the lowest failing object (nobjects: none), ebad the lowest
  * failing field (nfields: none). */

@@ -309,7 +309,7 @@ static void run_task(const task3 *t, sec3 *sec, const gcs_snapshot *g, int check
     if (hi > g->nobjects)
         hi = g->nobjects;
     for (uint64_t i = lo; i < hi && i < *bad; i++)
-        if (_gcs_snap_check_object(g, i, 0, NULL) < 0) {
+        if (_gcs_snap_check_object(g, i, g->ntypes ? SNAP_CHECK_TYPES : 0, NULL) < 0) {
             *bad = i;
             break;
         }

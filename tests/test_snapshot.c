@@ -605,6 +605,24 @@ static void test_version1(void **state)
 
 /* ---- version 3 (read in place) ------------------------------------------------ */
 
+/* CRC-32C: the check value of the Castagnoli polynomial, and the same CRC
+ * whatever the pieces it is taken over (aligned or not). */
+static void test_crc32c(void **state)
+{
+    (void)state;
+    assert_int_equal(_gcs_crc32c(0, "123456789", 9), 0xE3069283u);
+    assert_int_equal(_gcs_crc32c(0, "", 0), 0);
+    uint8_t buf[1000];
+    uint64_t x = 5;
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)rnd(&x);
+    uint32_t whole = _gcs_crc32c(0, buf, sizeof buf);
+    for (size_t cut = 0; cut < sizeof buf; cut += 37)
+        assert_int_equal(_gcs_crc32c(_gcs_crc32c(0, buf, cut), buf + cut, sizeof buf - cut), whole);
+    assert_int_equal(_gcs_crc32c(_gcs_crc32c(0, buf + 3, 500), buf + 503, 497),
+                     _gcs_crc32c(0, buf + 3, 997));
+}
+
 static uint8_t *small_file3(size_t *len)
 {
     gcs_snapshot *g = small_graph();
@@ -1269,6 +1287,7 @@ int main(void)
         cmocka_unit_test(test_flipped_bytes),
         cmocka_unit_test(test_forged),
         cmocka_unit_test(test_version1),
+        cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_v3_truncation_every_offset),
         cmocka_unit_test(test_v3_flipped_bytes),
         cmocka_unit_test(test_v3_forged),
