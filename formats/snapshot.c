@@ -1463,12 +1463,18 @@ gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err)
         }
         /* no mapping (a file system without mmap): read into memory instead */
         void *buf = st ? aligned_alloc(64, (size + 63) & ~(size_t)63) : NULL;
-        s.pos = 0;
-        if (buf && src_fill(&s, buf, size, err) < 0) {
-            free(buf);
-            free(st);
-            close(s.fd);
-            return NULL;
+        for (size_t got = 0; buf && got < size;) {
+            ssize_t k = pread(s.fd, (uint8_t *)buf + got, size - got, (off_t)got);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                gcs_err_set(err, "%s: read failed: %s", path, k < 0 ? strerror(errno) : "the file shrank");
+                free(buf);
+                free(st);
+                close(s.fd);
+                return NULL;
+            }
+            got += (size_t)k;
         }
         close(s.fd);
         free(st);

@@ -582,10 +582,29 @@ static int dfs_walk(const gcs_snapshot *g, double cobj, double cptr, const dfs_e
     return 0;
 }
 
-/* One object of the BFS prefix: 1 when a child was reached before. */
+/* An object of more fields than this met in the BFS prefix is a fan: its
+ * fields are handed to the threads in chunks of SPAN_FAN_CHUNK rather than
+ * listed one entry each (a 3 M-pointer array made 48 MB of entries). */
+#define SPAN_FAN_MIN 4096
+#define SPAN_FAN_CHUNK 1024
+
+/* One object of the BFS prefix: 1 when a child was reached before.  A fan
+ * is scanned for its weight only, and listed in fans (start time: its d). */
 static int prefix_scan(const gcs_snapshot *g, double cobj, double cptr, dfs_entry x, uint64_t *live, dfs_acc *a,
-                       dfs_list *next, int *oom)
+                       dfs_list *next, dfs_list *fans, int *oom)
 {
+    if (g->nptrs[x.v] >= SPAN_FAN_MIN) {
+        const uint32_t *e = g->edges + g->edge_start[x.v];
+        uint32_t np = g->nptrs[x.v], k = 0;
+        for (uint32_t f = 0; f < np; f++)
+            k += e[f] != GCS_SNAPSHOT_NULL;
+        double du = x.s + gcs_gc_mark_weight(cobj, cptr, k, np);
+        a->w.forest_tinf = du > a->w.forest_tinf ? du : a->w.forest_tinf;
+        acc_weight(&a->w, cobj, cptr, k, np);
+        if (dfs_push(fans, x.v, x.depth + 1, du) < 0)
+            *oom = 1;
+        return 0;
+    }
 #define PRE_EMIT(c, d)                                                                                             \
     do {                                                                                                           \
         if (dfs_push(next, c, x.depth + 1, d) < 0)                                                                 \
@@ -603,7 +622,8 @@ static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t
 {
     /* a small heap on this thread alone (SPAN_PAR_LEVEL's reason) */
     int nt = g->nobjects >= SPAN_PAR_LEVEL ? span_threads() : 1, rc = -1, stop = 0;
-    dfs_list cur = {0}, next = {0};
+    dfs_list cur = {0}, next = {0}, fans = {0}; /* fans: v, depth of its children, their start time */
+    uint32_t *fan_at = NULL, *fan_lo = NULL;      /* per fan chunk: its fan, its first field */
     uint64_t *priv[SPAN_MAX_THREADS] = {0};
     dfs_acc acc[SPAN_MAX_THREADS], pre;
     memset(&pre, 0, sizeof pre);
@@ -617,9 +637,8 @@ static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t
                 goto done;
         }
     }
-    /* the BFS prefix, on this thread (a walk of one thread is all prefix-free) */
-    for (int level = 0; nt > 1 && level < SPAN_DFS_PREFIX && cur.n > 0 && cur.n < SPAN_DFS_SPLIT * (size_t)nt;
-         level++) {
+    /* the BFS prefix, on this thread (on one thread too: it also makes fans) */
+    for (int level = 0; level < SPAN_DFS_PREFIX && cur.n > 0 && cur.n < SPAN_DFS_SPLIT * (size_t)nt; level++) {
         next.n = 0;
         for (size_t i = 0; i < cur.n; i++) {
             dfs_entry x = cur.e[i];
@@ -627,7 +646,7 @@ static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t
             pre.depth = x.depth > pre.depth ? x.depth : pre.depth;
             dfs_acc *a = &pre;
             int oom = 0;
-            int r = prefix_scan(g, cobj, cptr, x, live, a, &next, &oom);
+            int r = prefix_scan(g, cobj, cptr, x, live, a, &next, &fans, &oom);
             if (oom)
                 goto done;
             if (r) {
@@ -650,6 +669,17 @@ static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t
         acc_reset(&acc[t].w);
     }
     size_t chunk = cur.n / ((size_t)nt * SPAN_DFS_SPLIT) + 1;
+    size_t nchunks = (cur.n + chunk - 1) / chunk, nfan = 0;
+    /* the fans' chunks of fields, after the entries' chunks */
+    for (size_t i = 0; i < fans.n; i++)
+        nfan += (g->nptrs[fans.e[i].v] + SPAN_FAN_CHUNK - 1) / SPAN_FAN_CHUNK;
+    if (nfan && (!(fan_at = malloc(nfan * sizeof *fan_at)) || !(fan_lo = malloc(nfan * sizeof *fan_lo))))
+        goto done;
+    for (size_t i = 0, k = 0; i < fans.n; i++)
+        for (uint64_t f = 0; f < g->nptrs[fans.e[i].v]; f += SPAN_FAN_CHUNK, k++) {
+            fan_at[k] = (uint32_t)i;
+            fan_lo[k] = (uint32_t)f;
+        }
 #pragma omp parallel num_threads(nt) reduction(| : failed, revisit) if (nt > 1)
     {
         int t = 0;
@@ -658,11 +688,35 @@ static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t
 #endif
         dfs_list st = {0};
 #pragma omp for schedule(dynamic, 1)
-        for (size_t k = 0; k < cur.n; k += chunk) {
+        for (size_t k = 0; k < nchunks + nfan; k++) {
             if (failed || revisit || __atomic_load_n(&stop, __ATOMIC_RELAXED))
                 continue;
-            int r = dfs_walk(g, cobj, cptr, cur.e + k, cur.n - k < chunk ? cur.n - k : chunk, live,
-                             nt > 1 ? priv[t] : live, &st, &acc[t], &stop);
+            uint64_t *mine = nt > 1 ? priv[t] : live;
+            int r = 0;
+            if (k < nchunks) {
+                size_t lo = k * chunk;
+                r = dfs_walk(g, cobj, cptr, cur.e + lo, cur.n - lo < chunk ? cur.n - lo : chunk, live, mine, &st,
+                             &acc[t], &stop);
+            } else {
+                /* a chunk of a fan's fields: each child claimed, then walked */
+                dfs_entry fan = fans.e[fan_at[k - nchunks]];
+                uint32_t np = g->nptrs[fan.v], lo = fan_lo[k - nchunks];
+                uint32_t hi = np - lo < SPAN_FAN_CHUNK ? np : lo + SPAN_FAN_CHUNK;
+                const uint32_t *e = g->edges + g->edge_start[fan.v];
+                for (uint32_t f = lo; f < hi && r == 0; f++) {
+                    uint32_t c = e[f];
+                    if (c == GCS_SNAPSHOT_NULL)
+                        continue;
+                    uint64_t bit = 1ull << (c & 63);
+                    if ((live[c >> 6] | mine[c >> 6]) & bit) {
+                        r = 1;
+                        break;
+                    }
+                    mine[c >> 6] |= bit;
+                    r = dfs_walk_from(g, cobj, cptr, (dfs_entry){c, fan.depth, fan.s}, live, mine, &st, &acc[t],
+                                      &stop);
+                }
+            }
             if (r != 0) {
                 __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
                 failed |= r < 0;
@@ -707,6 +761,9 @@ static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t
 done:
     free(cur.e);
     free(next.e);
+    free(fans.e);
+    free(fan_at);
+    free(fan_lo);
     for (int t = 0; t < SPAN_MAX_THREADS; t++)
         free(priv[t]);
     return rc;

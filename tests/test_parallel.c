@@ -393,6 +393,48 @@ static void test_span_same(void **state)
         assert_int_equal(r[0].depth, 19);
         gcs_snapshot_free(g);
     }
+    /* A wide array (a fan: its fields go to the threads in chunks), whose
+     * leaves are a forest; then one leaf named twice, in the array's first
+     * and last chunk. */
+    for (int dup = 0; dup < 2; dup++) {
+        uint64_t n = 300001;
+        gcs_err err;
+        gcs_snapshot *g = gcs_snapshot_new(n, n - 1, 1, &err);
+        assert_non_null(g);
+        uint64_t off = 8;
+        for (uint64_t i = 0; i < n; i++) {
+            g->nptrs[i] = i == 0 ? (uint32_t)(n - 1) : 0;
+            g->words[i] = i == 0 ? (uint32_t)(n - 1) : 2;
+            g->addr[i] = off;
+            off += 8 * (uint64_t)g->words[i] + 8;
+            g->edge_start[i] = i == 0 ? 0 : n - 1;
+            g->node[i] = 0;
+        }
+        g->edge_start[n] = n - 1;
+        for (uint64_t e = 0; e < n - 1; e++)
+            g->edges[e] = (uint32_t)(e + 1);
+        if (dup)
+            g->edges[n - 2] = 5;
+        g->roots[0] = 0;
+        g->params.heap_limit = (off + 65535) & ~65535ull;
+        assert_int_equal(gcs_snapshot_validate(g, &err), 0);
+        gcs_inspect_result r[2];
+        for (int t = 1; t <= 2; t++) {
+            threads(t);
+            gcs_inspect_opts o;
+            gcs_inspect_opts_init(&o);
+            if (gcs_inspect_heap(g, p, &o, &r[t - 1], &err) < 0)
+                fail_msg("inspect: %s", err.msg);
+        }
+        assert_string_equal(r[0].span_method, dup ? "dijkstra" : "tree");
+        assert_string_equal(r[1].span_method, r[0].span_method);
+        assert_true(r[0].heap.tinf_ns == r[1].heap.tinf_ns);
+        assert_int_equal(r[0].reachable, dup ? n - 1 : n);
+        assert_int_equal(r[1].reachable, r[0].reachable);
+        assert_int_equal(r[0].depth, 2);
+        assert_int_equal(r[1].depth, 2);
+        gcs_snapshot_free(g);
+    }
     gcs_profile_free(p);
 }
 
