@@ -329,14 +329,15 @@ static gcs_profile *profile(void)
 }
 
 /* Tinf, its method, reachable and depth on one thread and on two: a tree
- * (a forest: levels of up to 2^18 objects) and a random graph (revisits:
- * the buckets after the levels). */
+ * (a forest: the depth-first walk over subtrees) and a random graph of
+ * 1.5 M objects (revisits: the BFS, whose middle levels pass 2^18 objects
+ * and go to the threads, then the buckets). */
 static void test_span_same(void **state)
 {
     (void)state;
     gcs_profile *p = profile();
     for (int tree = 1; tree >= 0; tree--) {
-        gcs_snapshot *g = graph(tree ? (1u << 19) - 1 : 400000, tree, 5);
+        gcs_snapshot *g = graph(tree ? (1u << 19) - 1 : 1500000, tree, 5);
         gcs_inspect_result r[2];
         for (int t = 1; t <= 2; t++) {
             threads(t);
