@@ -227,12 +227,13 @@ FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,addres
 # the heap dump importers (the snapshot reader reads dumps too)
 FUZZ_DUMP_SRCS := formats/hprof.c formats/hprof_ids.c formats/dumpstream.c formats/par.c formats/v8snap.c \
                 formats/heapdump.c
-FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c formats/snapshot.c formats/zstd.c $(FUZZ_DUMP_SRCS) \
+FUZZ_SNAP    := formats/snapshot.c formats/snapshot_map.c formats/crc32c.c
+FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c $(FUZZ_SNAP) formats/zstd.c $(FUZZ_DUMP_SRCS) \
                 common/err.c common/outfile.c
-FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c $(FUZZ_DUMP_SRCS) formats/snapshot.c \
+FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c $(FUZZ_DUMP_SRCS) $(FUZZ_SNAP) \
                 formats/zstd.c \
                 common/err.c common/outfile.c
-FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c $(FUZZ_DUMP_SRCS) formats/snapshot.c \
+FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c $(FUZZ_DUMP_SRCS) $(FUZZ_SNAP) \
                 formats/zstd.c common/err.c common/outfile.c
 FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile_print.c \
                 formats/profile_quality.c formats/profile_llc.c common/err.c common/outfile.c common/table.c \

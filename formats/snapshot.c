@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -25,9 +26,15 @@
 #include "snapshot_internal.h"
 #include "zstd_internal.h"
 
-static const char snap_tags[SNAP_NSECTIONS][5] = {"PARM", "OBJS", "NODE", "EDGE", "ROOT", "TYPE", "OTYP"};
-static const char *const snap_names[SNAP_NSECTIONS] = {"params", "objects", "nodes", "edges", "roots", "types",
-                                                       "object types"};
+static const char snap_tags[SNAP_NSECTIONS_V2][5] = {"PARM", "OBJS", "NODE", "EDGE", "ROOT", "TYPE", "OTYP"};
+static const char *const snap_names[SNAP_NSECTIONS_V2] = {"params", "objects", "nodes", "edges", "roots", "types",
+                                                          "object types"};
+/* Version 3's sections (snapshot_map.c reads them). */
+const char _gcs_snap3_tags[SNAP_NSECTIONS_V3][5] = {"PARM", "ADDR", "WRDS", "NPTR", "ESTR",
+                                                     "NODE", "EDGE", "ROOT", "TYPE", "OTYP"};
+const char *const _gcs_snap3_names[SNAP_NSECTIONS_V3] = {
+    "params", "object addresses", "object sizes", "object pointer counts", "object edge starts",
+    "nodes", "edges", "roots", "types", "object types"};
 
 #define SNAP_CHUNK (1u << 20)
 /* The passes over objects and fields run on OpenMP's threads from this many
@@ -67,21 +74,44 @@ const char *gcs_snapshot_layout_name(uint32_t layout)
 
 /* ---- sizes ------------------------------------------------------------------ */
 
-/* The counts a header declares (version 1 has no types: t = tb = 0). */
-typedef struct snap_counts {
-    uint32_t version;
-    uint64_t n, m, r, runs, t, tb, file_bytes;
-} snap_counts;
 
-static unsigned snap_nsections(uint32_t version) { return version == 1 ? SNAP_NSECTIONS_V1 : SNAP_NSECTIONS; }
+static unsigned snap_nsections(uint32_t version)
+{
+    return version == 1 ? SNAP_NSECTIONS_V1 : version == 2 ? SNAP_NSECTIONS_V2 : SNAP_NSECTIONS_V3;
+}
+
+static int snap_counts_fit(const snap_counts *c)
+{
+    return c->n <= GCS_SNAPSHOT_MAX_OBJECTS && c->runs <= GCS_SNAPSHOT_MAX_OBJECTS && c->m <= (UINT64_MAX >> 6) &&
+           c->r <= (UINT64_MAX >> 6) && c->t <= GCS_SNAPSHOT_MAX_TYPES && c->tb <= (UINT64_MAX >> 6);
+}
+
+unsigned _gcs_snap3_elem(int sec)
+{
+    static const unsigned elem[SNAP_NSECTIONS_V3] = {SNAP_PARAMS_BYTES, 8, 4, 4, 8, SNAP_RUN_BYTES, 4, 4, 1, 4};
+    return elem[sec];
+}
+
+/* Payload bytes of a version-3 section for counts that fit (snap_counts_fit). */
+uint64_t _gcs_snap3_payload(const snap_counts *c, int sec)
+{
+    switch (sec) {
+    case SNAP3_PARAMS: return SNAP_PARAMS_BYTES;
+    case SNAP3_ADDR: case SNAP3_ESTART: return 8 * (c->n + (sec == SNAP3_ESTART));
+    case SNAP3_WORDS: case SNAP3_NPTRS: return 4 * c->n;
+    case SNAP3_NODES: return c->runs * SNAP_RUN_BYTES;
+    case SNAP3_EDGES: return c->m * SNAP_ID_BYTES;
+    case SNAP3_ROOTS: return c->r * SNAP_ID_BYTES;
+    case SNAP3_TYPES: return c->tb;
+    default: return c->t ? c->n * SNAP_ID_BYTES : 0;
+    }
+}
 
 /* Payload bytes of each section for the given counts; 0 with *ok = 0 on
  * overflow. */
-static void snap_section_sizes(const snap_counts *c, uint64_t payload[SNAP_NSECTIONS], int *ok)
+static void snap_section_sizes(const snap_counts *c, uint64_t payload[SNAP_NSECTIONS_V2], int *ok)
 {
-    *ok = c->n <= GCS_SNAPSHOT_MAX_OBJECTS && c->runs <= GCS_SNAPSHOT_MAX_OBJECTS
-          && c->m <= (UINT64_MAX >> 6) && c->r <= (UINT64_MAX >> 6) && c->t <= GCS_SNAPSHOT_MAX_TYPES
-          && c->tb <= (UINT64_MAX >> 6);
+    *ok = snap_counts_fit(c);
     payload[SNAP_SEC_PARAMS] = SNAP_PARAMS_BYTES;
     payload[SNAP_SEC_OBJECTS] = *ok ? c->n * SNAP_OBJECT_BYTES : 0;
     payload[SNAP_SEC_NODES] = *ok ? c->runs * SNAP_RUN_BYTES : 0;
@@ -92,14 +122,24 @@ static void snap_section_sizes(const snap_counts *c, uint64_t payload[SNAP_NSECT
 }
 
 /* Total file bytes for those counts; 0 on overflow. */
-static uint64_t snap_file_bytes(const snap_counts *c)
+uint64_t _gcs_snap_file_bytes(const snap_counts *c)
 {
-    uint64_t payload[SNAP_NSECTIONS];
+    if (c->version >= 3) {
+        if (!snap_counts_fit(c))
+            return 0;
+        uint64_t total = SNAP_HEADER_BYTES_V3;
+        for (int i = 0; i < (int)SNAP_NSECTIONS_V3; i++) {
+            uint64_t pl = _gcs_snap3_payload(c, i);
+            total += SNAP_SECTION_HEAD + snap_pad8(pl) + snap3_tail(snap3_nblocks(pl, i));
+        }
+        return total;
+    }
+    uint64_t payload[SNAP_NSECTIONS_V2];
     int ok;
     snap_section_sizes(c, payload, &ok);
     if (!ok)
         return 0;
-    uint64_t total = c->version == 1 ? SNAP_HEADER_BYTES_V1 : SNAP_HEADER_BYTES;
+    uint64_t total = c->version == 1 ? SNAP_HEADER_BYTES_V1 : SNAP_HEADER_BYTES_V2;
     for (unsigned i = 0; i < snap_nsections(c->version); i++)
         total += SNAP_SECTION_HEAD + snap_pad8(payload[i]) + SNAP_SECTION_TAIL;
     return total;
@@ -147,15 +187,18 @@ gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
         return NULL;
     }
     gcs_snapshot *g = calloc(1, sizeof *g);
+    snap_store *st = calloc(1, sizeof *st);
     char *mem = calloc(1, (size_t)total);
-    if (!g || !mem) {
+    if (!g || !st || !mem) {
         free(g);
+        free(st);
         free(mem);
         gcs_err_set(err, "snapshot: out of memory for %llu objects and %llu fields",
                     (unsigned long long)n, (unsigned long long)m);
         return NULL;
     }
-    g->storage_ = mem;
+    st->block = mem;
+    g->storage_ = st;
     g->nobjects = n;
     g->nfields = m;
     g->nroots = r;
@@ -172,11 +215,27 @@ gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
     return g;
 }
 
+void _gcs_snap_store_free(snap_store *st)
+{
+    if (!st)
+        return;
+    free(st->block);
+    free(st->owned);
+    for (int k = 0; k < SNAP_STORE_ARRAYS; k++) {
+        free(st->fresh[k]);
+        if (st->konst[k])
+            munmap(st->konst[k], st->konst_len[k]);
+    }
+    if (st->map)
+        munmap(st->map, st->map_len);
+    free(st);
+}
+
 void gcs_snapshot_free(gcs_snapshot *g)
 {
     if (!g)
         return;
-    free(g->storage_);
+    _gcs_snap_store_free(g->storage_);
     free(g->types_storage_);
     free(g);
 }
@@ -216,7 +275,7 @@ static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
 #define HEAP_LIMIT_MAX (1ull << 56) /* 64 PiB: anything above is not a heap */
 
-static int validate_params(const gcs_snapshot_params *p, gcs_err *err)
+int _gcs_snap_validate_params(const gcs_snapshot_params *p, gcs_err *err)
 {
     if (p->gc_threads < 1 || p->gc_threads > 65536) {
         gcs_err_set(err, "params: gc_threads %u out of range 1..65536", p->gc_threads);
@@ -264,7 +323,7 @@ static int validate_params(const gcs_snapshot_params *p, gcs_err *err)
 
 /* Object i's checks, in the order that gives the most useful message; all
  * objects before i passed theirs.  -1 with err set (err may be NULL). */
-static int check_object(const gcs_snapshot *g, uint64_t i, gcs_err *err)
+int _gcs_snap_check_object(const gcs_snapshot *g, uint64_t i, int what, gcs_err *err)
 {
     const gcs_snapshot_params *p = &g->params;
     uint64_t hb = p->header_bytes, a = g->addr[i], w = g->words[i];
@@ -309,13 +368,13 @@ static int check_object(const gcs_snapshot *g, uint64_t i, gcs_err *err)
         gcs_err_set(err, "edge_start[%llu] is inconsistent with nptrs", (unsigned long long)(i + 1));
         return -1;
     }
-    uint16_t nd = g->node[i];
+    uint16_t nd = what & SNAP_CHECK_NODES ? g->node[i] : GCS_SNAPSHOT_NODE_UNKNOWN;
     if (nd != GCS_SNAPSHOT_NODE_UNKNOWN && nd >= p->node_count) {
         gcs_err_set(err, "object %llu: memory node %u >= node count %u", (unsigned long long)i, nd,
                     p->node_count);
         return -1;
     }
-    if (g->type[i] != GCS_SNAPSHOT_TYPE_NONE && g->type[i] >= g->ntypes) {
+    if ((what & SNAP_CHECK_TYPES) && g->type[i] != GCS_SNAPSHOT_TYPE_NONE && g->type[i] >= g->ntypes) {
         gcs_err_set(err, "object %llu: type %u >= type count %u", (unsigned long long)i, g->type[i], g->ntypes);
         return -1;
     }
@@ -324,8 +383,34 @@ static int check_object(const gcs_snapshot *g, uint64_t i, gcs_err *err)
 
 int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
 {
+    /* The first object that fails (the message names it, whatever the
+     * threads): the lowest failing index, found in parallel (OpenMP). */
+    if (_gcs_snap_validate_params(&g->params, err) < 0)
+        return -1;
+    uint64_t n = g->nobjects <= GCS_SNAPSHOT_MAX_OBJECTS ? g->nobjects : 0, bad = n;
+    if (g->nobjects <= GCS_SNAPSHOT_MAX_OBJECTS && g->edge_start[0] == 0) {
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= SNAP_PAR_MIN_ITEMS)
+        for (uint64_t i = 0; i < n; i++)
+            if (i < bad && _gcs_snap_check_object(g, i, SNAP_CHECK_ALL, NULL) < 0)
+                bad = i;
+    }
+    uint64_t m = g->nfields, ebad = m;
+    if (bad == n && g->edge_start[n] == m) {
+#pragma omp parallel for schedule(static) reduction(min : ebad) if (m >= SNAP_PAR_MIN_ITEMS)
+        for (uint64_t e = 0; e < m; e++)
+            if (e < ebad && g->edges[e] != GCS_SNAPSHOT_NULL && g->edges[e] >= n)
+                ebad = e;
+    }
+    return _gcs_snap_validate_report(g, bad, ebad, err);
+}
+
+/* What gcs_snapshot_validate reports, in its order, given the scans' lowest
+ * failing object and field (the scans may have run before the params or
+ * edge_start[0] were known good: those are checked first here). */
+int _gcs_snap_validate_report(const gcs_snapshot *g, uint64_t bad, uint64_t ebad, gcs_err *err)
+{
     const gcs_snapshot_params *p = &g->params;
-    if (validate_params(p, err) < 0)
+    if (_gcs_snap_validate_params(p, err) < 0)
         return -1;
     if (g->nobjects > GCS_SNAPSHOT_MAX_OBJECTS) {
         gcs_err_set(err, "%llu objects: at most %llu fit 32-bit ids", (unsigned long long)g->nobjects,
@@ -337,25 +422,14 @@ int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
         gcs_err_set(err, "edge_start[0] is %llu, not 0", (unsigned long long)g->edge_start[0]);
         return -1;
     }
-    /* The first object that fails (the message names it, whatever the
-     * threads): the lowest failing index, found in parallel (OpenMP). */
-    uint64_t bad = n;
-#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= SNAP_PAR_MIN_ITEMS)
-    for (uint64_t i = 0; i < n; i++)
-        if (i < bad && check_object(g, i, NULL) < 0)
-            bad = i;
     if (bad < n)
-        return check_object(g, bad, err);
+        return _gcs_snap_check_object(g, bad, SNAP_CHECK_ALL, err);
     if (g->edge_start[n] != g->nfields) {
         gcs_err_set(err, "pointer fields add up to %llu, the graph says %llu",
                     (unsigned long long)g->edge_start[n], (unsigned long long)g->nfields);
         return -1;
     }
-    uint64_t m = g->nfields, ebad = m;
-#pragma omp parallel for schedule(static) reduction(min : ebad) if (m >= SNAP_PAR_MIN_ITEMS)
-    for (uint64_t e = 0; e < m; e++)
-        if (e < ebad && g->edges[e] != GCS_SNAPSHOT_NULL && g->edges[e] >= n)
-            ebad = e;
+    uint64_t m = g->nfields;
     if (ebad < m) {
         /* find the owner for the message: binary search over edge_start */
         uint64_t lo = 0, hi = n;
@@ -382,28 +456,76 @@ int gcs_snapshot_validate(const gcs_snapshot *g, gcs_err *err)
 
 /* ---- the writer ---------------------------------------------------------------- */
 
-int _gcs_snapw_init(gcs_snapw *w, FILE *fp)
+int _gcs_snapw_init_version(gcs_snapw *w, FILE *fp, uint32_t version)
 {
     memset(w, 0, sizeof *w);
     w->fp = fp;
     w->cap = SNAP_CHUNK;
     w->buf = malloc(w->cap);
     w->crc_from = SIZE_MAX;
+    w->version = version;
     return w->buf ? 0 : -1;
 }
+
+int _gcs_snapw_init(gcs_snapw *w, FILE *fp) { return _gcs_snapw_init_version(w, fp, GCS_SNAPSHOT_VERSION); }
 
 void _gcs_snapw_free(gcs_snapw *w)
 {
     free(w->buf);
+    free(w->blocks);
     w->buf = NULL;
+    w->blocks = NULL;
+}
+
+/* Version 3: the current block's checksum into the table; a new block. */
+static void snapw_block_end(gcs_snapw *w)
+{
+    if (w->nblocks == w->blocks_cap) {
+        size_t cap = w->blocks_cap ? 2 * w->blocks_cap : 64;
+        uint32_t *b = realloc(w->blocks, cap * sizeof *b);
+        if (!b) {
+            w->failed = 1;
+            return;
+        }
+        w->blocks = b;
+        w->blocks_cap = cap;
+    }
+    w->blocks[w->nblocks++] = w->crc;
+    w->crc = 0;
+    w->block_left = w->block_bytes;
+}
+
+/* Version 3: the payload bytes p[0..n) into the open section's blocks. */
+static void snapw_blocks(gcs_snapw *w, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        size_t k = w->block_left < n ? (size_t)w->block_left : n;
+        w->crc = _gcs_crc32c(w->crc, p, k);
+        w->block_left -= k;
+        p += k;
+        n -= k;
+        if (w->block_left == 0)
+            snapw_block_end(w);
+    }
+}
+
+/* The buffer's bytes from crc_from into the open section's checksum. */
+static void snapw_checksum(gcs_snapw *w)
+{
+    if (w->crc_from == SIZE_MAX)
+        return;
+    if (w->version >= 3)
+        snapw_blocks(w, w->buf + w->crc_from, w->len - w->crc_from);
+    else
+        w->crc = crc_update(w->crc, w->buf + w->crc_from, w->len - w->crc_from);
+    w->crc_from = w->len;
 }
 
 void _gcs_snapw_flush(gcs_snapw *w)
 {
-    if (w->crc_from != SIZE_MAX) {
-        w->crc = crc_update(w->crc, w->buf + w->crc_from, w->len - w->crc_from);
+    snapw_checksum(w);
+    if (w->crc_from != SIZE_MAX)
         w->crc_from = 0;
-    }
     if (w->len && !w->failed && fwrite(w->buf, 1, w->len, w->fp) != w->len)
         w->failed = 1;
     w->written += w->len;
@@ -427,23 +549,31 @@ void _gcs_snapw_put(gcs_snapw *w, const void *p, size_t n)
 void _gcs_snapw_header_typed(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t runs, uint64_t t,
                              uint64_t tb)
 {
-    snap_counts c = {.version = GCS_SNAPSHOT_VERSION, .n = n, .m = m, .r = r, .runs = runs, .t = t, .tb = tb};
-    uint8_t h[SNAP_HEADER_BYTES] = {0};
+    snap_counts c = {.version = w->version, .n = n, .m = m, .r = r, .runs = runs, .t = t, .tb = tb};
+    uint8_t h[SNAP_HEADER_BYTES_V3] = {0};
+    unsigned hb = w->version >= 3 ? SNAP_HEADER_BYTES_V3 : SNAP_HEADER_BYTES_V2;
     memcpy(h, SNAP_MAGIC, 8);
-    snap_st32(h + 8, GCS_SNAPSHOT_VERSION);
-    snap_st32(h + 12, SNAP_HEADER_BYTES);
+    snap_st32(h + 8, w->version);
+    snap_st32(h + 12, hb);
     snap_st32(h + 16, SNAP_ID_BYTES);
     snap_st32(h + 20, 0);
     snap_st64(h + 24, n);
     snap_st64(h + 32, m);
     snap_st64(h + 40, r);
     snap_st64(h + 48, runs);
-    snap_st64(h + 56, snap_file_bytes(&c));
+    snap_st64(h + 56, _gcs_snap_file_bytes(&c));
     snap_st64(h + 64, t);
     snap_st64(h + 72, tb);
-    snap_st32(h + 80, SNAP_NSECTIONS);
-    snap_st32(h + 84, crc_update(0, h, 84));
-    _gcs_snapw_put(w, h, sizeof h);
+    if (w->version >= 3) {
+        snap_st32(h + 80, SNAP_NSECTIONS_V3);
+        snap_st32(h + 84, SNAP_BLOCK_SHIFT);
+        snap_st32(h + 88, 0);
+        snap_st32(h + 92, _gcs_crc32c(0, h, 92));
+    } else {
+        snap_st32(h + 80, SNAP_NSECTIONS_V2);
+        snap_st32(h + 84, crc_update(0, h, 84));
+    }
+    _gcs_snapw_put(w, h, hb);
 }
 
 void _gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_t runs)
@@ -453,9 +583,10 @@ void _gcs_snapw_header(gcs_snapw *w, uint64_t n, uint64_t m, uint64_t r, uint64_
 
 void _gcs_snapw_no_types(gcs_snapw *w)
 {
-    _gcs_snapw_section_begin(w, SNAP_SEC_TYPES, 0);
+    int v3 = w->version >= 3;
+    _gcs_snapw_section_begin(w, v3 ? SNAP3_TYPES : SNAP_SEC_TYPES, 0);
     _gcs_snapw_section_end(w);
-    _gcs_snapw_section_begin(w, SNAP_SEC_OBJTYPES, 0);
+    _gcs_snapw_section_begin(w, v3 ? SNAP3_OBJTYPES : SNAP_SEC_OBJTYPES, 0);
     _gcs_snapw_section_end(w);
 }
 
@@ -466,12 +597,23 @@ void _gcs_snapw_section_begin(gcs_snapw *w, int section, uint64_t payload_bytes)
     gcs_assert_internal(w->crc_from == SIZE_MAX && _gcs_snapw_offset(w) % 8 == 0);
     if (w->crc_from != SIZE_MAX || _gcs_snapw_offset(w) % 8)
         w->failed = 1;
-    w->crc = crc_update(0, NULL, 0);
-    w->crc_from = w->len;
     uint8_t h[SNAP_SECTION_HEAD] = {0};
-    memcpy(h, snap_tags[section], 4);
+    memcpy(h, w->version >= 3 ? _gcs_snap3_tags[section] : snap_tags[section], 4);
     snap_st64(h + 8, payload_bytes);
-    _gcs_snapw_put(w, h, sizeof h);
+    w->section = section;
+    if (w->version >= 3) {
+        /* the head is checksummed with the block table, at the end */
+        memcpy(w->head, h, sizeof h);
+        _gcs_snapw_put(w, h, sizeof h);
+        w->crc = 0;
+        w->nblocks = 0;
+        w->block_bytes = w->block_left = snap3_block_bytes(section);
+        w->crc_from = w->len;
+    } else {
+        w->crc = crc_update(0, NULL, 0);
+        w->crc_from = w->len;
+        _gcs_snapw_put(w, h, sizeof h);
+    }
     w->section_start = _gcs_snapw_offset(w);
     w->section_len = payload_bytes;
 }
@@ -484,8 +626,23 @@ void _gcs_snapw_section_end(gcs_snapw *w)
         w->failed = 1;
     static const uint8_t zero[8];
     _gcs_snapw_put(w, zero, snap_pad8(w->section_len) - w->section_len);
-    w->crc = crc_update(w->crc, w->buf + w->crc_from, w->len - w->crc_from);
+    snapw_checksum(w);
     w->crc_from = SIZE_MAX;
+    if (w->version >= 3) {
+        if (w->block_left < w->block_bytes) /* the last, shorter block */
+            snapw_block_end(w);
+        gcs_assert_internal(w->failed || w->nblocks == snap3_nblocks(w->section_len, w->section));
+        uint32_t frame = _gcs_crc32c(0, w->head, sizeof w->head);
+        for (size_t k = 0; k < w->nblocks; k++) {
+            uint8_t *q = _gcs_snapw_reserve(w, 4);
+            snap_st32(q, w->blocks[k]);
+            frame = _gcs_crc32c(frame, q, 4);
+        }
+        _gcs_snapw_u32(w, frame);
+        if ((4 * w->nblocks + 4) % 8)
+            _gcs_snapw_u32(w, 0);
+        return;
+    }
     uint8_t t[SNAP_SECTION_TAIL] = {0};
     snap_st32(t, w->crc);
     _gcs_snapw_put(w, t, sizeof t);
@@ -513,7 +670,37 @@ void _gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p)
     _gcs_snapw_section_end(w);
 }
 
+/* A column of n 32-bit values (version 3) or the ids of edges and roots. */
+static void snapw_u32s(gcs_snapw *w, int sec, const uint32_t *v, uint64_t n)
+{
+    _gcs_snapw_section_begin(w, sec, n * 4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    _gcs_snapw_put(w, v, (size_t)(n * 4));
+#else
+    for (uint64_t i = 0; i < n; i++)
+        _gcs_snapw_u32(w, v[i]);
+#endif
+    _gcs_snapw_section_end(w);
+}
+
+static void snapw_u64s(gcs_snapw *w, int sec, const uint64_t *v, uint64_t n)
+{
+    _gcs_snapw_section_begin(w, sec, n * 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    _gcs_snapw_put(w, v, (size_t)(n * 8));
+#else
+    for (uint64_t i = 0; i < n; i++)
+        snap_st64(_gcs_snapw_reserve(w, 8), v[i]);
+#endif
+    _gcs_snapw_section_end(w);
+}
+
 int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err)
+{
+    return _gcs_snapshot_write_version(g, path, GCS_SNAPSHOT_VERSION, err);
+}
+
+int _gcs_snapshot_write_version(const gcs_snapshot *g, const char *path, uint32_t version, gcs_err *err)
 {
     gcs_err verr;
     if (gcs_snapshot_validate(g, &verr) < 0) {
@@ -527,25 +714,33 @@ int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err)
     if (gcs_outfile_open(&out, path, err) < 0)
         return -1;
     gcs_snapw w;
-    if (_gcs_snapw_init(&w, out.fp) < 0) {
+    if (_gcs_snapw_init_version(&w, out.fp, version) < 0) {
         gcs_outfile_abort(&out);
         gcs_err_set(err, "%s: out of memory", path);
         return -1;
     }
+    int v3 = version >= 3;
     uint64_t tb = 0;
     for (uint32_t k = 0; k < g->ntypes; k++)
         tb += strlen(g->type_names[k]) + 1;
     _gcs_snapw_header_typed(&w, n, g->nfields, g->nroots, runs, g->ntypes, tb);
     _gcs_snapw_params(&w, &g->params);
-    _gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
-    for (uint64_t i = 0; i < n; i++) {
-        uint8_t *p = _gcs_snapw_reserve(&w, SNAP_OBJECT_BYTES);
-        snap_st64(p, g->addr[i]);
-        snap_st32(p + 8, g->words[i]);
-        snap_st32(p + 12, g->nptrs[i]);
+    if (v3) {
+        snapw_u64s(&w, SNAP3_ADDR, g->addr, n);
+        snapw_u32s(&w, SNAP3_WORDS, g->words, n);
+        snapw_u32s(&w, SNAP3_NPTRS, g->nptrs, n);
+        snapw_u64s(&w, SNAP3_ESTART, g->edge_start, n + 1);
+    } else {
+        _gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
+        for (uint64_t i = 0; i < n; i++) {
+            uint8_t *p = _gcs_snapw_reserve(&w, SNAP_OBJECT_BYTES);
+            snap_st64(p, g->addr[i]);
+            snap_st32(p + 8, g->words[i]);
+            snap_st32(p + 12, g->nptrs[i]);
+        }
+        _gcs_snapw_section_end(&w);
     }
-    _gcs_snapw_section_end(&w);
-    _gcs_snapw_section_begin(&w, SNAP_SEC_NODES, runs * SNAP_RUN_BYTES);
+    _gcs_snapw_section_begin(&w, v3 ? SNAP3_NODES : SNAP_SEC_NODES, runs * SNAP_RUN_BYTES);
     for (uint64_t i = 0; i < n; i++) {
         if (i > 0 && g->node[i] == g->node[i - 1])
             continue;
@@ -555,22 +750,13 @@ int gcs_snapshot_write(const gcs_snapshot *g, const char *path, gcs_err *err)
         snap_st16(p + 6, 0);
     }
     _gcs_snapw_section_end(&w);
-    _gcs_snapw_section_begin(&w, SNAP_SEC_EDGES, g->nfields * SNAP_ID_BYTES);
-    for (uint64_t e = 0; e < g->nfields; e++)
-        _gcs_snapw_u32(&w, g->edges[e]);
-    _gcs_snapw_section_end(&w);
-    _gcs_snapw_section_begin(&w, SNAP_SEC_ROOTS, g->nroots * SNAP_ID_BYTES);
-    for (uint64_t k = 0; k < g->nroots; k++)
-        _gcs_snapw_u32(&w, g->roots[k]);
-    _gcs_snapw_section_end(&w);
-    _gcs_snapw_section_begin(&w, SNAP_SEC_TYPES, tb);
+    snapw_u32s(&w, v3 ? SNAP3_EDGES : SNAP_SEC_EDGES, g->edges, g->nfields);
+    snapw_u32s(&w, v3 ? SNAP3_ROOTS : SNAP_SEC_ROOTS, g->roots, g->nroots);
+    _gcs_snapw_section_begin(&w, v3 ? SNAP3_TYPES : SNAP_SEC_TYPES, tb);
     for (uint32_t k = 0; k < g->ntypes; k++)
         _gcs_snapw_put(&w, g->type_names[k], strlen(g->type_names[k]) + 1);
     _gcs_snapw_section_end(&w);
-    _gcs_snapw_section_begin(&w, SNAP_SEC_OBJTYPES, g->ntypes ? n * SNAP_ID_BYTES : 0);
-    for (uint64_t i = 0; g->ntypes && i < n; i++)
-        _gcs_snapw_u32(&w, g->type[i]);
-    _gcs_snapw_section_end(&w);
+    snapw_u32s(&w, v3 ? SNAP3_OBJTYPES : SNAP_SEC_OBJTYPES, g->type, g->ntypes ? n : 0);
     _gcs_snapw_flush(&w);
     int failed = w.failed;
     _gcs_snapw_free(&w);
@@ -590,7 +776,7 @@ typedef struct snap_src {
     int fd;                 /* file source */
     uint64_t size, pos;
     uint8_t *chunk;         /* file source: the read buffer */
-    uint64_t sec_off[SNAP_NSECTIONS + 1]; /* file offsets of the sections, then the end */
+    uint64_t sec_off[SNAP_NSECTIONS_V2 + 1]; /* file offsets of the sections, then the end */
     unsigned nsec;          /* sections of the file's version */
 } snap_src;
 
@@ -754,7 +940,7 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
         return -1;
     }
     /* The version decides the header's length: read the first 12 bytes. */
-    uint8_t h[SNAP_HEADER_BYTES];
+    uint8_t h[SNAP_HEADER_BYTES_V2];
     size_t have = s->size < 12 ? (size_t)s->size : 12;
     const uint8_t *q = src_get(s, have, NULL, err);
     if (!q)
@@ -764,13 +950,21 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
         gcs_err_set(err, "%s: not a gcscale heap snapshot (bad magic)", name);
         return -1;
     }
-    uint32_t version = have >= 12 ? snap_ld32(h + 8) : GCS_SNAPSHOT_VERSION;
-    if (version != 1 && version != 2) {
-        gcs_err_set(err, "%s: unsupported snapshot format version %u (this reader reads versions 1 and 2)",
+    if (have < 12) {
+        gcs_err_set(err, "%s: truncated in the header (%llu of at least 12 bytes)", name, (unsigned long long)have);
+        return -1;
+    }
+    uint32_t version = snap_ld32(h + 8);
+    if (version < 1 || version > 3) {
+        gcs_err_set(err, "%s: unsupported snapshot format version %u (this reader reads versions 1, 2 and 3)",
                     name, version);
         return -1;
     }
-    unsigned hbytes = version == 1 ? SNAP_HEADER_BYTES_V1 : SNAP_HEADER_BYTES;
+    if (version == 3) { /* the callers read version 3 in place; a file that changed under them */
+        gcs_err_set(err, "%s: the file changed while it was being read", name);
+        return -1;
+    }
+    unsigned hbytes = version == 1 ? SNAP_HEADER_BYTES_V1 : SNAP_HEADER_BYTES_V2;
     if (s->size < hbytes) {
         gcs_err_set(err, "%s: truncated in the header (%llu of %u bytes)", name, (unsigned long long)s->size,
                     hbytes);
@@ -808,7 +1002,7 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
     c->file_bytes = snap_ld64(h + 56);
     c->t = version == 1 ? 0 : snap_ld64(h + 64);
     c->tb = version == 1 ? 0 : snap_ld64(h + 72);
-    uint64_t need = snap_file_bytes(c);
+    uint64_t need = _gcs_snap_file_bytes(c);
     if (need == 0 || need != c->file_bytes) {
         char needs[48];
         if (need)
@@ -830,7 +1024,7 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
                     (unsigned long long)c->tb);
         return -1;
     }
-    uint64_t payload[SNAP_NSECTIONS];
+    uint64_t payload[SNAP_NSECTIONS_V2];
     int ok;
     snap_section_sizes(c, payload, &ok);
     s->sec_off[0] = hbytes;
@@ -930,12 +1124,57 @@ static int read_u32s(snap_src *s, uint32_t *dst, uint64_t count, uint32_t *crc, 
     return 0;
 }
 
+/* The PARM payload b (SNAP_PARAMS_BYTES) of a file of that version into *p;
+ * returns its reserved bytes ORed (0 when they are all zero). */
+uint64_t _gcs_snap_params_parse(const uint8_t *b, uint32_t version, gcs_snapshot_params *p)
+{
+    p->gc_threads = snap_ld32(b + 0);
+    p->mark_mode = snap_ld32(b + 4);
+    p->heap_limit = snap_ld64(b + 8);
+    p->page_bytes = snap_ld32(b + 16);
+    p->numa_policy = snap_ld32(b + 20);
+    p->numa_node = (int32_t)snap_ld32(b + 24);
+    p->node_count = snap_ld32(b + 28);
+    p->collection = snap_ld64(b + 32);
+    p->timestamp_ns = snap_ld64(b + 40);
+    p->heap_base = snap_ld64(b + 48);
+    p->header_bytes = snap_ld32(b + 56);
+    p->granule_bytes = snap_ld32(b + 60);
+    if (version >= 2) {
+        p->source = snap_ld32(b + 64);
+        p->layout = snap_ld32(b + 68);
+    }
+    return (version == 1 ? snap_ld64(b + 64) : 0) | snap_ld64(b + 72);
+}
+
 static uint64_t count_nuls(const char *p, uint64_t n)
 {
     uint64_t k = 0;
     for (uint64_t i = 0; i < n; i++)
         k += p[i] == 0;
     return k;
+}
+
+/* The TYPE payload blob[0..tb): exactly t NUL-terminated names (t NULs, the
+ * last byte one of them) into g's type-name table; names: room for t
+ * pointers.  0, or -1 with err "NAME: ...". */
+int _gcs_snap_types_parse(const char *blob, uint64_t tb, uint64_t t, const char **names, gcs_snapshot *g,
+                          const char *name, gcs_err *err)
+{
+    uint64_t k = 0;
+    for (uint64_t off = 0; off < tb; off++) {
+        if (off == 0 || blob[off - 1] == 0) {
+            if (k == t)
+                break;
+            names[k++] = blob + off;
+        }
+    }
+    if (k != t || (tb && blob[tb - 1] != 0) || count_nuls(blob, tb) != t) {
+        gcs_err_set(err, "%s: section 'types' does not hold exactly %llu NUL-terminated names", name,
+                    (unsigned long long)t);
+        return -1;
+    }
+    return gcs_snapshot_set_types(g, (uint32_t)t, names, err);
 }
 
 /* Version 2's type sections: the names (exactly t NUL-terminated strings,
@@ -961,21 +1200,7 @@ static int read_types(snap_src *s, const snap_counts *c, gcs_snapshot *g, gcs_er
     }
     if (section_close(s, SNAP_SEC_TYPES, crc, head, c->tb, err) < 0)
         goto done;
-    /* Exactly t names: t NULs, the last byte one of them. */
-    uint64_t k = 0;
-    for (uint64_t off = 0; off < c->tb; off++) {
-        if (off == 0 || blob[off - 1] == 0) {
-            if (k == c->t)
-                break;
-            names[k++] = blob + off;
-        }
-    }
-    if (k != c->t || (c->tb && blob[c->tb - 1] != 0) || count_nuls(blob, c->tb) != c->t) {
-        gcs_err_set(err, "%s: section 'types' does not hold exactly %llu NUL-terminated names", s->name,
-                    (unsigned long long)c->t);
-        goto done;
-    }
-    if (gcs_snapshot_set_types(g, (uint32_t)c->t, names, err) < 0)
+    if (_gcs_snap_types_parse(blob, c->tb, c->t, names, g, s->name, err) < 0)
         goto done;
     uint64_t ot = c->t ? c->n * SNAP_ID_BYTES : 0;
     if (section_open(s, SNAP_SEC_OBJTYPES, &crc, head, err) < 0
@@ -1056,23 +1281,7 @@ static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
     if (!b)
         goto fail;
     gcs_snapshot_params *p = &g->params;
-    p->gc_threads = snap_ld32(b + 0);
-    p->mark_mode = snap_ld32(b + 4);
-    p->heap_limit = snap_ld64(b + 8);
-    p->page_bytes = snap_ld32(b + 16);
-    p->numa_policy = snap_ld32(b + 20);
-    p->numa_node = (int32_t)snap_ld32(b + 24);
-    p->node_count = snap_ld32(b + 28);
-    p->collection = snap_ld64(b + 32);
-    p->timestamp_ns = snap_ld64(b + 40);
-    p->heap_base = snap_ld64(b + 48);
-    p->header_bytes = snap_ld32(b + 56);
-    p->granule_bytes = snap_ld32(b + 60);
-    if (c.version >= 2) {
-        p->source = snap_ld32(b + 64);
-        p->layout = snap_ld32(b + 68);
-    }
-    param_reserved = (c.version == 1 ? snap_ld64(b + 64) : 0) | snap_ld64(b + 72);
+    param_reserved = _gcs_snap_params_parse(b, c.version, p);
     if (section_close(s, SNAP_SEC_PARAMS, crc, head, SNAP_PARAMS_BYTES, err) < 0)
         goto fail;
     if (param_reserved) {
@@ -1111,7 +1320,7 @@ static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
 
     /* Content.  Params, node runs (they fill node[]), the fields' total,
      * then everything else through gcs_snapshot_validate. */
-    if (validate_params(p, &e2) < 0) {
+    if (_gcs_snap_validate_params(p, &e2) < 0) {
         gcs_err_set(err, "%s: %s", s->name, e2.msg);
         goto fail;
     }
@@ -1159,8 +1368,38 @@ fail:
     return NULL;
 }
 
+/* Is this the start of a version-3 file (read in place)? */
+static int is_v3(const uint8_t *b, size_t len)
+{
+    return len >= 12 && memcmp(b, SNAP_MAGIC, 8) == 0 && snap_ld32(b + 8) == 3;
+}
+
+/* A version-3 file's bytes in buf (malloc'ed, 8-aligned), read in place:
+ * the snapshot owns buf from here on. */
+static gcs_snapshot *read_owned_v3(void *buf, size_t len, const char *name, gcs_err *err)
+{
+    snap_store *st = calloc(1, sizeof *st);
+    if (!st) {
+        free(buf);
+        gcs_err_set(err, "%s: out of memory", name);
+        return NULL;
+    }
+    st->owned = buf;
+    return _gcs_snap3_read_inplace(buf, len, st, name, err);
+}
+
 gcs_snapshot *gcs_snapshot_read_mem(const void *data, size_t len, const char *name, gcs_err *err)
 {
+    if (data && is_v3(data, len)) {
+        /* the caller keeps its buffer: the columns go to a copy of our own */
+        void *buf = aligned_alloc(64, (len + 63) & ~(size_t)63);
+        if (!buf) {
+            gcs_err_set(err, "%s: out of memory", name ? name : "snapshot");
+            return NULL;
+        }
+        memcpy(buf, data, len);
+        return read_owned_v3(buf, len, name ? name : "snapshot", err);
+    }
     snap_src s = {0};
     s.name = name ? name : "snapshot";
     s.mem = data ? data : (const uint8_t *)"";
@@ -1202,9 +1441,48 @@ gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err)
     int z = _gcs_zstd_load_fd(s.fd, path, &plain, &plain_len, err);
     if (z != 0) {
         close(s.fd);
+        if (z > 0 && is_v3(plain, plain_len))
+            return read_owned_v3(plain, plain_len, path, err);
         gcs_snapshot *g = z > 0 ? gcs_snapshot_read_mem(plain, plain_len, path, err) : NULL;
         free(z > 0 ? plain : NULL);
         return g;
+    }
+    if (is_v3(first, nf > 0 ? (size_t)nf : 0) && (uint64_t)sb.st_size <= SIZE_MAX) {
+        /* version 3: the file's columns are used in place (snapshot_map.c) */
+        size_t size = (size_t)sb.st_size;
+        snap_store *st = calloc(1, sizeof *st);
+        void *map = st ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, s.fd, 0) : MAP_FAILED;
+        if (map != MAP_FAILED) {
+            close(s.fd);
+            st->map = map;
+            st->map_len = size;
+#ifdef MADV_WILLNEED
+            madvise(map, size, MADV_WILLNEED); /* read ahead what is not in the page cache yet */
+#endif
+            return _gcs_snap3_read_inplace(map, size, st, path, err);
+        }
+        /* no mapping (a file system without mmap): read into memory instead */
+        void *buf = st ? aligned_alloc(64, (size + 63) & ~(size_t)63) : NULL;
+        for (size_t got = 0; buf && got < size;) {
+            ssize_t k = pread(s.fd, (uint8_t *)buf + got, size - got, (off_t)got);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                gcs_err_set(err, "%s: read failed: %s", path, k < 0 ? strerror(errno) : "the file shrank");
+                free(buf);
+                free(st);
+                close(s.fd);
+                return NULL;
+            }
+            got += (size_t)k;
+        }
+        close(s.fd);
+        free(st);
+        if (!buf) {
+            gcs_err_set(err, "%s: out of memory", path);
+            return NULL;
+        }
+        return read_owned_v3(buf, size, path, err);
     }
     s.size = (uint64_t)sb.st_size;
     s.chunk = malloc(SNAP_CHUNK);

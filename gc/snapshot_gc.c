@@ -7,7 +7,8 @@
  *   0. walk the page table and the mark table; set one bit per live object
  *      (at its slot's first granule) in a private bitmap, count objects and
  *      pointer fields, and collect the memory-node runs;
- *   1. write the object rows (offset, size, pointer count) from the headers;
+ *   1. write the object columns (offsets; sizes, pointer counts and edge
+ *      starts from the headers, one pass each);
  *   2. write the pointer fields as ids: the id of an object is its rank in
  *      the bitmap, popcount of the bits before it, with a prefix count per
  *      64-bit word -- 1 bit + 0.5 bit per 16-byte granule (3 MB for a 256 MB
@@ -323,20 +324,36 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
 
     _gcs_snapw_header(&w, n, m, nroots, runs.n);
     _gcs_snapw_params(&w, &p);
-    /* Pass 1: object rows. */
-    _gcs_snapw_section_begin(&w, SNAP_SEC_OBJECTS, n * SNAP_OBJECT_BYTES);
-    for (size_t k = 0; k < x.nwords; k++) {
-        for (uint64_t b = x.bits[k]; b; b &= b - 1) {
-            uint64_t off = ((k << 6) + (uint64_t)__builtin_ctzll(b)) << GCS_GRANULE_SHIFT;
-            uint64_t hdr = *(const uint64_t *)(gc->base + off);
-            uint8_t *row = _gcs_snapw_reserve(&w, SNAP_OBJECT_BYTES);
-            snap_st64(row, off + 8);
-            snap_st32(row + 8, GCS_HDR_WORDS(hdr));
-            snap_st32(row + 12, GCS_HDR_NPTRS(hdr));
+    /* Pass 1: the object columns of format version 3 (offsets, sizes,
+     * pointer counts, edge starts), one walk over the bitmap each, the last
+     * three reading the headers again: the file keeps the arrays a reader
+     * uses in place (docs/snapshot-format.md, "Version 3"). */
+    for (int col = SNAP3_ADDR; col <= SNAP3_ESTART; col++) {
+        uint64_t sum = 0;
+        _gcs_snapw_section_begin(&w, col, col == SNAP3_ADDR ? 8 * n : col == SNAP3_ESTART ? 8 * (n + 1) : 4 * n);
+        for (size_t k = 0; k < x.nwords; k++) {
+            for (uint64_t b = x.bits[k]; b; b &= b - 1) {
+                uint64_t off = ((k << 6) + (uint64_t)__builtin_ctzll(b)) << GCS_GRANULE_SHIFT;
+                if (col == SNAP3_ADDR) {
+                    snap_st64(_gcs_snapw_reserve(&w, 8), off + 8);
+                    continue;
+                }
+                uint64_t hdr = *(const uint64_t *)(gc->base + off);
+                if (col == SNAP3_WORDS) {
+                    snap_st32(_gcs_snapw_reserve(&w, 4), (uint32_t)GCS_HDR_WORDS(hdr));
+                } else if (col == SNAP3_NPTRS) {
+                    snap_st32(_gcs_snapw_reserve(&w, 4), (uint32_t)GCS_HDR_NPTRS(hdr));
+                } else {
+                    snap_st64(_gcs_snapw_reserve(&w, 8), sum);
+                    sum += GCS_HDR_NPTRS(hdr);
+                }
+            }
         }
+        if (col == SNAP3_ESTART)
+            snap_st64(_gcs_snapw_reserve(&w, 8), sum);
+        _gcs_snapw_section_end(&w);
     }
-    _gcs_snapw_section_end(&w);
-    _gcs_snapw_section_begin(&w, SNAP_SEC_NODES, runs.n * SNAP_RUN_BYTES);
+    _gcs_snapw_section_begin(&w, SNAP3_NODES, runs.n * SNAP_RUN_BYTES);
     for (size_t k = 0; k < runs.n; k++) {
         uint8_t *r = _gcs_snapw_reserve(&w, SNAP_RUN_BYTES);
         snap_st32(r, runs.first[k]);
@@ -345,7 +362,7 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
     }
     _gcs_snapw_section_end(&w);
     /* Pass 2: pointer fields as ids. */
-    _gcs_snapw_section_begin(&w, SNAP_SEC_EDGES, m * SNAP_ID_BYTES);
+    _gcs_snapw_section_begin(&w, SNAP3_EDGES, m * SNAP_ID_BYTES);
     for (size_t k = 0; k < x.nwords; k++) {
         for (uint64_t b = x.bits[k]; b; b &= b - 1) {
             uint64_t off = ((k << 6) + (uint64_t)__builtin_ctzll(b)) << GCS_GRANULE_SHIFT;
@@ -364,7 +381,7 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
         }
     }
     _gcs_snapw_section_end(&w);
-    _gcs_snapw_section_begin(&w, SNAP_SEC_ROOTS, (uint64_t)nroots * SNAP_ID_BYTES);
+    _gcs_snapw_section_begin(&w, SNAP3_ROOTS, (uint64_t)nroots * SNAP_ID_BYTES);
     for (size_t k = 0; k < nroots; k++) {
         uint64_t id = id_of(&x, (uintptr_t)roots[k]);
         if (id == BAD_ID || id == GCS_SNAPSHOT_NULL) {
@@ -374,7 +391,7 @@ static int write_heap(gcs_collector *gc, const gcs_gc_stats *st, void **roots, s
         _gcs_snapw_u32(&w, (uint32_t)id);
     }
     _gcs_snapw_section_end(&w);
-    _gcs_snapw_no_types(&w); /* format version 2: the collector knows no types */
+    _gcs_snapw_no_types(&w); /* the collector knows no types */
     _gcs_snapw_flush(&w);
     if (w.failed) {
         gcs_err_set(err, "%s: write failed: %s", path, strerror(errno ? errno : EIO));

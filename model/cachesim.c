@@ -178,6 +178,29 @@ gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err)
     s->geom = *geom;
     s->nlevels = geom->nlevels;
     s->private_levels = geom->private_levels;
+    /* Line sampling needs every level's sets to split evenly (geom comment);
+     * where one does not, every line is simulated. */
+    int lshift = geom->line_sample_shift > 0 && geom->line_sample_shift < 16 ? geom->line_sample_shift : 0;
+    /* ... and no coarser than the last level's own set sampling (at least 1
+     * line in 2): the stream rule below then counts a page the way the
+     * exact simulation does (stream_covers) */
+    int last_sample = geom->private_levels < geom->nlevels ? geom->sample_shift : 0;
+    if (lshift > (last_sample > 1 ? last_sample : 1))
+        lshift = last_sample > 1 ? last_sample : 1;
+    for (int k = 0; k < geom->nlevels && lshift; k++) {
+        const gcs_cachesim_level_geom *g = &geom->level[k];
+        uint64_t lines = g->line_bytes > 0 ? g->size_bytes / (uint64_t)g->line_bytes : 0;
+        uint64_t ways = g->ways > 0 ? (uint64_t)g->ways
+                                    : (lines <= GCS_CACHESIM_MAX_WAYS ? lines : GCS_CACHESIM_UNKNOWN_WAYS);
+        if (ways > GCS_CACHESIM_MAX_WAYS)
+            ways = GCS_CACHESIM_MAX_WAYS;
+        if (ways > lines)
+            ways = lines;
+        if (!ways || (lines / ways) % (1ull << lshift) || g->line_bytes != geom->level[0].line_bytes)
+            lshift = 0;
+    }
+    s->geom.line_sample_shift = lshift;
+    s->line_mask = lshift ? (1ull << lshift) - 1 : 0;
     for (int k = 0; k < geom->nlevels; k++) {
         const gcs_cachesim_level_geom *g = &geom->level[k];
         gcs_cachesim_lv *l = &s->lv[k];
@@ -211,6 +234,13 @@ gcs_cachesim *gcs_cachesim_new(const gcs_cachesim_geom *geom, gcs_err *err)
             geom->sample_shift < 32 && (l->nsets >> geom->sample_shift) >= 1) {
             l->sample_shift = geom->sample_shift;
             l->sample_mask = (1ull << geom->sample_shift) - 1;
+            rows = (l->nsets + l->sample_mask) >> l->sample_shift;
+        }
+        if (lshift > l->sample_shift) {
+            /* line sampling: only the sampled lines' sets are kept (the
+             * sampled lines fill them whole, see above) */
+            l->sample_shift = lshift;
+            l->sample_mask = (1ull << lshift) - 1;
             rows = (l->nsets + l->sample_mask) >> l->sample_shift;
         }
         size_t n = (size_t)(rows * (uint64_t)l->stride);
@@ -268,6 +298,7 @@ void gcs_cachesim_reset(gcs_cachesim *s)
     memset(s->stream_key, 0, sizeof s->stream_key);
     s->stream_next = 0;
     memset(s->prefetched_mem, 0, sizeof s->prefetched_mem);
+    memset(s->skipped, 0, sizeof s->skipped);
     s->mru_line = 0;
     s->mru_time = &s->dummy_time;
     s->mru2_line = 0;
@@ -419,8 +450,17 @@ static void hand_down(gcs_cachesim *s, int k, uint64_t addr, uint64_t when)
  * already fetched.  The first two misses of every page are exposed, as are
  * misses in pages the table has forgotten. */
 #define STREAM_REACH 16
+/* Line sampling (geom.line_sample_shift = k): a page shows only its lines
+ * 2^k apart, so a run is taken as such from its second sampled miss (one
+ * miss before it, not two).  That keeps what the exact simulation counts,
+ * which sees the misses of the last level's sampled sets (lines 2^s apart,
+ * s = geom.sample_shift; k <= s, or k = 1 where s = 0, gcs_cachesim_new):
+ * on a page read front to back both count the page's first miss there as
+ * exposed and the rest as covered (where s = 0, its first two lines, which
+ * the sample's first line at k = 1 stands for). */
 static int stream_covers(gcs_cachesim *s, uint64_t line, int line_shift)
 {
+    unsigned need = s->line_mask ? 1 : 2; /* misses before a run is known */
     int page_shift = 12 - line_shift > 0 ? 12 - line_shift : 0;
     uint64_t page = (line >> page_shift) + 1;
     /* candidates by the low half of the page, then the whole page checked
@@ -446,7 +486,7 @@ static int stream_covers(gcs_cachesim *s, uint64_t line, int line_shift)
         if (st->page != page)
             continue;
         uint64_t d = line > st->last ? line - st->last : st->last - line;
-        int covered = st->misses >= 2 && d <= STREAM_REACH;
+        int covered = st->misses >= need && d <= STREAM_REACH;
         st->last = line;
         st->misses++;
         return covered;
@@ -570,15 +610,32 @@ void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)
         unsampled += last->unsampled[c];
     }
     out->sampled_share = sampled + unsampled ? (double)sampled / (double)(sampled + unsampled) : 1.0;
+    /* line sampling: each class's counts scaled by its own sampling rate */
+    double lscale[GCS_ACCESS_COUNT];
+    uint64_t simulated = 0, skipped = 0;
     for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
-        out->accesses[c] = s->lv[0].counts.hits[c] + s->lv[0].counts.misses[c];
+        uint64_t sim = s->lv[0].counts.hits[c] + s->lv[0].counts.misses[c];
+        lscale[c] = sim ? (double)(sim + s->skipped[c]) / (double)sim : 1.0;
+        simulated += sim;
+        skipped += s->skipped[c];
+    }
+    out->line_share = simulated + skipped ? (double)simulated / (double)(simulated + skipped) : 1.0;
+    if (skipped)
+        for (int k = 0; k < s->nlevels; k++)
+            for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
+                out->level[k].hits[c] = (uint64_t)llround((double)out->level[k].hits[c] * lscale[c]);
+                out->level[k].misses[c] = (uint64_t)llround((double)out->level[k].misses[c] * lscale[c]);
+            }
+    for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
+        out->accesses[c] = s->lv[0].counts.hits[c] + s->lv[0].counts.misses[c] + s->skipped[c];
         /* per class: that class's sampled misses scaled by its own sampling rate */
         uint64_t reach = last->counts.hits[c] + last->counts.misses[c];
-        double scale = reach ? (double)(reach + last->unsampled[c]) / (double)reach : 1.0;
+        double scale = (reach ? (double)(reach + last->unsampled[c]) / (double)reach : 1.0) * lscale[c];
         out->memory[c] = (uint64_t)llround((double)last->counts.misses[c] * scale);
         out->memory_prefetched[c] = (uint64_t)llround((double)s->prefetched_mem[c] * scale);
     }
-    out->live_lines_avg = s->t ? (double)s->live_sum / (double)s->t : 0.0;
+    /* L: the sample's live time over its own accesses (all of them when exact) */
+    out->live_lines_avg = s->t > skipped ? (double)s->live_sum / (double)(s->t - skipped) : 0.0;
 #if GCS_ASSERT_ON
     /* Every access reaches level 0 and ticks the clock once; a level's
      * misses are exactly the next level's accesses (the last level's
@@ -587,6 +644,7 @@ void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)
     uint64_t ticks = 0;
     for (int c = 0; c < GCS_ACCESS_COUNT; c++) {
         ticks += out->accesses[c] + s->lv[0].unsampled[c];
+        /* (the level counts checked below are the raw, unscaled ones) */
         for (int k = 0; k + 1 < s->nlevels; k++) {
             const gcs_cachesim_lv *l = &s->lv[k], *next = &s->lv[k + 1];
             gcs_assert_internal(l->counts.misses[c] ==

@@ -495,7 +495,14 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
         h->tinf_ns = opts->tinf_ns;
     } else {
         uint64_t ts = gcs_now_ns();
-        if (_gcs_inspect_span(g, cobj, cptr, out, err) < 0) {
+        /* the non-NULL fields, less 3 standard errors where sampled: a low
+         * estimate, which tells span.c whether the graph can be a forest */
+        double edges_low = c.edges;
+        if (!exact && g->nfields > 0) {
+            double q = c.edges / (double)g->nfields;
+            edges_low -= 3 * (double)g->nfields * sqrt(q * (1 - q) / samples);
+        }
+        if (_gcs_inspect_span(g, cobj, cptr, edges_low, out, err) < 0) {
             free(c.node_lines);
             free(rec);
             return -1;
@@ -568,6 +575,8 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
                               k < r->sim.private_levels));
         json_object_set_new(j, "accesses", json_integer((json_int_t)(r->accesses[0] + r->accesses[1])));
         json_object_set_new(j, "replay_threads", json_integer(r->replay_threads));
+        /* the sampled simulation, one line in 2^k (0: every line; gcs_inspect_opts.sim_sample) */
+        json_object_set_new(j, "sim_line_sample", json_integer(r->geom.line_sample_shift));
         json_object_set_new(j, "cache_levels", lv);
     }
     return j;

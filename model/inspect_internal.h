@@ -109,6 +109,10 @@ typedef struct _gcs_inspect_bench_opts {
      * plain replay; stage_walk_ns and stage_sim_ns time each stage, so that
      * "the simulation alone" can be set beside "the walk alone". */
     int stages;
+    /* Line sampling of the simulation (cachesim.h, geom.line_sample_shift):
+     * 0 as the options say (gcs_inspect_opts.sim_sample), k > 0 one line in
+     * 2^k, -1 every line. */
+    int line_sample;
 } _gcs_inspect_bench_opts;
 
 typedef struct _gcs_inspect_bench_result {
@@ -135,8 +139,11 @@ int _gcs_inspect_sharing(const gcs_snapshot *g, const layout *ly, double window,
 
 /* T-infinity of g with node weights gcs_gc_mark_weight(cobj, cptr, non-NULL
  * fields, fields): sets out->heap.tinf_ns, span_method, reachable, depth and
- * span_walked.  -1 with err set when out of memory. */
-int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, gcs_inspect_result *out, gcs_err *err);
+ * span_walked.  edges_low: a low estimate of the non-NULL fields (< 0:
+ * unknown); only the order of the walks depends on it (span.c), never the
+ * result.  -1 with err set when out of memory. */
+int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double edges_low, gcs_inspect_result *out,
+                      gcs_err *err);
 
 /* ---- replay.c ------------------------------------------------------------- */
 

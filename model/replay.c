@@ -540,7 +540,12 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
         r.stage = malloc(r.stage_cap * sizeof *r.stage);
     }
     out->geom.stream_prefetch = opts->stream_prefetch;
+    /* the sampled simulation (gcs_inspect_opts.sim_sample), where asked for */
+    out->geom.line_sample_shift = bench->line_sample > 0 ? bench->line_sample
+                                  : bench->line_sample < 0 ? 0 : opts->sim_sample;
     r.sim = gcs_cachesim_new(&out->geom, err);
+    if (r.sim) /* what the levels allowed */
+        out->geom.line_sample_shift = gcs_cachesim_line_sample(r.sim);
     uint64_t mark_table_bytes = (g->params.heap_limit >> ly->gshift) / (ly->bits ? 8 : 1) + 8;
     if (r.sim && ly->mark_base + mark_table_bytes > gcs_cachesim_addr_limit(r.sim)) {
         gcs_err_set(err, "snapshot heap of %llu bytes is too large to simulate exactly with this "
@@ -565,7 +570,7 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
     } else {
         r.nlevels = r.sim->nlevels;
         r.next_check = UINT64_MAX;
-        if (rec && bench->replay_threads != 1 && !r.aside && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+        if (bench->replay_threads != 1 && !r.aside && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
             if (bench->replay_threads == 2)
                 pipe_start(&r, &r.pipe_store); /* asked for: no trial */
             else
@@ -613,7 +618,7 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
                 by_node += r.node_miss[k];
             for (int c = 0; c < GCS_ACCESS_COUNT; c++)
                 last += out->sim.level[out->sim.nlevels - 1].misses[c];
-            gcs_assert_internal(out->sim.sampled_share < 1 || by_node == (double)last);
+            gcs_assert_internal(out->sim.sampled_share < 1 || out->sim.line_share < 1 || by_node == (double)last);
         }
 #endif
         h->live_lines_avg = out->sim.live_lines_avg;

@@ -129,6 +129,16 @@ static void idlist_order(idlist *l, uint64_t *scratch, size_t nwords, size_t den
     l->n = bitmap_gather(scratch, 0, nwords, l->v);
 }
 
+/* Bits set in x, written out: without -mpopcnt __builtin_popcountll is a
+ * call into libgcc. */
+static inline uint64_t pop64(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (x * 0x0101010101010101ull) >> 56;
+}
+
 /* d(u) = s(u) + w(u); w needs u's count of non-NULL fields. */
 static inline double span_finish(const gcs_snapshot *g, uint32_t u, double cobj, double cptr, double su)
 {
@@ -146,14 +156,18 @@ typedef struct span_bfs {
     double forest_tinf;   /* Tinf if revisits == 0 */
 } span_bfs;
 
-/* Pass 1's level on several threads (OpenMP): each thread scans a slice of
- * the level into its own list of the next level, so the lists, not one
- * shared list, are the next level; level_gather makes them one list again,
- * in id order through the bitmap when the level is large (idlist_order's
- * reason).  A child is claimed with an atomic fetch-or on its live bit, so
- * that exactly one thread reaches it first: the counts (reachable, revisits)
- * and the forest's Tinf (a maximum) are those of one thread's walk, whatever
- * the order. */
+/* Pass 1 keeps a small level as a list of ids, scanned on the calling
+ * thread (level_scan), and a large one (at least the larger of n / 512 and
+ * SPAN_PAR_MIN objects) as a bitmap over the ids, scanned on OpenMP's
+ * threads (bitmap_scan): the bitmap gives the level in id order for free
+ * (idlist_order's reason), and each thread marks the children it reaches in
+ * a private bitmap of its own, so that no child is claimed with an atomic
+ * operation (a locked `or` per edge cost about as much as the rest of the
+ * scan).  The private bitmaps are then merged word by word (bitmap_merge):
+ * their union, less what was live before, is the next level, and a child
+ * reached by more than one thread counts its extra arrivals as revisits, so
+ * the counts (reachable, revisits) and the forest's Tinf (a maximum) are
+ * those of the one-thread walk, whatever the threads. */
 typedef struct level_acc {
     idlist next;
     uint64_t revisits, chunked_arrays;
@@ -162,8 +176,17 @@ typedef struct level_acc {
 } level_acc;
 
 #define SPAN_MAX_THREADS 64
-/* levels smaller than this are scanned on the calling thread */
+/* levels smaller than this are lists, scanned on the calling thread */
 #define SPAN_PAR_MIN 4096
+/* bitmap levels smaller than this are scanned on the calling thread too: a
+ * level on OpenMP's threads costs two barriers, which on a host whose CPUs
+ * are shared (the development VM's 2 vCPUs with other jobs) wait for a
+ * descheduled thread for milliseconds; a heap of 131 levels of a few
+ * thousand objects (cube) took 200 ms instead of 15, and bh's 270 000
+ * objects 90 instead of 33 (docs/model.md, "Cost") */
+#define SPAN_PAR_LEVEL (1u << 18)
+/* words of a bitmap level handed to a thread at a time */
+#define SPAN_WORDS_PER_TASK 512
 
 static int span_threads(void)
 {
@@ -175,10 +198,21 @@ static int span_threads(void)
 #endif
 }
 
-/* Scans cur.v[lo, hi) into a; forest: keep s along the BFS (no revisit yet);
- * shared: claim children atomically (other threads scan the same level). */
+/* Object u's weight into a's ranges; k its non-NULL fields, np its fields. */
+static inline void acc_weight(level_acc *a, double cobj, double cptr, uint32_t k, uint32_t np)
+{
+    a->emin = k < a->emin ? k : a->emin;
+    a->emax = k > a->emax ? k : a->emax;
+    a->chunked_arrays += np > GCS_GC_CHUNK_FIELDS;
+    double w = gcs_gc_mark_weight(cobj, cptr, k, np);
+    a->wmin = w < a->wmin ? w : a->wmin;
+    a->wmax = w > a->wmax ? w : a->wmax;
+}
+
+/* Scans cur.v[lo, hi) into a (its next list); forest: keep s along the BFS
+ * (no revisit yet). */
 static inline int level_scan(const gcs_snapshot *g, double cobj, double cptr, const idlist *cur, size_t lo, size_t hi,
-                      uint64_t *live, double *s, int forest, int shared, level_acc *a)
+                             uint64_t *live, double *s, int forest, level_acc *a)
 {
     for (size_t i = lo; i < hi; i++) {
         uint32_t u = cur->v[i];
@@ -195,83 +229,84 @@ static inline int level_scan(const gcs_snapshot *g, double cobj, double cptr, co
                 continue;
             k++;
             uint64_t bit = 1ull << (v & 63);
-            if (__atomic_load_n(&live[v >> 6], __ATOMIC_RELAXED) & bit) {
+            if (live[v >> 6] & bit) {
                 a->revisits++;
                 continue;
             }
-            if (shared) {
-                if (__atomic_fetch_or(&live[v >> 6], bit, __ATOMIC_RELAXED) & bit) {
-                    a->revisits++;
-                    continue;
-                }
-            } else {
-                live[v >> 6] |= bit;
-            }
+            live[v >> 6] |= bit;
             if (forest)
                 s[v] = du;
             if (idlist_push(&a->next, v) < 0)
                 return -1;
         }
-        a->emin = k < a->emin ? k : a->emin;
-        a->emax = k > a->emax ? k : a->emax;
-        a->chunked_arrays += np > GCS_GC_CHUNK_FIELDS;
-        double w = gcs_gc_mark_weight(cobj, cptr, k, np);
-        a->wmin = w < a->wmin ? w : a->wmin;
-        a->wmax = w > a->wmax ? w : a->wmax;
+        acc_weight(a, cobj, cptr, k, np);
     }
     return 0;
 }
 
-/* The threads' lists acc[0..nt) into one list out (emptied first): in id
- * order through scratch (all 0, left all 0) when large, else one after the
- * other.  -1 when out of memory. */
-static int level_gather(level_acc *acc, int nt, idlist *out, uint64_t *scratch, size_t nwords,
-                        size_t dense_min)
+/* The objects of a bitmap level in front's words [wlo, whi), scanned into a:
+ * children not live before this level go into priv, this thread's private
+ * bitmap; live is only read while the level is scanned. */
+static void bitmap_scan(const gcs_snapshot *g, double cobj, double cptr, const uint64_t *front, size_t wlo,
+                        size_t whi, const uint64_t *live, uint64_t *priv, double *s, int forest, level_acc *a)
 {
-    size_t total = 0;
-    for (int t = 0; t < nt; t++)
-        total += acc[t].next.n;
-    out->n = 0;
-    while (out->cap < total)
-        if (idlist_grow(out) < 0)
-            return -1;
-    if (total < dense_min) {
-        for (int t = 0; t < nt; t++) {
-            if (acc[t].next.n == 0) /* its list may never have been allocated */
-                continue;
-            memcpy(out->v + out->n, acc[t].next.v, acc[t].next.n * sizeof *out->v);
-            out->n += acc[t].next.n;
-        }
-        idlist_order(out, scratch, nwords, dense_min);
-        return 0;
-    }
-    /* an id is in one list only (its live bit was claimed once) */
-    size_t part[SPAN_MAX_THREADS + 1] = {0};
-#pragma omp parallel num_threads(nt)
-    {
-        int t = 0, n = 1;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-        n = omp_get_num_threads();
-#endif
-        for (int k = t; k < nt; k += n)
-            for (size_t i = 0; i < acc[k].next.n; i++) {
-                uint32_t v = acc[k].next.v[i];
-                __atomic_fetch_or(&scratch[v >> 6], 1ull << (v & 63), __ATOMIC_RELAXED);
+    for (size_t w = wlo; w < whi; w++) {
+        for (uint64_t bits = front[w]; bits; bits &= bits - 1) {
+            uint32_t u = (uint32_t)(w << 6 | (uint64_t)__builtin_ctzll(bits));
+            const uint32_t *e = g->edges + g->edge_start[u];
+            uint32_t np = g->nptrs[u], k = 0;
+            double du = 0;
+            if (forest) {
+                du = span_finish(g, u, cobj, cptr, s[u]);
+                a->forest_tinf = du > a->forest_tinf ? du : a->forest_tinf;
             }
-#pragma omp barrier
-        size_t lo = nwords * (size_t)t / (size_t)n, hi = nwords * (size_t)(t + 1) / (size_t)n, c = 0;
-        for (size_t w = lo; w < hi; w++)
-            c += (size_t)__builtin_popcountll(scratch[w]);
-        part[t + 1] = c;
-#pragma omp barrier
-#pragma omp single
-        for (int k = 1; k <= n; k++)
-            part[k] += part[k - 1];
-        bitmap_gather(scratch, lo, hi, out->v + part[t]);
+            for (uint32_t f = 0; f < np; f++) {
+                uint32_t v = e[f];
+                if (v == GCS_SNAPSHOT_NULL)
+                    continue;
+                k++;
+                uint64_t bit = 1ull << (v & 63);
+                if ((live[v >> 6] | priv[v >> 6]) & bit) {
+                    a->revisits++;
+                    continue;
+                }
+                priv[v >> 6] |= bit;
+                /* in a forest a child has one parent, so one thread writes
+                 * it; where two do, the graph is no forest and s is not
+                 * used (the atomic store only keeps that well defined) */
+                if (forest)
+                    __atomic_store(&s[v], &du, __ATOMIC_RELAXED);
+            }
+            acc_weight(a, cobj, cptr, k, np);
+        }
     }
-    out->n = total;
-    return 0;
+}
+
+/* After a bitmap level: front's words [wlo, whi) become the next level, the
+ * union of the threads' private bitmaps (cleared) less nothing (a private
+ * bit is never live); live gains them.  Returns the next level's size; *dup
+ * gains the arrivals of a child beyond the first across threads. */
+static uint64_t bitmap_merge(uint64_t *front, uint64_t *live, uint64_t *const *priv, int nt, size_t wlo, size_t whi,
+                             uint64_t *dup)
+{
+    uint64_t count = 0, extra = 0;
+    for (size_t w = wlo; w < whi; w++) {
+        uint64_t any = 0;
+        for (int t = 0; t < nt; t++) {
+            uint64_t p = priv[t][w];
+            if (p) {
+                if (__builtin_expect((any & p) != 0, 0))
+                    extra += pop64(any & p); /* reached by this thread and an earlier one */
+                any |= p;
+                priv[t][w] = 0;
+            }
+        }
+        count += any ? pop64(any) : 0;
+        front[w] = any;
+        live[w] |= any;
+    }
+    *dup += extra;
+    return count;
 }
 
 /* Pass 1.  live: all 0 on entry; the reachable objects on return.  As long
@@ -279,7 +314,7 @@ static int level_gather(level_acc *acc, int nt, idlist *out, uint64_t *scratch, 
  * paths are those of the BFS: s (as in pass 2) is then kept along them, and
  * if it stays a forest Tinf is known without pass 2 (a list, a tree).  A
  * graph that is not stops paying for it after the level of its first
- * revisit.  Large levels are scanned on OpenMP's threads (level_scan). */
+ * revisit.  Large levels are bitmaps scanned on OpenMP's threads (above). */
 static void acc_reset(level_acc *a)
 {
     a->next.n = 0;
@@ -301,22 +336,60 @@ static void acc_merge(span_bfs *b, const level_acc *a)
     b->forest_tinf = a->forest_tinf > b->forest_tinf ? a->forest_tinf : b->forest_tinf;
 }
 
+/* One bitmap level (front, size given) on nt threads; front becomes the next
+ * level.  Returns the next level's size. */
+static uint64_t bitmap_level(const gcs_snapshot *g, double cobj, double cptr, uint64_t *front, uint64_t *live,
+                             uint64_t *const *priv, int nt, size_t nwords, double *s, int forest, span_bfs *b)
+{
+    level_acc acc[SPAN_MAX_THREADS];
+    uint64_t next = 0, dup = 0;
+    size_t ntasks = (nwords + SPAN_WORDS_PER_TASK - 1) / SPAN_WORDS_PER_TASK;
+    for (int t = 0; t < nt; t++) {
+        memset(&acc[t], 0, sizeof acc[t]);
+        acc_reset(&acc[t]);
+    }
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+#pragma omp for schedule(dynamic, 1)
+        for (size_t k = 0; k < ntasks; k++) {
+            size_t hi = (k + 1) * SPAN_WORDS_PER_TASK;
+            bitmap_scan(g, cobj, cptr, front, k * SPAN_WORDS_PER_TASK, hi < nwords ? hi : nwords, live, priv[t], s,
+                        forest, &acc[t]);
+        }
+        /* (the implied barrier: every private bitmap is complete) */
+#pragma omp for schedule(static) reduction(+ : next, dup)
+        for (size_t k = 0; k < ntasks; k++) {
+            size_t hi = (k + 1) * SPAN_WORDS_PER_TASK;
+            next += bitmap_merge(front, live, priv, nt, k * SPAN_WORDS_PER_TASK, hi < nwords ? hi : nwords, &dup);
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        acc_merge(b, &acc[t]);
+    b->revisits += dup;
+    return next;
+}
+
 static int span_levels(const gcs_snapshot *g, double cobj, double cptr, uint64_t *live, uint64_t *scratch,
                        size_t nwords, size_t dense_min, double *s, span_bfs *b)
 {
     idlist cur = {0};
     int nt = span_threads(), rc = -1;
-    /* acc[0] also gathers the small levels, which are scanned on this thread
-     * one after the other (its counts then run on across levels: sums,
-     * minima and maxima); acc[1..] only the large levels' slices */
-    level_acc acc[SPAN_MAX_THREADS], seq;
-    memset(acc, 0, sizeof acc);
+    /* seq gathers the list levels, scanned on this thread one after the
+     * other (its counts run on across levels: sums, minima, maxima) */
+    level_acc seq;
     memset(&seq, 0, sizeof seq);
     acc_reset(&seq);
     memset(b, 0, sizeof *b);
     b->emin = UINT32_MAX;
     b->wmin = INFINITY;
     b->wmax = 0;
+    size_t big = dense_min > SPAN_PAR_MIN ? dense_min : SPAN_PAR_MIN;
+    uint64_t *priv[SPAN_MAX_THREADS] = {0};
+    uint64_t *front = NULL;
     for (uint64_t r = 0; r < g->nroots; r++) {
         uint32_t v = g->roots[r];
         if (!bit_get(live, v)) {
@@ -328,35 +401,43 @@ static int span_levels(const gcs_snapshot *g, double cobj, double cptr, uint64_t
     }
     idlist_order(&cur, scratch, nwords, dense_min);
     while (cur.n > 0) {
+        if (cur.n >= big) {
+            /* the bitmap levels, until one is small again: front is the
+             * level (its bits are live already), scratch is all 0 */
+            if (!front) {
+                front = scratch; /* idlist_order leaves scratch all 0: it is free */
+                for (int t = 0; t < nt; t++)
+                    if (!(priv[t] = calloc(nwords ? nwords : 1, sizeof *priv[t])))
+                        goto done;
+            }
+            for (size_t i = 0; i < cur.n; i++)
+                bit_set(front, cur.v[i]);
+            uint64_t count = cur.n;
+            while (count >= big) {
+                b->depth++;
+                b->reachable += count;
+                int forest = b->revisits + seq.revisits == 0;
+                count = bitmap_level(g, cobj, cptr, front, live, priv, count >= SPAN_PAR_LEVEL ? nt : 1, nwords, s,
+                                     forest, b);
+            }
+            /* back to a list (in id order), front all 0 again */
+            cur.n = 0;
+            while (cur.cap < count)
+                if (idlist_grow(&cur) < 0)
+                    goto done;
+            cur.n = bitmap_gather(front, 0, nwords, cur.v);
+            continue;
+        }
         b->depth++;
         b->reachable += cur.n;
         int forest = b->revisits + seq.revisits == 0;
-        if (nt == 1 || cur.n < SPAN_PAR_MIN) {
-            /* off OpenMP's runtime altogether: entering a parallel region
-             * costs about a microsecond even on one thread, and a list has
-             * one level per object */
-            seq.next.n = 0;
-            if (level_scan(g, cobj, cptr, &cur, 0, cur.n, live, s, forest, 0, &seq) < 0)
-                goto done;
-            idlist tmp = cur;
-            cur = seq.next;
-            seq.next = tmp;
-            idlist_order(&cur, scratch, nwords, dense_min);
-            continue;
-        }
-        int failed = 0;
-        for (int t = 0; t < nt; t++)
-            acc_reset(&acc[t]);
-#pragma omp parallel for schedule(static, 1) num_threads(nt) reduction(| : failed)
-        for (int t = 0; t < nt; t++)
-            failed |= level_scan(g, cobj, cptr, &cur, cur.n * (size_t)t / (size_t)nt,
-                                 cur.n * (size_t)(t + 1) / (size_t)nt, live, s, forest, 1, &acc[t]) < 0;
-        if (failed)
+        seq.next.n = 0;
+        if (level_scan(g, cobj, cptr, &cur, 0, cur.n, live, s, forest, &seq) < 0)
             goto done;
-        for (int t = 0; t < nt; t++)
-            acc_merge(b, &acc[t]);
-        if (level_gather(acc, nt, &cur, scratch, nwords, dense_min) < 0)
-            goto done;
+        idlist tmp = cur;
+        cur = seq.next;
+        seq.next = tmp;
+        idlist_order(&cur, scratch, nwords, dense_min);
     }
     acc_merge(b, &seq);
     rc = 0;
@@ -364,7 +445,328 @@ done:
     free(cur.v);
     free(seq.next.v);
     for (int t = 0; t < SPAN_MAX_THREADS; t++)
-        free(acc[t].next.v);
+        free(priv[t]);
+    return rc;
+}
+
+/* ---- the forest's walk ------------------------------------------------------
+ * Most heaps worth a fast prediction are trees or lists, or are found not to
+ * be forests within a few objects.  A forest's Tinf needs no BFS: d(v) =
+ * d(parent) + w(v) along the one path to v, in any order.  So pass 1 first
+ * walks depth first, children pushed last to first, which on a heap laid
+ * out in preorder (what a program that builds a tree or a list top down
+ * gets) reads the snapshot's arrays front to back, where the BFS visits a
+ * tree's levels with strides of up to half the heap, one host miss per
+ * array per object.  The first object reached a second time (or a root
+ * reached from another) ends it: the graph is no forest, and the BFS and
+ * Dijkstra below do the work, from a clean bitmap.  On OpenMP's threads the
+ * walk starts with a BFS of a few levels on this thread, until the level
+ * holds SPAN_DFS_SPLIT subtrees per thread (or SPAN_DFS_PREFIX levels),
+ * and the threads then walk whole subtrees, each marking what it reaches in
+ * a private bitmap (no atomic operations); a bit set in two of them is an
+ * object reached twice.  Results: the BFS's, bit for bit (d along the same
+ * paths; depth = the longest path; counts and ranges are sums, minima and
+ * maxima). */
+#define SPAN_DFS_SPLIT 64
+#define SPAN_DFS_PREFIX 64
+
+typedef struct dfs_entry {
+    uint32_t v, depth;  /* depth: level in the BFS's numbering (roots 1) */
+    double s;           /* start time: the parent's d */
+} dfs_entry;
+
+typedef struct dfs_list {
+    dfs_entry *e;
+    size_t n, cap;
+} dfs_list;
+
+static inline int dfs_push(dfs_list *l, uint32_t v, uint32_t depth, double s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        dfs_entry *e = realloc(l->e, cap * sizeof *e);
+        if (!e)
+            return -1;
+        l->e = e;
+        l->cap = cap;
+    }
+    l->e[l->n++] = (dfs_entry){v, depth, s};
+    return 0;
+}
+
+typedef struct dfs_acc {
+    level_acc w;        /* weights, chunked arrays, the forest's Tinf */
+    uint64_t reached, depth;
+} dfs_acc;
+
+/* Object u (start time s) scanned: its weight into a; its children,
+ * unless reached before (then 1: no forest), claimed in mine and handed to
+ * emit(child, d(u)).  seen: the objects claimed before this phase (read
+ * only), mine: this walker's claims (may be seen itself). */
+#define DFS_SCAN(g, cobj, cptr, u, s, seen, mine, a, EMIT)                                                        \
+    do {                                                                                                           \
+        const uint32_t *e_ = (g)->edges + (g)->edge_start[u];                                                     \
+        uint32_t np_ = (g)->nptrs[u], k_ = 0;                                                                      \
+        for (uint32_t f_ = 0; f_ < np_; f_++)                                                                      \
+            k_ += e_[f_] != GCS_SNAPSHOT_NULL;                                                                     \
+        double du_ = (s) + gcs_gc_mark_weight(cobj, cptr, k_, np_);                                                \
+        (a)->w.forest_tinf = du_ > (a)->w.forest_tinf ? du_ : (a)->w.forest_tinf;                                  \
+        acc_weight(&(a)->w, cobj, cptr, k_, np_);                                                                  \
+        for (uint32_t f_ = np_; f_ > 0;) {                                                                         \
+            uint32_t c_ = e_[--f_];                                                                                \
+            if (c_ == GCS_SNAPSHOT_NULL)                                                                           \
+                continue;                                                                                          \
+            uint64_t bit_ = 1ull << (c_ & 63);                                                                     \
+            if (((seen)[c_ >> 6] | (mine)[c_ >> 6]) & bit_)                                                        \
+                return 1;                                                                                          \
+            (mine)[c_ >> 6] |= bit_;                                                                               \
+            EMIT(c_, du_);                                                                                         \
+        }                                                                                                          \
+    } while (0)
+
+/* One object of the depth-first walk: its children onto st.  0, or 1 with
+ * *rc = 1 (reached twice) or -1 (out of memory). */
+static inline int dfs_object(const gcs_snapshot *g, double cobj, double cptr, dfs_entry x, const uint64_t *seen,
+                             uint64_t *mine, dfs_acc *a, dfs_list *st, int *rc)
+{
+#define DFS_EMIT(c, d)                                                                                             \
+    do {                                                                                                           \
+        if (dfs_push(st, c, x.depth + 1, d) < 0) {                                                                 \
+            *rc = -1;                                                                                              \
+            return 1;                                                                                              \
+        }                                                                                                          \
+    } while (0)
+    *rc = 1;
+    DFS_SCAN(g, cobj, cptr, x.v, x.s, seen, mine, a, DFS_EMIT);
+#undef DFS_EMIT
+    *rc = 0;
+    return 0;
+}
+
+/* Depth first from the entries start[0..nstart) (claimed already).  0: done,
+ * 1: an object reached twice, -1: out of memory.  *stop: set by a walker
+ * that found one, read by the others to give up. */
+static int dfs_walk_from(const gcs_snapshot *g, double cobj, double cptr, dfs_entry start, const uint64_t *seen,
+                         uint64_t *mine, dfs_list *st, dfs_acc *acc, int *stop)
+{
+    /* the counts in a local, kept in registers: through *acc every object
+     * paid a chain of stores and loads to the same line */
+    dfs_acc la = *acc, *a = &la;
+    int rc = 0;
+    st->n = 0;
+    if (dfs_push(st, start.v, start.depth, start.s) < 0)
+        return -1;
+    uint64_t steps = 0;
+    while (st->n > 0) {
+        dfs_entry x = st->e[--st->n];
+        if ((++steps & 4095) == 0 && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
+            rc = 1;
+            break;
+        }
+        a->reached++;
+        a->depth = x.depth > a->depth ? x.depth : a->depth;
+        if (dfs_object(g, cobj, cptr, x, seen, mine, a, st, &rc) != 0)
+            break;
+    }
+    *acc = la;
+    return rc;
+}
+
+static int dfs_walk(const gcs_snapshot *g, double cobj, double cptr, const dfs_entry *start, size_t nstart,
+                    const uint64_t *seen, uint64_t *mine, dfs_list *st, dfs_acc *a, int *stop)
+{
+    for (size_t i = 0; i < nstart; i++) {
+        int r = dfs_walk_from(g, cobj, cptr, start[i], seen, mine, st, a, stop);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
+/* An object of more fields than this met in the BFS prefix is a fan: its
+ * fields are handed to the threads in chunks of SPAN_FAN_CHUNK rather than
+ * listed one entry each (a 3 M-pointer array made 48 MB of entries). */
+#define SPAN_FAN_MIN 4096
+#define SPAN_FAN_CHUNK 1024
+
+/* One object of the BFS prefix: 1 when a child was reached before.  A fan
+ * is scanned for its weight only, and listed in fans (start time: its d). */
+static int prefix_scan(const gcs_snapshot *g, double cobj, double cptr, dfs_entry x, uint64_t *live, dfs_acc *a,
+                       dfs_list *next, dfs_list *fans, int *oom)
+{
+    if (g->nptrs[x.v] >= SPAN_FAN_MIN) {
+        const uint32_t *e = g->edges + g->edge_start[x.v];
+        uint32_t np = g->nptrs[x.v], k = 0;
+        for (uint32_t f = 0; f < np; f++)
+            k += e[f] != GCS_SNAPSHOT_NULL;
+        double du = x.s + gcs_gc_mark_weight(cobj, cptr, k, np);
+        a->w.forest_tinf = du > a->w.forest_tinf ? du : a->w.forest_tinf;
+        acc_weight(&a->w, cobj, cptr, k, np);
+        if (dfs_push(fans, x.v, x.depth + 1, du) < 0)
+            *oom = 1;
+        return 0;
+    }
+#define PRE_EMIT(c, d)                                                                                             \
+    do {                                                                                                           \
+        if (dfs_push(next, c, x.depth + 1, d) < 0)                                                                 \
+            *oom = 1;                                                                                              \
+    } while (0)
+    DFS_SCAN(g, cobj, cptr, x.v, x.s, live, live, a, PRE_EMIT);
+#undef PRE_EMIT
+    return 0;
+}
+
+/* The forest's pass (above).  live: all 0.  1 when the reachable graph is
+ * a forest (b filled, live the reachable objects), 0 when it is not (live
+ * then in an unspecified state), -1 when out of memory. */
+static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t *live, size_t nwords, span_bfs *b)
+{
+    /* a small heap on this thread alone (SPAN_PAR_LEVEL's reason) */
+    int nt = g->nobjects >= SPAN_PAR_LEVEL ? span_threads() : 1, rc = -1, stop = 0;
+    dfs_list cur = {0}, next = {0}, fans = {0}; /* fans: v, depth of its children, their start time */
+    uint32_t *fan_at = NULL, *fan_lo = NULL;      /* per fan chunk: its fan, its first field */
+    uint64_t *priv[SPAN_MAX_THREADS] = {0};
+    dfs_acc acc[SPAN_MAX_THREADS], pre;
+    memset(&pre, 0, sizeof pre);
+    acc_reset(&pre.w);
+    memset(b, 0, sizeof *b);
+    for (uint64_t r = 0; r < g->nroots; r++) {
+        uint32_t v = g->roots[r];
+        if (!bit_get(live, v)) { /* a root named twice is one root, as in the BFS */
+            bit_set(live, v);
+            if (dfs_push(&cur, v, 1, 0) < 0)
+                goto done;
+        }
+    }
+    /* the BFS prefix, on this thread (on one thread too: it also makes fans) */
+    for (int level = 0; level < SPAN_DFS_PREFIX && cur.n > 0 && cur.n < SPAN_DFS_SPLIT * (size_t)nt; level++) {
+        next.n = 0;
+        for (size_t i = 0; i < cur.n; i++) {
+            dfs_entry x = cur.e[i];
+            pre.reached++;
+            pre.depth = x.depth > pre.depth ? x.depth : pre.depth;
+            dfs_acc *a = &pre;
+            int oom = 0;
+            int r = prefix_scan(g, cobj, cptr, x, live, a, &next, &fans, &oom);
+            if (oom)
+                goto done;
+            if (r) {
+                rc = 0;
+                goto done;
+            }
+        }
+        dfs_list tmp = cur;
+        cur = next;
+        next = tmp;
+    }
+    /* the subtrees, in parallel */
+    int failed = 0, revisit = 0;
+    if (nt > 1)
+        for (int t = 0; t < nt; t++)
+            if (!(priv[t] = calloc(nwords ? nwords : 1, sizeof *priv[t])))
+                goto done;
+    for (int t = 0; t < nt; t++) {
+        memset(&acc[t], 0, sizeof acc[t]);
+        acc_reset(&acc[t].w);
+    }
+    size_t chunk = cur.n / ((size_t)nt * SPAN_DFS_SPLIT) + 1;
+    size_t nchunks = (cur.n + chunk - 1) / chunk, nfan = 0;
+    /* the fans' chunks of fields, after the entries' chunks */
+    for (size_t i = 0; i < fans.n; i++)
+        nfan += (g->nptrs[fans.e[i].v] + SPAN_FAN_CHUNK - 1) / SPAN_FAN_CHUNK;
+    if (nfan && (!(fan_at = malloc(nfan * sizeof *fan_at)) || !(fan_lo = malloc(nfan * sizeof *fan_lo))))
+        goto done;
+    for (size_t i = 0, k = 0; i < fans.n; i++)
+        for (uint64_t f = 0; f < g->nptrs[fans.e[i].v]; f += SPAN_FAN_CHUNK, k++) {
+            fan_at[k] = (uint32_t)i;
+            fan_lo[k] = (uint32_t)f;
+        }
+#pragma omp parallel num_threads(nt) reduction(| : failed, revisit) if (nt > 1)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        dfs_list st = {0};
+#pragma omp for schedule(dynamic, 1)
+        for (size_t k = 0; k < nchunks + nfan; k++) {
+            if (failed || revisit || __atomic_load_n(&stop, __ATOMIC_RELAXED))
+                continue;
+            uint64_t *mine = nt > 1 ? priv[t] : live;
+            int r = 0;
+            if (k < nchunks) {
+                size_t lo = k * chunk;
+                r = dfs_walk(g, cobj, cptr, cur.e + lo, cur.n - lo < chunk ? cur.n - lo : chunk, live, mine, &st,
+                             &acc[t], &stop);
+            } else {
+                /* a chunk of a fan's fields: each child claimed, then walked */
+                dfs_entry fan = fans.e[fan_at[k - nchunks]];
+                uint32_t np = g->nptrs[fan.v], lo = fan_lo[k - nchunks];
+                uint32_t hi = np - lo < SPAN_FAN_CHUNK ? np : lo + SPAN_FAN_CHUNK;
+                const uint32_t *e = g->edges + g->edge_start[fan.v];
+                for (uint32_t f = lo; f < hi && r == 0; f++) {
+                    uint32_t c = e[f];
+                    if (c == GCS_SNAPSHOT_NULL)
+                        continue;
+                    uint64_t bit = 1ull << (c & 63);
+                    if ((live[c >> 6] | mine[c >> 6]) & bit) {
+                        r = 1;
+                        break;
+                    }
+                    mine[c >> 6] |= bit;
+                    r = dfs_walk_from(g, cobj, cptr, (dfs_entry){c, fan.depth, fan.s}, live, mine, &st, &acc[t],
+                                      &stop);
+                }
+            }
+            if (r != 0) {
+                __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+                failed |= r < 0;
+                revisit |= r > 0;
+            }
+        }
+        free(st.e);
+    }
+    if (failed)
+        goto done;
+    if (revisit) {
+        rc = 0;
+        goto done;
+    }
+    if (nt > 1) {
+        /* the private bitmaps into live; one bit in two of them: reached twice */
+#pragma omp parallel for schedule(static) reduction(| : revisit) num_threads(nt)
+        for (size_t w = 0; w < nwords; w++) {
+            uint64_t any = 0;
+            for (int t = 0; t < nt; t++) {
+                revisit |= (any & priv[t][w]) != 0;
+                any |= priv[t][w];
+            }
+            live[w] |= any;
+        }
+        if (revisit) {
+            rc = 0;
+            goto done;
+        }
+    }
+    b->emin = UINT32_MAX;
+    b->wmin = INFINITY;
+    b->reachable = pre.reached;
+    b->depth = pre.depth;
+    acc_merge(b, &pre.w);
+    for (int t = 0; t < nt; t++) {
+        acc_merge(b, &acc[t].w);
+        b->reachable += acc[t].reached;
+        b->depth = acc[t].depth > b->depth ? acc[t].depth : b->depth;
+    }
+    rc = 1;
+done:
+    free(cur.e);
+    free(next.e);
+    free(fans.e);
+    free(fan_at);
+    free(fan_lo);
+    for (int t = 0; t < SPAN_MAX_THREADS; t++)
+        free(priv[t]);
     return rc;
 }
 
@@ -526,20 +928,40 @@ done:
     return rc;
 }
 
-int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, gcs_inspect_result *out, gcs_err *err)
+int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double edges_low, gcs_inspect_result *out,
+                      gcs_err *err)
 {
     uint64_t n = g->nobjects;
     size_t nwords = (size_t)((n + 63) / 64), wbytes = (nwords ? nwords : 1) * sizeof(uint64_t);
     size_t dense_min = (size_t)(n / SPAN_DENSE_DIV) + 64;
     int rc = -1;
-    uint64_t *live = calloc(1, wbytes), *scratch = calloc(1, wbytes), *reached = NULL;
-    /* _gcs_inspect_big_alloc touches nothing: the pages a walk does not use cost nothing */
-    double *s = _gcs_inspect_big_alloc((n ? n : 1) * sizeof *s);
-    if (!live || !scratch || !s)
+    uint64_t *live = calloc(1, wbytes), *scratch = NULL, *reached = NULL;
+    double *s = NULL;
+    if (!live)
         goto oom;
     span_bfs b;
-    if (span_levels(g, cobj, cptr, live, scratch, nwords, dense_min, s, &b) < 0)
+    /* A forest's objects each have one parent or are roots, so more
+     * non-NULL fields and roots than objects mean some object is reached
+     * twice (when all are reachable, as in a snapshot of the live set):
+     * the forest's walk would only give up, after up to a whole walk (bh,
+     * cube and cky went a fifth of their time on it), so it is skipped.
+     * Either way the result is the same. */
+    int forest = 0;
+    if (!(edges_low + (double)g->nroots > (double)n))
+        forest = span_forest(g, cobj, cptr, live, nwords, &b);
+    if (forest < 0)
         goto oom;
+    if (!forest) {
+        /* no forest: the BFS, then Dijkstra; _gcs_inspect_big_alloc touches
+         * nothing: the pages a walk does not use cost nothing */
+        memset(live, 0, wbytes);
+        scratch = calloc(1, wbytes);
+        s = _gcs_inspect_big_alloc((n ? n : 1) * sizeof *s);
+        if (!scratch || !s)
+            goto oom;
+        if (span_levels(g, cobj, cptr, live, scratch, nwords, dense_min, s, &b) < 0)
+            goto oom;
+    }
     /* each object enters a level once (the bitmap), and a level is at least one object deep */
     gcs_assert_internal(b.reachable <= n && b.depth <= b.reachable);
     out->reachable = b.reachable;

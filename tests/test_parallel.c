@@ -1,12 +1,14 @@
 /* test_parallel.c -- the passes that run on OpenMP's threads give what one
- * thread gives: the snapshot reader (sections read in slices, their CRCs
- * joined; the objects' rows converted; edge_start's prefix sum), its
- * validation (the first failing object or field is the one named, whatever
- * the threads) and the T-infinity walk's levels (model/span.c), on heaps
- * large enough to take the parallel paths (SNAP_PAR_MIN_ITEMS objects,
- * SNAP_PAR_MIN_BYTES a section, SPAN_PAR_MIN a level).  Without OpenMP
- * (OPENMP=0, the TSan build) both runs take the one-thread path and the
- * checks of results and messages still hold. */
+ * thread gives: the snapshot reader (version 2: sections read in slices,
+ * their CRCs joined, the objects' rows converted, edge_start's prefix sum;
+ * version 3: blocks checked in place, the lowest failing block, object or
+ * field named), its validation (the first failing object or field is the
+ * one named, whatever the threads) and the T-infinity walk (model/span.c:
+ * the forest's depth-first walk over subtrees, the BFS's bitmap levels), on
+ * heaps large enough to take the parallel paths (SNAP_PAR_MIN_ITEMS
+ * objects, SNAP_PAR_MIN_BYTES a section, SPAN_PAR_MIN a level).  Without
+ * OpenMP (OPENMP=0, the TSan build) both runs take the one-thread path and
+ * the checks of results and messages still hold. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +24,7 @@
 
 #include "gcscale/inspect.h"
 #include "gcscale/snapshot.h"
+#include "../formats/snapshot_internal.h"
 
 static void threads(int n)
 {
@@ -108,7 +111,7 @@ static void test_read_same(void **state)
     char path[128];
     path_of(path, sizeof path, "random.snap");
     gcs_err err;
-    assert_int_equal(gcs_snapshot_write(g, path, &err), 0);
+    assert_int_equal(_gcs_snapshot_write_version(g, path, 2, &err), 0);
     threads(1);
     gcs_snapshot *one = gcs_snapshot_read(path, &err);
     threads(2);
@@ -134,6 +137,105 @@ static void test_read_same(void **state)
         assert_null(gcs_snapshot_read(path, &err));
         assert_non_null(strstr(err.msg, "checksum mismatch in section 'objects'"));
     }
+    unlink(path);
+    gcs_snapshot_free(g);
+}
+
+/* ---- version 3 ---- */
+
+static uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+static size_t sec3_off(const uint8_t *b, int sec)
+{
+    size_t off = SNAP_HEADER_BYTES_V3;
+    for (int i = 0; i < sec; i++) {
+        uint64_t pl = ld64(b + off + 8);
+        off += 16 + snap_pad8(pl) + snap3_tail(snap3_nblocks(pl, i));
+    }
+    return off;
+}
+
+/* The checksums of section sec's blocks and frame, recomputed. */
+static void fix_section3(uint8_t *b, int sec)
+{
+    size_t off = sec3_off(b, sec);
+    uint64_t pl = ld64(b + off + 8), nb = snap3_nblocks(pl, sec), bb = snap3_block_bytes(sec);
+    uint8_t *data = b + off + 16, *table = data + snap_pad8(pl);
+    for (uint64_t k = 0; k < nb; k++) {
+        uint64_t lo = k * bb, hi = lo + bb < snap_pad8(pl) ? lo + bb : snap_pad8(pl);
+        st32(table + 4 * k, _gcs_crc32c(0, data + lo, hi - lo));
+    }
+    st32(table + 4 * nb, _gcs_crc32c(_gcs_crc32c(0, b + off, 16), table, 4 * nb));
+}
+
+static void expect_read_error(const uint8_t *b, size_t len, const char *want)
+{
+    for (int t = 1; t <= 2; t++) {
+        threads(t);
+        gcs_err err;
+        gcs_snapshot *g = gcs_snapshot_read_mem(b, len, "v3", &err);
+        if (g)
+            fail_msg("%d threads: accepted (wanted \"%s\")", t, want);
+        if (!strstr(err.msg, want))
+            fail_msg("%d threads: wanted \"%s\", got \"%s\"", t, want, err.msg);
+    }
+}
+
+/* Version 3 in place: the same arrays on one thread and two, from a file and
+ * from memory; of two damaged blocks, two bad objects or two dangling fields
+ * (one in each thread's half) the first is named. */
+static void test_read3_same(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = graph(700000, 0, 9);
+    char path[128];
+    path_of(path, sizeof path, "random3.snap");
+    gcs_err err;
+    assert_int_equal(gcs_snapshot_write(g, path, &err), 0);
+    for (int t = 1; t <= 2; t++) {
+        threads(t);
+        gcs_snapshot *h = gcs_snapshot_read(path, &err);
+        if (!h)
+            fail_msg("read: %s", err.msg);
+        assert_same(g, h);
+        gcs_snapshot_free(h);
+    }
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    size_t len = (size_t)ftell(fp);
+    rewind(fp);
+    uint8_t *b = malloc(len);
+    assert_int_equal(fread(b, 1, len, fp), len);
+    fclose(fp);
+    size_t words = sec3_off(b, SNAP3_WORDS) + 16;
+    b[words + 4 * 650000] ^= 1; /* block 39 */
+    b[words + 4 * 100000] ^= 1; /* block 6 */
+    expect_read_error(b, len, "checksum mismatch in section 'object sizes' (block 6 of 43");
+    b[words + 4 * 100000] ^= 1;
+    expect_read_error(b, len, "checksum mismatch in section 'object sizes' (block 39 of 43");
+    b[words + 4 * 650000] ^= 1;
+    /* two objects of size 0 */
+    st32(b + words + 4 * 600000, 0);
+    st32(b + words + 4 * 200000, 0);
+    fix_section3(b, SNAP3_WORDS);
+    expect_read_error(b, len, "object 200000: size 0");
+    st32(b + words + 4 * 200000, g->words[200000]);
+    fix_section3(b, SNAP3_WORDS);
+    expect_read_error(b, len, "object 600000: size 0");
+    st32(b + words + 4 * 600000, g->words[600000]);
+    fix_section3(b, SNAP3_WORDS);
+    /* two dangling fields */
+    size_t edges = sec3_off(b, SNAP3_EDGES) + 16;
+    uint64_t late = g->nfields - 10, early = g->nfields / 4;
+    st32(b + edges + 4 * late, (uint32_t)g->nobjects + 5);
+    st32(b + edges + 4 * early, (uint32_t)g->nobjects + 7);
+    fix_section3(b, SNAP3_EDGES);
+    char want[64];
+    snprintf(want, sizeof want, "dangling id %u ", (uint32_t)g->nobjects + 7);
+    expect_read_error(b, len, want);
+    free(b);
     unlink(path);
     gcs_snapshot_free(g);
 }
@@ -227,14 +329,15 @@ static gcs_profile *profile(void)
 }
 
 /* Tinf, its method, reachable and depth on one thread and on two: a tree
- * (a forest: levels of up to 2^18 objects) and a random graph (revisits:
- * the buckets after the levels). */
+ * (a forest: the depth-first walk over subtrees) and a random graph of
+ * 1.5 M objects (revisits: the BFS, whose middle levels pass 2^18 objects
+ * and go to the threads, then the buckets). */
 static void test_span_same(void **state)
 {
     (void)state;
     gcs_profile *p = profile();
     for (int tree = 1; tree >= 0; tree--) {
-        gcs_snapshot *g = graph(tree ? (1u << 19) - 1 : 400000, tree, 5);
+        gcs_snapshot *g = graph(tree ? (1u << 19) - 1 : 1500000, tree, 5);
         gcs_inspect_result r[2];
         for (int t = 1; t <= 2; t++) {
             threads(t);
@@ -256,6 +359,83 @@ static void test_span_same(void **state)
         }
         gcs_snapshot_free(g);
     }
+    /* A tree whose one shared object is found late, or by two threads: a
+     * leaf of the last internal node's subtree points back to object 1, or
+     * a leaf of the left half points to a leaf of the right half.  The
+     * forest's walk gives up, the BFS and the buckets take over: the same
+     * answer on one thread and two, and not the tree's. */
+    for (int shared = 0; shared < 2; shared++) {
+        uint64_t n = (1u << 19) - 1;
+        gcs_snapshot *g = graph(n, 1, 5);
+        uint64_t a = n / 2 - 1;                 /* the last internal node: its second field */
+        uint64_t left = (1u << 18) - 1 + 5;     /* leaves: ids n / 2 .. n - 1; left half first */
+        uint64_t right = n - 3;
+        if (shared == 0) {
+            g->edges[g->edge_start[a] + 1] = 1;
+        } else {
+            /* a leaf has two NULL fields; the left leaf's first one now points right */
+            g->edges[g->edge_start[left]] = (uint32_t)right;
+        }
+        gcs_inspect_result r[2];
+        for (int t = 1; t <= 2; t++) {
+            threads(t);
+            gcs_inspect_opts o;
+            gcs_inspect_opts_init(&o);
+            gcs_err err;
+            if (gcs_inspect_heap(g, p, &o, &r[t - 1], &err) < 0)
+                fail_msg("inspect: %s", err.msg);
+        }
+        assert_string_equal(r[0].span_method, "dijkstra");
+        assert_string_equal(r[1].span_method, "dijkstra");
+        assert_true(r[0].heap.tinf_ns == r[1].heap.tinf_ns);
+        assert_int_equal(r[0].reachable, shared ? n : n - 1); /* the back edge replaced leaf n - 1's */
+        assert_int_equal(r[1].reachable, r[0].reachable);
+        assert_int_equal(r[0].depth, r[1].depth);
+        assert_int_equal(r[0].depth, 19);
+        gcs_snapshot_free(g);
+    }
+    /* A wide array (a fan: its fields go to the threads in chunks), whose
+     * leaves are a forest; then one leaf named twice, in the array's first
+     * and last chunk. */
+    for (int dup = 0; dup < 2; dup++) {
+        uint64_t n = 300001;
+        gcs_err err;
+        gcs_snapshot *g = gcs_snapshot_new(n, n - 1, 1, &err);
+        assert_non_null(g);
+        uint64_t off = 8;
+        for (uint64_t i = 0; i < n; i++) {
+            g->nptrs[i] = i == 0 ? (uint32_t)(n - 1) : 0;
+            g->words[i] = i == 0 ? (uint32_t)(n - 1) : 2;
+            g->addr[i] = off;
+            off += 8 * (uint64_t)g->words[i] + 8;
+            g->edge_start[i] = i == 0 ? 0 : n - 1;
+            g->node[i] = 0;
+        }
+        g->edge_start[n] = n - 1;
+        for (uint64_t e = 0; e < n - 1; e++)
+            g->edges[e] = (uint32_t)(e + 1);
+        if (dup)
+            g->edges[n - 2] = 5;
+        g->roots[0] = 0;
+        g->params.heap_limit = (off + 65535) & ~65535ull;
+        assert_int_equal(gcs_snapshot_validate(g, &err), 0);
+        gcs_inspect_result r[2];
+        for (int t = 1; t <= 2; t++) {
+            threads(t);
+            gcs_inspect_opts o;
+            gcs_inspect_opts_init(&o);
+            if (gcs_inspect_heap(g, p, &o, &r[t - 1], &err) < 0)
+                fail_msg("inspect: %s", err.msg);
+        }
+        assert_string_equal(r[0].span_method, dup ? "dijkstra" : "tree");
+        assert_string_equal(r[1].span_method, r[0].span_method);
+        assert_true(r[0].heap.tinf_ns == r[1].heap.tinf_ns);
+        assert_int_equal(r[0].reachable, dup ? n - 1 : n);
+        assert_int_equal(r[1].reachable, r[0].reachable);
+        assert_int_equal(r[0].depth, 2);
+        assert_int_equal(r[1].depth, 2);
+        gcs_snapshot_free(g);
+    }
     gcs_profile_free(p);
 }
 
@@ -264,6 +444,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_same),
         cmocka_unit_test(test_read_edges_same),
+        cmocka_unit_test(test_read3_same),
         cmocka_unit_test(test_validate_first_error),
         cmocka_unit_test(test_span_same),
     };

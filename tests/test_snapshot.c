@@ -2,7 +2,8 @@
  * graphs), the collector's writer (exactly the reachable objects and edges
  * of a graph the test builds and tracks itself), building a heap from a
  * snapshot, and every validation rule of the reader (truncation at every
- * offset, flipped bytes, forged counts and ids with recomputed checksums). */
+ * offset, flipped bytes, forged counts and ids with recomputed checksums),
+ * for format version 2 (read by copying) and version 3 (read in place). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 
 #include "gcscale/gc.h"
 #include "gcscale/snapshot.h"
+#include "../formats/snapshot_internal.h"
 #include "test_files.h"
 
 static char tmpdir[256];
@@ -134,6 +136,15 @@ static gcs_snapshot *roundtrip(const gcs_snapshot *g, const char *name)
     assert_graphs_equal(g, h2);
     gcs_snapshot_free(h2);
     free(b);
+    /* and through format version 2, which the reader copies */
+    char path2[520];
+    snprintf(path2, sizeof path2, "%s.v2", path);
+    assert_int_equal(_gcs_snapshot_write_version(g, path2, 2, &err), 0);
+    gcs_snapshot *h3 = gcs_snapshot_read(path2, &err);
+    if (!h3)
+        fail_msg("read version 2: %s", err.msg);
+    assert_graphs_equal(g, h3);
+    gcs_snapshot_free(h3);
     return h;
 }
 
@@ -155,7 +166,9 @@ static void test_roundtrip_empty(void **state)
     tmp_path(path, sizeof path, "empty.snap");
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
-    assert_int_equal(sb.st_size, 336); /* header + seven empty sections */
+    /* version 3: header, params (one block), nine empty sections of which
+     * edge_start holds its one entry (one block) */
+    assert_int_equal(sb.st_size, 96 + (16 + 80 + 8) + 8 * 24 + (16 + 8 + 8));
     gcs_snapshot_free(g);
     gcs_snapshot_free(h);
 }
@@ -308,13 +321,14 @@ static void test_chain_depth(void **state)
 
 /* ---- validation ------------------------------------------------------------------ */
 
+/* The small graph as a version-2 file (the tests below this one). */
 static uint8_t *small_file(size_t *len)
 {
     gcs_snapshot *g = small_graph();
     char path[512];
     tmp_path(path, sizeof path, "valid.snap");
     gcs_err err;
-    assert_int_equal(gcs_snapshot_write(g, path, &err), 0);
+    assert_int_equal(_gcs_snapshot_write_version(g, path, 2, &err), 0);
     gcs_snapshot_free(g);
     return test_slurp(path, len);
 }
@@ -381,9 +395,12 @@ static void test_flipped_bytes(void **state)
             b[k] ^= (uint8_t)(1u << bit);
             if (k < 8)
                 expect_error(b, len, "bad magic");
-            else if (k < 12)
-                expect_error(b, len, "unsupported snapshot format version");
-            else
+            else if (k < 12) { /* 2 ^ 1 is version 3, whose header checksum is another one */
+                gcs_err err = {{0}};
+                assert_null(gcs_snapshot_read_mem(b, len, "x.snap", &err));
+                assert_true(strstr(err.msg, "unsupported snapshot format version") ||
+                            strstr(err.msg, "header checksum mismatch"));
+            } else
                 expect_error(b, len, "checksum mismatch");
             b[k] ^= (uint8_t)(1u << bit);
         }
@@ -412,7 +429,7 @@ static size_t obj_row(const uint8_t *b, int i) { return section_off(b, 1) + 16 +
 
 static void f_count(uint8_t *b, size_t *l) { (void)l; st64(b + 24, ld64(b + 24) + 1); }
 static void f_huge_count(uint8_t *b, size_t *l) { (void)l; st64(b + 32, 1ull << 62); }
-static void f_version(uint8_t *b, size_t *l) { (void)l; st32(b + 8, 3); }
+static void f_version(uint8_t *b, size_t *l) { (void)l; st32(b + 8, 4); }
 static void f_idwidth(uint8_t *b, size_t *l) { (void)l; st32(b + 16, 8); }
 static void f_dangling_edge(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 3) + 16, 6); }
 static void f_dangling_root(uint8_t *b, size_t *l) { (void)l; st32(b + section_off(b, 4) + 16, 99); }
@@ -501,7 +518,7 @@ static void test_forged(void **state)
     (void)state;
     forge_and_expect(f_count, "counts do not fit the file size");
     forge_and_expect(f_huge_count, "counts do not fit the file size");
-    forge_and_expect(f_version, "unsupported snapshot format version 3");
+    forge_and_expect(f_version, "unsupported snapshot format version 4");
     forge_and_expect(f_idwidth, "unsupported id width");
     forge_and_expect(f_dangling_edge, "object 0 field 0: dangling id 6");
     forge_and_expect(f_dangling_root, "root 0: dangling id 99");
@@ -584,6 +601,271 @@ static void test_version1(void **state)
     gcs_snapshot_free(g);
     free(v);
     free(b);
+}
+
+/* ---- version 3 (read in place) ------------------------------------------------ */
+
+/* CRC-32C: the check value of the Castagnoli polynomial, and the same CRC
+ * whatever the pieces it is taken over (aligned or not). */
+static void test_crc32c(void **state)
+{
+    (void)state;
+    assert_int_equal(_gcs_crc32c(0, "123456789", 9), 0xE3069283u);
+    assert_int_equal(_gcs_crc32c(0, "", 0), 0);
+    uint8_t buf[1000];
+    uint64_t x = 5;
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)rnd(&x);
+    uint32_t whole = _gcs_crc32c(0, buf, sizeof buf);
+    for (size_t cut = 0; cut < sizeof buf; cut += 37)
+        assert_int_equal(_gcs_crc32c(_gcs_crc32c(0, buf, cut), buf + cut, sizeof buf - cut), whole);
+    assert_int_equal(_gcs_crc32c(_gcs_crc32c(0, buf + 3, 500), buf + 503, 497),
+                     _gcs_crc32c(0, buf + 3, 997));
+}
+
+static uint8_t *small_file3(size_t *len)
+{
+    gcs_snapshot *g = small_graph();
+    char path[512];
+    tmp_path(path, sizeof path, "valid3.snap");
+    gcs_err err;
+    assert_int_equal(gcs_snapshot_write(g, path, &err), 0);
+    gcs_snapshot_free(g);
+    return test_slurp(path, len);
+}
+
+/* Offset of version-3 section i's head (SNAP3_*). */
+static size_t sec3_off(const uint8_t *b, int sec)
+{
+    size_t off = SNAP_HEADER_BYTES_V3;
+    for (int i = 0; i < sec; i++) {
+        uint64_t pl = ld64(b + off + 8);
+        off += 16 + snap_pad8(pl) + snap3_tail(snap3_nblocks(pl, i));
+    }
+    return off;
+}
+
+/* Every checksum of a version-3 file recomputed: the header's, each block's
+ * and each section's frame (head and block table). */
+static void fix_crcs3(uint8_t *b)
+{
+    st32(b + 92, _gcs_crc32c(0, b, 92));
+    for (int i = 0; i < (int)SNAP_NSECTIONS_V3; i++) {
+        size_t off = sec3_off(b, i);
+        uint64_t pl = ld64(b + off + 8), nb = snap3_nblocks(pl, i), bb = snap3_block_bytes(i);
+        uint8_t *data = b + off + 16, *table = data + snap_pad8(pl);
+        for (uint64_t k = 0; k < nb; k++) {
+            uint64_t lo = k * bb, hi = lo + bb < snap_pad8(pl) ? lo + bb : snap_pad8(pl);
+            st32(table + 4 * k, _gcs_crc32c(0, data + lo, hi - lo));
+        }
+        st32(table + 4 * nb, _gcs_crc32c(_gcs_crc32c(0, b + off, 16), table, 4 * nb));
+    }
+}
+
+static void test_v3_truncation_every_offset(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = small_file3(&len);
+    size_t sec[SNAP_NSECTIONS_V3 + 1];
+    for (int i = 0; i < (int)SNAP_NSECTIONS_V3; i++)
+        sec[i] = sec3_off(b, i);
+    sec[SNAP_NSECTIONS_V3] = len;
+    for (size_t k = 0; k < len; k++) {
+        uint8_t *c = malloc(k + 1);
+        memcpy(c, b, k);
+        if (k == 0)
+            expect_error(c, k, "empty file");
+        else if (k < 96)
+            expect_error(c, k, "truncated in the header");
+        else {
+            int s = 0;
+            while (k >= sec[s + 1])
+                s++;
+            char want[64];
+            snprintf(want, sizeof want, "truncated in section '%s'", _gcs_snap3_names[s]);
+            expect_error(c, k, want);
+        }
+        free(c);
+    }
+    /* and through the file reader (mapped) */
+    char path[512];
+    tmp_path(path, sizeof path, "trunc3.snap");
+    spit(path, b, sec[SNAP3_EDGES] + 5);
+    gcs_err err;
+    assert_null(gcs_snapshot_read(path, &err));
+    assert_non_null(strstr(err.msg, "truncated in section 'edges'"));
+    free(b);
+}
+
+static void test_v3_flipped_bytes(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = small_file3(&len);
+    char path[512];
+    tmp_path(path, sizeof path, "flip3.snap");
+    for (size_t k = 0; k < len; k++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            b[k] ^= (uint8_t)(1u << bit);
+            gcs_err err = {{0}};
+            gcs_snapshot *g = gcs_snapshot_read_mem(b, len, "x.snap", &err);
+            if (g)
+                fail_msg("byte %zu bit %d: accepted", k, bit);
+            if (k < 8)
+                assert_non_null(strstr(err.msg, "bad magic"));
+            else if (k < 12) /* version 2 (3 ^ 1) reads the header as version 2's */
+                assert_true(strstr(err.msg, "unsupported snapshot format version") ||
+                            strstr(err.msg, "checksum mismatch"));
+            else if (!strstr(err.msg, "checksum mismatch"))
+                fail_msg("byte %zu bit %d: %s", k, bit, err.msg);
+            if (k % 61 == 0) { /* the mapped file reader too, now and then */
+                spit(path, b, len);
+                assert_null(gcs_snapshot_read(path, &err));
+            }
+            b[k] ^= (uint8_t)(1u << bit);
+        }
+    }
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_read_mem(b, len, "x", &err);
+    assert_non_null(g); /* restored */
+    gcs_snapshot_free(g);
+    free(b);
+}
+
+static void forge3_and_expect(forge_fn f, const char *needle)
+{
+    size_t len;
+    uint8_t *b = small_file3(&len);
+    b = realloc(b, len + 64);
+    f(b, &len);
+    fix_crcs3(b);
+    expect_error(b, len, needle);
+    /* the same through the mapped file */
+    char path[512];
+    tmp_path(path, sizeof path, "forged3.snap");
+    spit(path, b, len);
+    gcs_err err;
+    assert_null(gcs_snapshot_read(path, &err));
+    if (!strstr(err.msg, needle))
+        fail_msg("file: wanted \"%s\", got \"%s\"", needle, err.msg);
+    free(b);
+}
+
+static size_t col3(const uint8_t *b, int sec, size_t i, size_t elem) { return sec3_off(b, sec) + 16 + elem * i; }
+static void g_count(uint8_t *b, size_t *l) { (void)l; st64(b + 24, ld64(b + 24) + 1); }
+static void g_version(uint8_t *b, size_t *l) { (void)l; st32(b + 8, 4); }
+static void g_block_shift(uint8_t *b, size_t *l) { (void)l; st32(b + 84, 12); }
+static void g_header_reserved(uint8_t *b, size_t *l) { (void)l; st32(b + 88, 1); }
+static void g_sections(uint8_t *b, size_t *l) { (void)l; st32(b + 80, 7); }
+static void g_dangling_edge(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_EDGES, 0, 4), 6); }
+static void g_dangling_root(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_ROOTS, 0, 4), 99); }
+static void g_unsorted(uint8_t *b, size_t *l)
+{
+    (void)l;
+    uint64_t a0 = ld64(b + col3(b, SNAP3_ADDR, 0, 8)), a1 = ld64(b + col3(b, SNAP3_ADDR, 1, 8));
+    st64(b + col3(b, SNAP3_ADDR, 0, 8), a1);
+    st64(b + col3(b, SNAP3_ADDR, 1, 8), a0);
+}
+static void g_overlap(uint8_t *b, size_t *l)
+{
+    (void)l;
+    st64(b + col3(b, SNAP3_ADDR, 1, 8), ld64(b + col3(b, SNAP3_ADDR, 0, 8)) + 8);
+}
+static void g_zero_size(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_WORDS, 4, 4), 0); }
+static void g_absurd_size(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_WORDS, 5, 4), 0xFFFFFFFFu); }
+static void g_nptrs(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_NPTRS, 4, 4), 6); }
+static void g_nptrs_estart(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_NPTRS, 4, 4), 1); }
+static void g_estart0(uint8_t *b, size_t *l) { (void)l; st64(b + col3(b, SNAP3_ESTART, 0, 8), 1); }
+static void g_estart_end(uint8_t *b, size_t *l)
+{
+    (void)l; /* object 5 claims a field the edges do not have: sizes agree, the total does not */
+    st32(b + col3(b, SNAP3_NPTRS, 5, 4), 2);
+    st32(b + col3(b, SNAP3_WORDS, 5, 4), 2);
+    st64(b + col3(b, SNAP3_ESTART, 6, 8), 8);
+}
+static void g_node(uint8_t *b, size_t *l) { (void)l; st16(b + col3(b, SNAP3_NODES, 0, 8) + 4, 2); }
+static void g_node_run(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_NODES, 0, 8), 1); }
+static void g_type_index(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_OBJTYPES, 1, 4), 3); }
+static void g_type_names(uint8_t *b, size_t *l) { (void)l; b[col3(b, SNAP3_TYPES, 0, 1)] = 0; }
+static void g_params(uint8_t *b, size_t *l) { (void)l; st32(b + col3(b, SNAP3_PARAMS, 28, 1), 0); }
+static void g_params_reserved(uint8_t *b, size_t *l) { (void)l; b[col3(b, SNAP3_PARAMS, 76, 1)] = 1; }
+static void g_tag(uint8_t *b, size_t *l) { (void)l; memcpy(b + sec3_off(b, SNAP3_WORDS), "WRDX", 4); }
+static void g_frame_reserved(uint8_t *b, size_t *l) { (void)l; st32(b + sec3_off(b, SNAP3_EDGES) + 4, 7); }
+static void g_frame_length(uint8_t *b, size_t *l)
+{
+    (void)l; /* 28 -> 32 bytes: the same padded size and blocks, so the frames stay where they are */
+    st64(b + sec3_off(b, SNAP3_EDGES) + 8, ld64(b + sec3_off(b, SNAP3_EDGES) + 8) + 4);
+}
+static void g_pad(uint8_t *b, size_t *l) { (void)l; b[col3(b, SNAP3_EDGES, 7, 4)] = 1; /* 7 fields, padded to 8 */ }
+static void g_trailing(uint8_t *b, size_t *l) { b[*l] = 0; (*l)++; }
+
+static void test_v3_forged(void **state)
+{
+    (void)state;
+    forge3_and_expect(g_count, "counts do not fit the file size");
+    forge3_and_expect(g_version, "unsupported snapshot format version 4");
+    forge3_and_expect(g_block_shift, "checksum blocks of 2^12 elements (version 3 has 2^14)");
+    forge3_and_expect(g_header_reserved, "reserved word 00000001");
+    forge3_and_expect(g_sections, "header of 96 bytes with 7 sections (version 3 has 96 and 10)");
+    forge3_and_expect(g_dangling_edge, "object 0 field 0: dangling id 6");
+    forge3_and_expect(g_dangling_root, "root 0: dangling id 99");
+    forge3_and_expect(g_unsorted, "not in address order");
+    forge3_and_expect(g_overlap, "overlaps object 0");
+    forge3_and_expect(g_zero_size, "object 4: size 0");
+    forge3_and_expect(g_absurd_size, "extends past the heap limit");
+    forge3_and_expect(g_nptrs, "object 4: 6 pointer fields in 5 words");
+    forge3_and_expect(g_nptrs_estart, "edge_start[5] is inconsistent with nptrs");
+    forge3_and_expect(g_estart0, "edge_start[0] is 1, not 0");
+    forge3_and_expect(g_estart_end, "pointer fields add up to 8, the graph says 7");
+    forge3_and_expect(g_node, "node 2, but the node count is 2");
+    forge3_and_expect(g_node_run, "node run 0 starts at object 1");
+    forge3_and_expect(g_type_index, "object 1: type 3 >= type count 3");
+    forge3_and_expect(g_type_names, "does not hold exactly 3 NUL-terminated names");
+    forge3_and_expect(g_params, "node count 0 out of range");
+    forge3_and_expect(g_params_reserved, "section 'params': reserved bytes are not zero");
+    forge3_and_expect(g_tag, "section 3 is not 'WRDS'");
+    forge3_and_expect(g_frame_reserved, "section 'edges': reserved bytes are not zero");
+    forge3_and_expect(g_frame_length, "section 'edges' declares 32 bytes, the header's counts give 28");
+    forge3_and_expect(g_pad, "section 'edges': reserved bytes are not zero");
+    forge3_and_expect(g_trailing, "unexpected bytes after the last section");
+}
+
+/* A heap over several checksum blocks and threads: a damaged byte in a late
+ * block names that block; an edge out of range in a late block is the
+ * reported one (the lowest), whatever the threads. */
+static void test_v3_blocks(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = random_graph(200000, 7, 2);
+    char path[512];
+    tmp_path(path, sizeof path, "blocks3.snap");
+    gcs_err err;
+    assert_int_equal(gcs_snapshot_write(g, path, &err), 0);
+    size_t len;
+    uint8_t *b = test_slurp(path, &len);
+    size_t at = col3(b, SNAP3_WORDS, 150000, 4);
+    b[at] ^= 4;
+    expect_error(b, len, "checksum mismatch in section 'object sizes' (block 9 of 13");
+    b[at] ^= 4;
+    uint64_t m = g->nfields;
+    st32(b + col3(b, SNAP3_EDGES, m - 3, 4), 200000);
+    st32(b + col3(b, SNAP3_EDGES, m - 100, 4), 200001);
+    fix_crcs3(b);
+    uint64_t lo = 0, hi = g->nobjects;
+    while (hi - lo > 1) { /* the owner of field m - 100 */
+        uint64_t mid = (lo + hi) / 2;
+        if (g->edge_start[mid] <= m - 100)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    char want[96];
+    snprintf(want, sizeof want, "object %llu field %llu: dangling id 200001", (unsigned long long)lo,
+             (unsigned long long)(m - 100 - g->edge_start[lo]));
+    expect_error(b, len, want);
+    free(b);
+    gcs_snapshot_free(g);
 }
 
 static void test_bad_files(void **state)
@@ -1005,6 +1287,11 @@ int main(void)
         cmocka_unit_test(test_flipped_bytes),
         cmocka_unit_test(test_forged),
         cmocka_unit_test(test_version1),
+        cmocka_unit_test(test_crc32c),
+        cmocka_unit_test(test_v3_truncation_every_offset),
+        cmocka_unit_test(test_v3_flipped_bytes),
+        cmocka_unit_test(test_v3_forged),
+        cmocka_unit_test(test_v3_blocks),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_collector_snapshot),
         cmocka_unit_test(test_collector_env_and_every),

@@ -73,6 +73,21 @@ typedef struct gcs_cachesim_geom {
      * then misses the last level too, it still counts as a memory request
      * (memory[]) and also in memory_prefetched[].  0: off. */
     int stream_prefetch;
+    /* Line sampling of the whole hierarchy (0: off, every line simulated):
+     * only lines whose number is a multiple of 2^line_sample_shift are
+     * simulated, at every level; the others are counted and skipped.  Sets
+     * are indexed by a line's low bits, so when every level's set count is
+     * a multiple of 2^line_sample_shift the sampled lines fill whole sets,
+     * each an exact LRU stack, and the results are the sample's counts
+     * scaled by (accesses / accesses simulated), per request class; L from
+     * the sample's live time over its accesses.  The stream prefetcher sees
+     * a sampled page's lines 2^line_sample_shift apart, so a run is taken as
+     * such from its second sampled miss (docs/model.md, "The sampled
+     * simulation").  gcs_cachesim_new turns it off where a level's set
+     * count does not allow it, and keeps it no coarser than the last level's
+     * own set sampling (sample_shift; 1 where that is 0), whose misses are
+     * what the exact simulation counts (see gcs_cachesim_line_sample). */
+    int line_sample_shift;
     gcs_cachesim_level_geom level[GCS_CACHESIM_MAX_LEVELS];
 } gcs_cachesim_geom;
 
@@ -135,6 +150,8 @@ typedef struct gcs_cachesim {
     uint32_t stream_key[GCS_CACHESIM_STREAMS]; /* their pages' low 32 bits, searched at once */
     unsigned stream_next;   /* round-robin slot for a new stream */
     uint64_t prefetched_mem[GCS_ACCESS_COUNT]; /* memory requests a stream covered (sampled) */
+    uint64_t line_mask;     /* line sampling: line & line_mask != 0 is not simulated (0: every line) */
+    uint64_t skipped[GCS_ACCESS_COUNT]; /* accesses line sampling left out */
     uint64_t mru_line;      /* level-0 line of the previous access + 1 (0: none) */
     uint64_t *mru_time;     /* its level-0 time slot (a dummy when level 0 is shared) */
     uint64_t dummy_time;
@@ -170,8 +187,9 @@ GCS_API void gcs_cachesim_reset(gcs_cachesim *s);
 GCS_API int gcs_cachesim_access_slow(gcs_cachesim *s, uint64_t addr, gcs_access cls);
 
 /* Simulates one access to byte address addr.  Returns the index of the level
- * that hit (0 = first level), nlevels when it went to memory, or nlevels + 1
- * when it reached a sampled last level in a set that is not simulated. */
+ * that hit (0 = first level), nlevels when it went to memory, nlevels + 1
+ * when it reached a sampled last level in a set that is not simulated, or
+ * nlevels + 2 when line sampling leaves its line out. */
 static inline __attribute__((always_inline)) int
 gcs_cachesim_access(gcs_cachesim *s, uint64_t addr, gcs_access cls)
 {
@@ -205,8 +223,17 @@ gcs_cachesim_access(gcs_cachesim *s, uint64_t addr, gcs_access cls)
         s->mru2_way = way;
         return 0;
     }
+    if (((line1 - 1) & s->line_mask) != 0) {
+        s->t++;
+        s->skipped[cls]++;
+        return s->nlevels + 2;
+    }
     return gcs_cachesim_access_slow(s, addr, cls);
 }
+
+/* The line sampling in effect (geom.line_sample_shift, or 0 where the
+ * levels' set counts did not allow it). */
+static inline int gcs_cachesim_line_sample(const gcs_cachesim *s) { return s->geom.line_sample_shift; }
 
 /* A hint that addr will be simulated soon: prefetches the host lines of its
  * tag and time rows at every level past the first (the first level's rows
@@ -245,6 +272,8 @@ typedef struct gcs_cachesim_result {
     uint64_t memory[GCS_ACCESS_COUNT];  /* last-level misses: Q1 by class (estimated
                                            from the sample when the level is sampled) */
     double sampled_share;               /* share of the last level's accesses simulated (1: exact) */
+    double line_share;                  /* share of all accesses simulated, line sampling (1: exact);
+                                           below 1, every count here is the sample's, scaled */
     uint64_t memory_prefetched[GCS_ACCESS_COUNT]; /* of memory[], covered by a stream (0 when
                                            geom.stream_prefetch is off) */
     double live_lines_avg;              /* L (0 when there were no accesses) */

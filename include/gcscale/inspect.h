@@ -58,6 +58,14 @@ typedef struct gcs_inspect_opts {
      * gc_line_transfer_ns to price them.  Default 0: one more walk of the
      * graph, for a term that is off by default (gcs_model_opts.sharing). */
     int shared_lines;
+    /* Slow predictor: simulate one line in 2^sim_sample of the replayed
+     * mark (line sampling, cachesim.h) instead of every line (0, the
+     * default).  About 2^sim_sample times less simulation, but its miss
+     * counts, prefetched share and L stay within 2% of the exact replay's
+     * only on some heaps (docs/model.md, "The sampled simulation"), so it
+     * is not the default.  geom.line_sample_shift of the result says what
+     * ran (0 where the profile's caches do not allow it). */
+    int sim_sample;
 } gcs_inspect_opts;
 
 typedef struct gcs_inspect_result {

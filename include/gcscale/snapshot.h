@@ -35,7 +35,7 @@
 
 #include "gcscale/common.h"
 
-#define GCS_SNAPSHOT_VERSION 2               /* written; versions 1 and 2 are read */
+#define GCS_SNAPSHOT_VERSION 3               /* written; versions 1, 2 and 3 are read */
 #define GCS_SNAPSHOT_NULL UINT32_MAX          /* a NULL pointer field */
 #define GCS_SNAPSHOT_NODE_UNKNOWN UINT16_MAX  /* page whose memory node is unknown */
 #define GCS_SNAPSHOT_MAX_OBJECTS 0xFFFFFFFEu  /* ids are 32 bits; NULL is reserved */

@@ -3,7 +3,7 @@
  *
  *   bench-model [--profile FILE] [--shapes tree,list,random,wide] [--depth D]
  *               [--objects N] [--reps N] [--sim-accesses N] [--phase-reps N]
- *               [--quick]
+ *               [--snapshot FILE]... [--quick]
  *
  * 1. The cache simulator's speed (accesses per second, one core) on three
  *    synthetic streams: the same line again, a mark-like stream (mostly the
@@ -18,7 +18,10 @@
  *    pipeline" in model/replay.c); then its walk with the simulator off
  *    (walk_only); last the replay in two stages, the walk
  *    storing its accesses and then their simulation, each timed
- *    (stages).  These knobs are benchmark-only: _gcs_inspect_bench_opts
+ *    (stages); then the slow predictor with the sampled simulation (one
+ *    line in 4 and in 8, gcs_inspect_opts.sim_sample) and how far its Q1,
+ *    prefetched share and L are from the exact replay's.  These knobs are
+ *    benchmark-only: _gcs_inspect_bench_opts
  *    of model/inspect_internal.h, not the public API.  An exact replay with this simulator, on at
  *    most two threads, costs at least the slower of "the walk alone" and "the
  *    simulation alone": the "floor" line gives that, over the mark.
@@ -34,6 +37,11 @@
  *    (gcs_adaptive_choose from the last collection's statistics, a fresh
  *    policy each time, so each call estimates and predicts) against the mark.
  *    --quick keeps only the phases and the decision (a heap of 10^8 objects).
+ * 4. --snapshot FILE (any number of them, after or instead of the shapes;
+ *    --shapes "" for none): a heap read from a snapshot (bh, cube, cky from
+ *    data/corpus/, say) is built in the collector (gcs_gc_build_snapshot),
+ *    its serial mark timed, and the collector's own snapshot of it measured
+ *    as above.
  *
  * The profile gives the cache geometry and the gc costs; without --profile
  * the machine this was written on is assumed (L1d 48 KiB 12-way, L2 2 MiB
@@ -356,6 +364,14 @@ static int cmp_u64(const void *a, const void *b)
 
 static void *root;
 
+/* The relative difference of a sampled estimate from the exact one. */
+static double rel(double sampled, double exact) { return exact != 0 ? sampled / exact - 1 : sampled != 0; }
+
+/* A heap built in the collector: a gc-bench shape, or a snapshot's graph
+ * (from_file: its roots are held by heap). */
+static void bench_heap(const gcs_profile *prof, const char *name, const gcs_gc_snapshot_heap *from_file, int reps,
+                       int phase_reps, int quick);
+
 static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth, uint64_t objects, int reps,
                         int phase_reps, int quick)
 {
@@ -376,6 +392,37 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         die("gc init", &err);
     if (gcs_gc_add_root(&root) < 0 || gcs_shape_build_gc(&sp, &root, &info, &err) < 0)
         die("build", &err);
+    bench_heap(prof, gcs_shape_name(kind), NULL, reps, phase_reps, quick);
+}
+
+static void bench_snapshot(const gcs_profile *prof, const char *file, int reps, int phase_reps, int quick)
+{
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_read(file, &err);
+    if (!g)
+        die(file, &err);
+    gcs_gc_options go;
+    gcs_gc_options_default(&go);
+    go.heap_limit = 2 * g->params.heap_limit + (64u << 20);
+    go.threads = 1;
+    go.max_threads = 1;
+    go.alloc_budget = 0;
+    go.snapshot_path = NULL;
+    go.log_path = "";
+    if (gcs_gc_init(&go, &err) < 0)
+        die("gc init", &err);
+    gcs_gc_snapshot_heap heap;
+    if (gcs_gc_build_snapshot(g, &heap, &err) < 0)
+        die(file, &err);
+    gcs_snapshot_free(g);
+    const char *base = strrchr(file, '/');
+    bench_heap(prof, base ? base + 1 : file, &heap, reps, phase_reps, quick);
+}
+
+static void bench_heap(const gcs_profile *prof, const char *name, const gcs_gc_snapshot_heap *from_file, int reps,
+                       int phase_reps, int quick)
+{
+    gcs_err err;
     uint64_t *mark = calloc((size_t)reps, sizeof *mark);
     gcs_gc_stats *st = malloc(sizeof *st);
     gcs_gc_collect(); /* warm-up */
@@ -390,10 +437,14 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
     snprintf(path, sizeof path, "/tmp/bench-model.%d.snap", (int)getpid());
     if (gcs_gc_collect_snapshot(path, &err) < 0)
         die("snapshot", &err);
-    root = NULL;
-    gcs_gc_remove_root(&root);
+    if (from_file) {
+        gcs_gc_snapshot_heap_release((gcs_gc_snapshot_heap *)from_file);
+    } else {
+        root = NULL;
+        gcs_gc_remove_root(&root);
+    }
     gcs_gc_shutdown();
-    printf("\n%s: %llu objects; serial mark %.1f ms (median of %d; %.1f-%.1f)\n", gcs_shape_name(kind),
+    printf("\n%s: %llu objects; serial mark %.1f ms (median of %d; %.1f-%.1f)\n", name,
            (unsigned long long)st->live_objects, mark_ms, reps, (double)mark[0] * 1e-6, (double)mark[reps - 1] * 1e-6);
     bench_phases(path, mark_ms, phase_reps);
     bench_decision(st, mark_ms, 5);
@@ -423,8 +474,11 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         {"slow, two threads", GCS_INSPECT_SLOW, 0, 0, 0, 2, 0},
         {"slow's walk alone (no simulator)", GCS_INSPECT_SLOW, 0, 0, 1, 0, 0},
         {"slow, staged (walk, then simulation)", GCS_INSPECT_SLOW, 0, 0, 0, 1, 1},
+        {"slow, sampled, 1 line in 4", GCS_INSPECT_SLOW, 0, 0, 0, 0, 0},
+        {"slow, sampled, 1 line in 8", GCS_INSPECT_SLOW, 0, 0, 0, 0, 0},
     };
     double walk_alone_ms = 0;
+    gcs_model_heap exact = {0};
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         gcs_inspect_opts o;
         gcs_inspect_opts_init(&o);
@@ -434,6 +488,8 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
         _gcs_inspect_bench_opts bo = {.replay_threads = runs[k].replay_threads,
                                       .walk_only = runs[k].walk_only,
                                       .stages = runs[k].stages};
+        int sampled = strstr(runs[k].name, "1 line in 4") ? 2 : strstr(runs[k].name, "1 line in 8") ? 3 : 0;
+        o.sim_sample = sampled;
         gcs_inspect_result r;
         _gcs_inspect_bench_result br;
         if (_gcs_inspect_heap_bench(g, prof, &o, &bo, &r, &br, &err) < 0)
@@ -451,6 +507,18 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
             printf(" (trial: %.1f ms one thread, %.1f ms piped, per %u accesses)", br.trial_one_ns * 1e-6,
                    br.trial_pipe_ns * 1e-6, 1u << 19);
         printf("\n");
+        if (runs[k].p == GCS_INSPECT_SLOW && runs[k].tinf == 0 && runs[k].replay_threads == 0 && !runs[k].walk_only &&
+            !runs[k].stages && !sampled)
+            exact = r.heap;
+        if (sampled) {
+            double q = exact.q1[0] + exact.q1[1], qs = r.heap.q1[0] + r.heap.q1[1];
+            double pi = q > 0 ? (exact.q1_prefetched[0] + exact.q1_prefetched[1]) / q : 0;
+            double pis = qs > 0 ? (r.heap.q1_prefetched[0] + r.heap.q1_prefetched[1]) / qs : 0;
+            printf("  %-32s against the exact replay: Q1 read %+.2f%%, rw %+.2f%%, prefetched share %.4f vs %.4f "
+                   "(%+.4f), L %+.2f%% (line sampling %d)\n",
+                   "", 100 * rel(r.heap.q1[0], exact.q1[0]), 100 * rel(r.heap.q1[1], exact.q1[1]), pis, pi, pis - pi,
+                   100 * rel(r.heap.live_lines_avg, exact.live_lines_avg), r.geom.line_sample_shift);
+        }
         if (runs[k].walk_only)
             walk_alone_ms = r.misses_ns * 1e-6;
         if (runs[k].stages) {
@@ -471,7 +539,8 @@ static void bench_shape(const gcs_profile *prof, gcs_shape_kind kind, int depth,
 
 int main(int argc, char **argv)
 {
-    const char *shapes = "tree,list,random,wide", *child = NULL, *child_path = NULL;
+    const char *shapes = "tree,list,random,wide", *child = NULL, *child_path = NULL, *files[64];
+    int nfiles = 0;
     int depth = 0, reps = 5, phase_reps = 3, quick = 0;
     self_exe = "/proc/self/exe";
     uint64_t objects = 0, sim_n = 100000000;
@@ -492,12 +561,14 @@ int main(int argc, char **argv)
             phase_reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--quick"))
             quick = 1;
+        else if (!strcmp(argv[i], "--snapshot") && i + 1 < argc && nfiles < 64)
+            files[nfiles++] = argv[++i];
         else if (!strcmp(argv[i], "--child") && i + 2 < argc) {
             child = argv[++i];
             child_path = argv[++i];
         } else {
             fprintf(stderr, "usage: bench-model [--profile FILE] [--shapes LIST] [--depth D] [--objects N] "
-                            "[--reps N] [--sim-accesses N] [--phase-reps N] [--quick]\n");
+                            "[--reps N] [--sim-accesses N] [--phase-reps N] [--snapshot FILE]... [--quick]\n");
             return 2;
         }
     }
@@ -521,6 +592,8 @@ int main(int argc, char **argv)
         bench_shape(prof, kind, depth, objects, reps, phase_reps, quick);
     }
     free(list);
+    for (int f = 0; f < nfiles; f++)
+        bench_snapshot(prof, files[f], reps, phase_reps, quick);
     gcs_profile_free(prof);
     return 0;
 }

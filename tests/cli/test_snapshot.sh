@@ -36,7 +36,7 @@ cp "$SNAP" "$TMP/flip.snap"
 printf '\x07' | dd of="$TMP/flip.snap" bs=1 seek=200 conv=notrunc 2>/dev/null
 expect_exit 2 "flipped byte" "$GCSCALE" snapshot info "$TMP/flip.snap"
 expect_grep "flipped byte: checksum mismatch, one line naming the file" \
-    "^gcscale snapshot: .*flip.snap: checksum mismatch in section 'objects'" "$TMP/err"
+    "^gcscale snapshot: .*flip.snap: checksum mismatch in section 'object addresses'" "$TMP/err"
 
 head -c 150 "$SNAP" >"$TMP/short.snap"
 expect_exit 2 "truncated file" "$GCSCALE" snapshot info "$TMP/short.snap"

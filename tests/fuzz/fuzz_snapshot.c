@@ -2,7 +2,8 @@
  * (gcs_snapshot_read_mem), built and run by `make fuzz`.
  *
  * Each input is parsed twice: as it is, and with its CRCs recomputed (header
- * and every section whose frame fits in the input).  Random mutations almost
+ * and every section whose frame fits in the input; versions 1 and 2 one
+ * CRC-32 per section, version 3 a CRC-32C per block and per frame).  Random mutations almost
  * always break a checksum, so the second parse is what lets the fuzzer reach
  * the count, id, address, node and params checks behind the checksums.  A
  * snapshot the reader accepts must pass gcs_snapshot_validate and get its
@@ -13,6 +14,7 @@
 #include <zlib.h>
 
 #include "gcscale/snapshot.h"
+#include "../../formats/snapshot_internal.h"
 
 static void check(const uint8_t *data, size_t size)
 {
@@ -37,13 +39,45 @@ static void check(const uint8_t *data, size_t size)
 static uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
+/* Version 3: the header's CRC-32C, then per section its blocks' and its
+ * frame's, as far as the input holds them. */
+static void fix_crcs3(uint8_t *b, size_t len)
+{
+    if (len < SNAP_HEADER_BYTES_V3)
+        return;
+    st32(b + 92, _gcs_crc32c(0, b, 92));
+    size_t off = SNAP_HEADER_BYTES_V3;
+    for (int i = 0; i < (int)SNAP_NSECTIONS_V3; i++) {
+        if (len - off < 16)
+            return;
+        uint64_t payload = ld64(b + off + 8);
+        if (payload > len)
+            return;
+        uint64_t padded = snap_pad8(payload), nb = snap3_nblocks(payload, i), bb = snap3_block_bytes(i);
+        size_t end = off + 16 + (size_t)padded + (size_t)snap3_tail(nb);
+        if (end > len)
+            return;
+        uint8_t *data = b + off + 16, *table = data + padded;
+        for (uint64_t k = 0; k < nb; k++) {
+            uint64_t lo = k * bb, hi = lo + bb < padded ? lo + bb : padded;
+            st32(table + 4 * k, _gcs_crc32c(0, data + lo, (size_t)(hi - lo)));
+        }
+        st32(table + 4 * nb, _gcs_crc32c(_gcs_crc32c(0, b + off, 16), table, (size_t)(4 * nb)));
+        off = end;
+    }
+}
+
 static void fix_crcs(uint8_t *b, size_t len)
 {
-    /* version 1: 72-byte header, 5 sections; version 2: 88 and 7 */
+    /* version 1: 72-byte header, 5 sections; version 2: 88 and 7; version 3 above */
     if (len < 12)
         return;
     uint32_t version;
     memcpy(&version, b + 8, 4);
+    if (version == 3) {
+        fix_crcs3(b, len);
+        return;
+    }
     size_t hb = version == 1 ? 72 : 88;
     int nsec = version == 1 ? 5 : 7;
     if (len < hb)

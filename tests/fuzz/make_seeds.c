@@ -1,12 +1,14 @@
 /* make_seeds.c -- writes small valid heap snapshots into DIR, the seed
  * corpus of `make fuzz`: empty, a cycle with NULL fields, a self loop, two
  * memory nodes and an unknown one, a typed graph (format version 2's class
- * table), a chain, a binary tree, random graphs. */
+ * table), a chain, a binary tree, random graphs; each in format version 3
+ * (read in place) and, as NAME.v2, in version 2 (read by copying). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gcscale/snapshot.h"
+#include "../../formats/snapshot_internal.h"
 #include "hprof_gen.h"
 #include "v8_gen.h"
 
@@ -31,7 +33,9 @@ static void finish(gcs_snapshot *g, const char *dir, const char *name)
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     gcs_err err;
-    if (gcs_snapshot_write(g, path, &err) != 0) {
+    char path2[4100];
+    snprintf(path2, sizeof path2, "%s.v2", path);
+    if (gcs_snapshot_write(g, path, &err) != 0 || _gcs_snapshot_write_version(g, path2, 2, &err) != 0) {
         fprintf(stderr, "make_seeds: %s\n", err.msg);
         exit(1);
     }
