@@ -175,12 +175,23 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
                src->classes, (long long)json_integer_value(json_object_get(c, "chain_steps")),
                (long long)json_integer_value(json_object_get(c, "array_elements")),
                (long long)json_integer_value(json_object_get(c, "array_leaves")), src->service);
+        json_t *st = json_object_get(s, "streams"), *nu = json_object_get(s, "nulls");
+        printf("streams (%s): %.0f streamed misses, %.0f sequential (%.4g ms); NULL tests (%s): %lld fields, "
+               "%lld switches (%.4g ms)\n",
+               src->sequential, json_number_value(json_object_get(st, "streamed")),
+               json_number_value(json_object_get(st, "sequential")), F("sequential_ms"), src->nulls,
+               (long long)json_integer_value(json_object_get(nu, "null_fields")),
+               (long long)json_integer_value(json_object_get(nu, "null_switches")),
+               json_number_value(json_object_get(nu, "ms")));
     }
-    if (json_array_size(json_object_get(s, "nominal")) > 0)
-        printf("resting on a nominal value (run gcscale calibrate): %s%s%s\n",
-               strcmp(src->overlap, "nominal") == 0 ? "overlap " : "",
-               src->llc == GCS_LLC_NOMINAL || src->llc == GCS_LLC_NONE ? "llc_effective_bytes " : "",
-               src->classes && strcmp(src->classes, "nominal") == 0 ? "gc_class_cost_ns" : "");
+    json_t *nominal = json_object_get(s, "nominal");
+    if (json_array_size(nominal) > 0) {
+        printf("resting on a nominal value (run gcscale calibrate):");
+        size_t i;
+        json_t *v;
+        json_array_foreach(nominal, i, v) printf(" %s", json_string_value(v));
+        printf("\n");
+    }
     printf("\n");
 #undef F
     json_decref(s);

@@ -99,6 +99,8 @@ typedef struct replay {
     double *node_miss;    /* [nnodes + 1] */
     uint64_t nmarked;
     uint64_t chain_steps, array_elements, array_leaves; /* the marker's step classes (model.h) */
+    uint64_t null_fields, null_switches; /* NULL pointer fields read, NULL tests switching (model.h) */
+    uint8_t last_null[3];  /* per NULL test of the mark loop (NULL_AT_*): the last outcome */
     int oom;
     uint64_t last_line;   /* line of the last access put in the ring + 1 */
     unsigned rhead, rcount;
@@ -379,6 +381,17 @@ static inline int rexamine(replay *r, uint32_t obj, int read_hdr)
     return 1;
 }
 
+/* The NULL tests of gc/mark.c's loop, each a branch of its own: an
+ * object's fields (push_fields), a large array's elements, a chain's next.
+ * A test whose outcome differs from its last one is a switch (model.h). */
+enum { NULL_AT_FIELDS, NULL_AT_ELEMENTS, NULL_AT_CHAIN };
+static inline void rnull_test(replay *r, int site, int is_null)
+{
+    r->null_fields += (uint64_t)is_null;
+    r->null_switches += (uint64_t)(r->last_null[site] != is_null);
+    r->last_null[site] = (uint8_t)is_null;
+}
+
 /* push_fields(): fields [b, e) read last to first (one access per line),
  * non-NULL ones pushed. */
 static inline void rpush_fields(replay *r, uint32_t obj, uint32_t b, uint32_t e)
@@ -393,6 +406,7 @@ static inline void rpush_fields(replay *r, uint32_t obj, uint32_t b, uint32_t e)
             racc(r, fa, GCS_ACCESS_READ, obj);
         }
         uint32_t c = ed[k];
+        rnull_test(r, NULL_AT_FIELDS, c == GCS_SNAPSHOT_NULL);
         if (c != GCS_SNAPSHOT_NULL) {
             rprefetch_obj(r, c);
             rpush(r, c, 0, 0);
@@ -460,6 +474,7 @@ static void replay_run(replay *r)
                         racc(r, fa, GCS_ACCESS_READ, e.obj);
                     }
                     uint32_t c = ed[f];
+                    rnull_test(r, NULL_AT_ELEMENTS, c == GCS_SNAPSHOT_NULL);
                     if (c == GCS_SNAPSHOT_NULL)
                         continue;
                     r->array_elements++;
@@ -508,6 +523,7 @@ static void replay_run(replay *r)
             r->chain_steps++;
             racc(r, r_addr(r, obj), GCS_ACCESS_READ, obj);
             uint32_t c = r_edges(r, obj)[0];
+            rnull_test(r, NULL_AT_CHAIN, c == GCS_SNAPSHOT_NULL);
             if (c != GCS_SNAPSHOT_NULL) {
                 obj = c;
                 goto examine;
@@ -602,7 +618,10 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
             out->accesses[k] = out->sim.accesses[k];
             h->q1[k] = (double)out->sim.memory[k];
             h->q1_prefetched[k] = (double)out->sim.memory_prefetched[k];
+            h->q1_streamed[k] = (double)out->sim.memory_streamed[k];
+            h->q1_sequential[k] = (double)out->sim.memory_sequential[k];
         }
+        h->streams_counted = opts->stream_prefetch != 0;
 #if GCS_ASSERT_ON
         {
             /* the per-node misses are the last level's misses, split by node
@@ -620,6 +639,8 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
         h->chain_steps = r.chain_steps;
         h->array_elements = r.array_elements;
         h->array_leaves = r.array_leaves;
+        h->null_fields = r.null_fields;
+        h->null_switches = r.null_switches;
         out->marked = r.nmarked;
         _gcs_inspect_set_v(h, r.node_miss, nnodes);
     }
