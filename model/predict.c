@@ -28,6 +28,7 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->sharing = 0;
     opts->steal_miss_ns = NAN; /* a stolen line's miss costs what any other does */
     opts->cost_null_switch_ns = 0;    /* NULL fields free, as gc_cost_ns prices them */
+    opts->null_switches = 0;          /* and not priced by v2 unless asked for (model.h) */
     opts->stream_classes = 0;  /* the base model's 16-page streamer (q1_prefetched) */
     opts->cost_sequential_ns = NAN;
 }

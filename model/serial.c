@@ -20,7 +20,8 @@
  *     and of those the sequential ones, which cost gc_stream_line_ns (a
  *     list's line, fitted by calibrate/stream.c) instead of min(S_O, M1).
  *   - NULL tests that switch (2026-11-27): T1 gains their count times
- *     gc_class_cost_ns.null_switch (calibrate/classcost.c).
+ *     gc_class_cost_ns.null_switch (calibrate/classcost.c).  Off unless
+ *     asked for (opts->null_switches): measured, it made cky worse.
  * A profile without a term's key gets the price the model had before it,
  * and the breakdown lists the key under "nominal".
  *
@@ -109,11 +110,16 @@ void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_
     opts->cost_chain_ns = 0;
     opts->cost_array_element_ns = 0;
     src->classes = "nominal";
-    /* the NULL fields and the stream classes (2026-11-27): the calibrated
-     * price where the profile has it, else the nominal one (NULL fields
-     * free, a sequential line as any streamed line), said in src */
-    opts->cost_null_switch_ns = prof->has_gc_null_switch ? prof->gc_cost_null_switch_ns : 0;
-    src->nulls = prof->has_gc_null_switch ? "gc_class_cost_ns.null_switch" : "nominal";
+    /* the stream classes and the NULL switches (2026-11-27): the
+     * calibrated price where the profile has it, else the nominal one (a
+     * sequential line as any streamed line, NULL switches free), said in
+     * src; the NULL switches only when asked for (model.h) */
+    opts->cost_null_switch_ns = 0;
+    src->nulls = NULL; /* not a term unless asked for (model.h) */
+    if (opts->null_switches) {
+        opts->cost_null_switch_ns = prof->has_gc_null_switch ? prof->gc_cost_null_switch_ns : 0;
+        src->nulls = prof->has_gc_null_switch ? "gc_class_cost_ns.null_switch" : "nominal";
+    }
     opts->stream_classes = 1;
     opts->cost_sequential_ns = prof->has_gc_stream_line ? prof->gc_stream_line_ns : NAN;
     src->sequential = prof->has_gc_stream_line ? "gc_stream_line_ns" : "nominal";
@@ -240,7 +246,8 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
                                                      (json_int_t)heap->null_switches, "switch_ns",
                                                      opts->cost_null_switch_ns, "ms",
                                                      ms((double)heap->null_switches * opts->cost_null_switch_ns),
-                                                     "source", src->nulls ? src->nulls : "off"));
+                                                     "source",
+                                                     src->nulls ? src->nulls : "off: predict --null-switches on"));
     if (out)
         json_object_set_new(out, "classes", json_pack("{s:s, s:I, s:I, s:I, s:f, s:f}", "source",
                                                       src->classes ? src->classes : "off", "chain_steps",

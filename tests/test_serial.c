@@ -59,10 +59,13 @@ static gcs_model_heap hand_heap(double tinf)
     return h;
 }
 
+static int null_switches; /* what opts_v2 asks for: predict --null-switches */
+
 static void opts_v2(gcs_model_opts *o, const gcs_profile *p, gcs_model_sources *src)
 {
     gcs_model_opts_init(o);
     o->coord = 0;
+    o->null_switches = null_switches;
     gcs_model_opts_v2(o, p, 0, 0, src);
     gcs_model_opts_v2_costs(o, p, src);
 }
@@ -214,8 +217,9 @@ static void test_service_bounded_by_bandwidth(void **state)
 }
 
 /* A NULL test that switches (model.h) costs the profile's
- * gc_class_cost_ns.null_switch in T1; without it, nothing, and the
- * breakdown lists it as nominal. */
+ * gc_class_cost_ns.null_switch in T1 when asked for; without the key,
+ * nothing, and the breakdown lists it as nominal; not asked for (the
+ * default), it is no term at all, whatever the profile has. */
 static void test_null_switches_priced(void **state)
 {
     (void)state;
@@ -223,6 +227,18 @@ static void test_null_switches_priced(void **state)
     fixture_init(&f, 1, 100);
     f.h.null_fields = 500;
     f.h.null_switches = 120;
+    f.p->has_gc_null_switch = 1;
+    f.p->gc_cost_null_switch_ns = 3;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_null(f.src.nulls);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, 5500, 1e-12);
+    json_t *j0 = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_false(lists(json_object_get(j0, "nominal"), "gc_class_cost_ns.null_switch"));
+    json_decref(j0);
+    null_switches = 1;
+    f.p->has_gc_null_switch = 0;
+    opts_v2(&f.o, f.p, &f.src);
     assert_string_equal(f.src.nulls, "nominal");
     assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
     assert_close(f.r.time_ns, 5500, 1e-12);
@@ -246,6 +262,7 @@ static void test_null_switches_priced(void **state)
     f.o.coord = 0;
     assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
     assert_close(f.r.time_ns, 10900, 1e-12);
+    null_switches = 0;
     gcs_profile_free(f.p);
 }
 

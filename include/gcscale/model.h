@@ -134,8 +134,12 @@ typedef struct gcs_model_opts {
     double cost_chain_ns, cost_array_element_ns;
     /* Beyond the paper, a NULL test the branch predictor misses (model v2;
      * 0, the default: free, as gc_cost_ns prices it): T1 gains
-     * null_switches * cost_null_switch_ns. */
+     * null_switches * cost_null_switch_ns.  gcs_model_opts_v2_costs sets it
+     * from the profile only with null_switches 1 (predict --null-switches
+     * on; 0, the default: measured on this VM, the calibrated price made
+     * cky's P = 1 worse, docs/model.md). */
     double cost_null_switch_ns;
+    int null_switches;
     /* Beyond the paper, model v2's stream classes (0, the default: off, the
      * misses q1_prefetched counts cost min(S_O, M1) each): with 1 and a heap
      * whose streams were counted, the misses of q1_streamed cost
@@ -181,7 +185,7 @@ typedef struct gcs_model_sources {
                               not priced (gcs_model_opts_v2_costs not called: the base model) */
     const char *service;   /* the nodes' service time: "occupancy_ns" or "occupancy_ns+bandwidth_gbs" */
     const char *nulls;     /* a NULL switch's cost: "gc_class_cost_ns.null_switch", "nominal" (0), or NULL: not
-                              priced (the base model) */
+                              priced (opts.null_switches 0, or the base model) */
     const char *sequential; /* a sequential line's cost: "gc_stream_line_ns", "nominal" (min(S_O, M1)), or
                                NULL: the stream classes are off (the base model) */
 } gcs_model_sources;
@@ -245,11 +249,13 @@ GCS_API void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, in
                                gcs_model_sources *src);
 /* Model v2's calibrated prices beyond gcs_model_opts_v2: the per-class
  * marker costs, the profile's gc_class_cost_ns when it has them
- * (src->classes says which), else off (T1 as gc_cost_ns prices it); and the
+ * (src->classes says which), else off (T1 as gc_cost_ns prices it); the
  * memory nodes' service time bounded by the measured bandwidth
  * (opts->service_bandwidth, where the profile has bandwidth_gbs;
- * src->service says which).  Call after gcs_model_opts_v2, which resets
- * src. */
+ * src->service says which); the stream classes, their sequential misses at
+ * the profile's gc_stream_line_ns (src->sequential); and, with
+ * opts->null_switches, the NULL switches at gc_class_cost_ns.null_switch
+ * (src->nulls).  Call after gcs_model_opts_v2, which resets src. */
 GCS_API void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_model_sources *src);
 /* The paper's full model (predict --model paper): its span form, every
  * miss stalling for M1, no residency.  (The stream prefetcher is a property
