@@ -276,6 +276,7 @@ void gcs_cachesim_reset(gcs_cachesim *s)
     memset(s->lane, 0, sizeof s->lane);
     memset(s->lane_key, 0, sizeof s->lane_key);
     s->lane_used = 0;
+    memset(s->lane_hashed, 0, sizeof s->lane_hashed);
     memset(s->class_misses, 0, sizeof s->class_misses);
     memset(s->class_sampled, 0, sizeof s->class_sampled);
     memset(s->class_memory, 0, sizeof s->class_memory);
@@ -510,11 +511,20 @@ static inline void lane_touch(gcs_cachesim *s, int i)
         s->lane_used = 1ull << i;
 }
 
+/* A page's bucket in lane_hashed (Fibonacci hashing: neighbouring pages
+ * fall in different buckets). */
+static inline unsigned lane_hash(uint64_t page)
+{
+    return (unsigned)((page * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
 static int lane_class(gcs_cachesim *s, uint64_t line, int line_shift)
 {
     int page_shift = 12 - line_shift > 0 ? 12 - line_shift : 0;
     uint64_t page = (line >> page_shift) + 1;
-    for (uint64_t cand = lane_match(s->lane_key, (uint32_t)page); cand; cand &= cand - 1) {
+    unsigned hb = lane_hash(page);
+    for (uint64_t cand = s->lane_hashed[hb] ? lane_match(s->lane_key, (uint32_t)page) : 0; cand;
+         cand &= cand - 1) {
         int i = __builtin_ctzll(cand);
         gcs_cachesim_lane *ln = &s->lane[i];
         if (ln->page != page)
@@ -539,6 +549,11 @@ static int lane_class(gcs_cachesim *s, uint64_t line, int line_shift)
      * resets to one bit when all are */
     int v = __builtin_ctzll(~s->lane_used);
     gcs_assert_internal(v < GCS_CACHESIM_LANES);
+    if (s->lane[v].page) {
+        gcs_assert_internal(s->lane_hashed[lane_hash(s->lane[v].page)] > 0);
+        s->lane_hashed[lane_hash(s->lane[v].page)]--;
+    }
+    s->lane_hashed[hb]++; /* at most GCS_CACHESIM_LANES: no overflow */
     s->lane[v] = (gcs_cachesim_lane){page, line, 0};
     s->lane_key[v] = (uint32_t)page;
     lane_touch(s, v);

@@ -160,22 +160,6 @@ typedef struct gcs_cachesim {
     uint32_t stream_key[GCS_CACHESIM_STREAMS]; /* their pages' low 32 bits, searched at once */
     unsigned stream_next;   /* round-robin slot for a new stream */
     uint64_t prefetched_mem[GCS_ACCESS_COUNT]; /* memory requests a stream covered (sampled) */
-    /* model v2's streamer (geom.stream_prefetch): its pages, their low 32
-     * bits searched at once, and which were used since the bits last filled
-     * up (the replacement's pseudo-LRU order) */
-    gcs_cachesim_lane lane[GCS_CACHESIM_LANES];
-    uint32_t lane_key[GCS_CACHESIM_LANES];
-    uint64_t lane_used;
-    /* Its classes, counted on every miss of the private levels (exact), on
-     * those whose set the last level simulates, and on those of them that
-     * went to memory: the last level's sample gives each class its miss
-     * rate, the private levels its size.  (Counting the classes on the
-     * sampled memory requests alone is biased: the first misses of a page,
-     * never streamed, sit at fixed lines of it, which a set sample takes or
-     * leaves as a whole.) */
-    uint64_t class_misses[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
-    uint64_t class_sampled[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
-    uint64_t class_memory[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
     uint64_t mru_line;      /* level-0 line of the previous access + 1 (0: none) */
     uint64_t *mru_time;     /* its level-0 time slot (a dummy when level 0 is shared) */
     uint64_t dummy_time;
@@ -191,6 +175,26 @@ typedef struct gcs_cachesim {
     uint64_t *mru2_order;
     int mru2_way;
     gcs_cachesim_geom geom;
+    /* (after the fields every access reads, which stay on few host lines) */
+    /* model v2's streamer (geom.stream_prefetch): its pages, their low 32
+     * bits searched at once, and which were used since the bits last filled
+     * up (the replacement's pseudo-LRU order) */
+    gcs_cachesim_lane lane[GCS_CACHESIM_LANES];
+    uint32_t lane_key[GCS_CACHESIM_LANES];
+    uint64_t lane_used;
+    /* how many lanes hold a page of each hash (cachesim.c): a page whose
+     * count is 0 is in none, and a random miss skips the search */
+    uint8_t lane_hashed[256];
+    /* Its classes, counted on every miss of the private levels (exact), on
+     * those whose set the last level simulates, and on those of them that
+     * went to memory: the last level's sample gives each class its miss
+     * rate, the private levels its size.  (Counting the classes on the
+     * sampled memory requests alone is biased: the first misses of a page,
+     * never streamed, sit at fixed lines of it, which a set sample takes or
+     * leaves as a whole.) */
+    uint64_t class_misses[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
+    uint64_t class_sampled[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
+    uint64_t class_memory[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
 } gcs_cachesim;
 
 /* Allocates the tag arrays (zeroed pages, touched lazily).  NULL with err
