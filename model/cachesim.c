@@ -277,6 +277,7 @@ void gcs_cachesim_reset(gcs_cachesim *s)
     memset(s->lane_key, 0, sizeof s->lane_key);
     s->lane_used = 0;
     memset(s->lane_hashed, 0, sizeof s->lane_hashed);
+    s->walk = 0;
     memset(s->class_misses, 0, sizeof s->class_misses);
     memset(s->class_sampled, 0, sizeof s->class_sampled);
     memset(s->class_memory, 0, sizeof s->class_memory);
@@ -474,7 +475,8 @@ static int stream_covers(gcs_cachesim *s, uint64_t line, int line_shift)
  * used, by one bit per lane set on use and all cleared but the newest when
  * they fill up: a pseudo-LRU order); its second fixes the direction; a third
  * within LANE_REACH lines in that direction is streamed, and sequential when
- * it is the next line.  A jump further, or back, learns the direction anew:
+ * it is the next line (and the access walked: access_levels).  A jump
+ * further, or back, learns the direction anew:
  * what an L2 streamer does per page, for as many pages as the marker
  * interleaves runs (a preorder tree's lanes, a list and its mark table).
  * The old 16-page streamer above (any direction, round-robin replacement)
@@ -613,6 +615,10 @@ static inline int access_levels(gcs_cachesim *s, uint64_t addr, gcs_access cls, 
             if (k == last_private) {
                 covered = stream_covers(s, addr >> l->line_shift, l->line_shift);
                 lane = lane_class(s, addr >> l->line_shift, l->line_shift);
+                /* a sequential line the caller did not walk itself was
+                 * prefetched by it (an array's children): streamed */
+                if (lane == GCS_CACHESIM_SEQUENTIAL && !s->walk)
+                    lane = GCS_CACHESIM_STREAMED;
                 s->class_misses[cls][lane]++;
                 s->class_sampled[cls][lane] += (uint64_t)last_level_sampled(s, addr);
             }

@@ -100,6 +100,7 @@ typedef struct replay {
     uint64_t nmarked;
     uint64_t chain_steps, array_elements, array_leaves; /* the marker's step classes (model.h) */
     uint64_t null_fields, null_switches; /* NULL pointer fields read, NULL tests switching (model.h) */
+    int walk;             /* the accesses now made walk the heap in address order (WALKED) */
     uint8_t last_null[3];  /* per NULL test of the mark loop (NULL_AT_*): the last outcome */
     int oom;
     uint64_t last_line;   /* line of the last access put in the ring + 1 */
@@ -145,9 +146,13 @@ static inline const uint32_t *r_edges(const replay *r, uint32_t obj)
     return r->g->edges + r->g->edge_start[obj];
 }
 
+/* An access's class and whether the marker walks it itself in address order
+ * (model v2's sequential lines, cachesim.h), in raccess.cls. */
+#define WALKED 2u
+
 static inline void rsim(replay *r, const raccess *a)
 {
-    if (gcs_cachesim_access(r->sim, a->addr, (gcs_access)a->cls) == r->nlevels)
+    if (gcs_cachesim_access_walk(r->sim, a->addr, (gcs_access)(a->cls & 1), (a->cls & WALKED) != 0) == r->nlevels)
         r->node_miss[a->node] += 1;
 }
 
@@ -169,7 +174,7 @@ static void stage_push(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
         r->stage = s;
         r->stage_cap = ncap;
     }
-    r->stage[r->nstage++] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+    r->stage[r->nstage++] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
 }
 
 static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
@@ -183,7 +188,7 @@ static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
     if (r->pipe) {
         /* the node now, from the record the walk has at hand, not from
          * the simulator's thread at random later */
-        r->cur[r->ncur++] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+        r->cur[r->ncur++] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
         if (__builtin_expect(r->ncur == PIPE_CHUNK, 0))
             pipe_publish(r);
         return;
@@ -191,7 +196,7 @@ static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
     if (!r->rec) {
         /* marked in address order: the simulator's rows are met in order
          * too, and the host's prefetchers find them without the ring */
-        if (gcs_cachesim_access(r->sim, addr, cls) == r->nlevels)
+        if (gcs_cachesim_access_walk(r->sim, addr, cls, r->walk) == r->nlevels)
             r->node_miss[r_node(r, obj)] += 1;
         return;
     }
@@ -207,7 +212,7 @@ static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
     } else {
         r->rcount++;
     }
-    r->ring[slot] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+    r->ring[slot] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
 }
 
 static void rdrain(replay *r)
@@ -471,7 +476,9 @@ static void replay_run(replay *r)
                     uint64_t fa = a + 8 * (uint64_t)f;
                     if ((fa >> r->ly.lshift) != prev) {
                         prev = fa >> r->ly.lshift;
+                        r->walk = 1; /* the array's own lines, read in order */
                         racc(r, fa, GCS_ACCESS_READ, e.obj);
+                        r->walk = 0;
                     }
                     uint32_t c = ed[f];
                     rnull_test(r, NULL_AT_ELEMENTS, c == GCS_SNAPSHOT_NULL);
@@ -510,6 +517,7 @@ static void replay_run(replay *r)
             rdrain(r);
             return;
         }
+        r->walk = 0; /* out of the FIFO: prefetched ahead, not walked */
     examine: /* as in gc/mark.c, a popped object or a chain's next has its header read */
         if (!rexamine(r, obj, 1))
             continue;
@@ -526,10 +534,13 @@ static void replay_run(replay *r)
             rnull_test(r, NULL_AT_CHAIN, c == GCS_SNAPSHOT_NULL);
             if (c != GCS_SNAPSHOT_NULL) {
                 obj = c;
+                r->walk = 1; /* followed directly: the chain is walked, not prefetched */
                 goto examine;
             }
+            r->walk = 0;
             continue;
         }
+        r->walk = 0;
         rpush_fields(r, obj, 0, end);
     }
 }

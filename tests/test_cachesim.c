@@ -334,11 +334,12 @@ static gcs_cachesim *three_levels(int shift)
     return s;
 }
 
-/* Model v2's streamer (cachesim.h): a sweep up or down is sequential but
- * for the first two misses of each 4 KiB page; a stride of two lines is
- * streamed, not sequential; 48 sweeps interleaved line by line (more than
- * the old 16 pages follow) are streamed as one, 100 (more than its 64
- * lanes) are not; random lines almost never. */
+/* Model v2's streamer (cachesim.h): a walked sweep up or down is
+ * sequential but for the first two misses of each 4 KiB page; the same
+ * sweep not walked (prefetched ahead by the caller) is streamed, not
+ * sequential, and so is a stride of two lines; 48 sweeps interleaved line
+ * by line (more than the old 16 pages follow) are streamed as one, 100
+ * (more than its 64 lanes) are not; random lines almost never. */
 static void test_streamer_classes(void **state)
 {
     (void)state;
@@ -347,15 +348,21 @@ static void test_streamer_classes(void **state)
     for (int down = 0; down < 2; down++) {
         gcs_cachesim_reset(s);
         for (uint64_t i = 0; i < 131072; i++) /* 8 MiB */
-            gcs_cachesim_access(s, (down ? 131071 - i : i) * 64, R);
+            gcs_cachesim_access_walk(s, (down ? 131071 - i : i) * 64, R, 1);
         gcs_cachesim_result_get(s, &r);
         assert_int_equal(r.memory[R], 131072);
         assert_int_equal(r.memory_streamed[R], 131072 - 2 * 2048); /* 2048 pages */
         assert_int_equal(r.memory_sequential[R], r.memory_streamed[R]);
     }
     gcs_cachesim_reset(s);
-    for (uint64_t i = 0; i < 131072; i += 2)
+    for (uint64_t i = 0; i < 131072; i++)
         gcs_cachesim_access(s, i * 64, R);
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.memory_streamed[R], 131072 - 2 * 2048);
+    assert_int_equal(r.memory_sequential[R], 0);
+    gcs_cachesim_reset(s);
+    for (uint64_t i = 0; i < 131072; i += 2)
+        gcs_cachesim_access_walk(s, i * 64, R, 1);
     gcs_cachesim_result_get(s, &r);
     assert_int_equal(r.memory_streamed[R], 65536 - 2 * 2048);
     assert_int_equal(r.memory_sequential[R], 0);
@@ -363,7 +370,7 @@ static void test_streamer_classes(void **state)
         gcs_cachesim_reset(s);
         for (uint64_t i = 0; i < 2048; i++)
             for (uint64_t k = 0; k < (uint64_t)lanes; k++)
-                gcs_cachesim_access(s, (k << 24) + i * 64, R); /* lane k: its own 16 MiB */
+                gcs_cachesim_access_walk(s, (k << 24) + i * 64, R, 1); /* lane k: its own 16 MiB */
         gcs_cachesim_result_get(s, &r);
         uint64_t n = 2048 * (uint64_t)lanes;
         assert_int_equal(r.memory[R], n);
@@ -397,7 +404,7 @@ static void test_streamer_sampled(void **state)
     (void)state;
     gcs_cachesim *s = three_levels(3);
     for (uint64_t i = 0; i < 524288; i++) /* 32 MiB, 8 times the L3 */
-        gcs_cachesim_access(s, i * 64, R);
+        gcs_cachesim_access_walk(s, i * 64, R, 1);
     gcs_cachesim_result r;
     gcs_cachesim_result_get(s, &r);
     assert_true(r.sampled_share < 0.2);

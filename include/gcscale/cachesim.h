@@ -76,8 +76,11 @@ typedef struct gcs_cachesim_geom {
      * GCS_CACHESIM_LANES pages that missed, the least recently used one
      * replaced; a miss within 16 lines of its page's last miss, in the
      * direction of the page's two misses before it, is streamed, and
-     * sequential when it is the very next (or previous) line.  Its memory
-     * requests are memory_streamed[] and memory_sequential[].  0: both off. */
+     * sequential when it is the very next (or previous) line and the access
+     * is one the caller walks itself in address order
+     * (gcs_cachesim_access_walk: a chain's next object, a large array's
+     * elements), not one it prefetched ahead.  Its memory requests are
+     * memory_streamed[] and memory_sequential[].  0: both off. */
     int stream_prefetch;
     gcs_cachesim_level_geom level[GCS_CACHESIM_MAX_LEVELS];
 } gcs_cachesim_geom;
@@ -92,8 +95,9 @@ typedef struct gcs_cachesim_geom {
 /* Model v2's classes of a miss of the private levels (stream_prefetch). */
 typedef enum gcs_cachesim_stream_class {
     GCS_CACHESIM_NOT_STREAMED = 0,
-    GCS_CACHESIM_SEQUENTIAL = 1,   /* the line next to (or before) its page's last miss */
-    GCS_CACHESIM_STREAMED = 2,     /* streamed, a stride of 2..16 lines */
+    GCS_CACHESIM_SEQUENTIAL = 1,   /* a walked access (gcs_cachesim_access_walk) to the line next to
+                                      (or before) its page's last miss */
+    GCS_CACHESIM_STREAMED = 2,     /* streamed otherwise: a stride of 2..16 lines, or not walked */
     GCS_CACHESIM_STREAM_CLASSES = 3,
 } gcs_cachesim_stream_class;
 
@@ -182,6 +186,7 @@ typedef struct gcs_cachesim {
     gcs_cachesim_lane lane[GCS_CACHESIM_LANES];
     uint32_t lane_key[GCS_CACHESIM_LANES];
     uint64_t lane_used;
+    int walk;               /* the current access is walked (gcs_cachesim_access_walk) */
     /* how many lanes hold a page of each hash (cachesim.c): a page whose
      * count is 0 is in none, and a random miss skips the search */
     uint8_t lane_hashed[256];
@@ -251,6 +256,17 @@ gcs_cachesim_access(gcs_cachesim *s, uint64_t addr, gcs_access cls)
         return 0;
     }
     return gcs_cachesim_access_slow(s, addr, cls);
+}
+
+/* gcs_cachesim_access for an access the caller makes itself in address
+ * order (walk 1: a chain's next object, a large array's elements), which
+ * model v2's streamer may call sequential; walk 0 is gcs_cachesim_access. */
+static inline int gcs_cachesim_access_walk(gcs_cachesim *s, uint64_t addr, gcs_access cls, int walk)
+{
+    s->walk = walk;
+    int r = gcs_cachesim_access(s, addr, cls);
+    s->walk = 0;
+    return r;
 }
 
 /* A hint that addr will be simulated soon: prefetches the host lines of its
