@@ -71,7 +71,9 @@ typedef struct gcs_model_heap {
     double q1_prefetched[GCS_ACCESS_COUNT];
     /* Model v2's streamer (docs/model.md "Serial work", 2026-11-27;
      * cachesim.h): of q1, the misses it streams, and of those the
-     * sequential ones (the next line of a page's run).  streams_counted 0:
+     * sequential ones (the next line of a page's run, on a line the marker
+     * walks itself: a chain's next object, a large array's own elements).
+     * streams_counted 0:
      * not counted (the fast predictor, a heap built by hand); model v2 then
      * prices q1_prefetched as the base model does. */
     int streams_counted;
@@ -144,9 +146,9 @@ typedef struct gcs_model_opts {
      * misses q1_prefetched counts cost min(S_O, M1) each): with 1 and a heap
      * whose streams were counted, the misses of q1_streamed cost
      * min(S_O, M1), and of those the sequential ones (q1_sequential)
-     * cost_sequential_ns when it is finite (a line of a sequential run, as
-     * calibrate measured it on a list beyond the LLC), else min(S_O, M1) as
-     * well. */
+     * cost_sequential_ns when it is finite (a line of a walked sequential
+     * run, as calibrate measured it on a list beyond the LLC), else
+     * min(S_O, M1) as well. */
     int stream_classes;
     double cost_sequential_ns;
     /* Beyond the paper, the memory node's service time bounded by its
