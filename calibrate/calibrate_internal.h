@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "gcscale/calibrate.h"
+#include "gcscale/snapshot.h"
 #include "gcscale/topology.h"
 
 /* The miss-overlap fit as the calibration's last step (overlap.c): sizes the
@@ -20,6 +21,24 @@ void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes,
 double _gcs_calibrate_overlap_work(const gcs_profile *p, int quick, uint64_t size_bytes);
 double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes);
 
+/* The collector's median mark time of g's graph rebuilt in a collector of
+ * its own at P = 1, after one warm-up collection (overlap.c). */
+int _gcs_calibrate_timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err);
+
+/* The sequential-line step (stream.c), after the overlap step:
+ * gc_stream_line_ns into p from a linked list allocated in order, several
+ * times the LLC, timed on the collector and counted with model v2's
+ * streamer; details (or why not) under calibration.stream_line; optional,
+ * never fails the calibration.  Its expected seconds on pr (0 when it will
+ * not fit): for a profile, or for the topology the profile will get. */
+void _gcs_calibrate_stream_step(gcs_profile *p, int quick, uint64_t size_bytes, gcs_progress *pr);
+/* The fit itself on a list of `objects` nodes, `reps` timed marks: into p
+ * (which needs gc_cost_ns, gc_class_cost_ns and caches), details into
+ * *details; -1 with err set when it cannot fit (no collector may run). */
+int _gcs_calibrate_fit_stream_line(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err);
+double _gcs_calibrate_stream_work(const gcs_profile *p, int quick, uint64_t size_bytes);
+double _gcs_calibrate_stream_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes);
+
 /* The coordination step (coord.c), after the overlap step: gc_coord into p,
  * details (or why not) under calibration.gc_coord; optional, never fails the
  * calibration.  Its expected seconds on pr (0 with one CPU). */
@@ -29,10 +48,19 @@ double _gcs_calibrate_coord_work(int quick);
 /* The marker's per-class costs (classcost.c): gc_class_cost_ns into p from a
  * chain and a wide array, cache resident, marked by the running collector
  * at P = 1 (`root` a registered root slot, `all` room for max_objects
- * pointers); details under *details.  -1 with err set when a heap cannot be
- * built or a cost comes out not positive. */
-int _gcs_calibrate_class_costs(int reps, void **root, void **all, long max_objects, gcs_profile *p,
-                               json_t **details, gcs_err *err);
+ * pointers), and its null_switch from a tree with NULL fields at random,
+ * against this run's gc_cost_ns (coef[1] object, coef[2] pointer); details
+ * under *details.  -1 with err set when a heap cannot be built or a chain
+ * or element cost comes out not positive (a NULL cost that cannot be
+ * measured only leaves null_switch out, with the reason in the details). */
+int _gcs_calibrate_class_costs(int reps, const double *coef, void **root, void **all, long max_objects,
+                               gcs_profile *p, json_t **details, gcs_err *err);
+/* The NULL-switch heap of n objects in the running collector under *root
+ * (classcost.c, `all` room for n pointers): its non-NULL fields, NULL
+ * fields and the switches of the marker's NULL test, counted as it is
+ * built; 0, or -1 when the heap is exhausted.  (The tests check the count
+ * against the slow predictor's replay of the same heap.) */
+int _gcs_calibrate_null_heap(long n, void **root, void **all, long *edges, long *nulls, long *switches);
 /* Least-squares line y = fixed + slope x through n >= 2 points, and its rms
  * relative residual; -1 when the x are all equal. */
 int _gcs_calibrate_class_slope(int n, const double *x, const double *y, double *slope, double *fixed,

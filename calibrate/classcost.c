@@ -1,5 +1,5 @@
-/* classcost.c -- the marker's per-class costs: gc_class_cost_ns.chain and
- * .array_element (model v2, docs/model.md "Serial work").
+/* classcost.c -- the marker's per-class costs: gc_class_cost_ns.chain,
+ * .array_element and .null_switch (model v2, docs/model.md "Serial work").
  *
  * gc_cost_ns prices an object and an edge as the mark loop's main path
  * spends them: pushed, popped through the prefetch FIFO, tested, scanned.
@@ -15,6 +15,21 @@
  * gc_cost_ns, the misses are priced apart by the model; the cost per step
  * is the slope of the fastest busy time T1 at P = 1 over three sizes (the
  * intercept absorbs the mark phase's fixed cost).
+ *
+ *
+ * A NULL test whose outcome switches is a third class: gc_cost_ns is
+ * fitted on heaps without NULL fields (gccost.c), yet where NULL and
+ * non-NULL fields mix, the marker's NULL test is a branch the predictor
+ * misses.  The model counts the switches, the tests whose outcome differs
+ * from the same test's last one (model/replay.c; a tree's leaves, all NULL,
+ * switch only where leaves and inner nodes alternate).  Their heap is a
+ * binary tree of four-field objects whose two extra fields are each NULL or
+ * point to an ancestor at random, half and half (an ancestor is marked
+ * already, so its own test always fails, as the predictor learns); the
+ * fields are read last to first and the first is never NULL, so each
+ * object's switches are known from its own fields whatever the mark order.
+ * The cost is the slope over three sizes of what gc_cost_ns leaves of T1,
+ * T1 - c_obj objects - c_ptr pointers, against the switches.
  *
  * Needs a running collector (gccost.c calls it before shutting down). */
 #include <math.h>
@@ -78,6 +93,51 @@ static int build(step_class cls, long steps, void **root, void **all)
     return 0;
 }
 
+/* The NULL-switch heap (above): n objects of NULL_FIELDS pointer fields,
+ * object i's fields 0 and 1 its children 2i + 1 and 2i + 2 (or, past the
+ * end, its ancestors, as gccost.c's tree+ancestors heap), each further
+ * field NULL or an ancestor with probability 1/2.  Counts its non-NULL
+ * fields (edges), NULL ones and the switches of the marker's NULL test,
+ * which reads an object's fields last to first: from the object before's
+ * field 0 (never NULL) down to its own field 0 (never NULL). */
+#define NULL_FIELDS 4
+int _gcs_calibrate_null_heap(long n, void **root, void **all, long *edges, long *nulls, long *switches)
+{
+    uint64_t rng = 0x6E554C4C5F434F53ull ^ (uint64_t)n;
+    *root = NULL;
+    *edges = *nulls = *switches = 0;
+    for (long i = 0; i < n; i++)
+        if (!(all[i] = gcs_gc_alloc(8 * NULL_FIELDS + 8, NULL_FIELDS)))
+            return -1;
+    for (long i = 0; i < n; i++) {
+        void **f = all[i];
+        long up[64];
+        int depth = 0;
+        for (long a = i; a > 0 && depth < 64; a = (a - 1) / 2)
+            up[depth++] = (a - 1) / 2;
+        for (int j = 0, k = 0; j < NULL_FIELDS; j++) {
+            long child = j < 2 ? 2 * i + 1 + j : -1;
+            if (j >= 2 && gcs_random_below(&rng, 2)) {
+                f[j] = NULL;
+                (*nulls)++;
+                continue;
+            }
+            if (child < 0 || child >= n)
+                child = depth ? up[k++ % depth] : 0; /* the root: itself */
+            f[j] = all[child];
+            (*edges)++;
+        }
+        int last = 0; /* field 0 of the object marked before: never NULL */
+        for (int j = NULL_FIELDS - 1; j >= 0; j--) {
+            int is_null = f[j] == NULL;
+            *switches += is_null != last;
+            last = is_null;
+        }
+    }
+    *root = all[0];
+    return 0;
+}
+
 /* The fastest busy time of `reps` marks after one warm-up, as gccost.c's
  * timed_marks (interference only ever adds time). */
 static double fastest_mark(int reps)
@@ -94,8 +154,52 @@ static double fastest_mark(int reps)
     return best;
 }
 
-int _gcs_calibrate_class_costs(int reps, void **root, void **all, long max_objects, gcs_profile *p,
-                               json_t **details, gcs_err *err)
+/* gc_class_cost_ns.null_switch into p (above), its details into out;
+ * coef[1], coef[2]: gc_cost_ns.object and .pointer of this run.  -1 with err
+ * set when a heap cannot be built or the heaps give no slope. */
+static int null_cost(int reps, const double *coef, void **root, void **all, long max_objects, gcs_profile *p,
+                     json_t *out, gcs_err *err)
+{
+    static const long bytes[] = {192 << 10, 384 << 10, 768 << 10};
+    long object_bytes = (8 * NULL_FIELDS + 8 + 8 + 15) / 16 * 16; /* payload and header, in granules */
+    double x[3], y[3];
+    json_t *pts = json_array();
+    for (int z = 0; z < 3; z++) {
+        long n = bytes[z] / object_bytes, edges, nulls, switches;
+        if (n > max_objects || _gcs_calibrate_null_heap(n, root, all, &edges, &nulls, &switches) < 0) {
+            *root = NULL;
+            json_decref(pts);
+            gcs_err_set(err, "gc class costs: heap exhausted building the null_switch heap");
+            return -1;
+        }
+        double t1 = fastest_mark(reps);
+        *root = NULL;
+        x[z] = (double)switches;
+        y[z] = t1 - coef[1] * (double)n - coef[2] * (double)edges;
+        json_array_append_new(pts, json_pack("{s:I, s:I, s:I, s:I, s:f, s:f}", "objects", (json_int_t)n, "pointers",
+                                             (json_int_t)edges, "null_fields", (json_int_t)nulls, "null_switches",
+                                             (json_int_t)switches, "t1_ns", t1, "beyond_gc_cost_ns", y[z]));
+    }
+    double slope, fixed, rms;
+    if (_gcs_calibrate_class_slope(3, x, y, &slope, &fixed, &rms) < 0) {
+        json_decref(pts);
+        gcs_err_set(err, "gc class costs: the null_switch heaps gave no slope");
+        return -1;
+    }
+    /* A switch costs at least nothing: a slope below 0 is the noise of
+     * c_obj and c_ptr, which it is measured against; kept as 0 and shown. */
+    p->has_gc_null_switch = 1;
+    p->gc_cost_null_switch_ns = slope > 0 ? slope : 0;
+    json_object_set_new(out, "null_switch",
+                        json_pack("{s:f, s:f, s:f, s:f, s:s, s:o}", "ns", p->gc_cost_null_switch_ns, "slope_ns", slope,
+                                  "fixed_ns", fixed, "rms_rel_residual", rms, "model",
+                                  "t1_ns - object_ns * objects - pointer_ns * pointers = fixed + ns * null_switches",
+                                  "points", pts));
+    return 0;
+}
+
+int _gcs_calibrate_class_costs(int reps, const double *coef, void **root, void **all, long max_objects,
+                               gcs_profile *p, json_t **details, gcs_err *err)
 {
     /* the cost heaps' sizes (gccost.c); a list node is 32 bytes with its
      * header, an element 8 bytes of array and a 32-byte leaf: the objects
@@ -136,6 +240,12 @@ int _gcs_calibrate_class_costs(int reps, void **root, void **all, long max_objec
     p->has_gc_class_cost = 1;
     p->gc_cost_chain_ns = cost[CLASS_CHAIN];
     p->gc_cost_array_element_ns = cost[CLASS_ARRAY];
+    /* optional within the optional step: without it the profile keeps the
+     * two classes and says why */
+    p->has_gc_null_switch = 0;
+    gcs_err null_err = {{0}};
+    if (null_cost(reps, coef, root, all, max_objects, p, out, &null_err) < 0)
+        json_object_set_new(out, "null_switch", json_pack("{s:s}", "not_measured", null_err.msg));
     json_object_set_new(out, "model", json_string("t1_ns = fixed + ns * steps, fastest of reps, P = 1"));
     json_object_set_new(out, "reps", json_integer(reps));
     *details = out;

@@ -454,7 +454,7 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
      * leaves the profile without them (model v2 then prices those steps at
      * gc_cost_ns) and says why. */
     gcs_err class_err = {0};
-    if (_gcs_calibrate_class_costs(reps, &root, all, COST_OBJECTS_MAX, p, &classes, &class_err) < 0)
+    if (_gcs_calibrate_class_costs(reps, coef, &root, all, COST_OBJECTS_MAX, p, &classes, &class_err) < 0)
         classes = json_pack("{s:s}", "not_measured", class_err.msg);
 
     /* Steal cost: the same binary tree marked by one and by two workers. */

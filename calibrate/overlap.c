@@ -80,8 +80,9 @@ static gcs_snapshot *random_graph(uint64_t n, int nnodes, gcs_err *err)
     return g;
 }
 
-/* The collector's median mark time of g's graph at P = 1, in ns. */
-static int timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err)
+/* The collector's median mark time of g's graph at P = 1, in ns (also the
+ * sequential-line fit's, stream.c). */
+int _gcs_calibrate_timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err)
 {
     gcs_gc_options opts;
     gcs_gc_options_default(&opts);
@@ -135,7 +136,7 @@ int gcs_calibrate_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t
     double measured_ns = 0;
     gcs_inspect_result ir;
     int rc = -1;
-    if (timed_mark(g, reps, &measured_ns, err) < 0)
+    if (_gcs_calibrate_timed_mark(g, reps, &measured_ns, err) < 0)
         goto done;
     gcs_inspect_opts iopts;
     gcs_inspect_opts_init(&iopts);

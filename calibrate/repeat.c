@@ -79,6 +79,10 @@ static int profile_constants(const gcs_profile *p, constant *out, int max)
         add(out, &n, max, "gc_class_cost_ns.chain", p->gc_cost_chain_ns);
         add(out, &n, max, "gc_class_cost_ns.array_element", p->gc_cost_array_element_ns);
     }
+    if (p->has_gc_null_switch)
+        add(out, &n, max, "gc_class_cost_ns.null_switch", p->gc_cost_null_switch_ns);
+    if (p->has_gc_stream_line)
+        add(out, &n, max, "gc_stream_line_ns", p->gc_stream_line_ns);
     return n;
 }
 

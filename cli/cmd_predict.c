@@ -97,6 +97,10 @@ static void print_help(FILE *fp)
             "                       latency (profile llc_effective_bytes, llc_hit_ns, or the\n"
             "                       calibration sweep).  Default off: measured, it double\n"
             "                       counts with the fitted overlap (docs/model.md)\n"
+            "  --null-switches on|off  (--model v2) price the NULL tests whose outcome switches\n"
+            "                       at the profile's gc_class_cost_ns.null_switch (gcscale\n"
+            "                       calibrate).  Default off: measured, it made cky worse\n"
+            "                       (docs/model.md, \"Serial work: streams and NULL tests\")\n"
             "  --shared-lines on|off  (--model v2) extra work in parallel: lines passing\n"
             "                       between workers, counted on the snapshot and priced at\n"
             "                       the profile's gc_line_transfer_ns (gcscale calibrate).\n"
@@ -175,12 +179,24 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
                src->classes, (long long)json_integer_value(json_object_get(c, "chain_steps")),
                (long long)json_integer_value(json_object_get(c, "array_elements")),
                (long long)json_integer_value(json_object_get(c, "array_leaves")), src->service);
+        json_t *st = json_object_get(s, "streams"), *nu = json_object_get(s, "nulls");
+        printf("streams (%s): %.0f streamed misses, %.0f sequential (%.4g ms); NULL tests (%s): %lld fields, "
+               "%lld switches (%.4g ms)\n",
+               src->sequential, json_number_value(json_object_get(st, "streamed")),
+               json_number_value(json_object_get(st, "sequential")), F("sequential_ms"),
+               src->nulls ? src->nulls : "not priced: --null-switches on",
+               (long long)json_integer_value(json_object_get(nu, "null_fields")),
+               (long long)json_integer_value(json_object_get(nu, "null_switches")),
+               json_number_value(json_object_get(nu, "ms")));
     }
-    if (json_array_size(json_object_get(s, "nominal")) > 0)
-        printf("resting on a nominal value (run gcscale calibrate): %s%s%s\n",
-               strcmp(src->overlap, "nominal") == 0 ? "overlap " : "",
-               src->llc == GCS_LLC_NOMINAL || src->llc == GCS_LLC_NONE ? "llc_effective_bytes " : "",
-               src->classes && strcmp(src->classes, "nominal") == 0 ? "gc_class_cost_ns" : "");
+    json_t *nominal = json_object_get(s, "nominal");
+    if (json_array_size(nominal) > 0) {
+        printf("resting on a nominal value (run gcscale calibrate):");
+        size_t i;
+        json_t *v;
+        json_array_foreach(nominal, i, v) printf(" %s", json_string_value(v));
+        printf("\n");
+    }
     printf("\n");
 #undef F
     json_decref(s);
@@ -189,7 +205,7 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
 int cmd_predict(int argc, char **argv)
 {
     enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_NO_COORD, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED,
-           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY, O_WIDE, O_SHARED_LINES };
+           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY, O_WIDE, O_SHARED_LINES, O_NULL_SWITCHES };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
@@ -202,6 +218,7 @@ int cmd_predict(int argc, char **argv)
         {"model", required_argument, NULL, O_MODEL},
         {"residency", required_argument, NULL, O_RESIDENCY},
         {"shared-lines", required_argument, NULL, O_SHARED_LINES},
+        {"null-switches", required_argument, NULL, O_NULL_SWITCHES},
         {"overlap", required_argument, NULL, O_OVERLAP},
         {"steals", required_argument, NULL, O_STEALS},
         {"costs", required_argument, NULL, O_COSTS},
@@ -217,6 +234,7 @@ int cmd_predict(int argc, char **argv)
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
     int model_paper = 0, model_v2 = 0, residency = 0, overlap_given = 0, span_given = 0, wide = 0, shared_lines = 0;
+    int null_switches = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -264,6 +282,11 @@ int cmd_predict(int argc, char **argv)
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
                 cli_usage_error(cmd, "--shared-lines: '%s' is neither on nor off", optarg);
             shared_lines = strcmp(optarg, "on") == 0;
+            break;
+        case O_NULL_SWITCHES:
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+                cli_usage_error(cmd, "--null-switches: '%s' is neither on nor off", optarg);
+            null_switches = strcmp(optarg, "on") == 0;
             break;
         case O_OVERLAP:
             overlap_given = 1;
@@ -359,7 +382,10 @@ int cmd_predict(int argc, char **argv)
         cli_usage_error(cmd, "--residency goes with --model v2");
     if (shared_lines && !model_v2)
         cli_usage_error(cmd, "--shared-lines goes with --model v2");
+    if (null_switches && !model_v2)
+        cli_usage_error(cmd, "--null-switches goes with --model v2");
     mopts.sharing = shared_lines;
+    mopts.null_switches = null_switches;
     /* the base model keeps the overlap it was given (1: none); v2 takes the
      * profile's fitted one; either way sources says where it came from */
     gcs_model_opts_v2(&mopts, prof, residency, overlap_given || !model_v2, &sources);

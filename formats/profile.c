@@ -36,7 +36,7 @@
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
     "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord",
-    "gc_line_transfer_ns", "counters",
+    "gc_line_transfer_ns", "gc_stream_line_ns", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -651,6 +651,20 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
     if (number_pair(doc, "gc_class_cost_ns", "chain", &p->gc_cost_chain_ns, "array_element",
                     &p->gc_cost_array_element_ns, &p->has_gc_class_cost, err) < 0)
         return -1;
+    /* its optional third member (2026-11-27): older profiles lack it */
+    json_t *null_cost = p->has_gc_class_cost ? json_object_get(json_object_get(doc, "gc_class_cost_ns"), "null_switch")
+                                             : NULL;
+    if (null_cost && !json_is_null(null_cost)) {
+        if (number_value(null_cost, "gc_class_cost_ns.null_switch", &p->gc_cost_null_switch_ns, err) < 0)
+            return -1;
+        p->has_gc_null_switch = 1;
+    }
+    json_t *stream_line = json_object_get(doc, "gc_stream_line_ns");
+    if (stream_line && !json_is_null(stream_line)) {
+        if (number_value(stream_line, "gc_stream_line_ns", &p->gc_stream_line_ns, err) < 0)
+            return -1;
+        p->has_gc_stream_line = 1;
+    }
     json_t *transfer = json_object_get(doc, "gc_line_transfer_ns");
     if (transfer && !json_is_null(transfer)) {
         if (number_value(transfer, "gc_line_transfer_ns", &p->gc_line_transfer_ns, err) < 0)
@@ -1151,6 +1165,16 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
          check_value(p->gc_cost_array_element_ns, "gc_class_cost_ns.array_element", 1, PLAUSIBLE_NS_MAX, "ns",
                      err) < 0))
         return -1;
+    if (p->has_gc_null_switch && !p->has_gc_class_cost) {
+        gcs_err_set(err, "gc_class_cost_ns.null_switch: set without gc_class_cost_ns.chain and .array_element");
+        return -1;
+    }
+    if (p->has_gc_null_switch &&
+        check_value(p->gc_cost_null_switch_ns, "gc_class_cost_ns.null_switch", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+        return -1;
+    if (p->has_gc_stream_line &&
+        check_value(p->gc_stream_line_ns, "gc_stream_line_ns", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+        return -1;
     if (p->has_gc_line_transfer &&
         check_value(p->gc_line_transfer_ns, "gc_line_transfer_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
@@ -1301,9 +1325,15 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
                                                         p->gc_steal_b));
     if (p->has_gc_overlap)
         json_object_set_new(doc, "gc_miss_overlap", json_real(p->gc_miss_overlap));
-    if (p->has_gc_class_cost)
-        json_object_set_new(doc, "gc_class_cost_ns", json_pack("{s:f, s:f}", "chain", p->gc_cost_chain_ns,
-                                                               "array_element", p->gc_cost_array_element_ns));
+    if (p->has_gc_class_cost) {
+        json_t *cls = json_pack("{s:f, s:f}", "chain", p->gc_cost_chain_ns, "array_element",
+                                p->gc_cost_array_element_ns);
+        if (cls && p->has_gc_null_switch)
+            json_object_set_new(cls, "null_switch", json_real(p->gc_cost_null_switch_ns));
+        json_object_set_new(doc, "gc_class_cost_ns", cls);
+    }
+    if (p->has_gc_stream_line)
+        json_object_set_new(doc, "gc_stream_line_ns", json_real(p->gc_stream_line_ns));
     if (p->has_gc_line_transfer)
         json_object_set_new(doc, "gc_line_transfer_ns", json_real(p->gc_line_transfer_ns));
     if (p->has_llc_effective) {

@@ -205,9 +205,12 @@ int gcs_predict_times_absolute(const char *model, const json_t *serial, int cost
         const char *key = json_string_value(v);
         /* A profile without gc_class_cost_ns prices chain steps and array
          * elements at the calibrated gc_cost_ns: an over-estimate of a
-         * calibrated cost, not a nominal one, so the times stay absolute. */
+         * calibrated cost, not a nominal one, so the times stay absolute.
+         * So do the 2026-11-27 keys' fallbacks: a sequential line at the
+         * calibrated S_O, NULL tests at gc_cost_ns's price (none). */
         if (!key || (strcmp(key, "llc_effective_bytes") == 0 && !residency) ||
-            strcmp(key, "gc_class_cost_ns") == 0)
+            strcmp(key, "gc_class_cost_ns") == 0 || strcmp(key, "gc_stream_line_ns") == 0 ||
+            strcmp(key, "gc_class_cost_ns.null_switch") == 0)
             continue;
         snprintf(why, len, "the profile lacks %s (run gcscale calibrate on the machine), so times are "
                            "relative: a time is shown as its ratio to the model's own P = 1 time",

@@ -29,6 +29,11 @@
 
 #include "../common/internal.h"
 #include "gcscale/cachesim.h"
+#include "gcscale/gc.h"
+
+/* the streamer's pages: two per FIFO entry (cachesim.h), one bit each in lane_used */
+_Static_assert(GCS_CACHESIM_LANES == 2 * GCS_GC_MARK_FIFO && GCS_CACHESIM_LANES <= 64,
+               "model v2's streamer follows two pages per entry of the marker's FIFO");
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -299,6 +304,14 @@ void gcs_cachesim_reset(gcs_cachesim *s)
     s->stream_next = 0;
     memset(s->prefetched_mem, 0, sizeof s->prefetched_mem);
     memset(s->skipped, 0, sizeof s->skipped);
+    memset(s->lane, 0, sizeof s->lane);
+    memset(s->lane_key, 0, sizeof s->lane_key);
+    s->lane_used = 0;
+    memset(s->lane_hashed, 0, sizeof s->lane_hashed);
+    s->walk = 0;
+    memset(s->class_misses, 0, sizeof s->class_misses);
+    memset(s->class_sampled, 0, sizeof s->class_sampled);
+    memset(s->class_memory, 0, sizeof s->class_memory);
     s->mru_line = 0;
     s->mru_time = &s->dummy_time;
     s->mru2_line = 0;
@@ -497,12 +510,115 @@ static int stream_covers(gcs_cachesim *s, uint64_t line, int line_shift)
     return 0;
 }
 
+/* Model v2's streamer (cachesim.h): the class of a line that just missed
+ * the private levels.  A page's first miss takes a lane (the least recently
+ * used, by one bit per lane set on use and all cleared but the newest when
+ * they fill up: a pseudo-LRU order); its second fixes the direction; a third
+ * within LANE_REACH lines in that direction is streamed, and sequential when
+ * it is the next line (and the access walked: access_levels).  A jump
+ * further, or back, learns the direction anew:
+ * what an L2 streamer does per page, for as many pages as the marker
+ * interleaves runs (a preorder tree's lanes, a list and its mark table).
+ * The old 16-page streamer above (any direction, round-robin replacement)
+ * stays for the base model, whose figures rest on it. */
+#define LANE_REACH 16
+
+static inline uint64_t lane_match(const uint32_t *keys, uint32_t key)
+{
+    uint64_t m = 0;
+#ifdef __SSE2__
+    __m128i k = _mm_set1_epi32((int)key);
+    for (int j = 0; j < GCS_CACHESIM_LANES; j += 16) {
+        const __m128i *v = (const __m128i *)(keys + j);
+        __m128i e0 = _mm_cmpeq_epi32(_mm_loadu_si128(v), k);
+        __m128i e1 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 1), k);
+        __m128i e2 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 2), k);
+        __m128i e3 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 3), k);
+        uint64_t b = (unsigned)_mm_movemask_epi8(
+            _mm_packs_epi16(_mm_packs_epi32(e0, e1), _mm_packs_epi32(e2, e3)));
+        m |= b << j;
+    }
+#else
+    for (int i = 0; i < GCS_CACHESIM_LANES; i++)
+        m |= (uint64_t)(keys[i] == key) << i;
+#endif
+    return m;
+}
+
+static inline void lane_touch(gcs_cachesim *s, int i)
+{
+    uint64_t all = GCS_CACHESIM_LANES == 64 ? ~0ull : (1ull << GCS_CACHESIM_LANES) - 1;
+    s->lane_used |= 1ull << i;
+    if (s->lane_used == all)
+        s->lane_used = 1ull << i;
+}
+
+/* A page's bucket in lane_hashed (Fibonacci hashing: neighbouring pages
+ * fall in different buckets). */
+static inline unsigned lane_hash(uint64_t page)
+{
+    return (unsigned)((page * 0x9E3779B97F4A7C15ull) >> 56);
+}
+
+static int lane_class(gcs_cachesim *s, uint64_t line, int line_shift)
+{
+    int page_shift = 12 - line_shift > 0 ? 12 - line_shift : 0;
+    uint64_t page = (line >> page_shift) + 1;
+    unsigned hb = lane_hash(page);
+    for (uint64_t cand = s->lane_hashed[hb] ? lane_match(s->lane_key, (uint32_t)page) : 0; cand;
+         cand &= cand - 1) {
+        int i = __builtin_ctzll(cand);
+        gcs_cachesim_lane *ln = &s->lane[i];
+        if (ln->page != page)
+            continue;
+        lane_touch(s, i);
+        int cls = GCS_CACHESIM_NOT_STREAMED;
+        if (line != ln->last) {
+            int64_t d = line > ln->last ? (int64_t)(line - ln->last) : -(int64_t)(ln->last - line);
+            int dir = d > 0 ? 1 : -1;
+            if (d <= LANE_REACH && d >= -LANE_REACH) {
+                if (ln->dir == dir)
+                    cls = d == 1 || d == -1 ? GCS_CACHESIM_SEQUENTIAL : GCS_CACHESIM_STREAMED;
+                ln->dir = dir;
+            } else {
+                ln->dir = 0;
+            }
+            ln->last = line;
+        }
+        return cls;
+    }
+    /* lane_touch keeps a bit clear whenever fewer than all are set, and
+     * resets to one bit when all are */
+    int v = __builtin_ctzll(~s->lane_used);
+    gcs_assert_internal(v < GCS_CACHESIM_LANES);
+    if (s->lane[v].page) {
+        gcs_assert_internal(s->lane_hashed[lane_hash(s->lane[v].page)] > 0);
+        s->lane_hashed[lane_hash(s->lane[v].page)]--;
+    }
+    s->lane_hashed[hb]++; /* at most GCS_CACHESIM_LANES: no overflow */
+    s->lane[v] = (gcs_cachesim_lane){page, line, 0};
+    s->lane_key[v] = (uint32_t)page;
+    lane_touch(s, v);
+    return GCS_CACHESIM_NOT_STREAMED;
+}
+
+/* Whether the last level simulates the set of this address (it may sample). */
+static inline int last_level_sampled(const gcs_cachesim *s, uint64_t addr)
+{
+    const gcs_cachesim_lv *l = &s->lv[s->nlevels - 1];
+    if (!l->sample_mask)
+        return 1;
+    uint64_t line = addr >> l->line_shift;
+    uint64_t set = l->pow2 ? line & l->set_mask : line % l->nsets;
+    return (set & l->sample_mask) == 0;
+}
+
 /* The levels of one access; the first level's victim, when its time must be
  * handed down, is left in *down_addr / *down_when (see below). */
 static inline int access_levels(gcs_cachesim *s, uint64_t addr, gcs_access cls, uint64_t t,
                                 uint64_t *down_addr, uint64_t *down_when)
 {
-    int covered = 0;
+    int covered = 0, lane = GCS_CACHESIM_NOT_STREAMED;
     for (int k = 0; k < s->nlevels; k++) {
         gcs_cachesim_lv *l = &s->lv[k];
         uint32_t tag;
@@ -536,10 +652,20 @@ static inline int access_levels(gcs_cachesim *s, uint64_t addr, gcs_access cls, 
         l->counts.misses[cls]++;
         if (s->geom.stream_prefetch) {
             int last_private = s->private_levels > 0 ? s->private_levels - 1 : 0;
-            if (k == last_private)
+            if (k == last_private) {
                 covered = stream_covers(s, addr >> l->line_shift, l->line_shift);
-            if (k == s->nlevels - 1)
+                lane = lane_class(s, addr >> l->line_shift, l->line_shift);
+                /* a sequential line the caller did not walk itself was
+                 * prefetched by it (an array's children): streamed */
+                if (lane == GCS_CACHESIM_SEQUENTIAL && !s->walk)
+                    lane = GCS_CACHESIM_STREAMED;
+                s->class_misses[cls][lane]++;
+                s->class_sampled[cls][lane] += (uint64_t)last_level_sampled(s, addr);
+            }
+            if (k == s->nlevels - 1) {
                 s->prefetched_mem[cls] += (uint64_t)covered;
+                s->class_memory[cls][lane]++;
+            }
         }
         int v;
         uint64_t o = 0;
@@ -633,6 +759,30 @@ void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)
         double scale = (reach ? (double)(reach + last->unsampled[c]) / (double)reach : 1.0) * lscale[c];
         out->memory[c] = (uint64_t)llround((double)last->counts.misses[c] * scale);
         out->memory_prefetched[c] = (uint64_t)llround((double)s->prefetched_mem[c] * scale);
+        /* model v2's streamer: each class's private-level misses times the
+         * share of its sampled ones that went to memory (cachesim.h); a
+         * class the sample never saw takes the class's overall share */
+        uint64_t smp_all = 0, mem_all = 0;
+        for (int k = 0; k < GCS_CACHESIM_STREAM_CLASSES; k++) {
+            smp_all += s->class_sampled[c][k];
+            mem_all += s->class_memory[c][k];
+        }
+        double est[GCS_CACHESIM_STREAM_CLASSES] = {0};
+        for (int k = GCS_CACHESIM_SEQUENTIAL; k < GCS_CACHESIM_STREAM_CLASSES; k++) {
+            double rate = s->class_sampled[c][k] ? (double)s->class_memory[c][k] / (double)s->class_sampled[c][k]
+                          : smp_all           ? (double)mem_all / (double)smp_all
+                                              : 0;
+            est[k] = (double)s->class_misses[c][k] * rate * lscale[c]; /* lscale: line sampling */
+        }
+        double streamed = est[GCS_CACHESIM_SEQUENTIAL] + est[GCS_CACHESIM_STREAMED];
+        /* the estimate of a part may round above the whole: keep the shares */
+        double fit = streamed > (double)out->memory[c] ? (double)out->memory[c] / streamed : 1;
+        out->memory_streamed[c] = (uint64_t)llround(streamed * fit);
+        out->memory_sequential[c] = (uint64_t)llround(est[GCS_CACHESIM_SEQUENTIAL] * fit);
+        if (out->memory_sequential[c] > out->memory_streamed[c])
+            out->memory_sequential[c] = out->memory_streamed[c];
+        if (out->memory_streamed[c] > out->memory[c])
+            out->memory_streamed[c] = out->memory[c];
     }
     /* L: the sample's live time over its own accesses (all of them when exact) */
     out->live_lines_avg = s->t > skipped ? (double)s->live_sum / (double)(s->t - skipped) : 0.0;
@@ -651,6 +801,13 @@ void gcs_cachesim_result_get(const gcs_cachesim *s, gcs_cachesim_result *out)
                                 next->counts.hits[c] + next->counts.misses[c] + next->unsampled[c]);
         }
         gcs_assert_internal(s->prefetched_mem[c] <= last->counts.misses[c]);
+        /* the streamer's classes: memory requests among the sampled misses
+         * of the private levels, those among all of them */
+        for (int k = 0; k < GCS_CACHESIM_STREAM_CLASSES; k++)
+            gcs_assert_internal(s->class_memory[c][k] <= s->class_sampled[c][k] &&
+                                s->class_sampled[c][k] <= s->class_misses[c][k]);
+        gcs_assert_internal(out->memory_sequential[c] <= out->memory_streamed[c] &&
+                            out->memory_streamed[c] <= out->memory[c]);
     }
     gcs_assert_internal(ticks == s->t);
 #endif

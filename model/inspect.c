@@ -563,6 +563,17 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
         json_object_set_new(j, "q1_prefetched", json_pack("{s:f, s:f}", "read",
                                                           h->q1_prefetched[GCS_ACCESS_READ], "rw",
                                                           h->q1_prefetched[GCS_ACCESS_RW]));
+    if (j && h->streams_counted) {
+        json_object_set_new(j, "q1_streamed", json_pack("{s:f, s:f}", "read", h->q1_streamed[GCS_ACCESS_READ],
+                                                        "rw", h->q1_streamed[GCS_ACCESS_RW]));
+        json_object_set_new(j, "q1_sequential", json_pack("{s:f, s:f}", "read", h->q1_sequential[GCS_ACCESS_READ],
+                                                          "rw", h->q1_sequential[GCS_ACCESS_RW]));
+    }
+    if (j && r->predictor == GCS_INSPECT_SLOW)
+    {
+        json_object_set_new(j, "null_fields", json_integer((json_int_t)h->null_fields));
+        json_object_set_new(j, "null_switches", json_integer((json_int_t)h->null_switches));
+    }
     if (j && r->predictor == GCS_INSPECT_SLOW) {
         json_t *lv = json_array();
         for (int k = 0; k < r->sim.nlevels; k++)

@@ -27,6 +27,10 @@ void gcs_model_opts_init(gcs_model_opts *opts)
      * "Extra work in parallel"); predict --shared-lines on */
     opts->sharing = 0;
     opts->steal_miss_ns = NAN; /* a stolen line's miss costs what any other does */
+    opts->cost_null_switch_ns = 0;    /* NULL fields free, as gc_cost_ns prices them */
+    opts->null_switches = 0;          /* and not priced by v2 unless asked for (model.h) */
+    opts->stream_classes = 0;  /* the base model's 16-page streamer (q1_prefetched) */
+    opts->cost_sequential_ns = NAN;
 }
 
 int gcs_model_opts_fitted_overlap(gcs_model_opts *opts, const gcs_profile *prof, gcs_err *err)
@@ -88,6 +92,13 @@ int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err
     for (int a = 0; a < GCS_ACCESS_COUNT; a++)
         if (!finite_nonneg(heap->q1_prefetched[a]) || heap->q1_prefetched[a] > heap->q1[a]) {
             gcs_err_set(err, "heap: prefetched misses must be between 0 and Q1");
+            return -1;
+        }
+    for (int a = 0; heap->streams_counted && a < GCS_ACCESS_COUNT; a++)
+        if (!finite_nonneg(heap->q1_sequential[a]) || !(heap->q1_sequential[a] <= heap->q1_streamed[a]) ||
+            !(heap->q1_streamed[a] <= heap->q1[a])) {
+            gcs_err_set(err, "heap: streamed misses must be between 0 and Q1, sequential ones between 0 and "
+                             "the streamed");
             return -1;
         }
     double sum = 0;
@@ -178,11 +189,17 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
     double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
     double class_share[GCS_ACCESS_COUNT] = {1, 0};
     /* The prefetched share of these misses (the serial ones only: a thief's
-     * extra misses on stolen lines are not streams) costs S_O, not M1. */
-    double prefetched[GCS_ACCESS_COUNT] = {0, 0}, streamed = 0;
+     * extra misses on stolen lines are not streams) costs S_O, not M1.
+     * Model v2's stream classes (opts->stream_classes) take the streams its
+     * streamer counted instead, and price the sequential ones apart. */
+    double prefetched[GCS_ACCESS_COUNT] = {0, 0}, sequential[GCS_ACCESS_COUNT] = {0, 0}, streamed = 0;
+    int classes = opts->stream_classes && heap->streams_counted;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++)
         if (misses > 0) {
-            prefetched[a] = fmin(heap->q1_prefetched[a], heap->q1[a]) / misses;
+            double pf = classes ? heap->q1_streamed[a] : heap->q1_prefetched[a];
+            prefetched[a] = fmin(pf, heap->q1[a]) / misses;
+            if (classes)
+                sequential[a] = fmin(heap->q1_sequential[a], fmin(pf, heap->q1[a])) / misses;
             streamed += prefetched[a];
         }
     /* Overlapped misses (model.h): the worker waits 1/overlap of the latency
@@ -214,8 +231,12 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
             /* a non-streamed miss may find its line in the LLC (serial.c) */
             double lat = _gcs_serial_miss_latency(heap, opts, m1);
             double steal_lat = isfinite(opts->steal_miss_ns) ? opts->steal_miss_ns : lat;
+            /* a line of a sequential run: its calibrated cost where the
+             * profile has one (serial.c), else as any streamed line */
+            double seq = isfinite(opts->cost_sequential_ns) ? opts->cost_sequential_ns : fmin(so, m1);
             m += (class_share[a] * (1 - extra_frac) - prefetched[a]) * lat / overlap +
-                 class_share[a] * extra_frac * steal_lat / overlap + prefetched[a] * fmin(so, m1);
+                 class_share[a] * extra_frac * steal_lat / overlap +
+                 (prefetched[a] - sequential[a]) * fmin(so, m1) + sequential[a] * seq;
         }
         c->service[j] = s;
         c->latency[j] = m;

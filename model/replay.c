@@ -99,6 +99,9 @@ typedef struct replay {
     double *node_miss;    /* [nnodes + 1] */
     uint64_t nmarked;
     uint64_t chain_steps, array_elements, array_leaves; /* the marker's step classes (model.h) */
+    uint64_t null_fields, null_switches; /* NULL pointer fields read, NULL tests switching (model.h) */
+    int walk;             /* the accesses now made walk the heap in address order (WALKED) */
+    uint8_t last_null[3];  /* per NULL test of the mark loop (NULL_AT_*): the last outcome */
     int oom;
     uint64_t last_line;   /* line of the last access put in the ring + 1 */
     unsigned rhead, rcount;
@@ -143,9 +146,13 @@ static inline const uint32_t *r_edges(const replay *r, uint32_t obj)
     return r->g->edges + r->g->edge_start[obj];
 }
 
+/* An access's class and whether the marker walks it itself in address order
+ * (model v2's sequential lines, cachesim.h), in raccess.cls. */
+#define WALKED 2u
+
 static inline void rsim(replay *r, const raccess *a)
 {
-    if (gcs_cachesim_access(r->sim, a->addr, (gcs_access)a->cls) == r->nlevels)
+    if (gcs_cachesim_access_walk(r->sim, a->addr, (gcs_access)(a->cls & 1), (a->cls & WALKED) != 0) == r->nlevels)
         r->node_miss[a->node] += 1;
 }
 
@@ -167,7 +174,7 @@ static void stage_push(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
         r->stage = s;
         r->stage_cap = ncap;
     }
-    r->stage[r->nstage++] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+    r->stage[r->nstage++] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
 }
 
 static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
@@ -181,7 +188,7 @@ static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
     if (r->pipe) {
         /* the node now, from the record the walk has at hand, not from
          * the simulator's thread at random later */
-        r->cur[r->ncur++] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+        r->cur[r->ncur++] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
         if (__builtin_expect(r->ncur == PIPE_CHUNK, 0))
             pipe_publish(r);
         return;
@@ -189,7 +196,7 @@ static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
     if (!r->rec) {
         /* marked in address order: the simulator's rows are met in order
          * too, and the host's prefetchers find them without the ring */
-        if (gcs_cachesim_access(r->sim, addr, cls) == r->nlevels)
+        if (gcs_cachesim_access_walk(r->sim, addr, cls, r->walk) == r->nlevels)
             r->node_miss[r_node(r, obj)] += 1;
         return;
     }
@@ -205,7 +212,7 @@ static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
     } else {
         r->rcount++;
     }
-    r->ring[slot] = (raccess){addr, r_node(r, obj), (uint32_t)cls};
+    r->ring[slot] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
 }
 
 static void rdrain(replay *r)
@@ -379,6 +386,17 @@ static inline int rexamine(replay *r, uint32_t obj, int read_hdr)
     return 1;
 }
 
+/* The NULL tests of gc/mark.c's loop, each a branch of its own: an
+ * object's fields (push_fields), a large array's elements, a chain's next.
+ * A test whose outcome differs from its last one is a switch (model.h). */
+enum { NULL_AT_FIELDS, NULL_AT_ELEMENTS, NULL_AT_CHAIN };
+static inline void rnull_test(replay *r, int site, int is_null)
+{
+    r->null_fields += (uint64_t)is_null;
+    r->null_switches += (uint64_t)(r->last_null[site] != is_null);
+    r->last_null[site] = (uint8_t)is_null;
+}
+
 /* push_fields(): fields [b, e) read last to first (one access per line),
  * non-NULL ones pushed. */
 static inline void rpush_fields(replay *r, uint32_t obj, uint32_t b, uint32_t e)
@@ -393,6 +411,7 @@ static inline void rpush_fields(replay *r, uint32_t obj, uint32_t b, uint32_t e)
             racc(r, fa, GCS_ACCESS_READ, obj);
         }
         uint32_t c = ed[k];
+        rnull_test(r, NULL_AT_FIELDS, c == GCS_SNAPSHOT_NULL);
         if (c != GCS_SNAPSHOT_NULL) {
             rprefetch_obj(r, c);
             rpush(r, c, 0, 0);
@@ -457,9 +476,12 @@ static void replay_run(replay *r)
                     uint64_t fa = a + 8 * (uint64_t)f;
                     if ((fa >> r->ly.lshift) != prev) {
                         prev = fa >> r->ly.lshift;
+                        r->walk = 1; /* the array's own lines, read in order */
                         racc(r, fa, GCS_ACCESS_READ, e.obj);
+                        r->walk = 0;
                     }
                     uint32_t c = ed[f];
+                    rnull_test(r, NULL_AT_ELEMENTS, c == GCS_SNAPSHOT_NULL);
                     if (c == GCS_SNAPSHOT_NULL)
                         continue;
                     r->array_elements++;
@@ -495,6 +517,7 @@ static void replay_run(replay *r)
             rdrain(r);
             return;
         }
+        r->walk = 0; /* out of the FIFO: prefetched ahead, not walked */
     examine: /* as in gc/mark.c, a popped object or a chain's next has its header read */
         if (!rexamine(r, obj, 1))
             continue;
@@ -508,12 +531,16 @@ static void replay_run(replay *r)
             r->chain_steps++;
             racc(r, r_addr(r, obj), GCS_ACCESS_READ, obj);
             uint32_t c = r_edges(r, obj)[0];
+            rnull_test(r, NULL_AT_CHAIN, c == GCS_SNAPSHOT_NULL);
             if (c != GCS_SNAPSHOT_NULL) {
                 obj = c;
+                r->walk = 1; /* followed directly: the chain is walked, not prefetched */
                 goto examine;
             }
+            r->walk = 0;
             continue;
         }
+        r->walk = 0;
         rpush_fields(r, obj, 0, end);
     }
 }
@@ -607,7 +634,10 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
             out->accesses[k] = out->sim.accesses[k];
             h->q1[k] = (double)out->sim.memory[k];
             h->q1_prefetched[k] = (double)out->sim.memory_prefetched[k];
+            h->q1_streamed[k] = (double)out->sim.memory_streamed[k];
+            h->q1_sequential[k] = (double)out->sim.memory_sequential[k];
         }
+        h->streams_counted = opts->stream_prefetch != 0;
 #if GCS_ASSERT_ON
         {
             /* the per-node misses are the last level's misses, split by node
@@ -625,6 +655,8 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
         h->chain_steps = r.chain_steps;
         h->array_elements = r.array_elements;
         h->array_leaves = r.array_leaves;
+        h->null_fields = r.null_fields;
+        h->null_switches = r.null_switches;
         out->marked = r.nmarked;
         _gcs_inspect_set_v(h, r.node_miss, nnodes);
     }

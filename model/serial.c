@@ -15,6 +15,15 @@
  *     calibrate's latency sweep (formats/profile_llc.c).  Off by default:
  *     on this machine it makes every cache-resident heap 30-46% too short
  *     beside the fitted overlap (docs/model.md has the measurement).
+ *   - the stream classes (2026-11-27): the replay's own streamer
+ *     (model/cachesim.c: 64 pages, directions) counts the streamed misses,
+ *     and of those the sequential ones, which cost gc_stream_line_ns (a
+ *     list's line, fitted by calibrate/stream.c) instead of min(S_O, M1).
+ *   - NULL tests that switch (2026-11-27): T1 gains their count times
+ *     gc_class_cost_ns.null_switch (calibrate/classcost.c).  Off unless
+ *     asked for (opts->null_switches): measured, it made cky worse.
+ * A profile without a term's key gets the price the model had before it,
+ * and the breakdown lists the key under "nominal".
  *
  * predict.c prices the misses through _gcs_serial_miss_latency; this file
  * also sets the defaults and gives the P = 1 breakdown predict prints. */
@@ -41,7 +50,8 @@ double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts
     return r > 0 ? r * fmin(opts->llc_hit_ns, m1) + (1 - r) * m1 : m1;
 }
 
-double _gcs_serial_t1(const gcs_profile *prof, const gcs_model_heap *heap, const gcs_model_opts *opts)
+/* T1 with the chain and array classes re-priced (below, _gcs_serial_t1). */
+static double classes_t1(const gcs_profile *prof, const gcs_model_heap *heap, const gcs_model_opts *opts)
 {
     if (!(opts->cost_chain_ns > 0) || !(opts->cost_array_element_ns > 0))
         return heap->t1_ns;
@@ -58,6 +68,17 @@ double _gcs_serial_t1(const gcs_profile *prof, const gcs_model_heap *heap, const
      * the heap's T1 was priced with other costs than this profile's (a
      * heap built by hand): then keep it as given. */
     return t1 > 0 ? t1 : heap->t1_ns;
+}
+
+double _gcs_serial_t1(const gcs_profile *prof, const gcs_model_heap *heap, const gcs_model_opts *opts)
+{
+    double t1 = classes_t1(prof, heap, opts);
+    /* gc_cost_ns prices no NULL field (its heaps have none); a NULL test
+     * costs little where its outcome repeats and a branch miss where it
+     * switches (model.h, null_switches) */
+    if (opts->cost_null_switch_ns > 0)
+        t1 += (double)heap->null_switches * opts->cost_null_switch_ns;
+    return t1;
 }
 
 const gcs_model_heap *_gcs_serial_priced_heap(const gcs_profile *prof, const gcs_model_heap *heap,
@@ -89,6 +110,19 @@ void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_
     opts->cost_chain_ns = 0;
     opts->cost_array_element_ns = 0;
     src->classes = "nominal";
+    /* the stream classes and the NULL switches (2026-11-27): the
+     * calibrated price where the profile has it, else the nominal one (a
+     * sequential line as any streamed line, NULL switches free), said in
+     * src; the NULL switches only when asked for (model.h) */
+    opts->cost_null_switch_ns = 0;
+    src->nulls = NULL; /* not a term unless asked for (model.h) */
+    if (opts->null_switches) {
+        opts->cost_null_switch_ns = prof->has_gc_null_switch ? prof->gc_cost_null_switch_ns : 0;
+        src->nulls = prof->has_gc_null_switch ? "gc_class_cost_ns.null_switch" : "nominal";
+    }
+    opts->stream_classes = 1;
+    opts->cost_sequential_ns = prof->has_gc_stream_line ? prof->gc_stream_line_ns : NAN;
+    src->sequential = prof->has_gc_stream_line ? "gc_stream_line_ns" : "nominal";
     opts->service_bandwidth = prof->bandwidth_gbs != NULL;
     src->service = opts->service_bandwidth ? "occupancy_ns+bandwidth_gbs" : "occupancy_ns";
     if (prof->has_gc_class_cost && prof->gc_cost_chain_ns > 0 && prof->gc_cost_array_element_ns > 0) {
@@ -105,6 +139,8 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
     src->overlap = keep_overlap ? "option" : "nominal";
     /* not part of the model until gcs_model_opts_v2_costs prices them */
     src->classes = NULL;
+    src->nulls = NULL;
+    src->sequential = NULL;
     src->service = "occupancy_ns";
     /* the closed MVA has one outstanding request per worker: no overlap */
     if (!keep_overlap && prof->has_gc_overlap && opts->mva == GCS_MODEL_MVA_OPEN) {
@@ -152,12 +188,19 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
             cpu = i;
             break;
         }
-    double r = _gcs_serial_residency(heap, opts), streamed = 0, memory = 0, llc = 0;
+    double r = _gcs_serial_residency(heap, opts), streamed = 0, sequential = 0, memory = 0, llc = 0;
+    int classes = opts->stream_classes && heap->streams_counted;
+    double n_streamed = 0, n_sequential = 0;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
-        double pf = fmin(heap->q1_prefetched[a], heap->q1[a]), own = heap->q1[a] - pf;
+        double pf = fmin(classes ? heap->q1_streamed[a] : heap->q1_prefetched[a], heap->q1[a]);
+        double seq = classes ? fmin(heap->q1_sequential[a], pf) : 0, own = heap->q1[a] - pf;
+        n_streamed += pf;
+        n_sequential += seq;
         for (int j = 0; j < heap->nnodes; j++) {
-            double m1 = gcs_profile_latency(prof, (gcs_access)a, cpu, j);
-            streamed += heap->v[j] * pf * fmin(prof->occupancy_ns[a][j], m1);
+            double m1 = gcs_profile_latency(prof, (gcs_access)a, cpu, j), so = fmin(prof->occupancy_ns[a][j], m1);
+            double seq_ns = isfinite(opts->cost_sequential_ns) ? opts->cost_sequential_ns : so;
+            streamed += heap->v[j] * ((pf - seq) * so + seq * seq_ns);
+            sequential += heap->v[j] * seq * seq_ns;
             memory += heap->v[j] * own * (1 - r) * m1 / opts->overlap;
             llc += heap->v[j] * own * r * (r > 0 ? fmin(opts->llc_hit_ns, m1) : 0) / opts->overlap;
         }
@@ -170,6 +213,10 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_array_append_new(nominal, json_string("llc_effective_bytes"));
     if (src->classes && strcmp(src->classes, "nominal") == 0)
         json_array_append_new(nominal, json_string("gc_class_cost_ns"));
+    if (src->nulls && strcmp(src->nulls, "nominal") == 0)
+        json_array_append_new(nominal, json_string("gc_class_cost_ns.null_switch"));
+    if (src->sequential && strcmp(src->sequential, "nominal") == 0)
+        json_array_append_new(nominal, json_string("gc_stream_line_ns"));
     json_t *out = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b, s:f, s:f, s:o, s:s, s:o}", "t1_ms",
                      ms(heap->t1_ns), "streamed_ms", ms(streamed), "memory_miss_ms", ms(memory), "llc_miss_ms",
                      ms(llc), "queueing_ms", ms(fmax(0, r1.time_ns - idle)), "time_ms", ms(r1.time_ns),
@@ -181,6 +228,26 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
                      gcs_llc_source_name(src->llc), "nominal", nominal);
     if (out)
         json_object_set_new(out, "service_source", json_string(src->service ? src->service : "occupancy_ns"));
+    if (out)
+        json_object_set_new(out, "sequential_ms", json_real(ms(sequential)));
+    /* model v2's stream classes and NULL fields (2026-11-27): the counts
+     * and prices behind streamed_ms and t1_ms */
+    if (out)
+        json_object_set_new(out, "streams",
+                            json_pack("{s:s, s:f, s:f, s:o, s:s}", "counted_by",
+                                      classes ? "streamer" : "prefetcher", "streamed", n_streamed, "sequential",
+                                      n_sequential, "sequential_ns",
+                                      isfinite(opts->cost_sequential_ns) ? json_real(opts->cost_sequential_ns)
+                                                                         : json_null(),
+                                      "source", src->sequential ? src->sequential : "off"));
+    if (out)
+        json_object_set_new(out, "nulls", json_pack("{s:I, s:I, s:f, s:f, s:s}", "null_fields",
+                                                     (json_int_t)heap->null_fields, "null_switches",
+                                                     (json_int_t)heap->null_switches, "switch_ns",
+                                                     opts->cost_null_switch_ns, "ms",
+                                                     ms((double)heap->null_switches * opts->cost_null_switch_ns),
+                                                     "source",
+                                                     src->nulls ? src->nulls : "off: predict --null-switches on"));
     if (out)
         json_object_set_new(out, "classes", json_pack("{s:s, s:I, s:I, s:I, s:f, s:f}", "source",
                                                       src->classes ? src->classes : "off", "chain_steps",

@@ -18,7 +18,8 @@ double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts
  * by the node's measured bandwidth with opts->service_bandwidth (model.h). */
 double _gcs_serial_service_ns(const gcs_profile *prof, const gcs_model_opts *opts, gcs_access a, int node);
 /* T1 re-priced by the marker's step classes (opts->cost_chain_ns and
- * cost_array_element_ns > 0, model.h; else heap->t1_ns unchanged). */
+ * cost_array_element_ns > 0, model.h), plus the NULL tests that switch
+ * (opts->cost_null_switch_ns); heap->t1_ns when neither applies. */
 double _gcs_serial_t1(const gcs_profile *prof, const gcs_model_heap *heap, const gcs_model_opts *opts);
 /* heap, or *priced = heap with T1 re-priced (and T-infinity kept within
  * it) when opts prices classes: the heap the model then works on. */

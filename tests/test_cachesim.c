@@ -398,6 +398,105 @@ static void test_stream_prefetch(void **state)
     gcs_cachesim_free(s);
 }
 
+/* A geometry whose private L1 and L2 miss on every access of a sweep, and
+ * a shared L3 of 4 MiB sampled 1 set in 2^shift (0: exact). */
+static gcs_cachesim *three_levels(int shift)
+{
+    gcs_cachesim_geom g;
+    memset(&g, 0, sizeof g);
+    g.nlevels = 3;
+    g.private_levels = 2;
+    g.sample_shift = shift;
+    g.stream_prefetch = 1;
+    g.level[0] = (gcs_cachesim_level_geom){1, 32768, 64, 8, 1};
+    g.level[1] = (gcs_cachesim_level_geom){2, 256u << 10, 64, 8, 1};
+    g.level[2] = (gcs_cachesim_level_geom){3, 4u << 20, 64, 16, 2};
+    gcs_err err;
+    gcs_cachesim *s = gcs_cachesim_new(&g, &err);
+    assert_non_null(s);
+    return s;
+}
+
+/* Model v2's streamer (cachesim.h): a walked sweep up or down is
+ * sequential but for the first two misses of each 4 KiB page; the same
+ * sweep not walked (prefetched ahead by the caller) is streamed, not
+ * sequential, and so is a stride of two lines; 48 sweeps interleaved line
+ * by line (more than the old 16 pages follow) are streamed as one, 100
+ * (more than its 64 lanes) are not; random lines almost never. */
+static void test_streamer_classes(void **state)
+{
+    (void)state;
+    gcs_cachesim *s = three_levels(0);
+    gcs_cachesim_result r;
+    for (int down = 0; down < 2; down++) {
+        gcs_cachesim_reset(s);
+        for (uint64_t i = 0; i < 131072; i++) /* 8 MiB */
+            gcs_cachesim_access_walk(s, (down ? 131071 - i : i) * 64, R, 1);
+        gcs_cachesim_result_get(s, &r);
+        assert_int_equal(r.memory[R], 131072);
+        assert_int_equal(r.memory_streamed[R], 131072 - 2 * 2048); /* 2048 pages */
+        assert_int_equal(r.memory_sequential[R], r.memory_streamed[R]);
+    }
+    gcs_cachesim_reset(s);
+    for (uint64_t i = 0; i < 131072; i++)
+        gcs_cachesim_access(s, i * 64, R);
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.memory_streamed[R], 131072 - 2 * 2048);
+    assert_int_equal(r.memory_sequential[R], 0);
+    gcs_cachesim_reset(s);
+    for (uint64_t i = 0; i < 131072; i += 2)
+        gcs_cachesim_access_walk(s, i * 64, R, 1);
+    gcs_cachesim_result_get(s, &r);
+    assert_int_equal(r.memory_streamed[R], 65536 - 2 * 2048);
+    assert_int_equal(r.memory_sequential[R], 0);
+    for (int lanes = 48; lanes <= 100; lanes += 52) {
+        gcs_cachesim_reset(s);
+        for (uint64_t i = 0; i < 2048; i++)
+            for (uint64_t k = 0; k < (uint64_t)lanes; k++)
+                gcs_cachesim_access_walk(s, (k << 24) + i * 64, R, 1); /* lane k: its own 16 MiB */
+        gcs_cachesim_result_get(s, &r);
+        uint64_t n = 2048 * (uint64_t)lanes;
+        assert_int_equal(r.memory[R], n);
+        if (lanes == 48) {
+            assert_int_equal(r.memory_sequential[R], n - 2 * (n / 64));
+            assert_true(r.memory_prefetched[R] < n / 100); /* the base model's 16 pages */
+        } else {
+            assert_true(r.memory_streamed[R] < n / 100);
+        }
+    }
+    gcs_cachesim_reset(s);
+    uint64_t x = 7;
+    for (int i = 0; i < 200000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        gcs_cachesim_access(s, ((x >> 20) % (256u << 20)) & ~63ull, R);
+    }
+    gcs_cachesim_result_get(s, &r);
+    assert_true(r.memory[R] > 150000);
+    assert_true(r.memory_streamed[R] < r.memory[R] / 100);
+    assert_true(r.memory_sequential[R] <= r.memory_streamed[R]);
+    gcs_cachesim_free(s);
+}
+
+/* The streamer's classes from a sampled last level are unbiased: a page's
+ * first two misses sit at lines 0 and 1 of it, which a sample of every
+ * eighth set takes (line 0) or leaves (line 1) as a whole; counted on the
+ * private levels' misses and scaled by the sample's miss rate, the sweep
+ * gives the exact figure. */
+static void test_streamer_sampled(void **state)
+{
+    (void)state;
+    gcs_cachesim *s = three_levels(3);
+    for (uint64_t i = 0; i < 524288; i++) /* 32 MiB, 8 times the L3 */
+        gcs_cachesim_access_walk(s, i * 64, R, 1);
+    gcs_cachesim_result r;
+    gcs_cachesim_result_get(s, &r);
+    assert_true(r.sampled_share < 0.2);
+    assert_int_equal(r.memory[R], 524288);
+    assert_int_equal(r.memory_streamed[R], 524288 - 2 * 8192);
+    assert_int_equal(r.memory_sequential[R], 524288 - 2 * 8192);
+    gcs_cachesim_free(s);
+}
+
 /* Lines are told apart below gcs_cachesim_addr_limit: 2^32 - 1 tags per set.
  * Just below it, two lines of one set are distinct; a line at the limit
  * shares the tag of line 0 (which is why callers must stay below it). */
@@ -482,6 +581,8 @@ int main(void)
         cmocka_unit_test(test_sampling_estimate),
         cmocka_unit_test(test_stream_prefetch),
         cmocka_unit_test(test_line_sampling),
+        cmocka_unit_test(test_streamer_classes),
+        cmocka_unit_test(test_streamer_sampled),
         cmocka_unit_test(test_bad_geometry),
         cmocka_unit_test(test_addr_limit),
     };

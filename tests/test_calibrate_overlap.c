@@ -14,6 +14,7 @@
 #include "gcscale/gc.h"
 #include "gcscale/calibrate.h"
 #include "gcscale/model.h"
+#include "../calibrate/calibrate_internal.h"
 
 /* The miss overlap fit on a heap far beyond a (pretended) 256 KiB cache: the
  * model at P = 1 with the fitted overlap gives back the measured mark time. */
@@ -58,6 +59,50 @@ static void test_overlap_fit_inverts_the_model(void **state)
     gcs_profile_free(p);
 }
 
+/* The sequential-line fit (calibrate/stream.c) on a list far beyond a
+ * (pretended) 256 KiB cache: model v2 at P = 1 with the fitted price gives
+ * back the measured mark; without the chain's cost it refuses. */
+static void test_stream_line_fit_inverts_the_model(void **state)
+{
+    (void)state;
+    gcs_profile *p = gcs_profile_new(1);
+    p->nodes[0].ncpus = 1;
+    p->nodes[0].cpus = calloc(1, sizeof(int));
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        p->latency_ns[a][0] = 100;
+        p->occupancy_ns[a][0] = 2;
+    }
+    gcs_profile_cache l1 = {.level = 1, .type = "data", .size_bytes = 32768, .line_bytes = 64, .ways = 8, .ncpus = 1};
+    gcs_profile_cache l2 = {.level = 2, .type = "unified", .size_bytes = 262144, .line_bytes = 64, .ways = 8, .ncpus = 1};
+    int cpu0 = 0;
+    l1.cpus = l2.cpus = &cpu0;
+    assert_int_equal(gcs_profile_add_cache(p, &l1), 0);
+    assert_int_equal(gcs_profile_add_cache(p, &l2), 0);
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = 1;
+    p->gc_cost_pointer_ns = 1;
+    gcs_err err;
+    json_t *details = NULL;
+    assert_int_equal(_gcs_calibrate_fit_stream_line(65536, 3, p, &details, &err), -1);
+    assert_non_null(strstr(err.msg, "gc_class_cost_ns"));
+    p->has_gc_class_cost = 1;
+    p->gc_cost_chain_ns = 0.5;
+    p->gc_cost_array_element_ns = 0.5;
+    assert_int_equal(_gcs_calibrate_fit_stream_line(65536, 3, p, &details, &err), 0);
+    assert_int_equal(p->has_gc_stream_line, 1);
+    assert_true(p->gc_stream_line_ns > 0);
+    double measured = json_real_value(json_object_get(details, "measured_mark_ns"));
+    double a = json_real_value(json_object_get(details, "a_ns"));
+    double b = json_real_value(json_object_get(details, "b_lines"));
+    /* the list's 2 MiB of nodes and its mark table: nearly all sequential */
+    assert_true(b > 0.9 * json_real_value(json_object_get(details, "q1")));
+    if (strcmp(json_string_value(json_object_get(details, "note")), "fitted") == 0)
+        assert_true(fabs(a + b * p->gc_stream_line_ns - measured) <= 1e-6 * measured);
+    assert_false(gcs_gc_is_initialized());
+    json_decref(details);
+    gcs_profile_free(p);
+}
+
 static void test_overlap_fit_refuses_when_a_collector_runs(void **state)
 {
     (void)state;
@@ -84,6 +129,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlap_fit_inverts_the_model),
         cmocka_unit_test(test_overlap_fit_refuses_when_a_collector_runs),
+        cmocka_unit_test(test_stream_line_fit_inverts_the_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

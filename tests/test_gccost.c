@@ -7,8 +7,13 @@
 #include <math.h>
 #include <string.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
+#include "gcscale/inspect.h"
+#include "gcscale/snapshot.h"
 #include "../calibrate/calibrate_internal.h"
 
 static void test_costs_are_fitted_and_positive(void **state)
@@ -51,6 +56,15 @@ static void test_costs_are_fitted_and_positive(void **state)
         assert_int_equal(json_array_size(json_object_get(json_object_get(classes, "chain"), "points")), 3);
         assert_true(json_real_value(json_object_get(json_object_get(classes, "array_element"), "ns")) ==
                     p->gc_cost_array_element_ns);
+        /* the NULL switch (2026-11-27): >= 0 with its three points, or the
+         * reason it is not there */
+        json_t *ns = json_object_get(classes, "null_switch");
+        if (p->has_gc_null_switch) {
+            assert_true(p->gc_cost_null_switch_ns >= 0);
+            assert_int_equal(json_array_size(json_object_get(ns, "points")), 3);
+        } else {
+            assert_non_null(json_string_value(json_object_get(ns, "not_measured")));
+        }
     } else {
         assert_non_null(json_string_value(json_object_get(classes, "not_measured")));
     }
@@ -74,6 +88,66 @@ static void test_class_slope(void **state)
     assert_true(rms > 0.01 && slope > 1.5 && slope < 1.7);
     double same[3] = {1000, 1000, 1000};
     assert_int_equal(_gcs_calibrate_class_slope(3, same, y, &slope, &fixed, &rms), -1);
+}
+
+/* The NULL-switch heap's switches, counted as classcost.c builds it, are
+ * the slow predictor's count of the same heap as the collector marks it
+ * (model/replay.c): the cost calibrate measures per switch is the one the
+ * model multiplies. */
+static void test_null_switch_heap_counts(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.heap_limit = 64u << 20;
+    o.threads = 1;
+    o.max_threads = 1;
+    o.alloc_budget = 0;
+    o.log_path = "";
+    assert_int_equal(gcs_gc_init(&o, &err), 0);
+    void *root = NULL;
+    assert_int_equal(gcs_gc_add_root(&root), 0);
+    enum { N = 5000 };
+    void **all = malloc(N * sizeof *all);
+    long edges, nulls, switches;
+    assert_int_equal(_gcs_calibrate_null_heap(N, &root, all, &edges, &nulls, &switches), 0);
+    /* half the extra fields NULL, about 1.5 switches per object */
+    assert_true(nulls > N * 8 / 10 && nulls < N * 12 / 10);
+    assert_true(switches > N * 13 / 10 && switches < N * 17 / 10);
+    char path[] = "/tmp/gcscale-test-nullheap-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(gcs_gc_collect_snapshot(path, &err), 0);
+    gcs_gc_remove_root(&root);
+    gcs_gc_shutdown();
+    free(all);
+    gcs_snapshot *g = gcs_snapshot_read(path, &err);
+    unlink(path);
+    assert_non_null(g);
+    gcs_profile *p = gcs_profile_new(1);
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = 1;
+    p->gc_cost_pointer_ns = 1;
+    p->ncaches = 1;
+    p->caches = calloc(1, sizeof *p->caches);
+    p->caches[0] = (gcs_profile_cache){.level = 1, .size_bytes = 32768, .line_bytes = 64, .ways = 8};
+    snprintf(p->caches[0].type, sizeof p->caches[0].type, "data");
+    p->caches[0].ncpus = 1;
+    p->caches[0].cpus = calloc(1, sizeof *p->caches[0].cpus);
+    gcs_inspect_opts io;
+    gcs_inspect_opts_init(&io);
+    io.predictor = GCS_INSPECT_SLOW;
+    gcs_inspect_result ir;
+    if (gcs_inspect_heap(g, p, &io, &ir, &err) < 0)
+        fail_msg("inspect: %s", err.msg);
+    assert_int_equal(ir.heap.objects, N);
+    assert_int_equal(ir.heap.edges, edges);
+    assert_int_equal(ir.heap.null_fields, nulls);
+    assert_int_equal(ir.heap.null_switches, switches);
+    gcs_profile_free(p);
+    gcs_snapshot_free(g);
 }
 
 static void test_refuses_when_a_collector_runs(void **state)
@@ -230,6 +304,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_costs_are_fitted_and_positive),
         cmocka_unit_test(test_class_slope),
+        cmocka_unit_test(test_null_switch_heap_counts),
         cmocka_unit_test(test_refuses_when_a_collector_runs),
         cmocka_unit_test(test_fit_recovers_exact_costs),
         cmocka_unit_test(test_fit_intervals_cover_the_truth),

@@ -289,7 +289,41 @@ static void test_optional_keys(void **state)
     json_t *cls = json_object_get(out, "gc_class_cost_ns");
     assert_true(json_real_value(json_object_get(cls, "chain")) == 0.75);
     assert_true(json_real_value(json_object_get(cls, "array_element")) == 1.25);
+    /* a profile before 2026-11-27: no null_switch, no gc_stream_line_ns */
+    assert_null(json_object_get(cls, "null_switch"));
+    assert_int_equal(p->has_gc_null_switch, 0);
+    assert_int_equal(p->has_gc_stream_line, 0);
+    assert_null(json_object_get(out, "gc_stream_line_ns"));
     json_decref(out);
+    gcs_profile_free(p);
+
+    /* gc_class_cost_ns.null_switch and gc_stream_line_ns (2026-11-27):
+     * optional, kept and saved; a negative switch cost, a sequential line
+     * that costs nothing, a string, are refused with the key named */
+    set_path(doc, "gc_class_cost_ns", parse("{\"chain\": 0.75, \"array_element\": 1.25, \"null_switch\": -2}"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_class_cost_ns.null_switch"));
+    set_path(doc, "gc_class_cost_ns", parse("{\"chain\": 0.75, \"array_element\": 1.25, \"null_switch\": 4.5}"));
+    set_path(doc, "gc_stream_line_ns", parse("0"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_stream_line_ns"));
+    set_path(doc, "gc_stream_line_ns", parse("\"fast\""));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_stream_line_ns"));
+    set_path(doc, "gc_stream_line_ns", parse("0.875"));
+    p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+    assert_true(p->has_gc_null_switch && p->gc_cost_null_switch_ns == 4.5);
+    assert_true(p->has_gc_stream_line && p->gc_stream_line_ns == 0.875);
+    out = gcs_profile_to_json(p);
+    assert_true(json_real_value(json_object_get(json_object_get(out, "gc_class_cost_ns"), "null_switch")) == 4.5);
+    assert_true(json_real_value(json_object_get(out, "gc_stream_line_ns")) == 0.875);
+    json_decref(out);
+    /* a null_switch needs the class costs it belongs to */
+    p->has_gc_class_cost = 0;
+    assert_int_equal(gcs_profile_validate(p, &err), -1);
+    assert_non_null(strstr(err.msg, "gc_class_cost_ns.null_switch"));
     gcs_profile_free(p);
     json_decref(doc);
 }

@@ -59,10 +59,13 @@ static gcs_model_heap hand_heap(double tinf)
     return h;
 }
 
+static int null_switches; /* what opts_v2 asks for: predict --null-switches */
+
 static void opts_v2(gcs_model_opts *o, const gcs_profile *p, gcs_model_sources *src)
 {
     gcs_model_opts_init(o);
     o->coord = 0;
+    o->null_switches = null_switches;
     gcs_model_opts_v2(o, p, 0, 0, src);
     gcs_model_opts_v2_costs(o, p, src);
 }
@@ -213,6 +216,103 @@ static void test_service_bounded_by_bandwidth(void **state)
     gcs_profile_free(p);
 }
 
+/* A NULL test that switches (model.h) costs the profile's
+ * gc_class_cost_ns.null_switch in T1 when asked for; without the key,
+ * nothing, and the breakdown lists it as nominal; not asked for (the
+ * default), it is no term at all, whatever the profile has. */
+static void test_null_switches_priced(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 1, 100);
+    f.h.null_fields = 500;
+    f.h.null_switches = 120;
+    f.p->has_gc_null_switch = 1;
+    f.p->gc_cost_null_switch_ns = 3;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_null(f.src.nulls);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, 5500, 1e-12);
+    json_t *j0 = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_false(lists(json_object_get(j0, "nominal"), "gc_class_cost_ns.null_switch"));
+    json_decref(j0);
+    null_switches = 1;
+    f.p->has_gc_null_switch = 0;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_string_equal(f.src.nulls, "nominal");
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, 5500, 1e-12);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_true(lists(json_object_get(j, "nominal"), "gc_class_cost_ns.null_switch"));
+    json_decref(j);
+    f.p->has_gc_null_switch = 1;
+    f.p->gc_cost_null_switch_ns = 3;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_string_equal(f.src.nulls, "gc_class_cost_ns.null_switch");
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, 5500 + 120 * 3, 1e-12);
+    j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_false(lists(json_object_get(j, "nominal"), "gc_class_cost_ns.null_switch"));
+    json_t *n = json_object_get(j, "nulls");
+    assert_int_equal(json_integer_value(json_object_get(n, "null_switches")), 120);
+    assert_close(json_real_value(json_object_get(n, "ms")), 360 / 1e6, 1e-12);
+    json_decref(j);
+    /* the base model prices none */
+    gcs_model_opts_init(&f.o);
+    f.o.coord = 0;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, 10900, 1e-12);
+    null_switches = 0;
+    gcs_profile_free(f.p);
+}
+
+/* Model v2's stream classes: of 1000 misses at M1 = 100 ns, S_O = 10 ns,
+ * the streamer's 600 cost S_O each but its 400 sequential ones the
+ * profile's gc_stream_line_ns (else S_O, nominal), and the other 400 the
+ * full latency; the base model prices q1_prefetched instead, and so does
+ * v2 for a heap whose streams were not counted. */
+static void test_stream_classes_priced(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 0, 100);
+    f.p->occupancy_ns[GCS_ACCESS_READ][0] = 10;
+    f.h.q1[GCS_ACCESS_READ] = 1000;
+    f.h.q1_prefetched[GCS_ACCESS_READ] = 100;
+    f.h.streams_counted = 1;
+    f.h.q1_streamed[GCS_ACCESS_READ] = 600;
+    f.h.q1_sequential[GCS_ACCESS_READ] = 400;
+    double t1 = 10900, rest = 400 * 100.0;
+    assert_string_equal(f.src.sequential, "nominal");
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 600 * 10 + rest, 1e-12);
+    f.p->has_gc_stream_line = 1;
+    f.p->gc_stream_line_ns = 0.5;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_string_equal(f.src.sequential, "gc_stream_line_ns");
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 200 * 10 + 400 * 0.5 + rest, 1e-12);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    assert_close(json_real_value(json_object_get(j, "streamed_ms")), (200 * 10 + 400 * 0.5) / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "sequential_ms")), 400 * 0.5 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "memory_miss_ms")), rest / 1e6, 1e-12);
+    json_decref(j);
+    f.h.streams_counted = 0;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 100 * 10 + 900 * 100.0, 1e-12);
+    f.h.streams_counted = 1;
+    gcs_model_opts_init(&f.o);
+    f.o.coord = 0;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 100 * 10 + 900 * 100.0, 1e-12);
+    /* counts that do not nest are refused */
+    f.h.q1_sequential[GCS_ACCESS_READ] = 700;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), -1);
+    assert_non_null(strstr(f.err.msg, "sequential"));
+    gcs_profile_free(f.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +321,8 @@ int main(void)
         cmocka_unit_test(test_fallback_without_key),
         cmocka_unit_test(test_breakdown_reports_classes),
         cmocka_unit_test(test_service_bounded_by_bandwidth),
+        cmocka_unit_test(test_null_switches_priced),
+        cmocka_unit_test(test_stream_classes_priced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,7 +71,16 @@ typedef struct gcs_cachesim_geom {
      * GCS_CACHESIM_STREAMS pages that missed, has missed at least twice, and
      * last missed within 16 lines of it (what an L2 streamer follows); if it
      * then misses the last level too, it still counts as a memory request
-     * (memory[]) and also in memory_prefetched[].  0: off. */
+     * (memory[]) and also in memory_prefetched[].  Beside it runs model v2's
+     * streamer (docs/model.md, "Serial work", 2026-11-27): the last
+     * GCS_CACHESIM_LANES pages that missed, the least recently used one
+     * replaced; a miss within 16 lines of its page's last miss, in the
+     * direction of the page's two misses before it, is streamed, and
+     * sequential when it is the very next (or previous) line and the access
+     * is one the caller walks itself in address order
+     * (gcs_cachesim_access_walk: a chain's next object, a large array's
+     * elements), not one it prefetched ahead.  Its memory requests are
+     * memory_streamed[] and memory_sequential[].  0: both off. */
     int stream_prefetch;
     /* Line sampling of the whole hierarchy (0: off, every line simulated):
      * only lines whose number is a multiple of 2^line_sample_shift are
@@ -92,6 +101,20 @@ typedef struct gcs_cachesim_geom {
 } gcs_cachesim_geom;
 
 #define GCS_CACHESIM_STREAMS 16
+/* Pages model v2's streamer follows at once: two per entry of the marker's
+ * prefetch FIFO (an object's header and its mark byte; GCS_GC_MARK_FIFO is
+ * 32), since the marker interleaves that many sequential runs (a tree laid
+ * out in preorder walks one run per FIFO entry). */
+#define GCS_CACHESIM_LANES 64
+
+/* Model v2's classes of a miss of the private levels (stream_prefetch). */
+typedef enum gcs_cachesim_stream_class {
+    GCS_CACHESIM_NOT_STREAMED = 0,
+    GCS_CACHESIM_SEQUENTIAL = 1,   /* a walked access (gcs_cachesim_access_walk) to the line next to
+                                      (or before) its page's last miss */
+    GCS_CACHESIM_STREAMED = 2,     /* streamed otherwise: a stride of 2..16 lines, or not walked */
+    GCS_CACHESIM_STREAM_CLASSES = 3,
+} gcs_cachesim_stream_class;
 
 /* The data/unified caches of the profile that contain `cpu` (-1: the first
  * CPU of the profile's first node, or 0), one per level, sorted by level.
@@ -140,6 +163,12 @@ typedef struct gcs_cachesim_stream {
     uint64_t misses;        /* misses seen in it */
 } gcs_cachesim_stream;
 
+typedef struct gcs_cachesim_lane {
+    uint64_t page;          /* 4 KiB page + 1 (0: unused) */
+    uint64_t last;          /* its last missing line */
+    int dir;                /* +1 / -1: the direction of its last two misses; 0: not known */
+} gcs_cachesim_lane;
+
 typedef struct gcs_cachesim {
     int nlevels;
     int private_levels;
@@ -167,6 +196,27 @@ typedef struct gcs_cachesim {
     uint64_t *mru2_order;
     int mru2_way;
     gcs_cachesim_geom geom;
+    /* (after the fields every access reads, which stay on few host lines) */
+    /* model v2's streamer (geom.stream_prefetch): its pages, their low 32
+     * bits searched at once, and which were used since the bits last filled
+     * up (the replacement's pseudo-LRU order) */
+    gcs_cachesim_lane lane[GCS_CACHESIM_LANES];
+    uint32_t lane_key[GCS_CACHESIM_LANES];
+    uint64_t lane_used;
+    int walk;               /* the current access is walked (gcs_cachesim_access_walk) */
+    /* how many lanes hold a page of each hash (cachesim.c): a page whose
+     * count is 0 is in none, and a random miss skips the search */
+    uint8_t lane_hashed[256];
+    /* Its classes, counted on every miss of the private levels (exact), on
+     * those whose set the last level simulates, and on those of them that
+     * went to memory: the last level's sample gives each class its miss
+     * rate, the private levels its size.  (Counting the classes on the
+     * sampled memory requests alone is biased: the first misses of a page,
+     * never streamed, sit at fixed lines of it, which a set sample takes or
+     * leaves as a whole.) */
+    uint64_t class_misses[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
+    uint64_t class_sampled[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
+    uint64_t class_memory[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
 } gcs_cachesim;
 
 /* Allocates the tag arrays (zeroed pages, touched lazily).  NULL with err
@@ -235,6 +285,17 @@ gcs_cachesim_access(gcs_cachesim *s, uint64_t addr, gcs_access cls)
  * levels' set counts did not allow it). */
 static inline int gcs_cachesim_line_sample(const gcs_cachesim *s) { return s->geom.line_sample_shift; }
 
+/* gcs_cachesim_access for an access the caller makes itself in address
+ * order (walk 1: a chain's next object, a large array's elements), which
+ * model v2's streamer may call sequential; walk 0 is gcs_cachesim_access. */
+static inline int gcs_cachesim_access_walk(gcs_cachesim *s, uint64_t addr, gcs_access cls, int walk)
+{
+    s->walk = walk;
+    int r = gcs_cachesim_access(s, addr, cls);
+    s->walk = 0;
+    return r;
+}
+
 /* A hint that addr will be simulated soon: prefetches the host lines of its
  * tag and time rows at every level past the first (the first level's rows
  * stay in the host's L1).  A caller that knows its stream ahead (the mark
@@ -276,6 +337,11 @@ typedef struct gcs_cachesim_result {
                                            below 1, every count here is the sample's, scaled */
     uint64_t memory_prefetched[GCS_ACCESS_COUNT]; /* of memory[], covered by a stream (0 when
                                            geom.stream_prefetch is off) */
+    /* Model v2's streamer (geom.stream_prefetch; else 0): of memory[], the
+     * requests it streams, and of those the sequential ones (each class's
+     * private-level misses times its last-level miss rate in the sample) */
+    uint64_t memory_streamed[GCS_ACCESS_COUNT];
+    uint64_t memory_sequential[GCS_ACCESS_COUNT];
     double live_lines_avg;              /* L (0 when there were no accesses) */
 } gcs_cachesim_result;
 

@@ -69,6 +69,16 @@ typedef struct gcs_model_heap {
      * occupy their memory node (S_O, and contention), but the worker does not
      * wait M1 for them: each costs S_O plus its queueing delay. */
     double q1_prefetched[GCS_ACCESS_COUNT];
+    /* Model v2's streamer (docs/model.md "Serial work", 2026-11-27;
+     * cachesim.h): of q1, the misses it streams, and of those the
+     * sequential ones (the next line of a page's run, on a line the marker
+     * walks itself: a chain's next object, a large array's own elements).
+     * streams_counted 0:
+     * not counted (the fast predictor, a heap built by hand); model v2 then
+     * prices q1_prefetched as the base model does. */
+    int streams_counted;
+    double q1_streamed[GCS_ACCESS_COUNT];
+    double q1_sequential[GCS_ACCESS_COUNT];
     double live_lines_avg;    /* L: time-average live cache lines (docs/model.md) */
     uint64_t roots;           /* root entries the mark starts from (0: unknown, taken as 1) */
     /* The marker's classes of step (model v2, docs/model.md "Serial work"),
@@ -78,6 +88,13 @@ typedef struct gcs_model_heap {
      * arrays examined in place, and of those the pointer-free children
      * marked without reading them. */
     uint64_t chain_steps, array_elements, array_leaves;
+    /* NULL pointer fields the mark reads, and its NULL tests whose outcome
+     * differs from the test before at the same place of the mark loop (an
+     * object's fields, a large array's elements, a chain's next): what a
+     * branch predictor that expects the last outcome misses (model v2,
+     * counted by the slow predictor's replay; 0 otherwise).  gc_cost_ns
+     * prices neither (calibrate fits it on heaps without NULL fields). */
+    uint64_t null_fields, null_switches;
     /* Lines more than one worker may touch (docs/model.md, "Extra work in
      * parallel"; model/sharing.c): for every cache line (object lines and
      * mark-table lines), the gaps between the serial mark positions of its
@@ -117,6 +134,23 @@ typedef struct gcs_model_opts {
      * marked unread, no .object): T1 is re-priced from the heap's class
      * counts (model/serial.c, _gcs_serial_t1). */
     double cost_chain_ns, cost_array_element_ns;
+    /* Beyond the paper, a NULL test the branch predictor misses (model v2;
+     * 0, the default: free, as gc_cost_ns prices it): T1 gains
+     * null_switches * cost_null_switch_ns.  gcs_model_opts_v2_costs sets it
+     * from the profile only with null_switches 1 (predict --null-switches
+     * on; 0, the default: measured on this VM, the calibrated price made
+     * cky's P = 1 worse, docs/model.md). */
+    double cost_null_switch_ns;
+    int null_switches;
+    /* Beyond the paper, model v2's stream classes (0, the default: off, the
+     * misses q1_prefetched counts cost min(S_O, M1) each): with 1 and a heap
+     * whose streams were counted, the misses of q1_streamed cost
+     * min(S_O, M1), and of those the sequential ones (q1_sequential)
+     * cost_sequential_ns when it is finite (a line of a walked sequential
+     * run, as calibrate measured it on a list beyond the LLC), else
+     * min(S_O, M1) as well. */
+    int stream_classes;
+    double cost_sequential_ns;
     /* Beyond the paper, the memory node's service time bounded by its
      * measured bandwidth (model v2; 0, the default: off): with 1, a request
      * occupies node j for min(S_O, k * line_bytes / bandwidth_gbs[j]), k = 1
@@ -152,6 +186,10 @@ typedef struct gcs_model_sources {
     const char *classes;   /* "gc_class_cost_ns", "nominal" (gc_cost_ns for every class), or NULL:
                               not priced (gcs_model_opts_v2_costs not called: the base model) */
     const char *service;   /* the nodes' service time: "occupancy_ns" or "occupancy_ns+bandwidth_gbs" */
+    const char *nulls;     /* a NULL switch's cost: "gc_class_cost_ns.null_switch", "nominal" (0), or NULL: not
+                              priced (opts.null_switches 0, or the base model) */
+    const char *sequential; /* a sequential line's cost: "gc_stream_line_ns", "nominal" (min(S_O, M1)), or
+                               NULL: the stream classes are off (the base model) */
 } gcs_model_sources;
 
 /* Per-worker coordination times with P workers, ns (docs/model.md,
@@ -213,11 +251,13 @@ GCS_API void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, in
                                gcs_model_sources *src);
 /* Model v2's calibrated prices beyond gcs_model_opts_v2: the per-class
  * marker costs, the profile's gc_class_cost_ns when it has them
- * (src->classes says which), else off (T1 as gc_cost_ns prices it); and the
+ * (src->classes says which), else off (T1 as gc_cost_ns prices it); the
  * memory nodes' service time bounded by the measured bandwidth
  * (opts->service_bandwidth, where the profile has bandwidth_gbs;
- * src->service says which).  Call after gcs_model_opts_v2, which resets
- * src. */
+ * src->service says which); the stream classes, their sequential misses at
+ * the profile's gc_stream_line_ns (src->sequential); and, with
+ * opts->null_switches, the NULL switches at gc_class_cost_ns.null_switch
+ * (src->nulls).  Call after gcs_model_opts_v2, which resets src. */
 GCS_API void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_model_sources *src);
 /* The paper's full model (predict --model paper): its span form, every
  * miss stalling for M1, no residency.  (The stream prefetcher is a property

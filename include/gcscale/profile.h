@@ -95,6 +95,21 @@ typedef struct gcs_profile {
      * gc_cost_ns.object + .pointer. */
     int has_gc_class_cost;
     double gc_cost_chain_ns, gc_cost_array_element_ns;
+    /* The cost of a NULL test the branch predictor misses (2026-11-27;
+     * optional member "null_switch" of "gc_class_cost_ns", >= 0): a pointer
+     * field whose NULL-or-not differs from the field tested before it at
+     * the same place of the mark loop, measured on cache-resident heaps whose
+     * extra fields are NULL at random, beyond what gc_cost_ns prices (its
+     * heaps have no NULL field).  Absent: such switches are free. */
+    int has_gc_null_switch;
+    double gc_cost_null_switch_ns;
+    /* What one line of a sequential run costs the marker beyond its objects'
+     * costs (2026-11-27; optional key "gc_stream_line_ns", > 0): fitted by
+     * calibrate on a linked list allocated in order, several times the LLC,
+     * with model v2's streamer (calibrate/stream.c).  Absent: model v2
+     * prices such a line as any streamed one, min(S_O, M1). */
+    int has_gc_stream_line;
+    double gc_stream_line_ns;
     /* The effective last-level cache, derived by calibrate from its latency
      * sweep (optional keys "llc_effective_bytes" and "llc_hit_ns"; both or
      * neither): the working set at which the sweep's latency is halfway

@@ -133,7 +133,9 @@ ok = (len(d["nodes"]) == 4
       and len(d["calibration"]["occupancy"]) == 8
       and all("open" in o and "closed" in o for o in d["calibration"]["occupancy"])
       and "gc_miss_overlap" not in d
-      and d["calibration"]["gc_overlap"]["note"].startswith("not fitted"))
+      and d["calibration"]["gc_overlap"]["note"].startswith("not fitted")
+      and "gc_stream_line_ns" not in d
+      and d["calibration"]["stream_line"]["note"].startswith("not fitted"))
 print("matrices ok" if ok else "matrices wrong")
 PY
 expect_grep "4x4 matrices, warnings and fits" "matrices ok" "$TMP/check"
@@ -219,6 +221,16 @@ expect_ok "... fits gc_miss_overlap and keeps the memory measurements" \
     jq -e -s '.[1].gc_miss_overlap >= 1 and .[1].calibration.gc_overlap.objects == 1048576
               and .[1].latency_ns == .[0].latency_ns and .[1].caches == .[0].caches
               and .[1].calibration.gc_only.mode == "quick"' "$TMP/small-before.json" "$TMP/small.json"
+# 2026-11-27: the sequential line's price, fitted on a list of 2 x the
+# (pretended) 256 KiB L2, at least 2^20 nodes, and the NULL switch's cost
+# (or why it is not there)
+expect_ok "... fits gc_stream_line_ns on a list beyond the LLC" \
+    jq -e '.gc_stream_line_ns > 0 and .calibration.stream_line.objects == 1048576
+           and .calibration.stream_line.b_lines > 0 and .calibration.stream_line.ns == .gc_stream_line_ns' \
+    "$TMP/small.json"
+expect_ok "... measures gc_class_cost_ns.null_switch, or says why not" \
+    jq -e '(.gc_class_cost_ns.null_switch >= 0 and (.calibration.gc_costs.classes.null_switch.points | length) == 3)
+           or (.calibration.gc_costs.classes.null_switch.not_measured | type) == "string"' "$TMP/small.json"
 
 # --gc-only onto another machine's profile wrote this machine's marker costs
 # into it without a word: refused (one line, exit 2, the file untouched)

@@ -174,5 +174,24 @@ expect_grep "... says the term is off" "shared-line term off: the profile has no
 jq '.gc_line_transfer_ns = 300' "$DEV" > "$TMP/dev-transfer.json"
 expect_ok "--shared-lines on prices the transfers" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-transfer.json' '$SNAP' --threads 1,2 --json --model v2 --shared-lines on | jq -e '.rows[0].lost_shared_lines == 0 and .rows[1].extra_work >= .rows[1].lost_extra_misses'"
+# 2026-11-27: v2's stream classes and NULL switches, with their counts and
+# sources; the NULL switches only with --null-switches on (v2 only)
+expect_ok "v2's breakdown: streams and NULL tests, nominal without the keys" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --model v2 |
+        jq -e '.serial.streams.counted_by == \"streamer\" and .serial.streams.source == \"nominal\"
+               and .serial.streams.sequential <= .serial.streams.streamed and .serial.sequential_ms >= 0
+               and (.serial.nulls.source | startswith(\"off\")) and .serial.nulls.null_fields > 0
+               and (.serial.nominal | index(\"gc_stream_line_ns\")) != null
+               and (.serial.nominal | index(\"gc_class_cost_ns.null_switch\")) == null
+               and .inputs.null_switches <= .inputs.null_fields and .inputs.q1_sequential.read >= 0'"
+expect_exit 2 "--null-switches without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --null-switches on
+jq '.gc_stream_line_ns = 0.5 | .gc_class_cost_ns = {"chain": 1, "array_element": 1, "null_switch": 1000}' \
+    "$TMP/dev-overlap.json" > "$TMP/dev-v2keys.json"
+expect_ok "--null-switches on prices them from the profile, gc_stream_line_ns the sequential lines" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-v2keys.json' '$SNAP' --threads 1 --json --model v2 --null-switches on |
+        jq -e '.serial.nulls.source == \"gc_class_cost_ns.null_switch\"
+               and (.serial.nulls.ms - .serial.nulls.null_switches * 1000 / 1e6 | fabs) < 1e-9
+               and .serial.streams.source == \"gc_stream_line_ns\" and .serial.streams.sequential_ns == 0.5
+               and (.serial.nominal | length) == 0'"
 expect_exit 2 "--model of another name" "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v3
 expect_grep "... names the three" "none of base, v2 and paper" "$TMP/err"
