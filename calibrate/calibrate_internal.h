@@ -8,6 +8,13 @@
 #include "gcscale/snapshot.h"
 #include "gcscale/topology.h"
 
+/* The largest cache's size in bytes (0 without caches), of a profile or of
+ * the topology whose caches the profile will get: the steps that size their
+ * heaps beyond the caches (overlap.c, stream.c) ask it.  Defined in
+ * overlap.c. */
+uint64_t _gcs_calibrate_llc_bytes(const gcs_profile *p);
+uint64_t _gcs_calibrate_llc_bytes_topo(const gcs_topo *t);
+
 /* The miss-overlap fit as the calibration's last step (overlap.c): sizes the
  * random heap from p's caches (not fitted, with a note, when p has none or
  * size_bytes, a chase size the user chose, is below that heap), fits

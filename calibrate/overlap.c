@@ -221,7 +221,7 @@ static double objects_work(uint64_t objects, int quick)
            (quick ? OVERLAP_S_PER_MOBJ_QUICK : OVERLAP_S_PER_MOBJ_FULL);
 }
 
-static uint64_t profile_llc(const gcs_profile *p)
+uint64_t _gcs_calibrate_llc_bytes(const gcs_profile *p)
 {
     uint64_t llc = 0;
     for (int i = 0; i < p->ncaches; i++)
@@ -230,10 +230,19 @@ static uint64_t profile_llc(const gcs_profile *p)
     return llc;
 }
 
+uint64_t _gcs_calibrate_llc_bytes_topo(const gcs_topo *t)
+{
+    uint64_t llc = 0;
+    for (int i = 0; i < gcs_topo_ncaches(t); i++)
+        if (gcs_topo_cache_at(t, i)->size_bytes > llc)
+            llc = gcs_topo_cache_at(t, i)->size_bytes;
+    return llc;
+}
+
 double _gcs_calibrate_overlap_work(const gcs_profile *p, int quick, uint64_t size_bytes)
 {
     const char *note;
-    uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, size_bytes, &note);
+    uint64_t objects = overlap_objects(_gcs_calibrate_llc_bytes(p), p->ncaches, quick, size_bytes, &note);
     return objects ? objects_work(objects, quick) : 0;
 }
 
@@ -241,20 +250,15 @@ double _gcs_calibrate_overlap_work(const gcs_profile *p, int quick, uint64_t siz
  * the same size, before there is a profile to ask. */
 double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes)
 {
-    uint64_t llc = 0;
-    int ncaches = gcs_topo_ncaches(t);
-    for (int i = 0; i < ncaches; i++)
-        if (gcs_topo_cache_at(t, i)->size_bytes > llc)
-            llc = gcs_topo_cache_at(t, i)->size_bytes;
     const char *note;
-    uint64_t objects = overlap_objects(llc, ncaches, quick, size_bytes, &note);
+    uint64_t objects = overlap_objects(_gcs_calibrate_llc_bytes_topo(t), gcs_topo_ncaches(t), quick, size_bytes, &note);
     return objects ? objects_work(objects, quick) : 0;
 }
 
 void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes, gcs_progress *pr)
 {
     const char *note;
-    uint64_t objects = overlap_objects(profile_llc(p), p->ncaches, quick, size_bytes, &note);
+    uint64_t objects = overlap_objects(_gcs_calibrate_llc_bytes(p), p->ncaches, quick, size_bytes, &note);
     json_t *details = NULL;
     gcs_err err = {{0}};
     if (!objects) {

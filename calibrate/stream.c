@@ -175,40 +175,26 @@ static double objects_work(uint64_t objects, int quick)
     return (double)objects / (double)(1u << 20) * (quick ? STREAM_S_PER_MOBJ_QUICK : STREAM_S_PER_MOBJ_FULL);
 }
 
-static uint64_t profile_llc(const gcs_profile *p)
-{
-    uint64_t llc = 0;
-    for (int i = 0; i < p->ncaches; i++)
-        if (p->caches[i].size_bytes > llc)
-            llc = p->caches[i].size_bytes;
-    return llc;
-}
-
 double _gcs_calibrate_stream_work(const gcs_profile *p, int quick, uint64_t size_bytes)
 {
     const char *note;
     /* before the gc costs are measured the chain cost is not known yet:
      * counted as if it will be */
-    uint64_t objects = stream_objects(profile_llc(p), p->ncaches, quick, size_bytes, 1, &note);
+    uint64_t objects = stream_objects(_gcs_calibrate_llc_bytes(p), p->ncaches, quick, size_bytes, 1, &note);
     return objects ? objects_work(objects, quick) : 0;
 }
 
 double _gcs_calibrate_stream_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes)
 {
-    uint64_t llc = 0;
-    int ncaches = gcs_topo_ncaches(t);
-    for (int i = 0; i < ncaches; i++)
-        if (gcs_topo_cache_at(t, i)->size_bytes > llc)
-            llc = gcs_topo_cache_at(t, i)->size_bytes;
     const char *note;
-    uint64_t objects = stream_objects(llc, ncaches, quick, size_bytes, 1, &note);
+    uint64_t objects = stream_objects(_gcs_calibrate_llc_bytes_topo(t), gcs_topo_ncaches(t), quick, size_bytes, 1, &note);
     return objects ? objects_work(objects, quick) : 0;
 }
 
 void _gcs_calibrate_stream_step(gcs_profile *p, int quick, uint64_t size_bytes, gcs_progress *pr)
 {
     const char *note;
-    uint64_t objects = stream_objects(profile_llc(p), p->ncaches, quick, size_bytes, p->has_gc_class_cost, &note);
+    uint64_t objects = stream_objects(_gcs_calibrate_llc_bytes(p), p->ncaches, quick, size_bytes, p->has_gc_class_cost, &note);
     json_t *details = NULL;
     gcs_err err = {{0}};
     /* a profile updated by --gc-only keeps no price from another collector */

@@ -145,6 +145,33 @@ uint64_t _gcs_snap_file_bytes(const snap_counts *c)
     return total;
 }
 
+int _gcs_snap_check_counts(const snap_counts *c, const char *name, gcs_err *err)
+{
+    uint64_t need = _gcs_snap_file_bytes(c);
+    if (need == 0 || need != c->file_bytes) {
+        char needs[48];
+        if (need)
+            snprintf(needs, sizeof needs, "%llu bytes", (unsigned long long)need);
+        else
+            snprintf(needs, sizeof needs, "more than 2^64 bytes or 2^32 ids");
+        gcs_err_set(err, "%s: counts do not fit the file size: %llu objects, %llu pointer fields, %llu roots, "
+                    "%llu node runs and %llu types (%llu name bytes) need %s, the header says the file has %llu",
+                    name, (unsigned long long)c->n, (unsigned long long)c->m, (unsigned long long)c->r,
+                    (unsigned long long)c->runs, (unsigned long long)c->t, (unsigned long long)c->tb, needs,
+                    (unsigned long long)c->file_bytes);
+        return -1;
+    }
+    /* Each type name holds at least its NUL, so t <= tb; without this a
+     * header could ask for 2^32 name pointers in a file of a few bytes
+     * (found by make fuzz). */
+    if (c->t > c->tb) {
+        gcs_err_set(err, "%s: %llu types cannot have their names in %llu bytes", name, (unsigned long long)c->t,
+                    (unsigned long long)c->tb);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the graph in memory ------------------------------------------------------ */
 
 void gcs_snapshot_params_default(gcs_snapshot_params *p)
@@ -1002,28 +1029,8 @@ static int read_header(snap_src *s, snap_counts *c, gcs_err *err)
     c->file_bytes = snap_ld64(h + 56);
     c->t = version == 1 ? 0 : snap_ld64(h + 64);
     c->tb = version == 1 ? 0 : snap_ld64(h + 72);
-    uint64_t need = _gcs_snap_file_bytes(c);
-    if (need == 0 || need != c->file_bytes) {
-        char needs[48];
-        if (need)
-            snprintf(needs, sizeof needs, "%llu bytes", (unsigned long long)need);
-        else
-            snprintf(needs, sizeof needs, "more than 2^64 bytes or 2^32 ids");
-        gcs_err_set(err, "%s: counts do not fit the file size: %llu objects, %llu pointer fields, %llu roots, "
-                    "%llu node runs and %llu types (%llu name bytes) need %s, the header says the file has %llu",
-                    name, (unsigned long long)c->n, (unsigned long long)c->m, (unsigned long long)c->r,
-                    (unsigned long long)c->runs, (unsigned long long)c->t, (unsigned long long)c->tb, needs,
-                    (unsigned long long)c->file_bytes);
+    if (_gcs_snap_check_counts(c, name, err) < 0)
         return -1;
-    }
-    /* Each type name holds at least its NUL, so t <= tb; without this a
-     * header could ask for 2^32 name pointers in a file of a few bytes
-     * (found by make fuzz). */
-    if (c->t > c->tb) {
-        gcs_err_set(err, "%s: %llu types cannot have their names in %llu bytes", name, (unsigned long long)c->t,
-                    (unsigned long long)c->tb);
-        return -1;
-    }
     uint64_t payload[SNAP_NSECTIONS_V2];
     int ok;
     snap_section_sizes(c, payload, &ok);

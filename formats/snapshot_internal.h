@@ -56,6 +56,10 @@ typedef struct snap_counts {
 /* The file size those counts give in their version; 0 when they do not fit
  * (more than 2^32 - 2 objects, or a size past 2^64). */
 uint64_t _gcs_snap_file_bytes(const snap_counts *c);
+/* The header's counts against the file size it states (and t <= tb); -1
+ * with err naming the file (`name`) when they do not fit.  Both readers
+ * check this before they allocate or map anything. */
+int _gcs_snap_check_counts(const snap_counts *c, const char *name, gcs_err *err);
 /* Version 3's section tags and names, in file order (SNAP3_*). */
 extern const char _gcs_snap3_tags[SNAP_NSECTIONS_V3][5];
 extern const char *const _gcs_snap3_names[SNAP_NSECTIONS_V3];

@@ -163,25 +163,8 @@ int _gcs_snap3_header(const uint8_t *h, uint64_t len, const char *name, snap_cou
     c->file_bytes = snap_ld64(h + 56);
     c->t = snap_ld64(h + 64);
     c->tb = snap_ld64(h + 72);
-    uint64_t need = _gcs_snap_file_bytes(c);
-    if (need == 0 || need != c->file_bytes) {
-        char needs[48];
-        if (need)
-            snprintf(needs, sizeof needs, "%llu bytes", (unsigned long long)need);
-        else
-            snprintf(needs, sizeof needs, "more than 2^64 bytes or 2^32 ids");
-        gcs_err_set(err, "%s: counts do not fit the file size: %llu objects, %llu pointer fields, %llu roots, "
-                    "%llu node runs and %llu types (%llu name bytes) need %s, the header says the file has %llu",
-                    name, (unsigned long long)c->n, (unsigned long long)c->m, (unsigned long long)c->r,
-                    (unsigned long long)c->runs, (unsigned long long)c->t, (unsigned long long)c->tb, needs,
-                    (unsigned long long)c->file_bytes);
+    if (_gcs_snap_check_counts(c, name, err) < 0)
         return -1;
-    }
-    if (c->t > c->tb) {
-        gcs_err_set(err, "%s: %llu types cannot have their names in %llu bytes", name, (unsigned long long)c->t,
-                    (unsigned long long)c->tb);
-        return -1;
-    }
     if (len < c->file_bytes) {
         uint64_t off[SNAP_NSECTIONS_V3 + 1];
         section_offsets(c, off);
