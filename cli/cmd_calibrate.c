@@ -204,16 +204,24 @@ static void print_warnings(gcs_profile *p)
     json_decref(all);
 }
 
-/* --gc-only: a marker cost the run marked unreliable, one line each. */
-static void print_unreliable_costs(const gcs_profile *p)
+/* --gc-only: a marker cost the run marked unreliable, one line each; and
+ * the cost fit's own warning where no such line carried it (the costs were
+ * unreliable for another reason already). */
+static void print_unreliable_costs(gcs_profile *p)
 {
     const char *name, *reason;
+    const char *fit_warning =
+        json_string_value(json_object_get(json_object_get(gcs_profile_calibration(p), "gc_costs"), "warning"));
+    int said = 0;
     for (int i = 0; gcs_profile_unreliable_at(p, i, &name, &reason) == 0; i++)
         if (strncmp(name, "gc_cost_ns.", 11) == 0) {
             char line[1024];
             snprintf(line, sizeof line, "%s is unreliable (%s)", name, reason);
             warn_with_advice(line);
+            said |= fit_warning && strstr(line, fit_warning) != NULL;
         }
+    if (fit_warning && !said)
+        warn_with_advice(fit_warning);
 }
 
 /* --gc-only puts this machine's marker costs into the profile FILE: one of
