@@ -101,9 +101,6 @@ void _gcs_heapdump_set_threads(int n);
  * be started is left out: fn must take its work from a shared counter, so
  * that the ones that run do it all.  The number of workers that ran. */
 int _gcs_par_run(int n, void (*fn)(void *arg, int t), void *arg);
-/* Asks for transparent huge pages for [p, p + len) (a hint: nothing when
- * they are off, or for less than 2 MiB), before it is first written. */
-void _gcs_hugepages(void *p, size_t len);
 
 /* ---- the HPROF id map (hprof_ids.c) ----------------------------------------------------- */
 

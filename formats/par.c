@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -71,20 +70,4 @@ int _gcs_par_run(int n, void (*fn)(void *arg, int t), void *arg)
     for (int k = 0; k < started; k++)
         pthread_join(tid[k], NULL);
     return started + 1;
-}
-
-/* An import writes a few arrays of 4-8 bytes per object at random places
- * (the snapshot's, indexed by an object's rank, in a dump not in address
- * order) and reads its id map at random: with 4 KiB pages nearly every
- * access is also a TLB miss, whose page walk costs more than the miss
- * itself in a virtual machine (nested paging).  Where transparent huge
- * pages are "madvise" (Debian's default) they are asked for here; where
- * they are off, or the range is not yet faulted in as a whole, nothing
- * changes but speed. */
-void _gcs_hugepages(void *p, size_t len)
-{
-    const uintptr_t page = 4096;
-    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + len) & ~(page - 1);
-    if (len >= (2u << 20) && hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }

@@ -44,23 +44,6 @@
 #define KONST_PIECE (2u << 20)
 #define KONST_MIN (8u << 20)
 
-/* Fresh memory for an array the file does not hold: 2 MiB aligned on
- * transparent huge pages where offered, so that filling it costs one fault
- * per 2 MiB instead of one per 4 KiB. */
-static void *fresh_alloc(size_t bytes)
-{
-    size_t align = 2u << 20;
-    if (bytes < align)
-        return malloc(bytes ? bytes : 1);
-    size_t size = (bytes + align - 1) & ~(align - 1);
-    void *p = aligned_alloc(align, size);
-#ifdef MADV_HUGEPAGE
-    if (p)
-        madvise(p, size, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 /* An array of `bytes` bytes that reads as the 32-bit pattern repeated (node[]
  * of a heap on one node, type[] of a heap without types), into store slot.
  * A large one is one 2 MiB piece of a memory file mapped over and over,
@@ -102,7 +85,7 @@ static void *const_array(size_t bytes, uint32_t pattern, snap_store *st, int slo
             close(fd);
     }
     size_t words = (bytes + 3) / 4;
-    uint32_t *a = fresh_alloc(words * 4);
+    uint32_t *a = _gcs_huge_alloc(words * 4);
     if (!a)
         return NULL;
     for (size_t i = 0; i < words; i++)
@@ -336,7 +319,7 @@ static int node_runs(const sec3 *s, const snap_counts *c, gcs_snapshot *g, snap_
             goto oom;
         return 0;
     }
-    st->fresh[0] = g->node = fresh_alloc((size_t)c->n * 2);
+    st->fresh[0] = g->node = _gcs_huge_alloc((size_t)c->n * 2);
     if (!g->node)
         goto oom;
     /* each run in turn: a few per 64 KiB page of heap at most */

@@ -367,19 +367,27 @@ static inline uint64_t line_of(const gcs_cachesim_lv *l, uint64_t set, uint32_t 
  * l->ways are always 0 and a tag never is, so the whole row can be compared
  * at once: with SSE2, 16 tags (one host line) in four compares and one
  * branch instead of a loop with a branch per way. */
+#ifdef __SSE2__
+/* Which of the 16 words at p (16-byte aligned: a tag row, the stream or
+ * lane keys) equal key: bit i for p[i].  The -1/0 lanes of the four
+ * compares pack (saturating) to one byte per word, in order. */
+static inline unsigned match16(const uint32_t *p, __m128i key)
+{
+    const __m128i *v = (const __m128i *)p;
+    __m128i e0 = _mm_cmpeq_epi32(_mm_load_si128(v), key);
+    __m128i e1 = _mm_cmpeq_epi32(_mm_load_si128(v + 1), key);
+    __m128i e2 = _mm_cmpeq_epi32(_mm_load_si128(v + 2), key);
+    __m128i e3 = _mm_cmpeq_epi32(_mm_load_si128(v + 3), key);
+    return (unsigned)_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(e0, e1), _mm_packs_epi32(e2, e3)));
+}
+#endif
+
 static inline int find_way(const uint32_t *tg, int stride, uint32_t tag)
 {
 #ifdef __SSE2__
     __m128i key = _mm_set1_epi32((int)tag);
     for (int j = 0; j < stride; j += 16) {
-        const __m128i *v = (const __m128i *)(tg + j);
-        __m128i e0 = _mm_cmpeq_epi32(_mm_load_si128(v), key);
-        __m128i e1 = _mm_cmpeq_epi32(_mm_load_si128(v + 1), key);
-        __m128i e2 = _mm_cmpeq_epi32(_mm_load_si128(v + 2), key);
-        __m128i e3 = _mm_cmpeq_epi32(_mm_load_si128(v + 3), key);
-        /* -1/0 lanes pack (saturating) to one byte per way, in order */
-        __m128i b = _mm_packs_epi16(_mm_packs_epi32(e0, e1), _mm_packs_epi32(e2, e3));
-        unsigned m = (unsigned)_mm_movemask_epi8(b);
+        unsigned m = match16(tg + j, key);
         if (m)
             return j + __builtin_ctz(m);
     }
@@ -480,16 +488,7 @@ static int stream_covers(gcs_cachesim *s, uint64_t line, int line_shift)
      * (a loop over the 16 entries was a fifth of a random miss's time) */
     unsigned cand = 0;
 #if defined(__SSE2__) && GCS_CACHESIM_STREAMS == 16
-    {
-        __m128i key = _mm_set1_epi32((int)(uint32_t)page);
-        const __m128i *v = (const __m128i *)s->stream_key;
-        __m128i e0 = _mm_cmpeq_epi32(_mm_loadu_si128(v), key);
-        __m128i e1 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 1), key);
-        __m128i e2 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 2), key);
-        __m128i e3 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 3), key);
-        cand = (unsigned)_mm_movemask_epi8(
-            _mm_packs_epi16(_mm_packs_epi32(e0, e1), _mm_packs_epi32(e2, e3)));
-    }
+    cand = match16(s->stream_key, _mm_set1_epi32((int)(uint32_t)page));
 #else
     for (int i = 0; i < GCS_CACHESIM_STREAMS; i++)
         cand |= (unsigned)(s->stream_key[i] == (uint32_t)page) << i;
@@ -528,16 +527,8 @@ static inline uint64_t lane_match(const uint32_t *keys, uint32_t key)
     uint64_t m = 0;
 #ifdef __SSE2__
     __m128i k = _mm_set1_epi32((int)key);
-    for (int j = 0; j < GCS_CACHESIM_LANES; j += 16) {
-        const __m128i *v = (const __m128i *)(keys + j);
-        __m128i e0 = _mm_cmpeq_epi32(_mm_loadu_si128(v), k);
-        __m128i e1 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 1), k);
-        __m128i e2 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 2), k);
-        __m128i e3 = _mm_cmpeq_epi32(_mm_loadu_si128(v + 3), k);
-        uint64_t b = (unsigned)_mm_movemask_epi8(
-            _mm_packs_epi16(_mm_packs_epi32(e0, e1), _mm_packs_epi32(e2, e3)));
-        m |= b << j;
-    }
+    for (int j = 0; j < GCS_CACHESIM_LANES; j += 16)
+        m |= (uint64_t)match16(keys + j, k) << j;
 #else
     for (int i = 0; i < GCS_CACHESIM_LANES; i++)
         m |= (uint64_t)(keys[i] == key) << i;

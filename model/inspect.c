@@ -18,7 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "inspect_internal.h"
 
@@ -316,24 +315,6 @@ void _gcs_inspect_set_v(gcs_model_heap *h, const double *w, int nnodes)
 
 /* ---- memory -------------------------------------------------------------------- */
 
-/* Large arrays (the span's distances, the replay's records and mark bytes)
- * are read at random: 2 MiB aligned and, where the kernel offers it, on
- * transparent huge pages, so that those reads miss the TLB less and a fresh
- * array costs one page fault per 2 MiB instead of one per 4 KiB. */
-void *_gcs_inspect_big_alloc(size_t bytes)
-{
-    size_t align = 2u << 20;
-    if (bytes < align) /* a small heap: not worth a huge page */
-        return malloc(bytes ? bytes : 1);
-    size_t size = (bytes + align - 1) & ~(align - 1);
-    void *p = aligned_alloc(align, size);
-#ifdef MADV_HUGEPAGE
-    if (p)
-        madvise(p, size, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 /* ---- fast: L estimate ----------------------------------------------------------------- */
 
 static double private_lines(const gcs_cachesim_geom *geom)
@@ -454,7 +435,7 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
     }
     robj *rec = NULL;
     if (opts->predictor == GCS_INSPECT_SLOW && _gcs_inspect_records_pay(g)) {
-        rec = _gcs_inspect_big_alloc((n ? n : 1) * sizeof *rec);
+        rec = _gcs_huge_alloc((n ? n : 1) * sizeof *rec);
         if (!rec) {
             free(c.node_lines);
             gcs_err_set(err, "inspect: out of memory for the mark replay");

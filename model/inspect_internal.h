@@ -80,11 +80,6 @@ typedef struct robj {
 
 /* ---- inspect.c ------------------------------------------------------------ */
 
-/* Memory for an array read at random (the span's start times, the replay's
- * records and mark bytes): 2 MiB aligned, on transparent huge pages where
- * the kernel offers them.  Untouched, like malloc's; free() releases it. */
-void *_gcs_inspect_big_alloc(size_t bytes);
-
 /* V_j from per-node weights w[0..nnodes] (w[nnodes]: the unknown node). */
 void _gcs_inspect_set_v(gcs_model_heap *h, const double *w, int nnodes);
 

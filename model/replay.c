@@ -581,7 +581,7 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
         gcs_cachesim_free(r.sim);
         r.sim = NULL; /* fails below like a simulator that could not be made */
     }
-    r.marked = _gcs_inspect_big_alloc(n ? n : 1);
+    r.marked = _gcs_huge_alloc(n ? n : 1);
     r.rec = rec;
     if (r.marked)
         memset(r.marked, 0, n ? n : 1);

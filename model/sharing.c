@@ -124,7 +124,7 @@ int _gcs_inspect_sharing(const gcs_snapshot *g, const layout *ly, double window,
     memset(h->share_gap_sum, 0, sizeof h->share_gap_sum);
     h->share_window = window;
     uint64_t n = g->nobjects;
-    uint32_t *pos = _gcs_inspect_big_alloc((n ? n : 1) * sizeof *pos);
+    uint32_t *pos = _gcs_huge_alloc((n ? n : 1) * sizeof *pos);
     /* a mark-table line holds the marks of 64 granules (bytes) or 512 (bits) */
     uint32_t maxk = ly->bits ? 512u << (ly->lshift - 6) : 64u << (ly->lshift - 6);
     uint32_t *obj_v = malloc((size_t)maxk * sizeof *obj_v), *mark_v = malloc((size_t)maxk * sizeof *mark_v);

@@ -952,11 +952,11 @@ int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double ed
     if (forest < 0)
         goto oom;
     if (!forest) {
-        /* no forest: the BFS, then Dijkstra; _gcs_inspect_big_alloc touches
+        /* no forest: the BFS, then Dijkstra; _gcs_huge_alloc touches
          * nothing: the pages a walk does not use cost nothing */
         memset(live, 0, wbytes);
         scratch = calloc(1, wbytes);
-        s = _gcs_inspect_big_alloc((n ? n : 1) * sizeof *s);
+        s = _gcs_huge_alloc((n ? n : 1) * sizeof *s);
         if (!scratch || !s)
             goto oom;
         if (span_levels(g, cobj, cptr, live, scratch, nwords, dense_min, s, &b) < 0)

@@ -176,7 +176,7 @@ typedef struct gcs_cachesim {
     uint64_t t;             /* accesses so far; the current access has time t */
     uint64_t live_sum;      /* sum of (t - t_prev) over private hits */
     gcs_cachesim_stream stream[GCS_CACHESIM_STREAMS]; /* pages with recent misses */
-    uint32_t stream_key[GCS_CACHESIM_STREAMS]; /* their pages' low 32 bits, searched at once */
+    _Alignas(16) uint32_t stream_key[GCS_CACHESIM_STREAMS]; /* their pages' low 32 bits, searched at once */
     unsigned stream_next;   /* round-robin slot for a new stream */
     uint64_t prefetched_mem[GCS_ACCESS_COUNT]; /* memory requests a stream covered (sampled) */
     uint64_t line_mask;     /* line sampling: line & line_mask != 0 is not simulated (0: every line) */
@@ -201,7 +201,7 @@ typedef struct gcs_cachesim {
      * bits searched at once, and which were used since the bits last filled
      * up (the replacement's pseudo-LRU order) */
     gcs_cachesim_lane lane[GCS_CACHESIM_LANES];
-    uint32_t lane_key[GCS_CACHESIM_LANES];
+    _Alignas(16) uint32_t lane_key[GCS_CACHESIM_LANES]; /* compared 16 at a time (cachesim.c) */
     uint64_t lane_used;
     int walk;               /* the current access is walked (gcs_cachesim_access_walk) */
     /* how many lanes hold a page of each hash (cachesim.c): a page whose
