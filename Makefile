@@ -19,7 +19,12 @@ CC       ?= cc
 
 PKGS      := hwloc gsl jansson numa papi zlib libzstd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# PAPI is compiled against but not linked: common/papi.c loads it by its
+# soname the first time counters are asked for (the dynamic loader's work
+# for libpapi and libpfm4 was ~2.5 ms at every gcscale start).
+PKGS_LINKED := $(filter-out papi,$(PKGS))
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS_LINKED) 2>/dev/null) -ldl
+PAPI_SONAME := $(shell objdump -p $$(pkg-config --variable=libdir papi 2>/dev/null)/libpapi.so 2>/dev/null | awk '/SONAME/ {print $$2}')
 TEST_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
 TEST_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null)
 
@@ -80,6 +85,9 @@ $(BUILD)/obj/%.o: %.c $(HEADERS) Makefile
 # added elsewhere in the file; see docs/collector.md "Instrumentation".
 $(BUILD)/obj/gc/mark.o: ALL_CFLAGS += -falign-loops=32 -falign-jumps=32
 
+# The PAPI this tree was compiled against, by soname (common/papi.c).
+$(BUILD)/obj/common/papi.o: ALL_CFLAGS += $(if $(PAPI_SONAME),-DGCS_PAPI_SONAME='"$(PAPI_SONAME)"')
+
 # The build's git revision, which corpus entries record (validate/corpus_record.c);
 # the header is rewritten only when the revision changes.
 GIT_REVISION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -114,7 +122,7 @@ $(BUILD)/gcscale: $(CLI_OBJS) $(BUILD)/libgcscale.a
 
 # The pkg-config file names PREFIX, so install writes it afresh for the PREFIX it installs to.
 write_pc = printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: gcscale\nDescription: GC scalability measurement and prediction\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgcscale\nLibs.private: -lm -pthread $(if $(filter 1,$(OPENMP)),-lgomp)\n' \
-	  '$(PREFIX)' '$(VERSION)' '$(PKGS)' > $(1)
+	  '$(PREFIX)' '$(VERSION)' '$(PKGS_LINKED)' > $(1)
 
 # pkg-config's convention for a library used from its build tree: with
 # PKG_CONFIG_PATH=build, `pkg-config gcscale` picks gcscale-uninstalled.pc,
@@ -123,7 +131,7 @@ write_pc = printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/inclu
 $(BUILD)/gcscale-uninstalled.pc: Makefile include/gcscale/common.h
 	@mkdir -p $(dir $@)
 	printf 'srcdir=%s\nbuilddir=%s\n\nName: gcscale\nDescription: GC scalability measurement and prediction (build tree)\nVersion: %s\nRequires.private: %s\nCflags: -I$${srcdir}/include\nLibs: -L$${builddir} -lgcscale\nLibs.private: -lm -pthread $(if $(filter 1,$(OPENMP)),-lgomp)\n' \
-	  '$(CURDIR)' '$(abspath $(BUILD))' '$(VERSION)' '$(PKGS)' > $@
+	  '$(CURDIR)' '$(abspath $(BUILD))' '$(VERSION)' '$(PKGS_LINKED)' > $@
 
 $(BUILD)/gcscale.pc: Makefile include/gcscale/common.h
 	@mkdir -p $(dir $@)

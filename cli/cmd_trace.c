@@ -59,7 +59,7 @@ static void print_help(FILE *fp)
             "                           none; default: from the program's name (java,\n"
             "                           node); --class rules come first\n"
             "  -s, --summary            print a table of every thread's times on stderr\n"
-            "  -b, --buffer-size SIZE   ring buffer per CPU (default 4M)\n"
+            "  -b, --buffer-size SIZE   ring buffer per CPU (default 1M)\n"
             "  -q, --quiet              no report line on stderr\n"
             "  -h, --help               this text\n"
             "\n"

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <papi.h>
+#include "../common/papi_internal.h"
 
 #include "gc_internal.h"
 
@@ -28,27 +28,32 @@ static const char *const candidates[] = {
 
 static void probe(void)
 {
-    int v = PAPI_is_initialized() ? (int)PAPI_VER_CURRENT : PAPI_library_init(PAPI_VER_CURRENT);
-    if (v != (int)PAPI_VER_CURRENT) {
-        snprintf(probe_text, sizeof probe_text, "PAPI_library_init: %s",
-                 v < 0 ? PAPI_strerror(v) : "PAPI version mismatch");
+    char why[256];
+    if (_gcs_papi_load(why, sizeof why) < 0) {
+        snprintf(probe_text, sizeof probe_text, "unavailable: %s", why);
         return;
     }
-    int rc = PAPI_thread_init(thread_id);
+    int v = _gcs_papi.is_initialized() ? (int)PAPI_VER_CURRENT : _gcs_papi.library_init(PAPI_VER_CURRENT);
+    if (v != (int)PAPI_VER_CURRENT) {
+        snprintf(probe_text, sizeof probe_text, "PAPI_library_init: %s",
+                 v < 0 ? _gcs_papi.strerror(v) : "PAPI version mismatch");
+        return;
+    }
+    int rc = _gcs_papi.thread_init(thread_id);
     if (rc != PAPI_OK) {
-        snprintf(probe_text, sizeof probe_text, "PAPI_thread_init: %s", PAPI_strerror(rc));
+        snprintf(probe_text, sizeof probe_text, "PAPI_thread_init: %s", _gcs_papi.strerror(rc));
         return;
     }
     char first_why[96] = "";
     for (size_t i = 0; i < NCANDIDATES; i++) {
         int code, es = PAPI_NULL;
         long long val;
-        if ((rc = PAPI_event_name_to_code((char *)candidates[i], &code)) == PAPI_OK &&
-            (rc = PAPI_create_eventset(&es)) == PAPI_OK) {
-            if ((rc = PAPI_add_event(es, code)) == PAPI_OK && (rc = PAPI_start(es)) == PAPI_OK)
-                rc = PAPI_stop(es, &val);
-            PAPI_cleanup_eventset(es);
-            PAPI_destroy_eventset(&es);
+        if ((rc = _gcs_papi.event_name_to_code((char *)candidates[i], &code)) == PAPI_OK &&
+            (rc = _gcs_papi.create_eventset(&es)) == PAPI_OK) {
+            if ((rc = _gcs_papi.add_event(es, code)) == PAPI_OK && (rc = _gcs_papi.start(es)) == PAPI_OK)
+                rc = _gcs_papi.stop(es, &val);
+            _gcs_papi.cleanup_eventset(es);
+            _gcs_papi.destroy_eventset(&es);
         }
         if (rc == PAPI_OK) {
             probe_ok = 1;
@@ -57,11 +62,11 @@ static void probe(void)
             return;
         }
         if (i == 0)
-            snprintf(first_why, sizeof first_why, "%s", PAPI_strerror(rc));
+            snprintf(first_why, sizeof first_why, "%s", _gcs_papi.strerror(rc));
     }
     char comp[140] = "no perf_event component";
-    int cid = PAPI_get_component_index("perf_event");
-    const PAPI_component_info_t *ci = cid >= 0 ? PAPI_get_component_info(cid) : NULL;
+    int cid = _gcs_papi.get_component_index("perf_event");
+    const PAPI_component_info_t *ci = cid >= 0 ? _gcs_papi.get_component_info(cid) : NULL;
     if (ci && ci->disabled)
         snprintf(comp, sizeof comp, "perf_event disabled: %.100s", ci->disabled_reason);
     else if (ci)
@@ -91,11 +96,11 @@ void _gcs_llc_worker_open(gcs_worker *w)
     if (!w->gc->counters_ok)
         return;
     int es = PAPI_NULL;
-    if (PAPI_create_eventset(&es) != PAPI_OK)
+    if (_gcs_papi.create_eventset(&es) != PAPI_OK)
         return;
-    if (PAPI_add_event(es, probe_code) != PAPI_OK) {
-        PAPI_cleanup_eventset(es);
-        PAPI_destroy_eventset(&es);
+    if (_gcs_papi.add_event(es, probe_code) != PAPI_OK) {
+        _gcs_papi.cleanup_eventset(es);
+        _gcs_papi.destroy_eventset(&es);
         return;
     }
     w->papi_eventset = es;
@@ -104,19 +109,19 @@ void _gcs_llc_worker_open(gcs_worker *w)
 void _gcs_llc_worker_close(gcs_worker *w)
 {
     if (w->papi_eventset != PAPI_NULL) {
-        PAPI_cleanup_eventset(w->papi_eventset);
-        PAPI_destroy_eventset(&w->papi_eventset);
+        _gcs_papi.cleanup_eventset(w->papi_eventset);
+        _gcs_papi.destroy_eventset(&w->papi_eventset);
         w->papi_eventset = PAPI_NULL;
     }
     if (w->gc->counters_ok)
-        PAPI_unregister_thread();
+        _gcs_papi.unregister_thread();
 }
 
 void _gcs_llc_worker_start(gcs_worker *w)
 {
-    if (w->papi_eventset != PAPI_NULL && PAPI_start(w->papi_eventset) != PAPI_OK) {
-        PAPI_cleanup_eventset(w->papi_eventset);
-        PAPI_destroy_eventset(&w->papi_eventset);
+    if (w->papi_eventset != PAPI_NULL && _gcs_papi.start(w->papi_eventset) != PAPI_OK) {
+        _gcs_papi.cleanup_eventset(w->papi_eventset);
+        _gcs_papi.destroy_eventset(&w->papi_eventset);
         w->papi_eventset = PAPI_NULL;
     }
 }
@@ -124,7 +129,7 @@ void _gcs_llc_worker_start(gcs_worker *w)
 void _gcs_llc_worker_stop(gcs_worker *w)
 {
     long long v = 0;
-    if (w->papi_eventset != PAPI_NULL && PAPI_stop(w->papi_eventset, &v) == PAPI_OK)
+    if (w->papi_eventset != PAPI_NULL && _gcs_papi.stop(w->papi_eventset, &v) == PAPI_OK)
         w->st.cache_misses = v;
     else
         w->st.cache_misses = -1;

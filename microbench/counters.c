@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <papi.h>
+#include "../common/papi_internal.h"
 
 #include "gcscale/microbench.h"
 
@@ -35,17 +35,17 @@ static int try_event(const char *name, int *eventset, char *why, size_t why_len)
 {
     int code, rc;
     *eventset = PAPI_NULL;
-    if ((rc = PAPI_event_name_to_code((char *)name, &code)) != PAPI_OK ||
-        (rc = PAPI_create_eventset(eventset)) != PAPI_OK) {
-        snprintf(why, why_len, "%s", PAPI_strerror(rc));
+    if ((rc = _gcs_papi.event_name_to_code((char *)name, &code)) != PAPI_OK ||
+        (rc = _gcs_papi.create_eventset(eventset)) != PAPI_OK) {
+        snprintf(why, why_len, "%s", _gcs_papi.strerror(rc));
         return -1;
     }
     long long v;
-    if ((rc = PAPI_add_event(*eventset, code)) != PAPI_OK || (rc = PAPI_start(*eventset)) != PAPI_OK ||
-        (rc = PAPI_stop(*eventset, &v)) != PAPI_OK) {
-        snprintf(why, why_len, "%s", PAPI_strerror(rc));
-        PAPI_cleanup_eventset(*eventset);
-        PAPI_destroy_eventset(eventset);
+    if ((rc = _gcs_papi.add_event(*eventset, code)) != PAPI_OK || (rc = _gcs_papi.start(*eventset)) != PAPI_OK ||
+        (rc = _gcs_papi.stop(*eventset, &v)) != PAPI_OK) {
+        snprintf(why, why_len, "%s", _gcs_papi.strerror(rc));
+        _gcs_papi.cleanup_eventset(*eventset);
+        _gcs_papi.destroy_eventset(eventset);
         *eventset = PAPI_NULL;
         return -1;
     }
@@ -56,41 +56,43 @@ static void probe(void)
 {
     gcs_counters_info *in = &probed;
     snprintf(in->source, sizeof in->source, "none");
-    int v = PAPI_library_init(PAPI_VER_CURRENT);
+    if (_gcs_papi_load(in->reason, sizeof in->reason) < 0)
+        return;
+    int v = _gcs_papi.library_init(PAPI_VER_CURRENT);
     if (v != PAPI_VER_CURRENT) {
         snprintf(in->reason, sizeof in->reason, "PAPI_library_init: %s",
-                 v < 0 ? PAPI_strerror(v) : "PAPI version mismatch");
+                 v < 0 ? _gcs_papi.strerror(v) : "PAPI version mismatch");
         return;
     }
-    if (PAPI_thread_init(thread_id) != PAPI_OK) {
+    if (_gcs_papi.thread_init(thread_id) != PAPI_OK) {
         snprintf(in->reason, sizeof in->reason, "PAPI_thread_init failed");
         return;
     }
     /* What the CPU component says about itself, for the reason string. */
     char comp[160] = "no perf_event component";
-    int cid = PAPI_get_component_index("perf_event");
+    int cid = _gcs_papi.get_component_index("perf_event");
     if (cid >= 0) {
-        const PAPI_component_info_t *ci = PAPI_get_component_info(cid);
+        const PAPI_component_info_t *ci = _gcs_papi.get_component_info(cid);
         if (ci && ci->disabled)
             snprintf(comp, sizeof comp, "perf_event disabled: %.120s", ci->disabled_reason);
         else if (ci)
             snprintf(comp, sizeof comp, "perf_event: %d native events", ci->num_native_events);
     }
     int presets = 0, code = PAPI_PRESET_MASK;
-    if (PAPI_enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
+    if (_gcs_papi.enum_event(&code, PAPI_ENUM_FIRST) == PAPI_OK) {
         do {
             PAPI_event_info_t ei;
-            if (PAPI_get_event_info(code, &ei) == PAPI_OK && ei.count > 0)
+            if (_gcs_papi.get_event_info(code, &ei) == PAPI_OK && ei.count > 0)
                 presets++;
-        } while (PAPI_enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
+        } while (_gcs_papi.enum_event(&code, PAPI_PRESET_ENUM_AVAIL) == PAPI_OK);
     }
     char first_why[96] = "", last_why[96] = "";
     for (size_t i = 0; i < NCANDIDATES; i++) {
         int es;
         char why[96];
         if (try_event(candidates[i], &es, why, sizeof why) == 0) {
-            PAPI_cleanup_eventset(es);
-            PAPI_destroy_eventset(&es);
+            _gcs_papi.cleanup_eventset(es);
+            _gcs_papi.destroy_eventset(&es);
             snprintf(in->source, sizeof in->source, "papi");
             snprintf(in->event, sizeof in->event, "%s", candidates[i]);
             in->reason[0] = 0;
@@ -135,20 +137,20 @@ gcs_counters *gcs_counters_open(gcs_counters_info *info)
 
 int gcs_counters_start(gcs_counters *c)
 {
-    return c && PAPI_start(c->eventset) == PAPI_OK ? 0 : -1;
+    return c && _gcs_papi.start(c->eventset) == PAPI_OK ? 0 : -1;
 }
 
 int gcs_counters_stop(gcs_counters *c, long long *llc_misses)
 {
-    return c && PAPI_stop(c->eventset, llc_misses) == PAPI_OK ? 0 : -1;
+    return c && _gcs_papi.stop(c->eventset, llc_misses) == PAPI_OK ? 0 : -1;
 }
 
 void gcs_counters_close(gcs_counters *c)
 {
     if (!c)
         return;
-    PAPI_cleanup_eventset(c->eventset);
-    PAPI_destroy_eventset(&c->eventset);
-    PAPI_unregister_thread();
+    _gcs_papi.cleanup_eventset(c->eventset);
+    _gcs_papi.destroy_eventset(&c->eventset);
+    _gcs_papi.unregister_thread();
     free(c);
 }

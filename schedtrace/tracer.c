@@ -18,18 +18,19 @@
  * (before 4.3).  Wakeups come from sched_waking (the waker's context) where
  * the kernel has it.
  *
- * Ordering.  Each CPU's buffer is in time order, but the buffers are not
- * ordered among themselves, and the state machine needs one order (a thread
- * created on CPU 0 may run on CPU 1 before CPU 0's buffer is read).  Every
- * drain ("round") reads all buffers; events stamped no later than the newest
- * event of the previous round are complete in every buffer by now, so they
- * are sorted and fed; later ones wait for the next round (perf's
- * "finished round" rule). */
+ * Ordering.  Each CPU's buffer is in time order (nearly: merge.c), but the
+ * buffers are not ordered among themselves, and the state machine needs one
+ * order (a thread created on CPU 0 may run on CPU 1 before CPU 0's buffer is
+ * read).  Every drain ("round") reads all buffers into per-CPU queues;
+ * events stamped no later than the newest event of the previous round are
+ * complete in every buffer by now, so they are merged and fed; later ones
+ * wait for the next round (perf's "finished round" rule). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,12 +84,8 @@ typedef struct cpu_buf {
     int leader_fd;
     void *base;
     size_t map_bytes, data_bytes;
+    gcs_schedtrace_queue q;
 } cpu_buf;
-
-typedef struct pending {
-    gcs_schedtrace_event ev;
-    uint64_t seq;
-} pending;
 
 struct gcs_schedtrace {
     gcs_schedtrace_options opts;
@@ -100,9 +97,8 @@ struct gcs_schedtrace {
     int ncpus;
     unsigned char *scratch; /* a record that wraps around the buffer's end */
     size_t scratch_bytes;
-    pending *pend;
-    size_t npend, pend_cap;
-    uint64_t seq;
+    gcs_schedtrace_queue **queues; /* feed()'s view of the CPUs' queues */
+    int *merge_heap;                /* and its k-way merge's heap */
     uint64_t round_max, flush_limit;
     gcs_schedtrace_states *states;
     int enabled;
@@ -277,132 +273,142 @@ static int map_buffer(cpu_buf *cb, int fd, size_t data_pages, size_t page, gcs_e
     return 0;
 }
 
-static int open_all(gcs_schedtrace *t, gcs_err *err)
+/* The context-switch record events, one per CPU, opened on a thread of
+ * their own while the main thread reads the tracepoint formats and opens the
+ * tracepoint events.  Why: the first event with context-switch records makes
+ * the kernel switch on its scheduler hooks and wait for an RCU grace period
+ * (account_event: static_branch_enable, synchronize_rcu), 7-11 ms on the
+ * development VM, which was most of `gcscale trace`'s start; the hooks stay
+ * on for a second after the last such event closes, which is why a second
+ * trace started at once does not pay it. */
+typedef struct switch_opener {
+    const int *cpus;
+    int ncpus;
+    uint32_t wakeup_watermark;
+    int *fd;             /* per CPU; -1 from the first failure on */
+    int failed_at;       /* index of the first CPU that failed, or -1 */
+    int failed_errno;
+} switch_opener;
+
+static void *open_switch_events(void *arg)
 {
-    int *cpus = NULL;
-    int ncpus = online_cpus(&cpus, err);
-    if (ncpus < 0)
-        return -1;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t data_pages = round_pages(t->opts.buffer_bytes, page);
-    int nused = 0;
-    for (int r = 0; r < R_COUNT; r++)
-        nused += t->tp[r].used;
-    t->cpus = calloc((size_t)ncpus, sizeof *t->cpus);
-    t->fds = malloc((size_t)ncpus * (size_t)(nused + 1) * sizeof *t->fds);
-    t->scratch_bytes = 65536 + 16; /* a record is at most 64 KiB (u16 size) */
-    t->scratch = malloc(t->scratch_bytes);
-    if (!t->cpus || !t->fds || !t->scratch) {
-        free(cpus);
-        gcs_err_set(err, "out of memory");
+    switch_opener *o = arg;
+    for (int i = 0; i < o->ncpus; i++) {
+        struct perf_event_attr attr;
+        memset(&attr, 0, sizeof attr);
+        attr.size = sizeof attr;
+        attr.type = PERF_TYPE_SOFTWARE;
+        attr.config = PERF_COUNT_SW_DUMMY;
+        attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+        attr.sample_id_all = 1;
+        attr.context_switch = 1;
+        attr.disabled = 1;
+        attr.use_clockid = 1;
+        attr.clockid = CLOCK_MONOTONIC;
+        attr.watermark = 1;
+        attr.wakeup_watermark = o->wakeup_watermark;
+        long fd = perf_event_open(&attr, -1, o->cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+            o->failed_at = i;
+            o->failed_errno = errno;
+            return NULL;
+        }
+        o->fd[i] = (int)fd;
+    }
+    return NULL;
+}
+
+/* Adds fd to CPU cb's ring buffer: the first event of a CPU maps it, the
+ * others write into it (PERF_EVENT_IOC_SET_OUTPUT). */
+static int attach_to_buffer(gcs_schedtrace *t, cpu_buf *cb, int fd, size_t data_pages, size_t page, gcs_err *err)
+{
+    t->fds[t->nfds++] = fd;
+    if (cb->leader_fd < 0)
+        return map_buffer(cb, fd, data_pages, page, err);
+    if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, cb->leader_fd) < 0) {
+        gcs_err_set(err, "PERF_EVENT_IOC_SET_OUTPUT on CPU %d: %s", cb->cpu, strerror(errno));
         return -1;
     }
-    t->ncpus = ncpus;
-    for (int i = 0; i < ncpus; i++)
-        t->cpus[i].leader_fd = -1;
-    char perm[256];
-    /* Context-switch records where the kernel has them (4.3+); else the
-     * sched_switch tracepoint. */
-    t->tp[R_SWITCH].used = 0;
+    return 0;
+}
+
+/* Opens tracepoint r on CPU cb. */
+static int open_tracepoint(gcs_schedtrace *t, cpu_buf *cb, int r, size_t data_pages, size_t page, gcs_err *err)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_TRACEPOINT;
+    attr.config = t->tp[r].fmt.id;
+    attr.sample_period = 1;
+    attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+    attr.disabled = 1;
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    /* Wake the reader only when a quarter of the buffer is full; the poll
+     * period bounds the latency otherwise. */
+    attr.watermark = 1;
+    attr.wakeup_watermark = (uint32_t)(data_pages * page / 4);
+    long fd = perf_event_open(&attr, -1, cb->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        char perm[256];
+        if (e == EACCES || e == EPERM) {
+            _gcs_schedtrace_permission_hint(perm, sizeof perm);
+            gcs_err_set(err, "perf_event_open on %s:%s: %s (%s)", tp_spec[r].sys, tp_spec[r].name, strerror(e), perm);
+        } else if (e == EMFILE || e == ENFILE) {
+            gcs_err_set(err, "perf_event_open on %s:%s (CPU %d): %s (needs %d descriptors: raise ulimit -n)",
+                        tp_spec[r].sys, tp_spec[r].name, cb->cpu, strerror(e), t->ncpus * (R_COUNT + 1) + 16);
+        } else {
+            gcs_err_set(err, "perf_event_open on %s:%s (CPU %d): %s", tp_spec[r].sys, tp_spec[r].name, cb->cpu,
+                        strerror(e));
+        }
+        return -1;
+    }
+    if (r == R_RAW_ENTER || r == R_RAW_EXIT) {
+        char filter[64];
+        snprintf(filter, sizeof filter, "id == %d", (int)SYS_futex);
+        (void)ioctl((int)fd, PERF_EVENT_IOC_SET_FILTER, filter); /* else filtered in decode() */
+    }
+    return attach_to_buffer(t, cb, (int)fd, data_pages, page, err);
+}
+
+/* Context switches from the records where the kernel has them (4.3+); else
+ * from the sched_switch tracepoint.  o: what open_switch_events() did. */
+static int attach_switch_events(gcs_schedtrace *t, switch_opener *o, size_t data_pages, size_t page, gcs_err *err)
+{
+    if (o->failed_at == 0 &&
+        (o->failed_errno == EINVAL || o->failed_errno == EOPNOTSUPP || o->failed_errno == ENOENT)) {
+        if (!t->tp[R_SWITCH].fmt.id) {
+            gcs_err_set(err, "the kernel has neither context-switch records nor sched:sched_switch");
+            return -1;
+        }
+        t->tp[R_SWITCH].used = 1;
+        t->info.switch_source = "sched:sched_switch";
+        for (int i = 0; i < t->ncpus; i++)
+            if (open_tracepoint(t, &t->cpus[i], R_SWITCH, data_pages, page, err) < 0)
+                return -1;
+        return 0;
+    }
+    if (o->failed_at >= 0) {
+        int e = o->failed_errno;
+        if (e == EACCES || e == EPERM) {
+            char perm[256];
+            _gcs_schedtrace_permission_hint(perm, sizeof perm);
+            gcs_err_set(err, "perf_event_open of context-switch records: %s (%s)", strerror(e), perm);
+        } else {
+            gcs_err_set(err, "perf_event_open of context-switch records (CPU %d): %s", o->cpus[o->failed_at],
+                        strerror(e));
+        }
+        return -1;
+    }
     t->info.switch_source = "perf context-switch records";
-    for (int i = 0; i < ncpus; i++) {
-        cpu_buf *cb = &t->cpus[i];
-        cb->cpu = cpus[i];
-        if (!t->tp[R_SWITCH].used) {
-            struct perf_event_attr attr;
-            memset(&attr, 0, sizeof attr);
-            attr.size = sizeof attr;
-            attr.type = PERF_TYPE_SOFTWARE;
-            attr.config = PERF_COUNT_SW_DUMMY;
-            attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-            attr.sample_id_all = 1;
-            attr.context_switch = 1;
-            attr.disabled = 1;
-            attr.use_clockid = 1;
-            attr.clockid = CLOCK_MONOTONIC;
-            attr.watermark = 1;
-            attr.wakeup_watermark = (uint32_t)(data_pages * page / 4);
-            long fd = perf_event_open(&attr, -1, cb->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-            if (fd < 0 && i == 0 && (errno == EINVAL || errno == EOPNOTSUPP || errno == ENOENT)) {
-                if (!t->tp[R_SWITCH].fmt.id) {
-                    gcs_err_set(err, "the kernel has neither context-switch records nor sched:sched_switch");
-                    free(cpus);
-                    return -1;
-                }
-                t->tp[R_SWITCH].used = 1;
-                t->info.switch_source = "sched:sched_switch";
-            } else if (fd < 0) {
-                int e = errno;
-                if (e == EACCES || e == EPERM) {
-                    _gcs_schedtrace_permission_hint(perm, sizeof perm);
-                    gcs_err_set(err, "perf_event_open of context-switch records: %s (%s)", strerror(e), perm);
-                } else {
-                    gcs_err_set(err, "perf_event_open of context-switch records (CPU %d): %s", cb->cpu, strerror(e));
-                }
-                free(cpus);
-                return -1;
-            } else {
-                t->fds[t->nfds++] = (int)fd;
-                if (map_buffer(cb, (int)fd, data_pages, page, err) < 0) {
-                    free(cpus);
-                    return -1;
-                }
-            }
-        }
-        for (int r = 0; r < R_COUNT; r++) {
-            if (!t->tp[r].used)
-                continue;
-            struct perf_event_attr attr;
-            memset(&attr, 0, sizeof attr);
-            attr.size = sizeof attr;
-            attr.type = PERF_TYPE_TRACEPOINT;
-            attr.config = t->tp[r].fmt.id;
-            attr.sample_period = 1;
-            attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-            attr.disabled = 1;
-            attr.use_clockid = 1;
-            attr.clockid = CLOCK_MONOTONIC;
-            /* Wake the reader only when a quarter of the buffer is full; the
-             * poll period bounds the latency otherwise. */
-            attr.watermark = 1;
-            attr.wakeup_watermark = (uint32_t)(data_pages * page / 4);
-            long fd = perf_event_open(&attr, -1, cb->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-            if (fd < 0) {
-                int e = errno;
-                if (e == EACCES || e == EPERM) {
-                    _gcs_schedtrace_permission_hint(perm, sizeof perm);
-                    gcs_err_set(err, "perf_event_open on %s:%s: %s (%s)", tp_spec[r].sys, tp_spec[r].name,
-                                strerror(e), perm);
-                } else if (e == EMFILE || e == ENFILE) {
-                    gcs_err_set(err, "perf_event_open on %s:%s (CPU %d): %s (needs %d descriptors: raise ulimit -n)",
-                                tp_spec[r].sys, tp_spec[r].name, cb->cpu, strerror(e), ncpus * nused + 16);
-                } else {
-                    gcs_err_set(err, "perf_event_open on %s:%s (CPU %d): %s", tp_spec[r].sys, tp_spec[r].name,
-                                cb->cpu, strerror(e));
-                }
-                free(cpus);
-                return -1;
-            }
-            t->fds[t->nfds++] = (int)fd;
-            if (r == R_RAW_ENTER || r == R_RAW_EXIT) {
-                char filter[64];
-                snprintf(filter, sizeof filter, "id == %d", (int)SYS_futex);
-                (void)ioctl((int)fd, PERF_EVENT_IOC_SET_FILTER, filter); /* else filtered below */
-            }
-            if (cb->leader_fd < 0) {
-                if (map_buffer(cb, (int)fd, data_pages, page, err) < 0) {
-                    free(cpus);
-                    return -1;
-                }
-            } else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, cb->leader_fd) < 0) {
-                gcs_err_set(err, "PERF_EVENT_IOC_SET_OUTPUT on CPU %d: %s", cb->cpu, strerror(errno));
-                free(cpus);
-                return -1;
-            }
-        }
+    for (int i = 0; i < t->ncpus; i++) {
+        int fd = o->fd[i];
+        o->fd[i] = -1; /* t owns it now */
+        if (attach_to_buffer(t, &t->cpus[i], fd, data_pages, page, err) < 0)
+            return -1;
     }
-    free(cpus);
-    t->info.ncpus = ncpus;
     return 0;
 }
 
@@ -416,14 +422,64 @@ gcs_schedtrace *gcs_schedtrace_open(const gcs_schedtrace_options *opts, gcs_err 
     if (opts)
         t->opts = *opts;
     if (t->opts.buffer_bytes == 0)
-        t->opts.buffer_bytes = 4u << 20;
-    if (t->opts.poll_ms <= 0)
-        t->opts.poll_ms = 100;
-    if (gcs_schedtrace_tracefs(t->info.tracefs, sizeof t->info.tracefs, &t->info.mounted_tracefs, err) < 0 ||
-        load_tracepoints(t, err) < 0 || open_all(t, err) < 0) {
+        t->opts.buffer_bytes = 1u << 20; /* docs/schedtrace.md "Overhead": no loss at 800 000 records/s */
+    int *cpus = NULL;
+    int ncpus = online_cpus(&cpus, err);
+    if (ncpus < 0) {
         gcs_schedtrace_close(t);
         return NULL;
     }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t data_pages = round_pages(t->opts.buffer_bytes, page);
+    t->cpus = calloc((size_t)ncpus, sizeof *t->cpus);
+    t->fds = malloc((size_t)ncpus * (R_COUNT + 1) * sizeof *t->fds);
+    t->scratch_bytes = 65536 + 16; /* a record is at most 64 KiB (u16 size) */
+    t->scratch = malloc(t->scratch_bytes);
+    t->merge_heap = malloc((size_t)ncpus * sizeof *t->merge_heap);
+    t->queues = malloc((size_t)ncpus * sizeof *t->queues);
+    switch_opener o = {.cpus = cpus, .ncpus = ncpus, .wakeup_watermark = (uint32_t)(data_pages * page / 4),
+                       .fd = malloc((size_t)ncpus * sizeof(int)), .failed_at = -1};
+    if (!t->cpus || !t->fds || !t->scratch || !t->merge_heap || !t->queues || !o.fd) {
+        free(o.fd);
+        free(cpus);
+        gcs_schedtrace_close(t);
+        gcs_err_set(err, "out of memory");
+        return NULL;
+    }
+    t->ncpus = ncpus;
+    for (int i = 0; i < ncpus; i++) {
+        t->cpus[i].cpu = cpus[i];
+        t->cpus[i].leader_fd = -1;
+        o.fd[i] = -1;
+    }
+    pthread_t opener;
+    int threaded = pthread_create(&opener, NULL, open_switch_events, &o) == 0;
+    int rc = gcs_schedtrace_tracefs(t->info.tracefs, sizeof t->info.tracefs, &t->info.mounted_tracefs, err);
+    if (rc == 0)
+        rc = load_tracepoints(t, err);
+    if (rc == 0) {
+        t->tp[R_SWITCH].used = 0; /* the records, unless attach_switch_events falls back */
+        for (int i = 0; i < ncpus && rc == 0; i++)
+            for (int r = 0; r < R_COUNT && rc == 0; r++)
+                if (t->tp[r].used)
+                    rc = open_tracepoint(t, &t->cpus[i], r, data_pages, page, err);
+    }
+    if (threaded)
+        pthread_join(opener, NULL);
+    else
+        open_switch_events(&o);
+    if (rc == 0)
+        rc = attach_switch_events(t, &o, data_pages, page, err);
+    for (int i = 0; i < ncpus; i++)
+        if (o.fd[i] >= 0)
+            close(o.fd[i]);
+    free(o.fd);
+    free(cpus);
+    if (rc < 0) {
+        gcs_schedtrace_close(t);
+        return NULL;
+    }
+    t->info.ncpus = ncpus;
     return t;
 }
 
@@ -431,15 +487,18 @@ void gcs_schedtrace_close(gcs_schedtrace *t)
 {
     if (!t)
         return;
-    for (int i = 0; i < t->ncpus; i++)
+    for (int i = 0; i < t->ncpus; i++) {
         if (t->cpus[i].base)
             munmap(t->cpus[i].base, t->cpus[i].map_bytes);
+        _gcs_schedtrace_queue_free(&t->cpus[i].q);
+    }
     for (size_t i = 0; i < t->nfds; i++)
         close(t->fds[i]);
     free(t->cpus);
     free(t->fds);
     free(t->scratch);
-    free(t->pend);
+    free(t->merge_heap);
+    free(t->queues);
     free(t);
 }
 
@@ -513,22 +572,11 @@ const gcs_schedtrace_info *gcs_schedtrace_get_info(const gcs_schedtrace *t)
 
 /* ---- decoding ------------------------------------------------------------------ */
 
-static int push_event(gcs_schedtrace *t, const gcs_schedtrace_event *ev)
+static int push_event(gcs_schedtrace *t, gcs_schedtrace_queue *q, const gcs_schedtrace_event *ev)
 {
-    if (t->npend == t->pend_cap) {
-        size_t ncap = t->pend_cap ? t->pend_cap * 2 : 8192;
-        pending *p = realloc(t->pend, ncap * sizeof *p);
-        if (!p)
-            return -1;
-        t->pend = p;
-        t->pend_cap = ncap;
-    }
-    t->pend[t->npend].ev = *ev;
-    t->pend[t->npend].seq = t->seq++;
-    t->npend++;
     if (ev->t_ns > t->round_max)
         t->round_max = ev->t_ns;
-    return 0;
+    return _gcs_schedtrace_queue_push(q, ev);
 }
 
 static int64_t get(const tracepoint *tp, int i, const void *raw, uint32_t n)
@@ -624,7 +672,7 @@ static int decode(gcs_schedtrace *t, uint64_t time, uint32_t cpu, const unsigned
     }
 }
 
-static int handle_record(gcs_schedtrace *t, const unsigned char *rec, size_t size)
+static int handle_record(gcs_schedtrace *t, gcs_schedtrace_queue *q, const unsigned char *rec, size_t size)
 {
     struct perf_event_header h;
     memcpy(&h, rec, sizeof h);
@@ -662,7 +710,7 @@ static int handle_record(gcs_schedtrace *t, const unsigned char *rec, size_t siz
             ev.tid2 = (int32_t)tid;
         }
         t->info.samples++;
-        return push_event(t, &ev);
+        return push_event(t, q, &ev);
     }
     if (h.type != PERF_RECORD_SAMPLE)
         return 0;
@@ -679,7 +727,7 @@ static int handle_record(gcs_schedtrace *t, const unsigned char *rec, size_t siz
         return 0;
     t->info.samples++;
     gcs_schedtrace_event ev;
-    if (decode(t, time, cpu, rec + fixed, raw_size, &ev) && push_event(t, &ev) < 0)
+    if (decode(t, time, cpu, rec + fixed, raw_size, &ev) && push_event(t, q, &ev) < 0)
         return -1;
     return 0;
 }
@@ -714,34 +762,25 @@ static int drain_cpu(gcs_schedtrace *t, cpu_buf *cb)
             memcpy(t->scratch + first, data, h.size - first);
             rec = t->scratch;
         }
-        rc = handle_record(t, rec, h.size);
+        rc = handle_record(t, &cb->q, rec, h.size);
         tail += h.size;
     }
     __atomic_store_n(&mp->data_tail, head, __ATOMIC_RELEASE);
     return rc;
 }
 
-static int cmp_pending(const void *a, const void *b)
+static int apply_event(void *ctx, const gcs_schedtrace_event *ev, gcs_err *err)
 {
-    const pending *x = a, *y = b;
-    if (x->ev.t_ns != y->ev.t_ns)
-        return x->ev.t_ns < y->ev.t_ns ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    gcs_schedtrace *t = ctx;
+    return t->states ? gcs_schedtrace_states_apply(t->states, ev, err) : 0;
 }
 
 /* Feeds the pending events stamped <= limit to the state machine, in order. */
 static int feed(gcs_schedtrace *t, uint64_t limit, gcs_err *err)
 {
-    if (t->npend == 0)
-        return 0;
-    qsort(t->pend, t->npend, sizeof *t->pend, cmp_pending);
-    size_t i = 0;
-    for (; i < t->npend && t->pend[i].ev.t_ns <= limit; i++)
-        if (t->states && gcs_schedtrace_states_apply(t->states, &t->pend[i].ev, err) < 0)
-            return -1;
-    memmove(t->pend, t->pend + i, (t->npend - i) * sizeof *t->pend);
-    t->npend -= i;
-    return 0;
+    for (int c = 0; c < t->ncpus; c++)
+        t->queues[c] = &t->cpus[c].q;
+    return _gcs_schedtrace_merge(t->queues, t->merge_heap, t->ncpus, limit, apply_event, t, err);
 }
 
 static int drain_round(gcs_schedtrace *t, int final, gcs_err *err)
@@ -782,7 +821,12 @@ int gcs_schedtrace_poll(gcs_schedtrace *t, int fd, int *fd_ready, gcs_err *err)
         pfd[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
     if (fd_ready)
         *fd_ready = 0;
-    int rc = poll(pfd, (nfds_t)n, t->opts.poll_ms);
+    /* The buffers' watermark wakes us when there is much to read, so the
+     * timeout only bounds how late an end nobody signals is seen: with a
+     * descriptor that signals it, a wake-up a second is plenty (each costs
+     * a drain and a merge while the traced program wants the CPU). */
+    int timeout = t->opts.poll_ms > 0 ? t->opts.poll_ms : fd >= 0 ? 1000 : 100;
+    int rc = poll(pfd, (nfds_t)n, timeout);
     if (rc < 0 && errno != EINTR) {
         gcs_err_set(err, "poll: %s", strerror(errno));
         return -1;

@@ -16,6 +16,7 @@
 
 #include "gcscale/schedtrace.h"
 #include "gcscale/trace.h"
+#include "../schedtrace/schedtrace_internal.h"
 
 /* Linux 6.18 (this machine), cat /sys/kernel/tracing/events/sched/sched_switch/format */
 static const char *const fmt_switch_618 =
@@ -567,10 +568,125 @@ static void test_states_many_threads(void **state)
     gcs_schedtrace_states_free(s);
 }
 
+
+/* ---- the CPUs' queues and their merge ------------------------------------------ */
+
+typedef struct merged {
+    uint64_t t[64];
+    int32_t tid[64];
+    int n, fail_at;
+} merged;
+
+static int collect(void *ctx, const gcs_schedtrace_event *ev, gcs_err *err)
+{
+    merged *m = ctx;
+    if (m->n == m->fail_at) {
+        gcs_err_set(err, "stop");
+        return -1;
+    }
+    m->t[m->n] = ev->t_ns;
+    m->tid[m->n++] = ev->tid;
+    return 0;
+}
+
+static void push(gcs_schedtrace_queue *q, uint64_t t, int32_t tid)
+{
+    gcs_schedtrace_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.t_ns = t;
+    ev.tid = tid;
+    assert_int_equal(_gcs_schedtrace_queue_push(q, &ev), 0);
+}
+
+static void test_merge_order(void **state)
+{
+    (void)state;
+    gcs_schedtrace_queue a = {0}, b = {0}, c = {0};
+    gcs_schedtrace_queue *qs[3] = {&a, &b, &c};
+    int heap[3];
+    gcs_err err;
+    /* a: in order; b: a late event (25 after 30) and a tie with a (20);
+     * c: empty at first. */
+    push(&a, 10, 1); push(&a, 20, 2); push(&a, 40, 3);
+    push(&b, 20, 11); push(&b, 30, 12); push(&b, 25, 13); push(&b, 30, 14);
+    merged m = {.fail_at = -1};
+    assert_int_equal(_gcs_schedtrace_merge(qs, heap, 3, 30, collect, &m, &err), 0);
+    const int32_t want1[] = {1, 2, 11, 13, 12, 14};
+    assert_int_equal(m.n, 6);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(m.tid[i], want1[i]); /* ties: lower queue first, then buffer order */
+    /* What is later than the limit stays, and later pushes join it. */
+    push(&c, 35, 21); push(&b, 50, 15); push(&a, 45, 4);
+    m.n = 0;
+    assert_int_equal(_gcs_schedtrace_merge(qs, heap, 3, UINT64_MAX, collect, &m, &err), 0);
+    const int32_t want2[] = {21, 3, 4, 15};
+    assert_int_equal(m.n, 4);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(m.tid[i], want2[i]);
+    assert_int_equal(a.n - a.head + b.n - b.head + c.n - c.head, 0);
+    _gcs_schedtrace_queue_free(&a);
+    _gcs_schedtrace_queue_free(&b);
+    _gcs_schedtrace_queue_free(&c);
+}
+
+static void test_merge_many_and_errors(void **state)
+{
+    (void)state;
+    enum { NQ = 5, PER = 3000 };
+    gcs_schedtrace_queue q[NQ];
+    gcs_schedtrace_queue *qs[NQ];
+    int heap[NQ];
+    gcs_err err;
+    memset(q, 0, sizeof q);
+    for (int i = 0; i < NQ; i++)
+        qs[i] = &q[i];
+    /* Times i*NQ + queue, pushed with every 7th pair swapped (late events),
+     * in rounds, the way the tracer drains: the queues grow, slide and are
+     * reused across merges. */
+    uint64_t last = 0;
+    long total = 0;
+    for (int round = 0; round < 4; round++) {
+        for (int k = 0; k < PER; k++) {
+            int i = round * PER + k;
+            int j = (k % 7 == 0 && k + 1 < PER) ? i + 1 : (k % 7 == 1 ? i - 1 : i);
+            for (int c = 0; c < NQ; c++)
+                push(&q[c], (uint64_t)j * NQ + (uint64_t)c, c);
+        }
+        merged m = {.fail_at = -1};
+        uint64_t limit = (uint64_t)(round + 1) * PER * NQ - 2 * NQ;
+        /* collect() holds 64: feed in slices of at most 64 events. */
+        for (;;) {
+            m.n = 0;
+            uint64_t slice = last + 60 < limit ? last + 60 : limit;
+            assert_int_equal(_gcs_schedtrace_merge(qs, heap, NQ, slice, collect, &m, &err), 0);
+            for (int i = 0; i < m.n; i++) {
+                assert_true(m.t[i] >= last);
+                last = m.t[i];
+            }
+            total += m.n;
+            if (slice == limit)
+                break;
+            last = slice;
+        }
+    }
+    merged m = {.fail_at = 3};
+    assert_int_equal(_gcs_schedtrace_merge(qs, heap, NQ, UINT64_MAX, collect, &m, &err), -1);
+    assert_string_equal(err.msg, "stop");
+    assert_int_equal(m.n, 3);
+    long left = 0;
+    for (int i = 0; i < NQ; i++)
+        left += (long)(q[i].n - q[i].head);
+    assert_int_equal(total + 3 + left, 4L * PER * NQ); /* nothing lost, nothing twice */
+    for (int i = 0; i < NQ; i++)
+        _gcs_schedtrace_queue_free(&q[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_sched_switch),
+        cmocka_unit_test(test_merge_order),
+        cmocka_unit_test(test_merge_many_and_errors),
         cmocka_unit_test(test_parse_fork_two_kernels),
         cmocka_unit_test(test_parse_syscalls),
         cmocka_unit_test(test_parse_errors),

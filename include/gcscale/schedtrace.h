@@ -231,8 +231,9 @@ GCS_API int gcs_schedtrace_proc_comm(pid_t tid, char *buf, size_t n);
 
 /* ---- the tracer -------------------------------------------------------------------- */
 typedef struct gcs_schedtrace_options {
-    size_t buffer_bytes;         /* ring buffer per CPU (rounded up to 2^k pages); 0: 4 MiB */
-    int poll_ms;                 /* longest wait between two drains; 0: 100 */
+    size_t buffer_bytes;         /* ring buffer per CPU (rounded up to 2^k pages); 0: 1 MiB */
+    int poll_ms;                 /* longest wait between two drains; 0: 1000 with a descriptor to watch
+                                    (gcs_schedtrace_poll's fd), else 100 */
 } gcs_schedtrace_options;
 
 typedef struct gcs_schedtrace_info {
