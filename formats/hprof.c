@@ -491,8 +491,10 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
     const uint64_t cid = m->last_cid, cut = *m->cut_at;
+    if (!cid) /* no instance read yet (and maybe no class: classes.p NULL) */
+        return 0;
     cls *c = (cls *)m->classes.p + m->last_cls;
-    if (!cid || !c->chunk_count)
+    if (!c->chunk_count)
         return 0;
     uint64_t *ids = (uint64_t *)m->ids.p + m->ids.n, room = m->ids.cap - m->ids.n, k = 0, last = m->cur_last;
     const uint8_t *buf = r->buf;
