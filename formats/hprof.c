@@ -49,6 +49,7 @@
 #include "../common/internal.h"
 #include "gcscale/heapdump.h"
 #include "hprof_internal.h"
+#include "snapshot_internal.h"
 
 #define HPROF_BUF (4u << 20) /* the stream window; bigger single items are refused */
 #define HPROF_CHUNK (2u << 20) /* pass 2's unit of work: enough chunks to share out, few enough to cost nothing */
@@ -474,6 +475,51 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
     return 0;
 }
 
+/* Pass 1 over a run of instance dumps of the class of the last instance
+ * (m->last_cid, already counted in this chunk), from the stream's position:
+ * each one's id kept and counted, nothing else parsed.  A dump holds most
+ * of its objects in such runs (an application's instances of one class lie
+ * together, and HotSpot dumps them in address order), and the generic
+ * per-record path's checks and dispatch cost more than this work.  The run
+ * stops, before the record, at the first record that is anything else: of
+ * another tag or class, not wholly in the window or the segment (end),
+ * at or past the next cut, whose id descends (note_object may cut there),
+ * or that the ids' vector has no room for -- that record takes the generic
+ * path, which reports any error, so that every dump imports (or fails) as
+ * it would without the run.  The records taken. */
+static uint64_t instance_run(imp *m, hr *r, uint64_t end)
+{
+    const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
+    const uint64_t cid = m->last_cid, cut = *m->cut_at;
+    if (!cid) /* no instance read yet (and maybe no class: classes.p NULL) */
+        return 0;
+    cls *c = (cls *)m->classes.p + m->last_cls;
+    if (!c->chunk_count)
+        return 0;
+    uint64_t *ids = (uint64_t *)m->ids.p + m->ids.n, room = m->ids.cap - m->ids.n, k = 0, last = m->cur_last;
+    const uint8_t *buf = r->buf;
+    size_t pos = r->pos, len = r->len;
+    uint64_t lim = end < cut ? end : cut; /* offsets a run's record may start below */
+    while (k < room && len - pos >= fixed && r->base + pos < lim) {
+        const uint8_t *p = buf + pos;
+        if (p[0] != S_INSTANCE_DUMP || get_id(m, p + 1 + id + 4) != cid)
+            break;
+        uint64_t oid = get_id(m, p + 1), rec = fixed + be32(p + 1 + 2 * id + 4);
+        if (oid < last || len - pos < rec || r->base + pos + rec > end)
+            break;
+        ids[k++] = last = oid;
+        pos += rec;
+    }
+    r->pos = pos;
+    m->ids.n += k;
+    m->cur_objects += k;
+    m->cur_last = last;
+    c->instances += k;
+    c->chunk_count += (uint32_t)k;
+    m->rep.instances += k;
+    return k;
+}
+
 /* Per-object work of pass 2, object idx: its size, type, pointer count
  * and the place of its references.  Direct (edges_direct): stored at idx,
  * edge_start[idx] the place of its references in the snapshot's edges.
@@ -818,6 +864,42 @@ static inline void prefetch_ahead(imp *m, const hr *r, pass2 *w, uint64_t off, u
     }
 }
 
+/* Pass 2 over a run of instance dumps of the class of the last instance
+ * read (w->c), from the stream's position: each one placed and its
+ * references added, as the generic path does (place, add_ref), without its
+ * per-record dispatch and window checks.  The run stops, before the
+ * record, at the first one that is of another tag or class, not wholly in
+ * the window or the segment (end), at or past stop, or whose field bytes
+ * are not its class's -- the generic path takes it and reports any error.
+ * The records taken, or -1 when place fails (err set). */
+static int64_t instance_run2(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+{
+    const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
+    const cls *c = w->c;
+    if (!c || !c->dumped || c->value_bytes > HPROF_BUF)
+        return 0;
+    const uint64_t cid = w->cid, lim = end < stop ? end : stop, rec = fixed + c->value_bytes;
+    const uint32_t *ro = c->nrefs ? (const uint32_t *)m->refs.p + c->ref_start : NULL;
+    int64_t k = 0;
+    for (;;) {
+        uint64_t off = hr_off(r);
+        if (off >= lim || r->len - r->pos < rec || off + rec > end)
+            break;
+        const uint8_t *p = r->buf + r->pos;
+        if (p[0] != S_INSTANCE_DUMP || get_id(m, p + 1 + id + 4) != cid || be32(p + 1 + 2 * id + 4) != c->value_bytes)
+            break;
+        if (w->ahead)
+            prefetch_ahead(m, r, w, off, lim);
+        if (place(m, w, get_id(m, p + 1), off, c->jvm_size, c->nrefs, c->type) < 0)
+            return -1;
+        for (uint32_t j = 0; j < c->nrefs; j++)
+            add_ref(m, w, get_id(m, p + fixed + ro[j]));
+        r->pos += rec;
+        k++;
+    }
+    return k;
+}
+
 /* The sub-records of a heap dump (segment) whose body ends at end, from
  * the stream's position up to end or stop, whichever comes first (pass 2's
  * chunk ends at stop).  Pass 1: w NULL; it cuts chunks at the sub-records. */
@@ -829,6 +911,15 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
         uint64_t off = hr_off(r);
         if (pass == 1 && off >= *m->cut_at && chunk_open(m, off, end) < 0)
             return -1;
+        if (pass == 1 && instance_run(m, r, end))
+            continue;
+        if (pass == 2) {
+            int64_t k = instance_run2(m, r, w, end, stop);
+            if (k < 0)
+                return -1;
+            if (k)
+                continue;
+        }
         if (pass == 2 && w->ahead)
             prefetch_ahead(m, r, w, off, end < stop ? end : stop);
         if (hr_more(r, 1, "a sub-record tag") < 0)
@@ -1763,7 +1854,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     chunk_slices(m);
     m->direct = edges_direct(m);
     uint64_t nroots = m->rootids.n + m->rep.classes;
-    g = gcs_snapshot_new(n, m->nfields_total, nroots, &e2);
+    g = _gcs_snapshot_new_filled(n, m->nfields_total, nroots, &e2); /* pass 2 writes every type */
     uint64_t ntmp = m->nfields_total + TMP_HEADER * n;
     if (!m->direct)
         m->tmp = malloc(ntmp ? ntmp * sizeof *m->tmp : 1);
@@ -1773,16 +1864,13 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     }
     m->g = g;
     m->edst = m->direct ? g->edges : m->tmp;
-    /* huge pages (par.c): fewer faults for the arrays written whole, and
-     * fewer TLB misses for those written at random (addr[] as place uses
-     * it, the temporary edges as edges_in_order reads them) */
-    _gcs_hugepages(g->words, (size_t)n * sizeof *g->words);
-    _gcs_hugepages(g->nptrs, (size_t)n * sizeof *g->nptrs);
-    _gcs_hugepages(g->edge_start, (size_t)(n + 1) * sizeof *g->edge_start);
-    _gcs_hugepages(g->edges, (size_t)m->nfields_total * sizeof *g->edges);
-    _gcs_hugepages(g->addr, (size_t)n * sizeof *g->addr);
-    if (!m->direct)
+    /* huge pages (par.c): fewer TLB misses for the arrays written at random
+     * out of address order (addr[] as place uses it, the temporary edges as
+     * edges_in_order reads them). */
+    if (!m->direct) {
+        _gcs_hugepages(g->addr, (size_t)n * sizeof *g->addr);
         _gcs_hugepages(m->tmp, (size_t)ntmp * sizeof *m->tmp);
+    }
     if (build_types(m, err) < 0)
         goto fail;
 

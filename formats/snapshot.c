@@ -197,7 +197,9 @@ static int add_array(uint64_t *total, uint64_t count, uint64_t elem, uint64_t *o
     return 0;
 }
 
-gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
+/* gcs_snapshot_new, and with filled set _gcs_snapshot_new_filled: the
+ * caller writes every object's type, which is not preset. */
+static gcs_snapshot *snapshot_alloc(uint64_t n, uint64_t m, uint64_t r, int filled, gcs_err *err)
 {
     if (n > GCS_SNAPSHOT_MAX_OBJECTS) {
         gcs_err_set(err, "snapshot: %llu objects: at most %llu fit 32-bit ids",
@@ -237,9 +239,20 @@ gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
     g->edges = (uint32_t *)(mem + o_edges);
     g->roots = (uint32_t *)(mem + o_roots);
     g->type = (uint32_t *)(mem + o_type);
-    memset(g->type, 0xFF, (size_t)n * sizeof *g->type); /* GCS_SNAPSHOT_TYPE_NONE */
+    if (!filled)
+        memset(g->type, 0xFF, (size_t)n * sizeof *g->type); /* GCS_SNAPSHOT_TYPE_NONE */
     gcs_snapshot_params_default(&g->params);
     return g;
+}
+
+gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
+{
+    return snapshot_alloc(n, m, r, 0, err);
+}
+
+gcs_snapshot *_gcs_snapshot_new_filled(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
+{
+    return snapshot_alloc(n, m, r, 1, err);
 }
 
 void _gcs_snap_store_free(snap_store *st)

@@ -93,6 +93,12 @@ typedef struct snap_store {
     size_t konst_len[SNAP_STORE_ARRAYS];
 } snap_store;
 
+/* gcs_snapshot_new for a caller that writes every object's type (the HPROF
+ * importer): the types are left zero, not GCS_SNAPSHOT_TYPE_NONE, so that
+ * no page of the block is touched before the caller fills it (and may ask
+ * for huge pages first). */
+gcs_snapshot *_gcs_snapshot_new_filled(uint64_t n, uint64_t m, uint64_t r, gcs_err *err);
+
 /* Checks of the content, shared with the in-place reader: the params, and
  * object i's rules (all objects before i passed theirs).  what: the rules
  * on node[] and type[] are SNAP_CHECK_NODES and SNAP_CHECK_TYPES; the

@@ -266,11 +266,12 @@ static void test_hprof_target(void **state)
     assert_non_null(strstr(err.msg, "truncated dump"));
     free(g.p);
     /* found by make fuzz: instances while no class has a reference field,
-     * a class while none has a static reference (an offset added to a NULL
-     * array; UBSan in check-asan) */
+     * a class while none has a static reference, an instance before any
+     * class is known (an offset added to a NULL array; UBSan in check-asan) */
     static const char *const found[] = {"tests/fuzz/regressions/hprof-no-reference-fields.hprof",
-                                        "tests/fuzz/regressions/hprof-no-static-references.hprof"};
-    for (size_t i = 0; i < 2; i++) {
+                                        "tests/fuzz/regressions/hprof-no-static-references.hprof",
+                                        "tests/fuzz/regressions/hprof-instance-without-classes.hprof"};
+    for (size_t i = 0; i < sizeof found / sizeof found[0]; i++) {
         size_t len;
         uint8_t *data = test_slurp(found[i], &len);
         fuzz_hprof_one(data, len);
