@@ -26,16 +26,6 @@
 #else
 #define gcs_assert_internal(cond) ((void)0)
 #define GCS_ASSERT_ON 0
-/* ---- huge pages (hugemem.c) -------------------------------------------------
- * _gcs_huge_alloc: memory for an array read or written at random, 2 MiB
- * aligned and on transparent huge pages where the kernel offers them (malloc
- * below 2 MiB); untouched, like malloc's; free() releases it.
- * _gcs_hugepages: asks for huge pages for [p, p + len) of memory already
- * allocated (a hint: nothing when they are off, or for less than 2 MiB),
- * before it is first written. */
-void *_gcs_huge_alloc(size_t bytes);
-void _gcs_hugepages(void *p, size_t len);
-
 #endif
 
 __attribute__((noreturn, cold)) static inline void

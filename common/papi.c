@@ -36,6 +36,7 @@ static char load_why[256];
         void *sym = dlsym(h, name);                                                                        \
         if (!sym) {                                                                                        \
             snprintf(load_why, sizeof load_why, "%s lacks %s", GCS_PAPI_SONAME, name);                     \
+            dlclose(h);                                                                                    \
             return;                                                                                        \
         }                                                                                                  \
         memcpy(&_gcs_papi.field, &sym, sizeof sym);                                                        \

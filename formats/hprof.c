@@ -1864,7 +1864,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     }
     m->g = g;
     m->edst = m->direct ? g->edges : m->tmp;
-    /* huge pages (par.c): fewer TLB misses for the arrays written at random
+    /* huge pages (common/hugemem.c): fewer TLB misses for the arrays written at random
      * out of address order (addr[] as place uses it, the temporary edges as
      * edges_in_order reads them). */
     if (!m->direct) {
