@@ -220,7 +220,8 @@ bench: all $(BENCH_BOEHM)
 # JSON in data/results/; the corpus floor check (corpus accuracy --floor),
 # from data/corpus/floor.json; the HPROF importer, from small synthetic dumps
 # (tests/fuzz/hprof_gen.h); the V8 heap snapshot importer, from small
-# synthetic snapshots (tests/fuzz/v8_gen.h) with tests/fuzz/v8.dict.  The
+# synthetic snapshots (tests/fuzz/v8_gen.h) and tests/fuzz/v8-seeds (element
+# edges and backing stores) with tests/fuzz/v8.dict.  The
 # corpora they grow are kept in $(BUILD)/fuzz/corpus, corpus-profile,
 # corpus-trace, corpus-gcbench, corpus-floor, corpus-hprof and corpus-v8; a
 # crash leaves its input as
@@ -317,7 +318,8 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace 
 	$(FUZZ_DIR)/fuzz_hprof -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-hprof $(FUZZ_DIR)/seeds-hprof
 	$(FUZZ_DIR)/fuzz_v8 -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
-	  -dict=tests/fuzz/v8.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-v8 $(FUZZ_DIR)/seeds-v8
+	  -dict=tests/fuzz/v8.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-v8 $(FUZZ_DIR)/seeds-v8 \
+	  tests/fuzz/v8-seeds
 
 # make model-validation: the model against the collector on this machine --
 # predicted versus measured speedup of the gc-bench heaps (scripts/model-validation;

@@ -5,7 +5,9 @@
  * The profile kept is one of the runs, the one nearest the medians (the
  * smallest sum over the constants of |x / median - 1|), not a composite of
  * per-constant medians: its calibration details (load points, fits,
- * warnings) then describe the very figures it holds. */
+ * warnings) then describe the very figures it holds.  With --gc-only the
+ * runs re-measure the collector's constants only, each into a copy of the
+ * profile as it was, and the spread and the choice are over those. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,14 @@ static int profile_constants(const gcs_profile *p, constant *out, int max)
         add(out, &n, max, "gc_class_cost_ns.null_switch", p->gc_cost_null_switch_ns);
     if (p->has_gc_stream_line)
         add(out, &n, max, "gc_stream_line_ns", p->gc_stream_line_ns);
+    if (p->has_gc_line_transfer)
+        add(out, &n, max, "gc_line_transfer_ns", p->gc_line_transfer_ns);
+    if (p->has_gc_coord) {
+        add(out, &n, max, "gc_coord.wake_ns.a", p->coord.wake_a);
+        add(out, &n, max, "gc_coord.tail_ns.a", p->coord.tail_a);
+        add(out, &n, max, "gc_coord.spread_round_ns", p->coord.spread_ns);
+        add(out, &n, max, "gc_coord.steal_attempt_ns", p->coord.attempt_ns);
+    }
     return n;
 }
 
@@ -94,11 +104,12 @@ static int compare_double(const void *a, const void *b)
 
 #define MAX_CONSTANTS 4096
 
-/* The spread table over the runs' constants; *chosen gets the run nearest
- * the medians.  Every run has the same topology, so the same constants in
- * the same order; a constant some run lacks (a miss overlap fitted once)
- * is summarised over the runs that have it. */
-static gcs_table *spread(gcs_profile **runs, int nruns, int *chosen)
+/* The spread table over the runs' constants whose names start with prefix
+ * ("" for all); *chosen gets the run nearest their medians.  Every run has
+ * the same topology, so the same constants in the same order; a constant
+ * some run lacks (a miss overlap fitted once) is summarised over the runs
+ * that have it. */
+static gcs_table *spread(gcs_profile **runs, int nruns, const char *prefix, int *chosen)
 {
     const char *cols[] = {"constant", "runs", "min", "median", "max", "rel_spread", "unreliable_runs"};
     gcs_table *t = gcs_table_new("spread over the runs (rel_spread = (max - min) / median)", 7, cols);
@@ -111,6 +122,8 @@ static gcs_table *spread(gcs_profile **runs, int nruns, int *chosen)
         goto done;
     int n = profile_constants(runs[0], first, MAX_CONSTANTS);
     for (int k = 0; k < n; k++) {
+        if (strncmp(first[k].name, prefix, strlen(prefix)) != 0)
+            continue;
         int have = 0, unreliable = 0;
         double v[GCS_CALIBRATE_MAX_REPEAT];
         for (int r = 0; r < nruns; r++) {
@@ -149,6 +162,28 @@ done:
     return t;
 }
 
+/* The spread over the runs' constants named prefix..., and the run nearest
+ * their medians moved to *out with it under calibration.repeat. */
+static int keep_nearest(gcs_profile **runs, int nruns, const char *prefix, gcs_profile **out, gcs_table **table,
+                        gcs_err *err)
+{
+    int chosen = 0;
+    gcs_table *t = spread(runs, nruns, prefix, &chosen);
+    if (!t) {
+        gcs_err_set(err, "calibrate: out of memory");
+        return -1;
+    }
+    json_object_set_new(gcs_profile_calibration(runs[chosen]), "repeat",
+                        json_pack("{s:i, s:i, s:s, s:s, s:o}", "runs", nruns, "kept_run", chosen + 1, "kept",
+                                  "the run nearest the medians (smallest sum of |x / median - 1|)", "constants",
+                                  *prefix ? "the collector's (gc_*): --gc-only" : "all",
+                                  "spread", gcs_table_to_json(t)));
+    *out = runs[chosen];
+    runs[chosen] = NULL;
+    *table = t;
+    return 0;
+}
+
 int gcs_calibrate_repeat(const gcs_calibrate_opts *opts, int nruns, gcs_profile **out,
                          gcs_table **table, gcs_err *err)
 {
@@ -164,7 +199,7 @@ int gcs_calibrate_repeat(const gcs_calibrate_opts *opts, int nruns, gcs_profile 
         gcs_err_set(err, "calibrate: out of memory");
         return -1;
     }
-    int rc = -1, chosen = 0;
+    int rc = -1;
     for (int r = 0; r < nruns; r++) {
         /* Each run its own progress series but the last, which continues
          * the caller's (opts->progress: its steps after the run). */
@@ -178,21 +213,47 @@ int gcs_calibrate_repeat(const gcs_calibrate_opts *opts, int nruns, gcs_profile 
             goto done;
         }
     }
-    gcs_table *t = spread(runs, nruns, &chosen);
-    if (!t) {
+    rc = keep_nearest(runs, nruns, "", out, table, err);
+done:
+    for (int r = 0; r < nruns; r++)
+        gcs_profile_free(runs[r]);
+    free(runs);
+    return rc;
+}
+
+int gcs_calibrate_update_gc_repeat(const gcs_profile *p, int quick, int nruns, gcs_progress *pr,
+                                   gcs_profile **out, gcs_table **table, gcs_err *err)
+{
+    *out = NULL;
+    *table = NULL;
+    if (nruns < 1 || nruns > GCS_CALIBRATE_MAX_REPEAT) {
+        gcs_err_set(err, "calibrate: --repeat must be between 1 and %d, got %d",
+                    GCS_CALIBRATE_MAX_REPEAT, nruns);
+        return -1;
+    }
+    gcs_profile **runs = calloc((size_t)nruns, sizeof *runs);
+    json_t *doc = gcs_profile_to_json(p);
+    int rc = -1;
+    if (!runs || !doc) {
         gcs_err_set(err, "calibrate: out of memory");
         goto done;
     }
-    json_object_set_new(gcs_profile_calibration(runs[chosen]), "repeat",
-                        json_pack("{s:i, s:i, s:s, s:o}", "runs", nruns, "kept_run", chosen + 1,
-                                  "kept", "the run nearest the medians (smallest sum of |x / median - 1|)",
-                                  "spread", gcs_table_to_json(t)));
-    *out = runs[chosen];
-    runs[chosen] = NULL;
-    *table = t;
-    rc = 0;
+    for (int r = 0; r < nruns; r++) {
+        /* each run from the profile as it was, so that none inherits
+         * another's costs (their details would mix) */
+        if (!(runs[r] = gcs_profile_from_json(doc, err)))
+            goto done;
+        if (gcs_calibrate_update_gc(runs[r], quick, pr, err) < 0) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            gcs_err_set(err, "run %d of %d: %.400s", r + 1, nruns, msg);
+            goto done;
+        }
+    }
+    rc = keep_nearest(runs, nruns, "gc_", out, table, err);
 done:
-    for (int r = 0; r < nruns; r++)
+    json_decref(doc);
+    for (int r = 0; runs && r < nruns; r++)
         gcs_profile_free(runs[r]);
     free(runs);
     return rc;

@@ -3,7 +3,7 @@
  *
  *   gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]
  *                     [--seed N] [--repeat N] [--pin POLICY] [--quiet] [--json | --csv]
- *   gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--quiet] [--json | --csv]
+ *   gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--repeat N] [--quiet] [--json | --csv]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,8 +22,8 @@ static void print_help(FILE *fp)
     fprintf(fp,
             "usage: gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]\n"
             "                         [--seed N] [--repeat N] [--quiet] [--json | --csv]\n"
-            "       gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--quiet]\n"
-            "                         [--json | --csv]\n"
+            "       gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--repeat N]\n"
+            "                         [--quiet] [--json | --csv]\n"
             "\n"
             "Measures this machine's memory system and writes its machine profile (JSON,\n"
             "format \"gcscale-machine\" version 1): nodes and caches (hwloc), idle read and\n"
@@ -82,7 +82,10 @@ static void print_help(FILE *fp)
             "  --repeat N          calibrate N times (1-100) and print each constant's\n"
             "                      spread (min, median, max, (max - min) / median) after\n"
             "                      the profile; the profile written is the run nearest\n"
-            "                      the medians (also under calibration.repeat)\n"
+            "                      the medians (also under calibration.repeat).  With\n"
+            "                      --gc-only: the collector's constants only, each run\n"
+            "                      into the profile as it was (a vCPU shared with other\n"
+            "                      jobs can mark 1.5x slower for minutes: docs/model.md)\n"
             "  --pin POLICY        order of the occupancy load threads' CPUs (the memory\n"
             "                      node's own first): cores (default: one thread per\n"
             "                      core, hyperthreads last), compact (a core's\n"
@@ -313,8 +316,6 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (optind < argc)
         cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (repeat && gc_only)
-        cli_usage_error(cmd, "--repeat goes with a full calibration, not --gc-only");
     if (force && !gc_only)
         cli_usage_error(cmd, "--force goes with --gc-only (writing into another machine's profile)");
     /* A malformed description is bad input: say so before measuring. */
@@ -371,13 +372,20 @@ int cmd_calibrate(int argc, char **argv)
             fprintf(stderr, "gcscale calibrate: warning: --force: %s; writing this machine's marker "
                     "costs into it\n", foreign);
         }
-        gcs_progress_init(&pr, gcs_calibrate_update_gc_work(p, quick), opts.quiet);
-        if (gcs_calibrate_update_gc(p, quick, &pr, &err) < 0) {
+        gcs_progress_init(&pr, gcs_calibrate_update_gc_work(p, quick) * (repeat ? repeat : 1), opts.quiet);
+        gcs_profile *kept = NULL;
+        int rc = repeat ? gcs_calibrate_update_gc_repeat(p, quick, repeat, &pr, &kept, &spread, &err)
+                        : gcs_calibrate_update_gc(p, quick, &pr, &err);
+        if (rc < 0) {
             char msg[sizeof err.msg];
             snprintf(msg, sizeof msg, "%s", err.msg);
             gcs_err_set(&err, "%s: %s", output, msg);
             gcs_profile_free(p);
             cli_fail(cmd, &err);
+        }
+        if (kept) {
+            gcs_profile_free(p);
+            p = kept;
         }
         if (foreign[0]) /* the profile keeps the record of it */
             json_object_set_new(json_object_get(gcs_profile_calibration(p), "gc_only"), "forced",

@@ -306,11 +306,13 @@ static int import(const char *path, const char *out, const char *format)
     if (rep.format == GCS_HEAPDUMP_V8)
         fprintf(stderr,
                 "imported %s (V8 heap snapshot%s, %llu bytes): %llu nodes, %llu edges; dropped %llu weak "
-                "and %llu shortcut edges and %llu nodes not strongly reachable from the root; %llu strong "
-                "edges; %llu self bytes, %llu nodes widened to their edges\n",
+                "and %llu shortcut edges, %llu element edges that backing stores repeat, and %llu nodes not "
+                "strongly reachable from the root; %llu strong edges; %llu self bytes, %llu nodes widened "
+                "to their edges\n",
                 path, rep.compressed ? ", gzip" : "", (unsigned long long)rep.dump_bytes,
                 (unsigned long long)rep.nodes, (unsigned long long)rep.edges_total,
                 (unsigned long long)rep.weak_edges, (unsigned long long)rep.shortcut_edges,
+                (unsigned long long)rep.element_copies,
                 (unsigned long long)rep.unreachable_nodes, (unsigned long long)rep.references,
                 (unsigned long long)rep.jvm_bytes, (unsigned long long)rep.moved_objects);
     else

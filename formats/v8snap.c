@@ -17,7 +17,10 @@
  *   edges    in node order (node i owns the next edge_count[i] edges): weak
  *            edges and shortcut edges (except the synthetic root's) are
  *            dropped -- a marker does not follow them; the rest are kept as
- *            target node indices, which is already the snapshot's layout.
+ *            target node indices, which is already the snapshot's layout,
+ *            element edges marked in a bitmap.
+ *   then     an object's element edges are dropped where its backing store
+ *            lists them (drop_element_copies): V8 writes each element twice.
  *   strings  only the names of the classes the nodes use are kept.
  *   then     the nodes reachable from the synthetic root (node 0) over the
  *            kept edges, in the dump's node order, become the snapshot.
@@ -303,6 +306,8 @@ typedef struct v8imp {
     char **ntype_names;                 /* [n_ntypes] */
     int nt_object, nt_native;           /* node types named by their class; -1: none */
     int et_weak, et_shortcut;           /* dropped edge types; -1: none */
+    int et_element, nt_array, nt_hidden; /* an array's element edges, its backing store, and the
+                                            runtime's oddballs; -1: none */
     uint64_t hdr_nodes, hdr_edges;      /* node_count, edge_count */
     /* per node */
     uint64_t n, cap;
@@ -310,6 +315,9 @@ typedef struct v8imp {
     /* kept edges */
     uint64_t m, mcap, edges_seen;
     uint32_t *tgt;
+    uint32_t *elem;                     /* bit per kept edge: an element edge */
+    uint64_t ecap;                      /* its words */
+    uint64_t elements;                  /* element edges kept */
     /* distinct class names: string index -> type id (n_ntypes + k) */
     uint64_t *nkeys;                    /* string index + 1; 0: empty */
     uint32_t *nvals;
@@ -494,6 +502,9 @@ static int read_meta(v8imp *m)
     m->nt_native = field_index(nt, "native");
     m->et_weak = field_index(et, "weak");
     m->et_shortcut = field_index(et, "shortcut");
+    m->et_element = field_index(et, "element");
+    m->nt_array = field_index(nt, "array");
+    m->nt_hidden = field_index(nt, "hidden");
     if (!json_is_integer(nc) || json_integer_value(nc) < 0 || !json_is_integer(ec) || json_integer_value(ec) < 0) {
         meta_fail(m, off, "snapshot.node_count or snapshot.edge_count missing or negative");
         goto out;
@@ -655,6 +666,21 @@ static int read_edges(v8imp *m)
             gcs_err_set(r->err, "%s: out of memory for %llu edges", r->name, (unsigned long long)m->hdr_edges);
             return -1;
         }
+        if ((int)t == m->et_element) {
+            /* marked, to be dropped where the backing store lists the same
+             * targets (drop_element_copies) */
+            uint64_t w = m->m / 32, old = m->ecap;
+            if (w >= m->ecap) {
+                if (grow32(&m->elem, &m->ecap, w + 1, m->hdr_edges / 32 + 1, 1, NULL, NULL) < 0) {
+                    gcs_err_set(r->err, "%s: out of memory for %llu edges", r->name,
+                                (unsigned long long)m->hdr_edges);
+                    return -1;
+                }
+                memset(m->elem + old, 0, (size_t)(m->ecap - old) * sizeof *m->elem);
+            }
+            m->elem[w] |= 1u << (m->m % 32);
+            m->elements++;
+        }
         m->tgt[m->m++] = (uint32_t)(to / m->nf);
         kept++;
     }
@@ -799,16 +825,172 @@ static void imp_free(v8imp *m)
     free(m->self);
     free(m->cnt);
     free(m->tgt);
+    free(m->elem);
 }
 
 /* Where node i's kept edges start in tgt: the edge counts turned into
  * offsets in place (4 bytes) while the edges fit 32 bits, a separate
  * 8-byte array beyond. */
 typedef struct offs {
-    const uint32_t *o32;
+    uint32_t *o32;
     uint64_t *o64;
 } offs;
 static inline uint64_t off_at(const offs *o, uint64_t i) { return o->o32 ? o->o32[i] : o->o64[i]; }
+
+static inline void off_set(offs *o, uint64_t i, uint64_t v)
+{
+    if (o->o32)
+        o->o32[i] = (uint32_t)v;
+    else
+        o->o64[i] = v;
+}
+
+/* Whether kept edge e is an element edge (the bitmap ends at the last). */
+static inline int is_element(const v8imp *m, uint64_t e)
+{
+    return e / 32 < m->ecap && (m->elem[e / 32] >> (e % 32) & 1);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether every target of x[0..k) is among b[0..nb), counted with
+ * multiplicity.  A fast array's backing store lists its elements in the
+ * JSArray's order (one linear pass); a dictionary's in hash order (sorted
+ * copies, in *scratch, grown as needed).  -1: out of memory. */
+static int holds_all(uint32_t *x, uint64_t k, const uint32_t *b, uint64_t nb, uint32_t **scratch,
+                     uint64_t *scap)
+{
+    if (k == 0)
+        return 1;
+    if (k > nb)
+        return 0;
+    uint64_t j = 0;
+    for (uint64_t i = 0; i < k; i++) {
+        while (j < nb && b[j] != x[i])
+            j++;
+        if (j == nb)
+            break;
+        if (i + 1 == k)
+            return 1;
+        j++;
+    }
+    if (nb > *scap) {
+        uint32_t *s = realloc(*scratch, (size_t)nb * sizeof *s);
+        if (!s)
+            return -1;
+        *scratch = s;
+        *scap = nb;
+    }
+    memcpy(*scratch, b, (size_t)nb * sizeof **scratch);
+    qsort(x, (size_t)k, sizeof *x, cmp_u32);
+    qsort(*scratch, (size_t)nb, sizeof **scratch, cmp_u32);
+    const uint32_t *s = *scratch;
+    j = 0;
+    for (uint64_t i = 0; i < k; i++, j++) {
+        while (j < nb && s[j] < x[i])
+            j++;
+        if (j == nb || s[j] != x[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether node i's element edges are all listed by one of its other
+ * children of type array, the runtime's hidden nodes apart (see below);
+ * their targets are gathered in *x.  -1: out of memory. */
+static int store_holds_elements(v8imp *m, const offs *o, uint64_t i, uint32_t **x, uint64_t *xcap,
+                                uint32_t **scratch, uint64_t *scap)
+{
+    uint64_t start = off_at(o, i), end = off_at(o, i + 1), k = 0;
+    for (uint64_t e = start; e < end; e++)
+        if (is_element(m, e) && m->type[m->tgt[e]] != (uint32_t)m->nt_hidden) {
+            if (k == *xcap) {
+                uint64_t nc = *xcap ? 2 * *xcap : 64;
+                uint32_t *p = realloc(*x, (size_t)nc * sizeof *p);
+                if (!p)
+                    return -1;
+                *x = p;
+                *xcap = nc;
+            }
+            (*x)[k++] = m->tgt[e];
+        }
+    for (uint64_t e = start; e < end; e++) {
+        uint32_t b = m->tgt[e];
+        if (is_element(m, e) || b == i || m->type[b] != (uint32_t)m->nt_array)
+            continue;
+        int h = holds_all(*x, k, m->tgt + off_at(o, b), off_at(o, b + 1) - off_at(o, b), scratch, scap);
+        if (h != 0)
+            return h;
+    }
+    return 0;
+}
+
+/* V8 lists each element of an object twice: as an element edge of the
+ * object (a JSArray, or any object with indexed properties) and as an
+ * internal edge of its backing store, an "(object elements)" array node the
+ * object points to -- in fast, holey and dictionary mode alike (node 20,
+ * docs/heap-dumps.md).  A marker traces object -> store -> element once, so
+ * an object's element edges are dropped where one of its array-type
+ * children lists every one of their targets but the runtime's hidden nodes
+ * (an `undefined` element is an edge to an oddball the store leaves out);
+ * the rest are kept.  First every owner of element edges is decided, its
+ * bits kept (to drop) or cleared (to keep), with nothing moved; then, only
+ * if some are dropped, tgt and the offsets are compacted in place from the
+ * first such owner on.  -1: out of memory. */
+static int drop_element_copies(v8imp *m, offs *o)
+{
+    if (!m->elements || m->nt_array < 0)
+        return 0;
+    uint32_t *x = NULL, *scratch = NULL;
+    uint64_t xcap = 0, scap = 0, first = UINT64_MAX, i = 0, last = m->ecap * 32;
+    if (last > m->m)
+        last = m->m;
+    int rc = -1;
+    for (uint64_t e = 0; e < last; e++) {
+        if (!is_element(m, e))
+            continue;
+        while (off_at(o, i + 1) <= e) /* the owner: offsets only grow */
+            i++;
+        int h = store_holds_elements(m, o, i, &x, &xcap, &scratch, &scap);
+        if (h < 0)
+            goto done;
+        uint64_t end = off_at(o, i + 1);
+        for (; e < end; e++)
+            if (is_element(m, e)) {
+                if (h)
+                    m->rep.element_copies++;
+                else
+                    m->elem[e / 32] &= ~(1u << (e % 32));
+            }
+        e--; /* the loop's e++ goes to the next owner's first edge */
+        if (h && first == UINT64_MAX)
+            first = i;
+    }
+    if (first != UINT64_MAX) {
+        /* the bits left are the edges to drop; a node's edges only move
+         * down, so each is read before anything is written over it */
+        uint64_t w = off_at(o, first), start = w;
+        for (uint64_t j = first; j < m->n; j++) {
+            uint64_t end = off_at(o, j + 1);
+            off_set(o, j, w);
+            for (uint64_t e = start; e < end; e++)
+                if (!is_element(m, e))
+                    m->tgt[w++] = m->tgt[e];
+            start = end;
+        }
+        off_set(o, m->n, w);
+        m->m = w;
+    }
+    rc = 0;
+done:
+    free(x);
+    free(scratch);
+    return rc;
+}
 
 /* A node's new id: the reachable nodes before it, from the visited bitmap
  * and a count per 64 nodes -- 0.6 B per node where an id array is 4. */
@@ -857,6 +1039,8 @@ static gcs_snapshot *build(v8imp *m, gcs_err *err)
         queue = m->cnt; /* the counts are in o64 now */
         m->cnt = NULL;
     }
+    if (drop_element_copies(m, &o) < 0)
+        goto oom;
     gcs_assert_internal(off_at(&o, n) == m->m);
     /* breadth first from the root; in a graph of random edges each node's
      * offsets and edges are a cache miss, so the queue's next nodes' are
@@ -987,7 +1171,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->r.err = err;
     err->msg[0] = 0;
     m->rep.format = GCS_HEAPDUMP_V8;
-    m->nt_object = m->nt_native = m->et_weak = m->et_shortcut = -1;
+    m->nt_object = m->nt_native = m->et_weak = m->et_shortcut = m->et_element = m->nt_array = m->nt_hidden = -1;
     if (path) {
         if (_gcs_dumpstream_open(&m->r, path, V8_BUF, NULL) < 0)
             goto done;

@@ -282,6 +282,12 @@ static void test_hprof_target(void **state)
 static void test_v8_target(void **state)
 {
     (void)state;
+    /* element edges that backing stores repeat (v8snap.c, drop_element_copies):
+     * the seed's prefixes and corruptions */
+    size_t elen;
+    uint8_t *edata = test_slurp("tests/fuzz/v8-seeds/elements.heapsnapshot", &elen);
+    run_variants(fuzz_v8_one, edata, elen, 1);
+    free(edata);
     for (int shape = V8GEN_LIST; shape <= V8GEN_RANDOM; shape++) {
         v8gen g = v8_generate(shape, 20, 3, 5);
         run_variants(fuzz_v8_one, (const uint8_t *)g.p, g.n, 1);

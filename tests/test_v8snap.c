@@ -1,8 +1,10 @@
 /* test_v8snap.c -- V8 heap snapshots imported (formats/v8snap.c): the
  * committed snapshots of tests/data/v8 (made by make.sh with a real node:
  * a list, a binary tree, a random graph) hold exactly the edges graphs.js
- * built between its own objects; hand-written documents check the meta read
- * by field name in any order, weak and shortcut edges, reachability from
+ * built between its own objects (an array's elements once, through its
+ * backing store); hand-written documents check the meta read by field
+ * name in any order, weak and shortcut edges, element edges that a backing
+ * store repeats, reachability from
  * the synthetic root, escapes, and each malformed input's one-line message. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,11 +105,14 @@ static void test_fixture_random(void **state)
     assert_int_equal(count_type(g, node), 5000);
     assert_int_equal(count_edges(g, node, arr), 5000); /* out */
     /* V8 lists an array's elements twice: as element edges of the JSArray
-     * and as internal edges of its backing store ("(array)").  Both are
-     * kept.  5000 arrays of 4 slots, and the holder array `all` (5000
-     * slots), live while the snapshot is written. */
-    assert_int_equal(count_edges(g, arr, node), 5000 * 4 + 5000);
+     * and as internal edges of its backing store ("(array)").  The first
+     * are dropped: 5000 arrays of 4 slots and the holder array `all` (5000
+     * slots), live while the snapshot is written, each reach their
+     * elements through their store only; the runtime's own arrays add
+     * 3798 more (2048 of them one array's holes, edges to an oddball). */
+    assert_int_equal(count_edges(g, arr, node), 0);
     assert_int_equal(count_edges(g, type_id(g, "(array)"), node), 5000 * 4 + 5000);
+    assert_int_equal(rep.element_copies, 5000 * 4 + 5000 + 3798);
     gcs_snapshot_free(g);
 }
 
@@ -161,6 +166,48 @@ static void test_document(void **state)
     assert_int_equal(g->edges[3], 2);                /* A -> B again (a second field) */
     assert_int_equal(g->edges[4], 1);                /* A(5) -> A */
     assert_int_equal(rep.jvm_bytes, 0 + 40 + 24 + 8);
+    assert_int_equal(gcs_snapshot_validate(g, &err), 0);
+    gcs_snapshot_free(g);
+}
+
+/* Element edges and backing stores: nodes 0 the root (element edges to
+ * 4, 5, 6, 10: no array child, kept), 1 a store of Y listing E1 and E2,
+ * 2 E1, 3 E2, 4 Y (elements E1, E2; its store 1 comes before it), 5 X
+ * (elements E2, E1; its store 7 after it lists them the other way round),
+ * 6 Z (elements E1, E2; its store 8 lists E1 only: kept), 7 and 8 stores,
+ * 9 an oddball, 10 W (elements E1 and the oddball; its store 8 lists E1:
+ * dropped, as the runtime's hidden nodes need not be in a store). */
+static const char doc_elements[] =
+    "{\"snapshot\":{\"meta\":{\"node_fields\":[\"type\",\"name\",\"id\",\"self_size\",\"edge_count\"],"
+    "\"node_types\":[[\"hidden\",\"array\",\"object\",\"synthetic\"]],"
+    "\"edge_fields\":[\"type\",\"name_or_index\",\"to_node\"],"
+    "\"edge_types\":[[\"element\",\"property\",\"internal\",\"hidden\",\"shortcut\",\"weak\"]]},"
+    "\"node_count\":11,\"edge_count\":21},\n"
+    "\"nodes\":[3,4,1,0,4, 1,1,3,32,2, 2,2,5,16,0, 2,2,7,16,0, 2,3,9,32,3, 2,3,11,32,3, 2,3,13,32,3,"
+    " 1,1,15,32,2, 1,1,17,24,1, 0,5,19,16,0, 2,3,21,32,3],\n"
+    "\"edges\":[0,0,20, 0,1,25, 0,2,30, 0,3,50,  2,0,10, 2,1,15,  0,0,10, 0,1,15, 2,0,5,  0,0,15, 0,1,10, 2,0,35,"
+    "  0,0,10, 0,1,15, 2,0,40,  2,0,10, 2,1,15,  2,0,10,  0,0,10, 0,1,45, 2,0,40],\n"
+    "\"strings\":[\"\",\"(object elements)\",\"Item\",\"Arr\",\"(root)\",\"Oddball\"]}\n";
+
+static void test_element_copies(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    gcs_heapdump_report rep;
+    gcs_snapshot *g = gcs_heapdump_import_v8_mem(doc_elements, sizeof doc_elements - 1, "doc", &rep, &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_int_equal(rep.element_copies, 6);  /* Y's two, X's two, W's two */
+    assert_int_equal(rep.unreachable_nodes, 1); /* the oddball, reached through W's element edge only */
+    assert_int_equal(g->nobjects, 10);
+    assert_int_equal(g->nfields, 21 - 6);
+    assert_int_equal(rep.references, 21 - 6);
+    static const uint32_t want_nptrs[10] = {4, 2, 0, 0, 1, 1, 3, 2, 1, 1};
+    static const uint32_t want_edges[15] = {4, 5, 6, 9, 2, 3, 1, 7, 2, 3, 8, 2, 3, 2, 8};
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(g->nptrs[i], want_nptrs[i]);
+    for (int e = 0; e < 15; e++)
+        assert_int_equal(g->edges[e], want_edges[e]);
     assert_int_equal(gcs_snapshot_validate(g, &err), 0);
     gcs_snapshot_free(g);
 }
@@ -245,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_fixture_tree),
         cmocka_unit_test(test_fixture_random),
         cmocka_unit_test(test_document),
+        cmocka_unit_test(test_element_copies),
         cmocka_unit_test(test_bad_documents),
         cmocka_unit_test(test_detect_and_cli_paths),
     };

@@ -68,6 +68,15 @@ GCS_API int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out,
 GCS_API int gcs_calibrate_repeat(const gcs_calibrate_opts *opts, int nruns, gcs_profile **out,
                                  gcs_table **table, gcs_err *err);
 
+/* gcs_calibrate_update_gc nruns times, each into a copy of p as it is, and
+ * in *out the copy nearest the medians of the collector's constants (gc_*,
+ * as gcs_calibrate_repeat chooses; p is not changed), the spread of those
+ * in *table and under calibration.repeat.  pr must hold nruns x
+ * gcs_calibrate_update_gc_work(p, quick).  -1 with err set when a run
+ * fails. */
+GCS_API int gcs_calibrate_update_gc_repeat(const gcs_profile *p, int quick, int nruns, gcs_progress *pr,
+                                           gcs_profile **out, gcs_table **table, gcs_err *err);
+
 /* Times the collector's mark on small cache-resident heaps of pointer
  * densities 1 to 32 and fits gc_cost_ns (object, pointer: least squares over
  * T1 at P = 1; steal: extra busy time per steal at P = 2) into p.  *details

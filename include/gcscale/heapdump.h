@@ -64,6 +64,8 @@ typedef struct gcs_heapdump_report {
     uint64_t edges_total;       /* edges in the dump */
     uint64_t weak_edges;        /* weak edges dropped */
     uint64_t shortcut_edges;    /* shortcut edges dropped (the root's are kept) */
+    uint64_t element_copies;    /* element edges dropped: the object's backing store lists
+                                 * the same targets, and is traced (docs/heap-dumps.md) */
     uint64_t unreachable_nodes; /* nodes not strongly reachable from the root, dropped */
 } gcs_heapdump_report;
 

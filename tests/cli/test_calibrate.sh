@@ -107,7 +107,7 @@ expect_ok "--repeat --csv --table spread" "$GCSCALE" calibrate --quick --quiet -
     --repeat 1 --csv --table spread -o "$TMP/rep.json"
 expect_grep "the spread alone, plain CSV" "^constant," "$TMP/out"
 expect_exit 2 "--repeat 0" "$GCSCALE" calibrate --quick --repeat 0 -o "$TMP/x.json"
-expect_exit 2 "--repeat with --gc-only" "$GCSCALE" calibrate --gc-only --repeat 2 -o "$TMP/rep.json"
+expect_exit 2 "--repeat 0 with --gc-only" "$GCSCALE" calibrate --gc-only --repeat 0 -o "$TMP/rep.json"
 # Latency with page walks: a 4 KiB full-random figure for every pair, the
 # page walk derived from it; huge pages cannot back a 1 MiB buffer, so the
 # profile says why in place of a number.
@@ -266,6 +266,19 @@ expect_exit 2 "--force without --gc-only" "$GCSCALE" calibrate --force --quick -
 expect_ok "--gc-only --force onto another host's profile" "$GCSCALE" calibrate --gc-only --force --quick --quiet -o "$TMP/o2k.json"
 expect_grep "... warns" "^gcscale calibrate: warning: --force: .*o2k.json is the profile of host" "$TMP/err"
 expect_ok "... and records it" jq -e '(.calibration.gc_only.forced | test("sgi-origin-2000")) and .gc_cost_ns.object > 0' "$TMP/o2k.json"
+# --gc-only --repeat: the collector's constants measured twice, each into
+# the profile as it was; the spread covers those only, the memory
+# measurements stay as they were.
+cp "$TMP/small-before.json" "$TMP/rep2.json"
+expect_ok "--gc-only --repeat 2" "$GCSCALE" calibrate --gc-only --quick --repeat 2 -o "$TMP/rep2.json"
+expect_grep "... prints the spread" "^gc_cost_ns.pointer  *2 " "$TMP/out"
+progress_ok "$TMP/err"; _report $? "... its progress over both runs is one series"
+expect_ok "... keeps one run, with the spread of the gc_* constants only" \
+    jq -e -s '.[1].calibration.repeat.runs == 2 and (.[1].calibration.repeat.constants | test("gc_"))
+              and ([.[1].calibration.repeat.spread[].constant | startswith("gc_")] | all)
+              and (.[1].calibration.repeat.spread | length) >= 5
+              and .[1].latency_ns == .[0].latency_ns and .[1].gc_cost_ns.object > 0' \
+    "$TMP/small-before.json" "$TMP/rep2.json"
 # A profile calibrated on a synthetic topology here has the topology's CPUs:
 # its host is what counts.
 expect_ok "--gc-only onto this host's synthetic-topology profile" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/p.json"

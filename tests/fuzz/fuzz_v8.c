@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (gcs_snapshot_validate(g, &err) != 0)
         __builtin_trap();
     if (g->nobjects + rep.unreachable_nodes != rep.nodes || g->nroots != 1 || g->nfields != rep.references
-        || rep.references + rep.weak_edges + rep.shortcut_edges > rep.edges_total)
+        || rep.references + rep.weak_edges + rep.shortcut_edges + rep.element_copies > rep.edges_total)
         __builtin_trap();
     gcs_snapshot_stats st;
     if (gcs_snapshot_stats_compute(g, &st, &err) == 0) {
