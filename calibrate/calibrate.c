@@ -830,6 +830,52 @@ fail:
     return -1;
 }
 
+/* The speed probe (gccost.c) at a calibration's start and end: its
+ * fastest mark of one cost heap, NaN when it could not run (it is a check,
+ * never a reason to fail). */
+static double probe(void)
+{
+    double t;
+    gcs_err err;
+    return _gcs_calibrate_speed_probe(&t, &err) == 0 ? t : NAN;
+}
+
+/* calibration.speed_probe, and a warning in calibration.warnings (and
+ * speed_probe.warning) when the two marks differ by more than
+ * GCS_CALIBRATE_PROBE_DRIFT; a --gc-only run replaces the warning of the
+ * run before. */
+static void record_probe(gcs_profile *p, double start_ns, double end_ns, double seconds)
+{
+    json_t *cal = gcs_profile_calibration(p);
+    json_t *warnings = json_object_get(cal, "warnings");
+    const char *old = json_string_value(json_object_get(json_object_get(cal, "speed_probe"), "warning"));
+    for (size_t i = json_array_size(warnings); old && i-- > 0;)
+        if (strcmp(json_string_value(json_array_get(warnings, i)), old) == 0)
+            json_array_remove(warnings, i);
+    double ratio = end_ns / start_ns;
+    char w[400] = "";
+    if (isfinite(ratio) && fabs(ratio - 1) > GCS_CALIBRATE_PROBE_DRIFT)
+        snprintf(w, sizeof w,
+                 "speed probe: the collector's reference heap marked in %.0f us at the calibration's start "
+                 "and in %.0f us at its end, %.0f s later (%+.0f%%): the CPU ran at two speeds (other jobs "
+                 "on it?), and the constants measured in between mix them",
+                 start_ns / 1e3, end_ns / 1e3, seconds, 100 * (ratio - 1));
+    json_object_set_new(cal, "speed_probe",
+                        json_pack("{s:o, s:o, s:o, s:f, s:f, s:o}", "start_t1_ns",
+                                  isfinite(start_ns) ? json_real(start_ns) : json_null(), "end_t1_ns",
+                                  isfinite(end_ns) ? json_real(end_ns) : json_null(), "ratio",
+                                  isfinite(ratio) ? json_real(ratio) : json_null(), "seconds_apart", seconds,
+                                  "drift_limit", GCS_CALIBRATE_PROBE_DRIFT, "warning",
+                                  w[0] ? json_string(w) : json_null()));
+    if (!w[0])
+        return;
+    if (!warnings) {
+        warnings = json_array();
+        json_object_set_new(cal, "warnings", warnings);
+    }
+    json_array_append_new(warnings, json_string(w));
+}
+
 int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err *err)
 {
     *out = NULL;
@@ -909,6 +955,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
                    _gcs_calibrate_line_transfer_work(NULL, quick) + (opts->progress ? opts->extra_work : 0);
     c.pr = opts->progress ? opts->progress : &c.own_pr;
     gcs_progress_init(c.pr, total, opts->quiet);
+    double probe_start = probe(), probe_t0 = (double)gcs_now_ns();
 
     uint64_t t0 = step_begin(&c, "topology and counters", W_TOPOLOGY);
     if (gcs_calibrate_fill_profile(c.t, p, err) < 0)
@@ -1001,6 +1048,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     _gcs_calibrate_stream_step(p, quick, opts->size_bytes, c.pr);
     _gcs_calibrate_coord_step(p, quick, c.pr);
     _gcs_calibrate_line_transfer_step(p, quick, c.pr);
+    record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
     if (!opts->progress)
         gcs_progress_finish(c.pr);
     gcs_topo_free(c.t);
@@ -1048,6 +1096,7 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
     for (size_t i = json_array_size(warnings); json_is_string(old_warning) && i-- > 0;)
         if (json_equal(json_array_get(warnings, i), old_warning))
             json_array_remove(warnings, i);
+    double probe_start = probe(), probe_t0 = (double)gcs_now_ns();
     if (gc_costs_checked(quick, p, cal, NULL, err) < 0)
         return -1;
     gcs_progress_done(pr, w);
@@ -1059,5 +1108,6 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
     _gcs_calibrate_stream_step(p, quick, 0, pr);
     _gcs_calibrate_coord_step(p, quick, pr);
     _gcs_calibrate_line_transfer_step(p, quick, pr);
+    record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
     return gcs_profile_validate(p, err);
 }

@@ -28,6 +28,13 @@ void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes,
 double _gcs_calibrate_overlap_work(const gcs_profile *p, int quick, uint64_t size_bytes);
 double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes);
 
+/* The speed probe (gccost.c): the fastest of 11 marks at P = 1 of one
+ * cache-resident cost heap, in a collector of its own (none may run). */
+int _gcs_calibrate_speed_probe(double *t1_ns, gcs_err *err);
+/* A calibration whose probe at its end differs from the one at its start by
+ * more than this share is warned about (calibration.speed_probe). */
+#define GCS_CALIBRATE_PROBE_DRIFT 0.10
+
 /* The collector's median mark time of g's graph rebuilt in a collector of
  * its own at P = 1, after one warm-up collection (overlap.c). */
 int _gcs_calibrate_timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err);

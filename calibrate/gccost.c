@@ -516,3 +516,56 @@ done:
     gcs_gc_shutdown();
     return rc;
 }
+
+/* ---- the speed probe ------------------------------------------------------------ */
+
+/* One of the cost heaps (the 8-field tree with edges to ancestors, 384 KiB),
+ * its fastest busy time at P = 1 in a collector of its own: a calibration
+ * times it at its start and at its end, because a vCPU that shares its core
+ * with other jobs can mark 1.5 times slower for minutes (docs/model.md, "P =
+ * 1 on the Zen 3 entry"), and constants measured across such a change mix
+ * two machines. */
+#define PROBE_FIELDS 8
+#define PROBE_BYTES (384L << 10)
+#define PROBE_REPS 11
+
+int _gcs_calibrate_speed_probe(double *t1_ns, gcs_err *err)
+{
+    *t1_ns = NAN;
+    if (gcs_gc_is_initialized()) {
+        gcs_err_set(err, "speed probe: a collector already runs in this process");
+        return -1;
+    }
+    const cost_heap h = {SHAPE_GRAPH, PROBE_FIELDS};
+    long objects, edges;
+    double pointers;
+    heap_size(&h, PROBE_BYTES, &objects, &pointers);
+    gcs_gc_options opts;
+    gcs_gc_options_default(&opts);
+    opts.heap_limit = 256u << 20;
+    opts.threads = 1;
+    opts.max_threads = 1;
+    opts.pin_workers = 1;
+    opts.alloc_budget = 0;
+    opts.log_path = "";
+    if (gcs_gc_init(&opts, err) < 0)
+        return -1;
+    void *root = NULL;
+    void **all = malloc(sizeof(void *) * (size_t)objects);
+    int rc = -1;
+    if (!all || gcs_gc_add_root(&root) < 0) {
+        gcs_err_set(err, "speed probe: out of memory");
+        goto done;
+    }
+    if (build_heap(h.shape, h.fields, objects, &root, all, &edges) < 0) {
+        gcs_err_set(err, "speed probe: heap exhausted building a %ld-object heap", objects);
+        goto done;
+    }
+    *t1_ns = timed_marks(1, PROBE_REPS, NULL, NULL);
+    rc = 0;
+done:
+    gcs_gc_remove_root(&root);
+    free(all);
+    gcs_gc_shutdown();
+    return rc;
+}

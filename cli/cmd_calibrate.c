@@ -40,7 +40,9 @@ static void print_help(FILE *fp)
             "\"gcscale calibrate: warning: ...\" and 'wrote FILE'.  They say what the\n"
             "profile's figures are not: measured on a synthetic topology (nothing pinned\n"
             "or bound), an S_O that is a bound of its fit (0: no contention seen, or load\n"
-            "points that contradict the model) rather than a measurement, and so on.\n"
+            "points that contradict the model) rather than a measurement, a CPU whose\n"
+            "speed changed during the run (one cost heap, timed at the start and the\n"
+            "end, differed by more than 10%%: calibration.speed_probe), and so on.\n"
             "Each line ends with \"; profile usable: ...; to do: ...\": whether the\n"
             "profile can be used as it is, and what to rerun (or nothing).\n"
             "Every fitted constant carries its uncertainty (\"uncertainty\": standard\n"
@@ -85,7 +87,7 @@ static void print_help(FILE *fp)
             "                      the medians (also under calibration.repeat).  With\n"
             "                      --gc-only: the collector's constants only, each run\n"
             "                      into the profile as it was (a vCPU shared with other\n"
-            "                      jobs can mark 1.5x slower for minutes: docs/model.md)\n"
+            "                      jobs can mark 1.5x slower at times: docs/microbench.md)\n"
             "  --pin POLICY        order of the occupancy load threads' CPUs (the memory\n"
             "                      node's own first): cores (default: one thread per\n"
             "                      core, hyperthreads last), compact (a core's\n"
@@ -136,6 +138,10 @@ static const struct {
      "rerun gcscale calibrate --gc-only on an idle machine"},
     {{"gc_cost_ns:", "uncertain"}, "yes (both costs are positive; only their split is uncertain)",
      "rerun gcscale calibrate --gc-only on an idle machine"},
+    {{"speed probe:", NULL},
+     "yes (each constant is one measurement of a machine whose speed changed; calibration.speed_probe "
+     "has both times)",
+     "rerun when the machine is quiet; --repeat 3 (with --gc-only too) shows how far the constants move"},
     {{"gc_miss_overlap not fitted", NULL},
      "yes (the default model does not use it; --model v2 then says its times are relative)",
      "rerun gcscale calibrate --gc-only on an idle machine to fit it"},
@@ -411,10 +417,16 @@ int cmd_calibrate(int argc, char **argv)
     gcs_table_free(spread);
     /* A --gc-only run adds no warnings (the profile's are its calibration's,
      * printed when it was made) but its own unreliable costs. */
-    if (!gc_only)
+    if (!gc_only) {
         print_warnings(p);
-    else
+    } else {
         print_unreliable_costs(p);
+        /* the one warning a --gc-only run can add */
+        const char *drift = json_string_value(
+            json_object_get(json_object_get(gcs_profile_calibration(p), "speed_probe"), "warning"));
+        if (drift)
+            warn_with_advice(drift);
+    }
     gcs_profile_free(p);
     cli_finish(cmd);
     fprintf(stderr, "wrote %s\n", to_stdout ? "the profile on stdout" : output);

@@ -217,6 +217,7 @@ jq --arg host "$(uname -n)" --argjson n "$ncpus" \
     data/machines/dev-2core-kvm-epyc.json > "$TMP/small.json"
 cp "$TMP/small.json" "$TMP/small-before.json"
 expect_ok "--gc-only --quick" "$GCSCALE" calibrate --gc-only --quick -o "$TMP/small.json" --json
+cp "$TMP/err" "$TMP/gc-only.err"
 progress_ok "$TMP/err"; _report $? "... its progress, the overlap fit included, is one series"
 # the cost fit's own warning (a split it could not trust) is said on stderr:
 # with --gc-only as the reason the costs are unreliable, "gcscale calibrate:
@@ -241,6 +242,17 @@ expect_ok "... fits gc_stream_line_ns on a list beyond the LLC" \
     jq -e '.gc_stream_line_ns > 0 and .calibration.stream_line.objects == 1048576
            and .calibration.stream_line.b_lines > 0 and .calibration.stream_line.ns == .gc_stream_line_ns' \
     "$TMP/small.json"
+# the speed probe at the run's start and end: both times, their ratio, and
+# a warning exactly when they differ by more than the limit -- printed
+# (whether this host's vCPU changed speed in between decides which)
+expect_ok "... times the speed probe at its start and end, and warns exactly beyond its limit" \
+    jq -e '.calibration.speed_probe | .start_t1_ns > 0 and .end_t1_ns > 0 and .seconds_apart > 0
+           and .drift_limit == 0.1 and (.ratio - .end_t1_ns / .start_t1_ns | . < 1e-9 and . > -1e-9)
+           and ((.warning == null) == ((if .ratio > 1 then .ratio - 1 else 1 - .ratio end) <= 0.1))' \
+    "$TMP/small.json"
+w=$(jq -r '.calibration.speed_probe.warning // empty' "$TMP/small.json")
+[ -z "$w" ] || grep '^gcscale calibrate: warning: speed probe: .*; profile usable: yes' "$TMP/gc-only.err" | grep -qF "$w"
+_report $? "... a speed-probe warning, if any, is printed with its advice"
 expect_ok "... measures gc_class_cost_ns.null_switch, or says why not" \
     jq -e '(.gc_class_cost_ns.null_switch >= 0 and (.calibration.gc_costs.classes.null_switch.points | length) == 3)
            or (.calibration.gc_costs.classes.null_switch.not_measured | type) == "string"' "$TMP/small.json"

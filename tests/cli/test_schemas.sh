@@ -21,9 +21,12 @@ run "predict, model v2" prediction-v2.json "$GCSCALE" predict --machine data/mac
 run "machine show" machine.json "$GCSCALE" machine show "$DEV" --json
 run "calibrate on a synthetic topology" calibrate.json "$GCSCALE" calibrate --quick --quiet --topology "$SYN" \
     --size 1M -o - --json
-run "run cky with the collector's log" run.json "$GCSCALE" run cky --size 60 --steps 2 --mutators 2 --gc-threads 2 \
-    --heap 2M --quiet --json --trace "$TMP/c2.trace" --log "$D/gc.log"
-run "run cky, one mutator" run-1.json "$GCSCALE" run cky --size 60 --steps 2 --mutators 1 --gc-threads 2 --heap 2M \
+# cky's two mutators each hold a page per size class: a 2 MiB heap (32 pages
+# of 64 KiB) ran out after a full collection in about 1 of 30 runs on a busy
+# host; 3 MiB with 6 steps gives 2-3 collections and room to spare.
+run "run cky with the collector's log" run.json "$GCSCALE" run cky --size 60 --steps 6 --mutators 2 --gc-threads 2 \
+    --heap 3M --quiet --json --trace "$TMP/c2.trace" --log "$D/gc.log"
+run "run cky, one mutator" run-1.json "$GCSCALE" run cky --size 60 --steps 6 --mutators 1 --gc-threads 2 --heap 3M \
     --quiet --json --trace "$TMP/c1.trace"
 run "run --list" workloads.json "$GCSCALE" run --list --json
 run "bottle" bottle.json "$GCSCALE" bottle "$TMP/c2.trace" --json
