@@ -28,6 +28,11 @@ void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes,
 double _gcs_calibrate_overlap_work(const gcs_profile *p, int quick, uint64_t size_bytes);
 double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes);
 
+/* A collector of its own for a calibration step (gccost.c): one worker to
+ * start with, up to max_threads, pinned, no allocation budget, no log.
+ * None may run in the process. */
+int _gcs_calibrate_gc_init(size_t heap_limit, int max_threads, gcs_err *err);
+
 /* The speed probe (gccost.c): the fastest of 11 marks at P = 1 of one
  * cache-resident cost heap, in a collector of its own (none may run). */
 int _gcs_calibrate_speed_probe(double *t1_ns, gcs_err *err);

@@ -275,15 +275,7 @@ int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json_t **det
         gcs_err_set(err, "gc coordination: needs two workers or more (%d)", max_threads);
         return -1;
     }
-    gcs_gc_options opts;
-    gcs_gc_options_default(&opts);
-    opts.heap_limit = 64u << 20;
-    opts.threads = 1;
-    opts.max_threads = max_threads;
-    opts.pin_workers = 1;
-    opts.alloc_budget = 0;
-    opts.log_path = "";
-    if (gcs_gc_init(&opts, err) < 0)
+    if (_gcs_calibrate_gc_init(64u << 20, max_threads, err) < 0)
         return -1;
     gcs_gc_set_instrumentation(1);
     /* the wake of a sleeping vCPU is heavy-tailed (tens of us, now and then

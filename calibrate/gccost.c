@@ -389,15 +389,8 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int two_workers = online >= 2;
-    gcs_gc_options opts;
-    gcs_gc_options_default(&opts);
-    opts.heap_limit = 256u << 20;
-    opts.threads = 1;
-    opts.max_threads = two_workers ? (int)(online < 8 ? online : 8) : 1;
-    opts.pin_workers = 1;
-    opts.alloc_budget = 0;
-    opts.log_path = "";   /* never log these private collections */
-    if (gcs_gc_init(&opts, err) < 0)
+    int max_threads = two_workers ? (int)(online < 8 ? online : 8) : 1;
+    if (_gcs_calibrate_gc_init(256u << 20, max_threads, err) < 0)
         return -1;
 
     const int reps = quick ? 5 : 11;
@@ -479,7 +472,7 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     }
 
     json_t *steal_fit = NULL;
-    if (two_workers && fit_steals(quick, opts.max_threads, coef, &root, p, &steal_fit, err) < 0)
+    if (two_workers && fit_steals(quick, max_threads, coef, &root, p, &steal_fit, err) < 0)
         goto done;
     root = NULL;
     p->has_gc_cost = 1;
@@ -517,6 +510,19 @@ done:
     return rc;
 }
 
+int _gcs_calibrate_gc_init(size_t heap_limit, int max_threads, gcs_err *err)
+{
+    gcs_gc_options opts;
+    gcs_gc_options_default(&opts);
+    opts.heap_limit = heap_limit;
+    opts.threads = 1;
+    opts.max_threads = max_threads;
+    opts.pin_workers = 1;
+    opts.alloc_budget = 0; /* collections only when the step asks */
+    opts.log_path = "";    /* never log these private collections */
+    return gcs_gc_init(&opts, err);
+}
+
 /* ---- the speed probe ------------------------------------------------------------ */
 
 /* One of the cost heaps (the 8-field tree with edges to ancestors, 384 KiB),
@@ -540,15 +546,7 @@ int _gcs_calibrate_speed_probe(double *t1_ns, gcs_err *err)
     long objects, edges;
     double pointers;
     heap_size(&h, PROBE_BYTES, &objects, &pointers);
-    gcs_gc_options opts;
-    gcs_gc_options_default(&opts);
-    opts.heap_limit = 256u << 20;
-    opts.threads = 1;
-    opts.max_threads = 1;
-    opts.pin_workers = 1;
-    opts.alloc_budget = 0;
-    opts.log_path = "";
-    if (gcs_gc_init(&opts, err) < 0)
+    if (_gcs_calibrate_gc_init(256u << 20, 1, err) < 0)
         return -1;
     void *root = NULL;
     void **all = malloc(sizeof(void *) * (size_t)objects);

@@ -84,15 +84,7 @@ static gcs_snapshot *random_graph(uint64_t n, int nnodes, gcs_err *err)
  * sequential-line fit's, stream.c). */
 int _gcs_calibrate_timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err)
 {
-    gcs_gc_options opts;
-    gcs_gc_options_default(&opts);
-    opts.heap_limit = 2 * g->params.heap_limit + (64u << 20);
-    opts.threads = 1;
-    opts.max_threads = 1;
-    opts.pin_workers = 1;
-    opts.alloc_budget = 0;
-    opts.log_path = ""; /* never log these private collections */
-    if (gcs_gc_init(&opts, err) < 0)
+    if (_gcs_calibrate_gc_init(2 * g->params.heap_limit + (64u << 20), 1, err) < 0)
         return -1;
     gcs_gc_snapshot_heap heap;
     int rc = -1;
