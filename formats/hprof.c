@@ -270,6 +270,7 @@ typedef struct imp {
     uint64_t forced_cuts;
     int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
     int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
+    int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
     uint32_t *edst;         /* where pass 2 writes references: tmp, or the snapshot's edges */
     size_t chunk_bytes;
     uint64_t cut_plain;     /* plain or memory: the next chunk starts at a record at or after this */
@@ -1747,20 +1748,23 @@ static int place_addresses(imp *m, int *bad)
     const uint32_t *words = g->words, *nptrs = g->nptrs, *type = g->type, ntypes = g->ntypes;
     const uint64_t *start = g->edge_start;
     unsigned fails = 0;
+    uint64_t moved = 0;
     enum { BATCH = 4096 };
     uint64_t *ids = malloc(BATCH * sizeof *ids);
     if (!ids)
         return -1;
     _gcs_idmap_cursor cur = {0};
     for (uint64_t i = 0; i < n;) {
-        uint64_t k = _gcs_idmap_ids(&m->map, ids, BATCH, &cur);
+        /* the ids in index order: in addr[] itself (addr_ids), or from the map */
+        uint64_t k = m->addr_ids ? n : _gcs_idmap_ids(&m->map, ids, BATCH, &cur);
+        const uint64_t *src = m->addr_ids ? g->addr : ids;
         gcs_assert_internal(k > 0 && i + k <= n);
         for (uint64_t j = 0; j < k; j++, i++) {
-            uint64_t want = real ? ((ids[j] - first + 7) & ~7ull) + 8 : 0, a = prev_end + 8;
+            uint64_t want = real ? ((src[j] - first + 7) & ~7ull) + 8 : 0, a = prev_end + 8;
             if (want >= a)
                 a = want;
-            else if (real)
-                m->rep.moved_objects++;
+            else
+                moved += real;
             g->addr[i] = a;
             prev_end = a + 8 * (uint64_t)words[i];
             uint32_t t = type[i];
@@ -1769,6 +1773,7 @@ static int place_addresses(imp *m, int *bad)
         }
     }
     *bad = fails != 0;
+    m->rep.moved_objects += moved;
     free(ids);
     g->params.heap_limit = (prev_end + 65535) & ~65535ull;
     if (!g->params.heap_limit)
@@ -1894,6 +1899,37 @@ static int edges_direct(imp *m)
     free(at);
     gcs_assert_internal(base == m->nfields_total);
     return 1;
+}
+
+/* Whether the chunks' runs of indices (edges_direct) follow each other in
+ * the file as in the index: pass 1's ids, in file order, are then the
+ * objects' in index order. */
+static int chunks_in_index_order(const imp *m)
+{
+    const chunk *cs = m->chunks.p;
+    uint64_t next = 0;
+    for (size_t k = 0; k < m->chunks.n; k++) {
+        if (cs[k].objects && cs[k].first_index != next)
+            return 0;
+        next += cs[k].objects;
+    }
+    return 1;
+}
+
+/* Pass 1's ids, for the snapshot to take over as its addr[] where they are
+ * in index order (addr_ids; place_addresses turns each into its address in
+ * place): 8 B per object of pages touched already, rather than as many
+ * fresh ones the kernel must clear.  Otherwise freed: NULL. */
+static uint64_t *ids_as_addr(imp *m)
+{
+    uint64_t *ids = m->ids.p;
+    m->ids.p = NULL;
+    if (!m->addr_ids) {
+        free(ids);
+        return NULL;
+    }
+    uint64_t *fit = realloc(ids, (m->ids.n ? m->ids.n : 1) * sizeof *ids); /* the vector's spare room back */
+    return fit ? fit : ids;
 }
 
 /* The edges into index order (unless pass 2 wrote them so), by blocks of
@@ -2049,8 +2085,10 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     }
     uint64_t dup;
     m->id_range.ascending = m->ordered; /* at most a few descents, each a cut (note_object) */
-    int built = _gcs_idmap_build(&m->map, m->ids.p, n, &m->id_range, &dup);
-    m->ids.p = NULL; /* the map has them */
+    int keep = m->ordered; /* they may become addr[] (ids_as_addr) */
+    int built = _gcs_idmap_build(&m->map, m->ids.p, n, &m->id_range, keep, &dup);
+    if (built != 0 || !keep || m->map.sorted)
+        m->ids.p = NULL; /* the map has them */
     if (built != 0) {
         if (built < 0)
             gcs_err_set(err, "%s: out of memory indexing %llu object ids", name, (unsigned long long)n);
@@ -2078,7 +2116,9 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->direct = edges_direct(m);
     m->popcnt = _gcs_cpu_popcnt();
     uint64_t nroots = m->rootids.n + m->rep.classes;
-    g = _gcs_snapshot_new_filled(n, m->nfields_total, nroots, &e2); /* pass 2 writes every type */
+    m->addr_ids = m->direct && m->ids.p && chunks_in_index_order(m);
+    /* pass 2 writes every type; the snapshot takes the ids over, or they are freed */
+    g = _gcs_snapshot_new_filled(n, m->nfields_total, nroots, ids_as_addr(m), &e2);
     uint64_t ntmp = m->nfields_total + TMP_HEADER * n;
     if (!m->direct)
         m->tmp = malloc(ntmp ? ntmp * sizeof *m->tmp : 1);

@@ -127,7 +127,8 @@ static _gcs_idrange id_range(const uint64_t *ids, uint64_t n)
     return r;
 }
 
-int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrange *range, uint64_t *dup)
+int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrange *range, int keep,
+                     uint64_t *dup)
 {
     memset(x, 0, sizeof *x);
     x->n = n;
@@ -189,7 +190,8 @@ int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrang
         }
         k->bits |= bit;
     }
-    free(ids);
+    if (!keep)
+        free(ids);
     x->ids = NULL;
     uint64_t sum = 0;
     for (uint64_t k = 0; k < slots * IDMAP_PAGE_WORDS; k++) {

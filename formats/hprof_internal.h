@@ -141,10 +141,12 @@ typedef struct _gcs_idrange {
 } _gcs_idrange;
 
 /* Builds the map of ids[0..n) (any order; n <= 2^32 - 2), taking ids over
- * (freed, or kept sorted: x owns them either way; _gcs_idmap_free); range:
- * theirs, or NULL to have it found.  0; 1 when an id occurs twice (*dup:
- * that id); -1 out of memory. */
-int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrange *range, uint64_t *dup);
+ * (freed, or kept sorted: x owns them either way; _gcs_idmap_free) -- but
+ * with keep set, a rank bitmap built (0 returned, x->sorted 0) leaves them
+ * to the caller as they were; range: theirs, or NULL to have it found.  0;
+ * 1 when an id occurs twice (*dup: that id); -1 out of memory. */
+int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrange *range, int keep,
+                     uint64_t *dup);
 void _gcs_idmap_free(_gcs_idmap *x);
 
 /* Walks the ids in ascending order (index order): fills out with up to cap
