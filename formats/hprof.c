@@ -2134,6 +2134,12 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     if (!m->direct) {
         _gcs_hugepages(g->addr, (size_t)n * sizeof *g->addr);
         _gcs_hugepages(m->tmp, (size_t)ntmp * sizeof *m->tmp);
+    } else {
+        _gcs_prefault(g->words, (size_t)n * sizeof *g->words);
+        _gcs_prefault(g->nptrs, (size_t)n * sizeof *g->nptrs);
+        _gcs_prefault(g->type, (size_t)n * sizeof *g->type);
+        _gcs_prefault(g->edge_start, (size_t)(n + 1) * sizeof *g->edge_start);
+        _gcs_prefault(g->edges, (size_t)m->nfields_total * sizeof *g->edges);
     }
     if (build_types(m, err) < 0)
         goto fail;
