@@ -493,13 +493,13 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
     uint64_t *slot = vec_push(&m->ids);
     if (!slot)
         return -1;
+    *slot = id;
     _gcs_idrange *rg = &m->id_range;
     if (m->ids.n == 1)
         rg->lo = rg->hi = id;
     rg->lo = id < rg->lo ? id : rg->lo;
     rg->hi = id > rg->hi ? id : rg->hi;
-    rg->diff |= id - ((uint64_t *)m->ids.p)[0];
-    *slot = id;
+    rg->diff |= id - ((const uint64_t *)m->ids.p)[0];
     if (!m->cur_objects++)
         m->cur_first = id;
     m->cur_last = id;

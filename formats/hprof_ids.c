@@ -139,6 +139,10 @@ int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrang
         return x->dir ? 0 : -1;
     }
     _gcs_idrange rg = range ? *range : id_range(ids, n);
+#if GCS_ASSERT_ON
+    _gcs_idrange found = id_range(ids, n);
+    gcs_assert_internal(rg.lo == found.lo && rg.hi == found.hi && rg.diff == found.diff);
+#endif
     const uint64_t lo = rg.lo, hi = rg.hi, diff = rg.diff;
     /* ids in no order set bits anywhere: the words they set are loaded
      * ahead; ascending ones set them in order, which the hardware
