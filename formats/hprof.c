@@ -20,12 +20,18 @@
  *   pass 2  parallel (par.c), a worker per thread taking chunks in file
  *           order and reading each itself (from memory, with pread, or
  *           inflating it from its access point): each object's size, type
- *           and pointer count, its references as indices (place, add_ref).
- *           Out of address order, a look-ahead prefetches what the next
- *           records will miss on (prefetch_ahead).
+ *           and pointer count, its references as indices (place, add_ref;
+ *           runs of instances of one class in a loop of their own,
+ *           instance_run2).  In address order an object's index is the
+ *           next of its chunk's run, its id checked against the ids pass 1
+ *           saw there (object_index); otherwise the id map's lookup, and a
+ *           look-ahead prefetches what the next records will miss on
+ *           (prefetch_ahead, run_ahead).
  *   then    out of address order, the objects' headers and edges copied
  *           from the temporary array into index order (edges_in_order); the
- *           addresses, the roots.
+ *           addresses, each object's fields checked on the way
+ *           (place_addresses); the roots; the rest of the snapshot's
+ *           validation (check_graph).
  *
  * The results do not depend on the number of threads or chunks: every
  * object and reference lands at a place fixed by pass 1, the totals are
@@ -34,9 +40,10 @@
  * are finished; tests/test_hprof.c).
  *
  * Memory beyond the snapshot: the ids, 8 B per object, until they are
- * indexed; the id map, 2 bits per 8 bytes of the id range (about 1-2 B per
- * object); out of address order, the temporary array, 12 B per object and
- * 4 B per edge (the snapshot's addr[] serves as the per-object offsets
+ * indexed -- in address order they become the snapshot's addr[]
+ * (ids_as_addr); the id map, 2 bits per 8 bytes of the id range (about 1-2
+ * B per object); out of address order, the temporary array, 12 B per object
+ * and 4 B per edge (the snapshot's addr[] serves as the per-object offsets
  * until the addresses are placed); a 4 MiB window per thread.
  *
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
@@ -1056,6 +1063,12 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     return bad ? hr_fail(r, hr_off(r), bad) : k;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#define TARGET_POPCNT __attribute__((target("popcnt")))
+#else /* never called: _gcs_cpu_popcnt says no */
+#define TARGET_POPCNT
+#endif
+
 static int64_t run2_sw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop) { return run2(m, r, w, end, stop, 0, 0); }
 
 static int64_t run2_sw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
@@ -1063,12 +1076,12 @@ static int64_t run2_sw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t st
     return run2(m, r, w, end, stop, 0, 1);
 }
 
-__attribute__((target("popcnt"))) static int64_t run2_hw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+TARGET_POPCNT static int64_t run2_hw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
 {
     return run2(m, r, w, end, stop, 1, 0);
 }
 
-__attribute__((target("popcnt"))) static int64_t run2_hw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+TARGET_POPCNT static int64_t run2_hw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
 {
     return run2(m, r, w, end, stop, 1, 1);
 }
@@ -1737,9 +1750,11 @@ static void imp_free(imp *m)
  * On the way, each object's own fields get gcs_snapshot_validate's checks
  * that their making does not ensure (check_graph): a size, pointers that
  * fit it, edges that follow its predecessor's, a known type.  The
- * addresses pass theirs by construction: 8-byte aligned, ascending, each
- * at least a header's 8 bytes past its predecessor's end, the heap limit
- * past the last.  *bad: 1 when an object fails. */
+ * addresses pass theirs by construction -- 8-byte aligned, each at least a
+ * header's 8 bytes past its predecessor's end, the heap limit past the
+ * last -- as long as no sum wraps around 2^64, which is checked (huge
+ * arrays of a dump that holds no array data could add up to that).  *bad:
+ * 1 when an object fails. */
 static int place_addresses(imp *m, int *bad)
 {
     gcs_snapshot *g = m->g;
@@ -1748,7 +1763,7 @@ static int place_addresses(imp *m, int *bad)
     const uint32_t *words = g->words, *nptrs = g->nptrs, *type = g->type, ntypes = g->ntypes;
     const uint64_t *start = g->edge_start;
     unsigned fails = 0;
-    uint64_t moved = 0;
+    uint64_t moved = 0, prev_a = 0;
     enum { BATCH = 4096 };
     uint64_t *ids = malloc(BATCH * sizeof *ids);
     if (!ids)
@@ -1769,9 +1784,11 @@ static int place_addresses(imp *m, int *bad)
             prev_end = a + 8 * (uint64_t)words[i];
             uint32_t t = type[i];
             fails |= (words[i] == 0) | (nptrs[i] > words[i]) | (start[i + 1] - start[i] != nptrs[i])
-                   | (t >= ntypes && t != GCS_SNAPSHOT_TYPE_NONE);
+                   | (t >= ntypes && t != GCS_SNAPSHOT_TYPE_NONE) | (i && a <= prev_a) | (prev_end < a);
+            prev_a = a;
         }
     }
+    fails |= prev_end > UINT64_MAX - 65535; /* the heap limit below */
     *bad = fails != 0;
     m->rep.moved_objects += moved;
     free(ids);
