@@ -41,3 +41,14 @@ void _gcs_hugepages(void *p, size_t len)
     (void)len;
 #endif
 }
+
+void _gcs_prefault(void *p, size_t len)
+{
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+    const uintptr_t page = 4096;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + len) & ~(page - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE); /* older kernels: EINVAL, nothing done */
+}

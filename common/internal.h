@@ -55,5 +55,8 @@ void _gcs_json_set_pu_map(json_t *obj, const char *placement, const int *os, con
  * before it is first written. */
 void *_gcs_huge_alloc(size_t bytes);
 void _gcs_hugepages(void *p, size_t len);
+/* Has the kernel back the whole pages of [p, p + len) now, in one call,
+ * rather than at one page fault per 4 KiB on their first writes. */
+void _gcs_prefault(void *p, size_t len);
 
 #endif

@@ -20,12 +20,18 @@
  *   pass 2  parallel (par.c), a worker per thread taking chunks in file
  *           order and reading each itself (from memory, with pread, or
  *           inflating it from its access point): each object's size, type
- *           and pointer count, its references as indices (place, add_ref).
- *           Out of address order, a look-ahead prefetches what the next
- *           records will miss on (prefetch_ahead).
+ *           and pointer count, its references as indices (place, add_ref;
+ *           runs of instances of one class in a loop of their own,
+ *           instance_run2).  In address order an object's index is the
+ *           next of its chunk's run, its id checked against the ids pass 1
+ *           saw there (object_index); otherwise the id map's lookup, and a
+ *           look-ahead prefetches what the next records will miss on
+ *           (prefetch_ahead, run_ahead).
  *   then    out of address order, the objects' headers and edges copied
  *           from the temporary array into index order (edges_in_order); the
- *           addresses, the roots.
+ *           addresses, each object's fields checked on the way
+ *           (place_addresses); the roots; the rest of the snapshot's
+ *           validation (check_graph).
  *
  * The results do not depend on the number of threads or chunks: every
  * object and reference lands at a place fixed by pass 1, the totals are
@@ -34,9 +40,10 @@
  * are finished; tests/test_hprof.c).
  *
  * Memory beyond the snapshot: the ids, 8 B per object, until they are
- * indexed; the id map, 2 bits per 8 bytes of the id range (about 1-2 B per
- * object); out of address order, the temporary array, 12 B per object and
- * 4 B per edge (the snapshot's addr[] serves as the per-object offsets
+ * indexed -- in address order they become the snapshot's addr[]
+ * (ids_as_addr); the id map, 2 bits per 8 bytes of the id range (about 1-2
+ * B per object); out of address order, the temporary array, 12 B per object
+ * and 4 B per edge (the snapshot's addr[] serves as the per-object offsets
  * until the addresses are placed); a 4 MiB window per thread.
  *
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
@@ -60,6 +67,15 @@
 static size_t chunk_bytes = HPROF_CHUNK; /* _gcs_hprof_set_chunk_bytes */
 
 void _gcs_hprof_set_chunk_bytes(size_t n) { __atomic_store_n(&chunk_bytes, n ? n : HPROF_CHUNK, __ATOMIC_RELAXED); }
+
+static void (*between_passes)(void *); /* _gcs_hprof_set_between_passes */
+static void *between_arg;
+
+void _gcs_hprof_set_between_passes(void (*fn)(void *arg), void *arg)
+{
+    between_passes = fn;
+    between_arg = arg;
+}
 
 /* top-level record tags */
 enum {
@@ -186,6 +202,7 @@ typedef struct chunk {
     uint64_t hist_start, hist_n; /* its instances: (class, count) pairs in imp.hist */
     uint64_t tmp_base, refs;     /* its slice of the temporary edges (direct: of the snapshot's) */
     uint64_t first_id, last_id;  /* of its first and last object */
+    uint64_t first_index;   /* direct: the index of its first object (its objects' are a run from there) */
     size_t point;           /* gzip: the access point it is inflated from (SIZE_MAX: the file's start) */
 } chunk;
 
@@ -199,6 +216,10 @@ typedef struct pass2 {
     uint64_t tmp_n, tmp_end; /* the next reference's place, the slice's end */
     uint64_t objects, references, missing_refs, jvm_bytes;
     uint64_t *block_refs;    /* the worker's */
+    /* direct: the chunk's objects are the ids from its first on, at the
+     * indices from first_index on (edges_direct); the cursor walks those ids */
+    uint64_t first_index, chunk_objects;
+    _gcs_idmap_cursor cur;
     uint64_t cid;            /* the class of the last instance read */
     const cls *c;
     /* the look-ahead (prefetch_ahead): two cursors, records ahead of the
@@ -237,6 +258,7 @@ typedef struct imp {
     vec refs;       /* uint32_t: flat ref offsets */
     vec rootids;    /* uint64_t */
     vec ids;        /* uint64_t: every object's id, file order (pass 1) */
+    _gcs_idrange id_range;  /* theirs (lo meaningful once ids.n > 0) */
     _gcs_idmap map; /* id -> index */
     uint64_t nfields_total;
     /* layout */
@@ -254,6 +276,8 @@ typedef struct imp {
     size_t last_cls;
     uint64_t forced_cuts;
     int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
+    int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
+    int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
     uint32_t *edst;         /* where pass 2 writes references: tmp, or the snapshot's edges */
     size_t chunk_bytes;
     uint64_t cut_plain;     /* plain or memory: the next chunk starts at a record at or after this */
@@ -442,7 +466,8 @@ static int chunk_open(imp *m, uint64_t off, uint64_t seg_end)
 
 /* ---- the records --------------------------------------------------------------------- */
 
-static inline uint64_t get_id(const imp *m, const uint8_t *p) { return m->idsz == 8 ? be64(p) : be32(p); }
+static inline uint64_t read_id(const uint8_t *p, size_t idsz) { return idsz == 8 ? be64(p) : be32(p); }
+static inline uint64_t get_id(const imp *m, const uint8_t *p) { return read_id(p, m->idsz); }
 
 /* A dump whose chunks each hold objects in address order that no other
  * chunk's objects fall between -- HotSpot's serial dumper writes each space
@@ -452,6 +477,13 @@ static inline uint64_t get_id(const imp *m, const uint8_t *p) { return m->idsz =
  * below the one before, as long as that happens seldom (ORDER_CUTS more
  * than one per chunk's bytes of dump); in a dump in no order it stops. */
 #define ORDER_CUTS 64
+
+/* How far ahead of the record it parses a run of instances (instance_run,
+ * run2) loads the dump: the parse of a record is a few cycles, less than
+ * memory's latency, and the hardware's stream prefetch does not keep up on
+ * this VM (the 10^7 list in address order: 630 against 490-550 MB/s per
+ * CPU second, docs/heap-dumps.md). */
+#define READ_AHEAD 1024
 
 /* Pass 1: one more object id, of the record at off in a segment ending at
  * seg_end; -1 out of memory (err not set). */
@@ -469,6 +501,12 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
     if (!slot)
         return -1;
     *slot = id;
+    _gcs_idrange *rg = &m->id_range;
+    if (m->ids.n == 1)
+        rg->lo = rg->hi = id;
+    rg->lo = id < rg->lo ? id : rg->lo;
+    rg->hi = id > rg->hi ? id : rg->hi;
+    rg->diff |= id - ((const uint64_t *)m->ids.p)[0];
     if (!m->cur_objects++)
         m->cur_first = id;
     m->cur_last = id;
@@ -483,7 +521,8 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
  * per-record path's checks and dispatch cost more than this work.  The run
  * stops, before the record, at the first record that is anything else: of
  * another tag or class, not wholly in the window or the segment (end),
- * at or past the next cut, whose id descends (note_object may cut there),
+ * at or past the next cut, whose id descends while the dump is in order
+ * so far (note_object may cut there),
  * or that the ids' vector has no room for -- that record takes the generic
  * path, which reports any error, so that every dump imports (or fails) as
  * it would without the run.  The records taken. */
@@ -497,19 +536,29 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
     if (!c->chunk_count)
         return 0;
     uint64_t *ids = (uint64_t *)m->ids.p + m->ids.n, room = m->ids.cap - m->ids.n, k = 0, last = m->cur_last;
+    const uint64_t id0 = ((uint64_t *)m->ids.p)[0]; /* the last instance's id is kept: ids.n > 0 */
+    uint64_t diff = m->id_range.diff, lo = m->id_range.lo, hi = m->id_range.hi;
+    const int ordered = m->ordered; /* else note_object cuts no more: any id may follow */
     const uint8_t *buf = r->buf;
     size_t pos = r->pos, len = r->len;
     uint64_t lim = end < cut ? end : cut; /* offsets a run's record may start below */
     while (k < room && len - pos >= fixed && r->base + pos < lim) {
         const uint8_t *p = buf + pos;
+        __builtin_prefetch(p + READ_AHEAD);
         if (p[0] != S_INSTANCE_DUMP || get_id(m, p + 1 + id + 4) != cid)
             break;
         uint64_t oid = get_id(m, p + 1), rec = fixed + be32(p + 1 + 2 * id + 4);
-        if (oid < last || len - pos < rec || r->base + pos + rec > end)
+        if ((ordered && oid < last) || len - pos < rec || r->base + pos + rec > end)
             break;
         ids[k++] = last = oid;
+        diff |= oid - id0;
+        lo = oid < lo ? oid : lo;
+        hi = oid > hi ? oid : hi;
         pos += rec;
     }
+    m->id_range.diff = diff;
+    m->id_range.lo = lo;
+    m->id_range.hi = hi;
     r->pos = pos;
     m->ids.n += k;
     m->cur_objects += k;
@@ -532,13 +581,30 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
  * ids were indexed; a dump that changed between the passes is caught by
  * its chunk's counts.) */
 #define TMP_HEADER 3 /* words, nptrs, type */
+#define PLACE_UNKNOWN "object appeared between passes"
+#define PLACE_TOO_MANY_REFS "more references than the first pass counted (the dump changed?)"
+
+/* The index of the object with id, the next one of the chunk w reads, or
+ * IDMAP_NONE.  Direct, the chunk's objects are a run of indices whose ids
+ * pass 1 saw in this order: the next index, once the id is checked to be
+ * the next of those ids (a dump that changed between the passes is caught
+ * here, before an index outside the chunk's run could be written).
+ * Otherwise the id map's lookup. */
+__attribute__((always_inline)) static inline uint32_t object_index(imp *m, pass2 *w, uint64_t id, int hw)
+{
+    if (!m->direct)
+        return _gcs_idmap_find_hw(&m->map, id, hw);
+    if (w->objects >= w->chunk_objects || _gcs_idmap_next(&m->map, &w->cur) != id)
+        return IDMAP_NONE;
+    return (uint32_t)(w->first_index + w->objects);
+}
 
 static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes, uint64_t nptrs, uint32_t type)
 {
-    uint32_t idx = _gcs_idmap_find(&m->map, id);
+    uint32_t idx = object_index(m, w, id, 0);
     gcs_snapshot *g = m->g;
     if (idx == IDMAP_NONE)
-        return hr_fail(w->r, off, "object appeared between passes");
+        return hr_fail(w->r, off, PLACE_UNKNOWN);
     uint64_t payload = (jvm_bytes - 8 + 7) / 8;
     uint64_t words = payload > nptrs ? payload : nptrs;
     if (words == 0)
@@ -546,7 +612,7 @@ static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes
     if (words > UINT32_MAX || nptrs > UINT32_MAX)
         return hr_fail(w->r, off, "object too large for a snapshot (2^32 words)");
     if (nptrs + (m->direct ? 0 : TMP_HEADER) > w->tmp_end - w->tmp_n)
-        return hr_fail(w->r, off, "more references than the first pass counted (the dump changed?)");
+        return hr_fail(w->r, off, PLACE_TOO_MANY_REFS);
     if (m->direct) {
         g->words[idx] = (uint32_t)words;
         g->nptrs[idx] = (uint32_t)nptrs;
@@ -827,7 +893,7 @@ static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t
     } else {
         uint32_t idx = _gcs_idmap_find(&m->map, oid);
         if (idx != IDMAP_NONE)
-            __builtin_prefetch(m->direct ? (void *)&m->g->words[idx] : (void *)&m->g->addr[idx], 1);
+            __builtin_prefetch(&m->g->addr[idx], 1);
     }
     return next;
 }
@@ -855,7 +921,7 @@ static inline void prefetch_ahead(imp *m, const hr *r, pass2 *w, uint64_t off, u
         w->far_off = next;
         w->far_n++;
     }
-    while (w->near_n < AHEAD_NEAR) {
+    while (!m->direct && w->near_n < AHEAD_NEAR) { /* direct: the places are in order */
         uint64_t next = ahead_step(m, r, w, w->near_off, lim, 0);
         if (!next)
             break;
@@ -864,40 +930,167 @@ static inline void prefetch_ahead(imp *m, const hr *r, pass2 *w, uint64_t off, u
     }
 }
 
+/* The look-ahead of a run of instances (run2), at the record at pos of
+ * rec bytes: prefetch_ahead's, without parsing the records ahead, which are
+ * taken to be of the run's class -- where one is not, a prefetch is
+ * wasted, nothing else: the bytes read stay inside the window. */
+__attribute__((always_inline)) static inline void run_ahead(const _gcs_idmap *map, uint64_t *addr, const uint8_t *buf,
+                                                            size_t pos, size_t len, uint64_t rec, size_t id,
+                                                            const uint32_t *ro, uint32_t nrefs, int hw, int direct)
+{
+    const size_t fixed = 1 + 2 * id + 8;
+    if (len - pos >= (AHEAD_FAR + 1) * rec) {
+        const uint8_t *q = buf + pos + AHEAD_FAR * rec;
+        for (uint32_t k = 0; k < nrefs && k < AHEAD_REFS; k++)
+            _gcs_idmap_prefetch(map, read_id(q + fixed + ro[k], id));
+        if (!direct)
+            _gcs_idmap_prefetch(map, read_id(q + 1, id));
+    }
+    if (!direct && len - pos >= (AHEAD_NEAR + 1) * rec) {
+        uint32_t idx = _gcs_idmap_find_hw(map, read_id(buf + pos + AHEAD_NEAR * rec + 1, id), hw);
+        if (idx != IDMAP_NONE)
+            __builtin_prefetch(&addr[idx], 1);
+    }
+}
+
 /* Pass 2 over a run of instance dumps of the class of the last instance
  * read (w->c), from the stream's position: each one placed and its
  * references added, as the generic path does (place, add_ref), without its
- * per-record dispatch and window checks.  The run stops, before the
- * record, at the first one that is of another tag or class, not wholly in
- * the window or the segment (end), at or past stop, or whose field bytes
- * are not its class's -- the generic path takes it and reports any error.
- * The records taken, or -1 when place fails (err set). */
-static int64_t instance_run2(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+ * per-record dispatch and window checks, with what place computes from the
+ * class done once for the run, and the counts kept in registers.  The run
+ * stops, before the record, at the first one that is of another tag or
+ * class, not wholly in the window or the segment (end), at or past stop,
+ * or whose field bytes are not its class's -- the generic path takes it
+ * and reports any error.  The records taken, or -1 when an object cannot be
+ * placed (err set, with place's message).
+ *
+ * hw and direct are constants, so that each of the four versions
+ * (instance_run2) is compiled for its case: hw, the lookups' popcount as
+ * the popcnt instruction (a function built for it); direct, the objects
+ * stored at their indices (object_index) rather than in the temporary
+ * edges. */
+__attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop,
+                                                          int hw, int direct)
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
     const cls *c = w->c;
     if (!c || !c->dumped || c->value_bytes > HPROF_BUF)
         return 0;
     const uint64_t cid = w->cid, lim = end < stop ? end : stop, rec = fixed + c->value_bytes;
-    const uint32_t *ro = c->nrefs ? (const uint32_t *)m->refs.p + c->ref_start : NULL;
+    const uint32_t nrefs = c->nrefs, nbytes = c->value_bytes, type = c->type;
+    const uint32_t *ro = nrefs ? (const uint32_t *)m->refs.p + c->ref_start : NULL;
+    uint64_t payload = (c->jvm_size - 8 + 7) / 8, words = payload > nrefs ? payload : nrefs;
+    if (c->jvm_size < 8 || words > UINT32_MAX)
+        return 0; /* place says what is wrong */
+    if (words == 0)
+        words = 1;
+    const uint64_t need = nrefs + (direct ? 0 : TMP_HEADER), tmp_end = w->tmp_end;
+    /* in locals: the stores below are of uint32_t, which the compiler must
+     * otherwise assume may change the map's fields and reload them */
+    const _gcs_idmap map = m->map;
+    _gcs_idmap_cursor cur = w->cur;
+    const uint8_t *buf = r->buf;
+    const uint64_t base = r->base, first_index = w->first_index, chunk_objects = w->chunk_objects;
+    const size_t len = r->len;
+    size_t pos = r->pos;
+    const gcs_snapshot *g = m->g;
+    uint32_t *edst = m->edst, *g_words = g->words, *g_nptrs = g->nptrs, *g_type = g->type;
+    uint64_t *g_start = g->edge_start, *g_addr = g->addr;
+    uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0;
     int64_t k = 0;
+    const char *bad = NULL;
     for (;;) {
-        uint64_t off = hr_off(r);
-        if (off >= lim || r->len - r->pos < rec || off + rec > end)
+        uint64_t off = base + pos;
+        if (off >= lim || len - pos < rec || off + rec > end)
             break;
-        const uint8_t *p = r->buf + r->pos;
-        if (p[0] != S_INSTANCE_DUMP || get_id(m, p + 1 + id + 4) != cid || be32(p + 1 + 2 * id + 4) != c->value_bytes)
+        const uint8_t *p = buf + pos;
+        __builtin_prefetch(p + READ_AHEAD);
+        if (p[0] != S_INSTANCE_DUMP || read_id(p + 1 + id + 4, id) != cid || be32(p + 1 + 2 * id + 4) != nbytes)
             break;
         if (w->ahead)
-            prefetch_ahead(m, r, w, off, lim);
-        if (place(m, w, get_id(m, p + 1), off, c->jvm_size, c->nrefs, c->type) < 0)
-            return -1;
-        for (uint32_t j = 0; j < c->nrefs; j++)
-            add_ref(m, w, get_id(m, p + fixed + ro[j]));
-        r->pos += rec;
+            run_ahead(&map, g_addr, buf, pos, len, rec, id, ro, nrefs, hw, direct);
+        uint64_t oid = read_id(p + 1, id);
+        uint32_t idx;
+        if (direct) {
+            idx = objects < chunk_objects && _gcs_idmap_next(&map, &cur) == oid ? (uint32_t)(first_index + objects)
+                                                                               : IDMAP_NONE;
+        } else {
+            idx = _gcs_idmap_find_hw(&map, oid, hw);
+        }
+        if (idx == IDMAP_NONE || need > tmp_end - tmp_n) {
+            bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
+            break;
+        }
+        if (direct) {
+            g_words[idx] = (uint32_t)words;
+            g_nptrs[idx] = nrefs;
+            g_type[idx] = type;
+            g_start[idx] = tmp_n;
+        } else {
+            uint32_t *h = edst + tmp_n;
+            h[0] = (uint32_t)words;
+            h[1] = nrefs;
+            h[2] = type;
+            g_addr[idx] = tmp_n + 1;
+            tmp_n += TMP_HEADER;
+            w->block_refs[idx / EDGE_BLOCK] += nrefs;
+        }
+        for (uint32_t j = 0; j < nrefs; j++) {
+            uint64_t ref = read_id(p + fixed + ro[j], id);
+            uint32_t t = GCS_SNAPSHOT_NULL;
+            if (ref) {
+                t = _gcs_idmap_find_hw(&map, ref, hw);
+                if (t == IDMAP_NONE) {
+                    missing++;
+                    t = GCS_SNAPSHOT_NULL;
+                } else {
+                    found++;
+                }
+            }
+            edst[tmp_n++] = t;
+        }
+        objects++;
+        pos += rec;
         k++;
     }
-    return k;
+    r->pos = pos;
+    w->cur = cur;
+    w->tmp_n = tmp_n;
+    w->objects = objects;
+    w->references += found;
+    w->missing_refs += missing;
+    w->jvm_bytes += (uint64_t)k * c->jvm_size;
+    return bad ? hr_fail(r, hr_off(r), bad) : k;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TARGET_POPCNT __attribute__((target("popcnt")))
+#else /* never called: _gcs_cpu_popcnt says no */
+#define TARGET_POPCNT
+#endif
+
+static int64_t run2_sw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop) { return run2(m, r, w, end, stop, 0, 0); }
+
+static int64_t run2_sw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+{
+    return run2(m, r, w, end, stop, 0, 1);
+}
+
+TARGET_POPCNT static int64_t run2_hw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+{
+    return run2(m, r, w, end, stop, 1, 0);
+}
+
+TARGET_POPCNT static int64_t run2_hw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+{
+    return run2(m, r, w, end, stop, 1, 1);
+}
+
+static int64_t instance_run2(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+{
+    if (m->popcnt)
+        return m->direct ? run2_hw_direct(m, r, w, end, stop) : run2_hw(m, r, w, end, stop);
+    return m->direct ? run2_sw_direct(m, r, w, end, stop) : run2_sw(m, r, w, end, stop);
 }
 
 /* The sub-records of a heap dump (segment) whose body ends at end, from
@@ -1300,7 +1493,11 @@ static void pass2_worker(void *arg, int t)
                    .tmp_n = c->tmp_base,
                    .tmp_end = c->tmp_base + c->refs + (m->direct ? 0 : TMP_HEADER * c->objects),
                    .block_refs = wk->block_refs,
+                   .first_index = c->first_index,
+                   .chunk_objects = c->objects,
                    .ahead = ahead};
+        if (m->direct && c->objects)
+            _gcs_idmap_seek(&m->map, c->first_id, c->first_index, &w.cur);
         double t0 = thread_cpu();
         if (open_chunk(m, &wk->r, c) < 0 || run_chunk(m, &w, c) < 0) {
             wk->fail_chunk = k;
@@ -1548,36 +1745,86 @@ static void imp_free(imp *m)
 /* Addresses: the dump's (object ids are addresses in HotSpot and ART), each
  * object moved up only as far as needed not to overlap its predecessor --
  * a snapshot's pointer fields are 8 bytes, so an array of compressed
- * references is wider in the snapshot than in the JVM. */
-static int place_addresses(imp *m)
+ * references is wider in the snapshot than in the JVM.
+ *
+ * On the way, each object's own fields get gcs_snapshot_validate's checks
+ * that their making does not ensure (check_graph): a size, pointers that
+ * fit it, edges that follow its predecessor's, a known type.  The
+ * addresses pass theirs by construction -- 8-byte aligned, each at least a
+ * header's 8 bytes past its predecessor's end, the heap limit past the
+ * last -- as long as no sum wraps around 2^64, which is checked (huge
+ * arrays of a dump that holds no array data could add up to that).  *bad:
+ * 1 when an object fails. */
+static int place_addresses(imp *m, int *bad)
 {
     gcs_snapshot *g = m->g;
     uint64_t n = g->nobjects, prev_end = 0, first = m->map.min;
     int real = n && m->map.max - m->map.min < (1ull << 48);
+    const uint32_t *words = g->words, *nptrs = g->nptrs, *type = g->type, ntypes = g->ntypes;
+    const uint64_t *start = g->edge_start;
+    unsigned fails = 0;
+    uint64_t moved = 0, prev_a = 0;
     enum { BATCH = 4096 };
     uint64_t *ids = malloc(BATCH * sizeof *ids);
     if (!ids)
         return -1;
     _gcs_idmap_cursor cur = {0};
     for (uint64_t i = 0; i < n;) {
-        uint64_t k = _gcs_idmap_ids(&m->map, ids, BATCH, &cur);
+        /* the ids in index order: in addr[] itself (addr_ids), or from the map */
+        uint64_t k = m->addr_ids ? n : _gcs_idmap_ids(&m->map, ids, BATCH, &cur);
+        const uint64_t *src = m->addr_ids ? g->addr : ids;
         gcs_assert_internal(k > 0 && i + k <= n);
         for (uint64_t j = 0; j < k; j++, i++) {
-            uint64_t want = real ? ((ids[j] - first + 7) & ~7ull) + 8 : 0, a = prev_end + 8;
+            uint64_t want = real ? ((src[j] - first + 7) & ~7ull) + 8 : 0, a = prev_end + 8;
             if (want >= a)
                 a = want;
-            else if (real)
-                m->rep.moved_objects++;
+            else
+                moved += real;
             g->addr[i] = a;
-            prev_end = a + 8 * (uint64_t)g->words[i];
+            prev_end = a + 8 * (uint64_t)words[i];
+            uint32_t t = type[i];
+            fails |= (words[i] == 0) | (nptrs[i] > words[i]) | (start[i + 1] - start[i] != nptrs[i])
+                   | (t >= ntypes && t != GCS_SNAPSHOT_TYPE_NONE) | (i && a <= prev_a) | (prev_end < a);
+            prev_a = a;
         }
     }
+    fails |= prev_end > UINT64_MAX - 65535; /* the heap limit below */
+    *bad = fails != 0;
+    m->rep.moved_objects += moved;
     free(ids);
     g->params.heap_limit = (prev_end + 65535) & ~65535ull;
     if (!g->params.heap_limit)
         g->params.heap_limit = 65536;
     g->params.layout = real ? GCS_SNAPSHOT_LAYOUT_DUMP_ORDER : GCS_SNAPSHOT_LAYOUT_UNKNOWN_ORDER;
     return 0;
+}
+
+/* gcs_snapshot_validate for the graph the import made: the objects'
+ * checks were made by place_addresses (objects_bad: one failed), the
+ * edges' are made here; the whole validation only where an object failed,
+ * for its message.  The sanitizer builds check that both agree. */
+static int check_graph(const gcs_snapshot *g, int objects_bad, gcs_err *err)
+{
+    int rc;
+    if (objects_bad) {
+        rc = gcs_snapshot_validate(g, err);
+    } else {
+        const uint64_t n = g->nobjects, m = g->nfields;
+        const uint32_t *e = g->edges;
+        uint64_t ebad = m;
+        unsigned out = 0;
+        for (uint64_t k = 0; k < m; k++)
+            out |= e[k] >= n && e[k] != GCS_SNAPSHOT_NULL;
+        for (uint64_t k = 0; out && k < m && ebad == m; k++)
+            if (e[k] >= n && e[k] != GCS_SNAPSHOT_NULL)
+                ebad = k;
+        rc = _gcs_snap_validate_report(g, n, ebad, err);
+    }
+#if GCS_ASSERT_ON
+    gcs_err full;
+    gcs_assert_internal((gcs_snapshot_validate(g, &full) < 0) == (rc < 0));
+#endif
+    return rc;
 }
 
 /* The id of object i (for a message). */
@@ -1662,6 +1909,7 @@ static int edges_direct(imp *m)
         return 0;
     }
     for (size_t j = 0; j < k2; j++) {
+        cs[at[j].k].first_index = at[j].first;
         cs[at[j].k].tmp_base = base;
         base += cs[at[j].k].refs;
     }
@@ -1670,13 +1918,46 @@ static int edges_direct(imp *m)
     return 1;
 }
 
+/* Whether the chunks' runs of indices (edges_direct) follow each other in
+ * the file as in the index: pass 1's ids, in file order, are then the
+ * objects' in index order. */
+static int chunks_in_index_order(const imp *m)
+{
+    const chunk *cs = m->chunks.p;
+    uint64_t next = 0;
+    for (size_t k = 0; k < m->chunks.n; k++) {
+        if (cs[k].objects && cs[k].first_index != next)
+            return 0;
+        next += cs[k].objects;
+    }
+    return 1;
+}
+
+/* Pass 1's ids, for the snapshot to take over as its addr[] where they are
+ * in index order (addr_ids; place_addresses turns each into its address in
+ * place): 8 B per object of pages touched already, rather than as many
+ * fresh ones the kernel must clear.  Otherwise freed: NULL. */
+static uint64_t *ids_as_addr(imp *m)
+{
+    uint64_t *ids = m->ids.p;
+    m->ids.p = NULL;
+    if (!m->addr_ids) {
+        free(ids);
+        return NULL;
+    }
+    uint64_t *fit = realloc(ids, (m->ids.n ? m->ids.n : 1) * sizeof *ids); /* the vector's spare room back */
+    return fit ? fit : ids;
+}
+
 /* The edges into index order (unless pass 2 wrote them so), by blocks of
  * EDGE_BLOCK objects on every thread: a block's first edge is the sum of
  * the blocks' before it (pass 2 counted each block's references); each
  * object's header (place) is read at the place addr[] holds, its words,
  * pointer count and type stored, and its references copied.  The headers
  * are anywhere in the temporary edges: EDGE_AHEAD objects' are loaded ahead.
- * Direct, only that every object was placed is checked. */
+ * Direct, there is nothing to do: each chunk placed as many objects as its
+ * run of indices holds, each at the next one (object_index), and the runs
+ * tile the indices (edges_direct). */
 typedef struct edge_job {
     imp *m;
     uint64_t nblocks, *base;  /* per block: its first edge */
@@ -1696,38 +1977,32 @@ static void edge_worker(void *arg, int t)
         if (b >= j->nblocks)
             break;
         uint64_t lo = b * EDGE_BLOCK, hi = lo + EDGE_BLOCK < n ? lo + EDGE_BLOCK : n, bad = UINT64_MAX;
-        if (m->direct) {
-            for (uint64_t i = lo; i < hi && bad == UINT64_MAX; i++)
-                if (g->words[i] == 0) /* every id of pass 1 is placed by pass 2 */
-                    bad = i;
-        } else {
-            uint64_t at = j->base[b];
-            uint64_t *addr = g->addr;
-            for (uint64_t i = lo; i < hi; i++) {
-                if (i + EDGE_AHEAD < hi && addr[i + EDGE_AHEAD])
-                    __builtin_prefetch(tmp + addr[i + EDGE_AHEAD] - 1);
-                if (!addr[i]) {
+        uint64_t at = j->base[b];
+        uint64_t *addr = g->addr;
+        for (uint64_t i = lo; i < hi; i++) {
+            if (i + EDGE_AHEAD < hi && addr[i + EDGE_AHEAD])
+                __builtin_prefetch(tmp + addr[i + EDGE_AHEAD] - 1);
+            if (!addr[i]) {
+                bad = i;
+                break;
+            }
+            const uint32_t *h = tmp + addr[i] - 1;
+            uint32_t k = h[1];
+            g->words[i] = h[0];
+            g->nptrs[i] = k;
+            g->type[i] = h[2];
+            g->edge_start[i] = at;
+            if (k > 8 || at + k > g->nfields) {
+                if (at + k > g->nfields) { /* a changed dump; the counts will say so */
                     bad = i;
                     break;
                 }
-                const uint32_t *h = tmp + addr[i] - 1;
-                uint32_t k = h[1];
-                g->words[i] = h[0];
-                g->nptrs[i] = k;
-                g->type[i] = h[2];
-                g->edge_start[i] = at;
-                if (k > 8 || at + k > g->nfields) {
-                    if (at + k > g->nfields) { /* a changed dump; the counts will say so */
-                        bad = i;
-                        break;
-                    }
-                    memcpy(g->edges + at, h + TMP_HEADER, (size_t)k * sizeof *g->edges);
-                } else {
-                    for (uint32_t e = 0; e < k; e++)
-                        g->edges[at + e] = h[TMP_HEADER + e];
-                }
-                at += k;
+                memcpy(g->edges + at, h + TMP_HEADER, (size_t)k * sizeof *g->edges);
+            } else {
+                for (uint32_t e = 0; e < k; e++)
+                    g->edges[at + e] = h[TMP_HEADER + e];
             }
+            at += k;
         }
         if (bad != UINT64_MAX) {
             uint64_t seen = __atomic_load_n(&j->bad, __ATOMIC_RELAXED);
@@ -1761,7 +2036,7 @@ static int edges_in_order(imp *m, gcs_err *err)
     int nt = _gcs_heapdump_threads();
     if ((uint64_t)nt > j.nblocks)
         nt = j.nblocks ? (int)j.nblocks : 1;
-    if (j.bad == UINT64_MAX)
+    if (j.bad == UINT64_MAX && !m->direct)
         _gcs_par_run(nt, edge_worker, &j);
     free(j.base);
     if (j.bad != UINT64_MAX) {
@@ -1826,8 +2101,11 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
         goto fail;
     }
     uint64_t dup;
-    int built = _gcs_idmap_build(&m->map, m->ids.p, n, &dup);
-    m->ids.p = NULL; /* the map has them */
+    m->id_range.ascending = m->ordered; /* at most a few descents, each a cut (note_object) */
+    int keep = m->ordered; /* they may become addr[] (ids_as_addr) */
+    int built = _gcs_idmap_build(&m->map, m->ids.p, n, &m->id_range, keep, &dup);
+    if (built != 0 || !keep || m->map.sorted)
+        m->ids.p = NULL; /* the map has them */
     if (built != 0) {
         if (built < 0)
             gcs_err_set(err, "%s: out of memory indexing %llu object ids", name, (unsigned long long)n);
@@ -1853,8 +2131,11 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
         goto fail;
     chunk_slices(m);
     m->direct = edges_direct(m);
+    m->popcnt = _gcs_cpu_popcnt();
     uint64_t nroots = m->rootids.n + m->rep.classes;
-    g = _gcs_snapshot_new_filled(n, m->nfields_total, nroots, &e2); /* pass 2 writes every type */
+    m->addr_ids = m->direct && m->ids.p && chunks_in_index_order(m);
+    /* pass 2 writes every type; the snapshot takes the ids over, or they are freed */
+    g = _gcs_snapshot_new_filled(n, m->nfields_total, nroots, ids_as_addr(m), &e2);
     uint64_t ntmp = m->nfields_total + TMP_HEADER * n;
     if (!m->direct)
         m->tmp = malloc(ntmp ? ntmp * sizeof *m->tmp : 1);
@@ -1870,11 +2151,19 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     if (!m->direct) {
         _gcs_hugepages(g->addr, (size_t)n * sizeof *g->addr);
         _gcs_hugepages(m->tmp, (size_t)ntmp * sizeof *m->tmp);
+    } else {
+        _gcs_prefault(g->words, (size_t)n * sizeof *g->words);
+        _gcs_prefault(g->nptrs, (size_t)n * sizeof *g->nptrs);
+        _gcs_prefault(g->type, (size_t)n * sizeof *g->type);
+        _gcs_prefault(g->edge_start, (size_t)(n + 1) * sizeof *g->edge_start);
+        _gcs_prefault(g->edges, (size_t)m->nfields_total * sizeof *g->edges);
     }
     if (build_types(m, err) < 0)
         goto fail;
 
     /* pass 2 */
+    if (between_passes)
+        between_passes(between_arg);
     if (pass2_run(m, err) < 0)
         goto fail;
     m->rep.passes = 2;
@@ -1882,7 +2171,8 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
         goto fail;
     free(m->tmp);
     m->tmp = NULL;
-    if (place_addresses(m) < 0) {
+    int objects_bad;
+    if (place_addresses(m, &objects_bad) < 0) {
         gcs_err_set(err, "%s: out of memory", name);
         goto fail;
     }
@@ -1905,7 +2195,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     g->params.granule_bytes = 8;
     g->params.heap_base = n ? m->map.min : 0;
     g->params.timestamp_ns = m->timestamp_ms * 1000000u;
-    if (gcs_snapshot_validate(g, &e2) < 0) {
+    if (check_graph(g, objects_bad, &e2) < 0) {
         gcs_err_set(err, "%s: the imported graph is invalid: %s", name, e2.msg);
         goto fail;
     }

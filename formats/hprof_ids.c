@@ -112,7 +112,23 @@ static int build_sorted(_gcs_idmap *x, uint64_t *ids, uint64_t n, uint64_t *dup)
     return 0;
 }
 
-int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, uint64_t *dup)
+/* The range of ids[0..n), n > 0. */
+static _gcs_idrange id_range(const uint64_t *ids, uint64_t n)
+{
+    _gcs_idrange r = {ids[0], ids[0], 0, 1};
+    uint64_t descents = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        r.lo = ids[i] < r.lo ? ids[i] : r.lo;
+        r.hi = ids[i] > r.hi ? ids[i] : r.hi;
+        r.diff |= ids[i] - ids[0]; /* every id is ids[0] + a multiple of 2^ctz(diff) */
+        descents += i && ids[i] < ids[i - 1];
+    }
+    r.ascending = descents <= n / 64;
+    return r;
+}
+
+int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrange *range, int keep,
+                     uint64_t *dup)
 {
     memset(x, 0, sizeof *x);
     x->n = n;
@@ -122,12 +138,16 @@ int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, uint64_t *dup)
         x->dir = calloc(2, sizeof *x->dir);
         return x->dir ? 0 : -1;
     }
-    uint64_t lo = ids[0], hi = ids[0], diff = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        lo = ids[i] < lo ? ids[i] : lo;
-        hi = ids[i] > hi ? ids[i] : hi;
-        diff |= ids[i] - ids[0]; /* every id is ids[0] + a multiple of 2^ctz(diff) */
-    }
+    _gcs_idrange rg = range ? *range : id_range(ids, n);
+#if GCS_ASSERT_ON
+    _gcs_idrange found = id_range(ids, n);
+    gcs_assert_internal(rg.lo == found.lo && rg.hi == found.hi && rg.diff == found.diff);
+#endif
+    const uint64_t lo = rg.lo, hi = rg.hi, diff = rg.diff;
+    /* ids in no order set bits anywhere: the words they set are loaded
+     * ahead; ascending ones set them in order, which the hardware
+     * prefetches without the extra lookups */
+    const int ahead = !rg.ascending;
     x->min = lo;
     x->max = hi;
     unsigned gshift = diff ? (unsigned)__builtin_ctzll(diff) : 0;
@@ -163,7 +183,7 @@ int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, uint64_t *dup)
     x->npages = npages;
     x->w = w;
     for (uint64_t i = 0; i < n; i++) {
-        if (i + 16 < n) /* ids in no order: the words they set, loaded ahead */
+        if (ahead && i + 16 < n)
             _gcs_idmap_prefetch(x, ids[i + 16]);
         uint64_t g = (ids[i] - lo) >> gshift;
         _gcs_idword *k = &w[(uint64_t)top[g >> IDMAP_PAGE_BITS] * IDMAP_PAGE_WORDS + ((g >> 6) & (IDMAP_PAGE_WORDS - 1))];
@@ -174,12 +194,13 @@ int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, uint64_t *dup)
         }
         k->bits |= bit;
     }
-    free(ids);
+    if (!keep)
+        free(ids);
     x->ids = NULL;
     uint64_t sum = 0;
     for (uint64_t k = 0; k < slots * IDMAP_PAGE_WORDS; k++) {
         w[k].rank = (uint32_t)sum;
-        sum += (uint64_t)__builtin_popcountll(w[k].bits);
+        sum += _gcs_popcount64(w[k].bits);
     }
     gcs_assert_internal(sum == n);
     return 0;
@@ -222,4 +243,28 @@ uint64_t _gcs_idmap_ids(const _gcs_idmap *x, uint64_t *out, uint64_t cap, _gcs_i
         out[k++] = c->base + ((uint64_t)b << x->gshift);
     }
     return k;
+}
+
+void _gcs_idmap_seek(const _gcs_idmap *x, uint64_t id, uint64_t i, _gcs_idmap_cursor *c)
+{
+    memset(c, 0, sizeof *c);
+    if (x->sorted) {
+        c->at = i;
+        return;
+    }
+    uint64_t g = (id - x->min) >> x->gshift, word = g >> 6;
+    const _gcs_idword *k = &x->w[(uint64_t)x->top[g >> IDMAP_PAGE_BITS] * IDMAP_PAGE_WORDS + (word & (IDMAP_PAGE_WORDS - 1))];
+    c->bits = k->bits & (~0ull << (g & 63));
+    c->base = x->min + ((word * 64) << x->gshift);
+    c->word = word + 1;
+}
+
+int _gcs_cpu_popcnt(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt") != 0;
+#else
+    return 0;
+#endif
 }

@@ -131,10 +131,22 @@ typedef struct _gcs_idmap {
     uint64_t ndir;
 } _gcs_idmap;
 
+/* What the map's layout depends on, gathered as the ids are collected
+ * (one pass less over them): the smallest and largest id, the OR of every
+ * id minus the first (its trailing zeros are the ids' alignment), and
+ * whether they came in ascending order, mostly. */
+typedef struct _gcs_idrange {
+    uint64_t lo, hi, diff;
+    int ascending;
+} _gcs_idrange;
+
 /* Builds the map of ids[0..n) (any order; n <= 2^32 - 2), taking ids over
- * (freed, or kept sorted: x owns them either way; _gcs_idmap_free).  0; 1
- * when an id occurs twice (*dup: that id); -1 out of memory. */
-int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, uint64_t *dup);
+ * (freed, or kept sorted: x owns them either way; _gcs_idmap_free) -- but
+ * with keep set, a rank bitmap built (0 returned, x->sorted 0) leaves them
+ * to the caller as they were; range: theirs, or NULL to have it found.  0;
+ * 1 when an id occurs twice (*dup: that id); -1 out of memory. */
+int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrange *range, int keep,
+                     uint64_t *dup);
 void _gcs_idmap_free(_gcs_idmap *x);
 
 /* Walks the ids in ascending order (index order): fills out with up to cap
@@ -144,20 +156,31 @@ typedef struct _gcs_idmap_cursor {
 } _gcs_idmap_cursor;
 uint64_t _gcs_idmap_ids(const _gcs_idmap *x, uint64_t *out, uint64_t cap, _gcs_idmap_cursor *c);
 
-static inline unsigned _gcs_popcount64(uint64_t v)
+/* The set bits of v.  hw (a constant): the compiler's builtin, for a
+ * function built with __attribute__((target("popcnt"))), where it is one
+ * instruction; else the same in plain arithmetic, since x86-64's baseline
+ * has no popcnt and libgcc's call would cost more than this. */
+__attribute__((always_inline)) static inline unsigned _gcs_popcount64_hw(uint64_t v, int hw)
 {
 #ifdef __POPCNT__
-    return (unsigned)__builtin_popcountll(v);
-#else /* x86-64's baseline has no popcnt: libgcc's call would cost more than this */
+    hw = 1;
+#endif
+    if (hw)
+        return (unsigned)__builtin_popcountll(v);
     v = v - ((v >> 1) & 0x5555555555555555ull);
     v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
     v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
     return (unsigned)((v * 0x0101010101010101ull) >> 56);
-#endif
 }
 
-/* The index of id (its rank among the dump's ids), or IDMAP_NONE. */
-__attribute__((always_inline)) static inline uint32_t _gcs_idmap_find(const _gcs_idmap *x, uint64_t id)
+static inline unsigned _gcs_popcount64(uint64_t v) { return _gcs_popcount64_hw(v, 0); }
+
+/* Whether this CPU has the popcnt instruction (hw above). */
+int _gcs_cpu_popcnt(void);
+
+/* The index of id (its rank among the dump's ids), or IDMAP_NONE; hw as
+ * for _gcs_popcount64_hw. */
+__attribute__((always_inline)) static inline uint32_t _gcs_idmap_find_hw(const _gcs_idmap *x, uint64_t id, int hw)
 {
     uint64_t d = id - x->min;
     if (__builtin_expect(!x->sorted, 1)) {
@@ -171,7 +194,7 @@ __attribute__((always_inline)) static inline uint32_t _gcs_idmap_find(const _gcs
         uint64_t bit = 1ull << (g & 63);
         if (!(k->bits & bit))
             return IDMAP_NONE;
-        return k->rank + _gcs_popcount64(k->bits & (bit - 1));
+        return k->rank + _gcs_popcount64_hw(k->bits & (bit - 1), hw);
     }
     if (id < x->min || (d >> x->dshift) >= x->ndir)
         return IDMAP_NONE;
@@ -185,6 +208,28 @@ __attribute__((always_inline)) static inline uint32_t _gcs_idmap_find(const _gcs
             hi = mid;
     }
     return lo < end && ids[lo] == id ? lo : IDMAP_NONE;
+}
+
+__attribute__((always_inline)) static inline uint32_t _gcs_idmap_find(const _gcs_idmap *x, uint64_t id)
+{
+    return _gcs_idmap_find_hw(x, id, 0);
+}
+
+/* Places cursor c at id, which the map holds at index i: the next id
+ * _gcs_idmap_next (or _gcs_idmap_ids) gives is id, then the ones above it. */
+void _gcs_idmap_seek(const _gcs_idmap *x, uint64_t id, uint64_t i, _gcs_idmap_cursor *c);
+
+/* The next id of cursor c (ascending), 0 after the last: one bit of a word
+ * already loaded, mostly. */
+__attribute__((always_inline)) static inline uint64_t _gcs_idmap_next(const _gcs_idmap *x, _gcs_idmap_cursor *c)
+{
+    if (__builtin_expect(c->bits != 0, 1)) {
+        unsigned b = (unsigned)__builtin_ctzll(c->bits);
+        c->bits &= c->bits - 1;
+        return c->base + ((uint64_t)b << x->gshift);
+    }
+    uint64_t id;
+    return _gcs_idmap_ids(x, &id, 1, c) ? id : 0;
 }
 
 /* Starts loading the word _gcs_idmap_find(x, id) will read (the rank
@@ -209,6 +254,9 @@ gcs_snapshot *_gcs_hprof_import(const char *path, gcs_heapdump_report *rep, gcs_
  * (0: back to it), for every later import: tests and the fuzz target make
  * it small, so that small dumps are cut into many chunks. */
 void _gcs_hprof_set_chunk_bytes(size_t n);
+/* Has every later import call fn(arg) between its passes (NULL: none):
+ * tests change the dump there, as a dump rewritten while it is read. */
+void _gcs_hprof_set_between_passes(void (*fn)(void *arg), void *arg);
 /* The V8 .heapsnapshot importer (v8snap.c). */
 gcs_snapshot *_gcs_v8_import(const char *path, gcs_heapdump_report *rep, gcs_err *err);
 /* 1 when the file at path starts with gzip's magic (the report's

@@ -198,21 +198,24 @@ static int add_array(uint64_t *total, uint64_t count, uint64_t elem, uint64_t *o
 }
 
 /* gcs_snapshot_new, and with filled set _gcs_snapshot_new_filled: the
- * caller writes every object's type, which is not preset. */
-static gcs_snapshot *snapshot_alloc(uint64_t n, uint64_t m, uint64_t r, int filled, gcs_err *err)
+ * caller writes every object's type, which is not preset; addr: an array
+ * of n the snapshot takes over as its addr[] (NULL: one in the block). */
+static gcs_snapshot *snapshot_alloc(uint64_t n, uint64_t m, uint64_t r, int filled, uint64_t *addr, gcs_err *err)
 {
     if (n > GCS_SNAPSHOT_MAX_OBJECTS) {
         gcs_err_set(err, "snapshot: %llu objects: at most %llu fit 32-bit ids",
                     (unsigned long long)n, (unsigned long long)GCS_SNAPSHOT_MAX_OBJECTS);
+        free(addr);
         return NULL;
     }
     uint64_t total = 0, o_addr, o_words, o_nptrs, o_node, o_start, o_edges, o_roots, o_type;
-    if (add_array(&total, n, 8, &o_addr) < 0 || add_array(&total, n, 4, &o_words) < 0
+    if (add_array(&total, addr ? 0 : n, 8, &o_addr) < 0 || add_array(&total, n, 4, &o_words) < 0
         || add_array(&total, n, 4, &o_nptrs) < 0 || add_array(&total, n, 2, &o_node) < 0
         || add_array(&total, n + 1, 8, &o_start) < 0 || add_array(&total, m, 4, &o_edges) < 0
         || add_array(&total, r, 4, &o_roots) < 0 || add_array(&total, n, 4, &o_type) < 0
         || total > SIZE_MAX) {
         gcs_err_set(err, "snapshot: graph too large for this address space");
+        free(addr);
         return NULL;
     }
     gcs_snapshot *g = calloc(1, sizeof *g);
@@ -222,16 +225,18 @@ static gcs_snapshot *snapshot_alloc(uint64_t n, uint64_t m, uint64_t r, int fill
         free(g);
         free(st);
         free(mem);
+        free(addr);
         gcs_err_set(err, "snapshot: out of memory for %llu objects and %llu fields",
                     (unsigned long long)n, (unsigned long long)m);
         return NULL;
     }
     st->block = mem;
+    st->fresh[SNAP_FRESH_ADDR] = addr;
     g->storage_ = st;
     g->nobjects = n;
     g->nfields = m;
     g->nroots = r;
-    g->addr = (uint64_t *)(mem + o_addr);
+    g->addr = addr ? addr : (uint64_t *)(mem + o_addr);
     g->words = (uint32_t *)(mem + o_words);
     g->nptrs = (uint32_t *)(mem + o_nptrs);
     g->node = (uint16_t *)(mem + o_node);
@@ -247,12 +252,12 @@ static gcs_snapshot *snapshot_alloc(uint64_t n, uint64_t m, uint64_t r, int fill
 
 gcs_snapshot *gcs_snapshot_new(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
 {
-    return snapshot_alloc(n, m, r, 0, err);
+    return snapshot_alloc(n, m, r, 0, NULL, err);
 }
 
-gcs_snapshot *_gcs_snapshot_new_filled(uint64_t n, uint64_t m, uint64_t r, gcs_err *err)
+gcs_snapshot *_gcs_snapshot_new_filled(uint64_t n, uint64_t m, uint64_t r, uint64_t *addr, gcs_err *err)
 {
-    return snapshot_alloc(n, m, r, 1, err);
+    return snapshot_alloc(n, m, r, 1, addr, err);
 }
 
 void _gcs_snap_store_free(snap_store *st)

@@ -82,7 +82,8 @@ static inline uint64_t snap3_tail(uint64_t nblocks) { return snap_pad8(4 * nbloc
  * gcs_snapshot_new, or a file mapped / a buffer owned and read in place,
  * with the arrays that are not in the file (node[], and type[] when the file
  * has no types) beside it. */
-#define SNAP_STORE_ARRAYS 2  /* node[], type[] */
+#define SNAP_STORE_ARRAYS 3  /* node[], type[]; addr[] taken over by _gcs_snapshot_new_filled */
+#define SNAP_FRESH_ADDR 2
 typedef struct snap_store {
     void *block;            /* gcs_snapshot_new's arrays (free) */
     void *map;              /* a mapped file (munmap) */
@@ -96,8 +97,10 @@ typedef struct snap_store {
 /* gcs_snapshot_new for a caller that writes every object's type (the HPROF
  * importer): the types are left zero, not GCS_SNAPSHOT_TYPE_NONE, so that
  * no page of the block is touched before the caller fills it (and may ask
- * for huge pages first). */
-gcs_snapshot *_gcs_snapshot_new_filled(uint64_t n, uint64_t m, uint64_t r, gcs_err *err);
+ * for huge pages first).  addr: a malloc'd array of n the snapshot takes
+ * over (freed with it, also when this fails) as its addr[], whose pages the
+ * caller has touched already; NULL: addr[] in the block. */
+gcs_snapshot *_gcs_snapshot_new_filled(uint64_t n, uint64_t m, uint64_t r, uint64_t *addr, gcs_err *err);
 
 /* Checks of the content, shared with the in-place reader: the params, and
  * object i's rules (all objects before i passed theirs).  what: the rules

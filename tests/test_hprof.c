@@ -7,8 +7,9 @@
  * address order (edges written in place) and the same graph shuffled
  * (through the temporary edges) give the same snapshot; ids too sparse for
  * the rank bitmap (sorted instead) give the same graph; an object dumped
- * twice is refused; and of damaged records the first in the file is the one
- * reported, whatever the thread count. */
+ * twice is refused; of damaged records the first in the file is the one
+ * reported, whatever the thread count; and a dump changed between the
+ * passes is refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -284,6 +285,59 @@ static void test_dumped_twice(void **state)
     }
 }
 
+/* A dump that changes between the passes is refused, in one line naming
+ * an offset, where the change shows: an object whose id pass 1 did not
+ * see, one dumped again in place of another, and -- in address order,
+ * where pass 2 takes each chunk's objects to be the ids pass 1 saw there,
+ * at a run of indices -- two objects that swapped places. */
+typedef struct change {
+    uint8_t *p;
+    size_t a, b;  /* instance records */
+    int how;      /* 0: a's id + 8 (no object's); 1: a gets b's id; 2: a and b swap ids */
+} change;
+
+static void change_ids(void *arg)
+{
+    change *c = arg;
+    uint8_t ida[8], idb[8];
+    memcpy(ida, c->p + c->a + 1, 8);
+    memcpy(idb, c->p + c->b + 1, 8);
+    if (c->how == 0)
+        c->p[c->a + 8] ^= 0x08; /* the low byte: 8 bytes up or down, between two objects */
+    else
+        memcpy(c->p + c->a + 1, idb, 8);
+    if (c->how == 2)
+        memcpy(c->p + c->b + 1, ida, 8);
+}
+
+static void test_changed_between_passes(void **state)
+{
+    (void)state;
+    for (int shuffled = 0; shuffled <= 1; shuffled++) {
+        for (int how = 0; how <= 2 - shuffled; how++) {
+            for (int t = 1; t <= 3; t += 2) {
+                hgen d = hprof_generate_shape(HG_TREE, 20000, 2, shuffled, 64 << 10, 21);
+                static size_t at[30000];
+                assert_true(instance_records(&d, at, 30000) > 15000);
+                change c = {d.p, at[5000], at[5001], how};
+                _gcs_hprof_set_between_passes(change_ids, &c);
+                _gcs_heapdump_set_threads(t);
+                _gcs_hprof_set_chunk_bytes(t > 1 ? 4096 : 0);
+                gcs_err err = {{0}};
+                gcs_snapshot *g = gcs_heapdump_import_hprof_mem(d.p, d.n, "gen", NULL, &err);
+                _gcs_hprof_set_between_passes(NULL, NULL);
+                _gcs_heapdump_set_threads(0);
+                _gcs_hprof_set_chunk_bytes(0);
+                if (g)
+                    fail_msg("shuffled %d, change %d, %d threads: imported", shuffled, how, t);
+                assert_int_equal(strncmp(err.msg, "gen: ", 5), 0);
+                assert_null(strchr(err.msg, '\n'));
+                free(d.p);
+            }
+        }
+    }
+}
+
 /* A damaged gzip dump: one line naming the offset, from either pass. */
 static void test_gzip_damage(void **state)
 {
@@ -321,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_parallel_files),    cmocka_unit_test(test_order_alike),
         cmocka_unit_test(test_sparse_ids),        cmocka_unit_test(test_first_error),
         cmocka_unit_test(test_dumped_twice),      cmocka_unit_test(test_gzip_damage),
+        cmocka_unit_test(test_changed_between_passes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
