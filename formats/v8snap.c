@@ -899,15 +899,23 @@ static int holds_all(uint32_t *x, uint64_t k, const uint32_t *b, uint64_t nb, ui
     return 1;
 }
 
+/* A store lists its object's elements, its map and a few slots more (a
+ * dictionary's); and an object has one or two array children (its
+ * elements and its properties).  Only such candidates are compared, so a
+ * document whose objects share one huge array child costs a linear pass,
+ * not a comparison per object. */
+#define STORE_CANDIDATES 4
+#define STORE_SLACK 8
+
 /* Whether node i's element edges are all listed by one of its other
  * children of type array, the runtime's hidden nodes apart (see below);
  * their targets are gathered in *x.  -1: out of memory. */
 static int store_holds_elements(v8imp *m, const offs *o, uint64_t i, uint32_t **x, uint64_t *xcap,
                                 uint32_t **scratch, uint64_t *scap)
 {
-    uint64_t start = off_at(o, i), end = off_at(o, i + 1), k = 0;
+    uint64_t start = off_at(o, i), end = off_at(o, i + 1), k = 0, all = 0;
     for (uint64_t e = start; e < end; e++)
-        if (is_element(m, e) && m->type[m->tgt[e]] != (uint32_t)m->nt_hidden) {
+        if (is_element(m, e) && (all++, m->type[m->tgt[e]] != (uint32_t)m->nt_hidden)) {
             if (k == *xcap) {
                 uint64_t nc = *xcap ? 2 * *xcap : 64;
                 uint32_t *p = realloc(*x, (size_t)nc * sizeof *p);
@@ -918,11 +926,16 @@ static int store_holds_elements(v8imp *m, const offs *o, uint64_t i, uint32_t **
             }
             (*x)[k++] = m->tgt[e];
         }
-    for (uint64_t e = start; e < end; e++) {
+    int candidates = 0;
+    for (uint64_t e = start; e < end && candidates < STORE_CANDIDATES; e++) {
         uint32_t b = m->tgt[e];
         if (is_element(m, e) || b == i || m->type[b] != (uint32_t)m->nt_array)
             continue;
-        int h = holds_all(*x, k, m->tgt + off_at(o, b), off_at(o, b + 1) - off_at(o, b), scratch, scap);
+        candidates++;
+        uint64_t nb = off_at(o, b + 1) - off_at(o, b);
+        if (nb > 2 * all + STORE_SLACK)
+            continue;
+        int h = holds_all(*x, k, m->tgt + off_at(o, b), nb, scratch, scap);
         if (h != 0)
             return h;
     }

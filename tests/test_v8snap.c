@@ -212,6 +212,43 @@ static void test_element_copies(void **state)
     gcs_snapshot_free(g);
 }
 
+/* 20 objects, each with one element edge to E and an internal edge to the
+ * same store, which lists E 20 times: no object's store, only a shared
+ * array far larger than one object's elements (v8snap.c's STORE_SLACK), so
+ * nothing is dropped -- the bound that keeps such a document from costing
+ * a comparison per object. */
+static void test_element_shared_store(void **state)
+{
+    (void)state;
+    enum { N = 20 };
+    char doc[8192];
+    size_t at = (size_t)snprintf(doc, sizeof doc,
+        "{\"snapshot\":{\"meta\":{\"node_fields\":[\"type\",\"name\",\"id\",\"self_size\",\"edge_count\"],"
+        "\"node_types\":[[\"hidden\",\"array\",\"object\",\"synthetic\"]],"
+        "\"edge_fields\":[\"type\",\"name_or_index\",\"to_node\"],"
+        "\"edge_types\":[[\"element\",\"property\",\"internal\"]]},\"node_count\":%d,\"edge_count\":%d},"
+        "\"nodes\":[3,0,1,0,%d, 1,1,3,32,%d, 2,2,5,16,0", N + 3, 4 * N, N, N);
+    for (int i = 0; i < N; i++)
+        at += (size_t)snprintf(doc + at, sizeof doc - at, ", 2,3,%d,32,2", 7 + 2 * i);
+    at += (size_t)snprintf(doc + at, sizeof doc - at, "],\"edges\":[");
+    for (int i = 0; i < N; i++) /* the root's edges to the objects */
+        at += (size_t)snprintf(doc + at, sizeof doc - at, "%s2,0,%d", i ? "," : "", (3 + i) * 5);
+    for (int i = 0; i < N; i++) /* the store's, all to E */
+        at += (size_t)snprintf(doc + at, sizeof doc - at, ",2,0,10");
+    for (int i = 0; i < N; i++) /* each object: an element edge to E, an internal one to the store */
+        at += (size_t)snprintf(doc + at, sizeof doc - at, ",0,0,10,2,0,5");
+    at += (size_t)snprintf(doc + at, sizeof doc - at, "],\"strings\":[\"(root)\",\"(object elements)\",\"Item\",\"Arr\"]}");
+    assert_true(at < sizeof doc);
+    gcs_err err = {{0}};
+    gcs_heapdump_report rep;
+    gcs_snapshot *g = gcs_heapdump_import_v8_mem(doc, at, "doc", &rep, &err);
+    if (!g)
+        fail_msg("%s", err.msg);
+    assert_int_equal(rep.element_copies, 0);
+    assert_int_equal(g->nfields, 4 * N);
+    gcs_snapshot_free(g);
+}
+
 /* doc_ok with one substring replaced: the import fails with one line that
  * contains want. */
 static void bad(const char *from, const char *to, const char *want)
@@ -293,6 +330,7 @@ int main(void)
         cmocka_unit_test(test_fixture_random),
         cmocka_unit_test(test_document),
         cmocka_unit_test(test_element_copies),
+        cmocka_unit_test(test_element_shared_store),
         cmocka_unit_test(test_bad_documents),
         cmocka_unit_test(test_detect_and_cli_paths),
     };
