@@ -840,7 +840,7 @@ static void test_gc_bench_cli(void **state)
     char cmd[8192];
     /* A list long enough that its marks (milliseconds) leave the decisions
      * room in the cost budget. */
-    snprintf(cmd, sizeof cmd, "%s gc-bench --shape list --objects 1000000 --reps 5 --gc-threads adaptive:2 "
+    snprintf(cmd, sizeof cmd, "%s gc-bench --shape list --objects 1000000 --reps 9 --gc-threads adaptive:2 "
              "--machine %s --quiet --json", prog, DEV_PROFILE);
     FILE *fp = popen(cmd, "r");
     assert_non_null(fp);
@@ -852,16 +852,21 @@ static void test_gc_bench_cli(void **state)
     assert_true(json_is_object(a));
     assert_int_equal(json_array_size(json_object_get(doc, "rows")), 2); /* P = 1, 2 */
     json_t *rows = json_object_get(a, "collections");
-    assert_int_equal(json_array_size(rows), 5);
-    for (size_t i = 0; i < 5; i++) {
+    assert_int_equal(json_array_size(rows), 9);
+    int curves = 0;
+    for (size_t i = 0; i < 9; i++) {
         json_t *r = json_array_get(rows, i);
         json_int_t p = json_integer_value(json_object_get(r, "threads"));
         assert_true(p >= 1 && p <= 2);
         assert_true(json_number_value(json_object_get(r, "decision_us")) > 0);
-        /* the first decision's curve is predicted outside its pause */
-        if (i > 0)
-            assert_true(json_number_value(json_object_get(r, "predicted_mark_ms")) > 0);
+        /* the curve is predicted outside the pauses, on the policy's
+         * thread: a collection before it is ready has none ("no curve
+         * yet", as under a busy host), later ones have it */
+        json_t *pm = json_object_get(r, "predicted_mark_ms");
+        assert_true(json_is_null(pm) || json_number_value(pm) > 0);
+        curves += i > 0 && json_number_value(pm) > 0;
     }
+    assert_true(curves > 0);
     assert_true(json_number_value(json_object_get(a, "ratio_to_best")) > 0);
     json_decref(doc);
     /* bad specs: one line, exit 2 */
