@@ -830,6 +830,17 @@ fail:
     return -1;
 }
 
+/* Removes every copy of the warning `old` (a string; anything else: none)
+ * from the calibration's warnings: a --gc-only run replaces the warnings of
+ * what it measures again. */
+static void drop_warning(json_t *cal, json_t *old)
+{
+    json_t *warnings = json_object_get(cal, "warnings");
+    for (size_t i = json_array_size(warnings); json_is_string(old) && i-- > 0;)
+        if (json_equal(json_array_get(warnings, i), old))
+            json_array_remove(warnings, i);
+}
+
 /* The speed probe (gccost.c) at a calibration's start and end: its
  * fastest mark of one cost heap, NaN when it could not run (it is a check,
  * never a reason to fail). */
@@ -847,11 +858,7 @@ static double probe(void)
 static void record_probe(gcs_profile *p, double start_ns, double end_ns, double seconds)
 {
     json_t *cal = gcs_profile_calibration(p);
-    json_t *warnings = json_object_get(cal, "warnings");
-    const char *old = json_string_value(json_object_get(json_object_get(cal, "speed_probe"), "warning"));
-    for (size_t i = json_array_size(warnings); old && i-- > 0;)
-        if (strcmp(json_string_value(json_array_get(warnings, i)), old) == 0)
-            json_array_remove(warnings, i);
+    drop_warning(cal, json_object_get(json_object_get(cal, "speed_probe"), "warning"));
     double ratio = end_ns / start_ns;
     char w[400] = "";
     if (isfinite(ratio) && fabs(ratio - 1) > GCS_CALIBRATE_PROBE_DRIFT)
@@ -869,6 +876,7 @@ static void record_probe(gcs_profile *p, double start_ns, double end_ns, double 
                                   w[0] ? json_string(w) : json_null()));
     if (!w[0])
         return;
+    json_t *warnings = json_object_get(cal, "warnings");
     if (!warnings) {
         warnings = json_array();
         json_object_set_new(cal, "warnings", warnings);
@@ -1091,11 +1099,7 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
     json_t *cal = gcs_profile_calibration(p);
     /* The old costs' warning goes with them (the new fit's problems, if any,
      * are marked unreliable and said by the caller, gcs_profile_unreliable). */
-    json_t *warnings = json_object_get(cal, "warnings");
-    json_t *old_warning = json_object_get(json_object_get(cal, "gc_costs"), "warning");
-    for (size_t i = json_array_size(warnings); json_is_string(old_warning) && i-- > 0;)
-        if (json_equal(json_array_get(warnings, i), old_warning))
-            json_array_remove(warnings, i);
+    drop_warning(cal, json_object_get(json_object_get(cal, "gc_costs"), "warning"));
     double probe_start = probe(), probe_t0 = (double)gcs_now_ns();
     if (gc_costs_checked(quick, p, cal, NULL, err) < 0)
         return -1;

@@ -162,6 +162,14 @@ done:
     return t;
 }
 
+static int check_runs(int nruns, gcs_err *err)
+{
+    if (nruns >= 1 && nruns <= GCS_CALIBRATE_MAX_REPEAT)
+        return 0;
+    gcs_err_set(err, "calibrate: --repeat must be between 1 and %d, got %d", GCS_CALIBRATE_MAX_REPEAT, nruns);
+    return -1;
+}
+
 /* The spread over the runs' constants named prefix..., and the run nearest
  * their medians moved to *out with it under calibration.repeat. */
 static int keep_nearest(gcs_profile **runs, int nruns, const char *prefix, gcs_profile **out, gcs_table **table,
@@ -189,11 +197,8 @@ int gcs_calibrate_repeat(const gcs_calibrate_opts *opts, int nruns, gcs_profile 
 {
     *out = NULL;
     *table = NULL;
-    if (nruns < 1 || nruns > GCS_CALIBRATE_MAX_REPEAT) {
-        gcs_err_set(err, "calibrate: --repeat must be between 1 and %d, got %d",
-                    GCS_CALIBRATE_MAX_REPEAT, nruns);
+    if (check_runs(nruns, err) < 0)
         return -1;
-    }
     gcs_profile **runs = calloc((size_t)nruns, sizeof *runs);
     if (!runs) {
         gcs_err_set(err, "calibrate: out of memory");
@@ -226,11 +231,8 @@ int gcs_calibrate_update_gc_repeat(const gcs_profile *p, int quick, int nruns, g
 {
     *out = NULL;
     *table = NULL;
-    if (nruns < 1 || nruns > GCS_CALIBRATE_MAX_REPEAT) {
-        gcs_err_set(err, "calibrate: --repeat must be between 1 and %d, got %d",
-                    GCS_CALIBRATE_MAX_REPEAT, nruns);
+    if (check_runs(nruns, err) < 0)
         return -1;
-    }
     gcs_profile **runs = calloc((size_t)nruns, sizeof *runs);
     json_t *doc = gcs_profile_to_json(p);
     int rc = -1;

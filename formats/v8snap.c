@@ -315,9 +315,8 @@ typedef struct v8imp {
     /* kept edges */
     uint64_t m, mcap, edges_seen;
     uint32_t *tgt;
-    uint32_t *elem;                     /* bit per kept edge: an element edge */
+    uint32_t *elem;                     /* bit per kept edge: an element edge (NULL: none) */
     uint64_t ecap;                      /* its words */
-    uint64_t elements;                  /* element edges kept */
     /* distinct class names: string index -> type id (n_ntypes + k) */
     uint64_t *nkeys;                    /* string index + 1; 0: empty */
     uint32_t *nvals;
@@ -679,7 +678,6 @@ static int read_edges(v8imp *m)
                 memset(m->elem + old, 0, (size_t)(m->ecap - old) * sizeof *m->elem);
             }
             m->elem[w] |= 1u << (m->m % 32);
-            m->elements++;
         }
         m->tgt[m->m++] = (uint32_t)(to / m->nf);
         kept++;
@@ -956,7 +954,7 @@ static int store_holds_elements(v8imp *m, const offs *o, uint64_t i, uint32_t **
  * first such owner on.  -1: out of memory. */
 static int drop_element_copies(v8imp *m, offs *o)
 {
-    if (!m->elements || m->nt_array < 0)
+    if (!m->ecap || m->nt_array < 0)
         return 0;
     uint32_t *x = NULL, *scratch = NULL;
     uint64_t xcap = 0, scap = 0, first = UINT64_MAX, i = 0, last = m->ecap * 32;
