@@ -30,7 +30,7 @@ expect_ok() {
     if _reads_out "$@"; then echo "# test bug: '$d' reads \$TMP/out, which expect_ok overwrites"; _report 1 "$d"; return; fi
     "$@" >"$TMP/out" 2>"$TMP/err"
     local rc=$?
-    [ $rc -eq 0 ] || { echo "# exit $rc: $(head -c 400 "$TMP/err")"; }
+    [ $rc -eq 0 ] || { echo "# exit $rc:"; { head -c 400 "$TMP/err"; echo; } | sed 's/^/#   /'; }
     _report $rc "$d"
 }
 
@@ -60,7 +60,7 @@ expect_grep() {
 expect_jq() {
     local d=$1 filter=$2 file=$3
     if [ -s "$file" ] && jq -e "$filter" "$file" >/dev/null 2>"$TMP/jq.err"; then _report 0 "$d"; else
-        echo "# jq -e '$filter' failed on $file:"; head -c 300 "$file" | sed 's/^/#   /'
+        echo "# jq -e '$filter' failed on $file:"; { head -c 300 "$file"; echo; } | sed 's/^/#   /'
         _report 1 "$d"
     fi
 }

@@ -194,7 +194,7 @@ if cc -shared -fPIC -o "$TMP/fakecpus.so" tests/progs/fakecpus.c -ldl 2>"$TMP/cc
     expect_ok "... occupancy ran 1 to 40 threads" \
         jq -e '[.calibration.occupancy[0].points[].threads] | unique == [1, 2, 4, 8, 16, 32, 40]' "$TMP/fake.json"
 else
-    echo "# cc: $(head -c 300 "$TMP/cc.err")"
+    echo "# cc:"; { head -c 300 "$TMP/cc.err"; echo; } | sed 's/^/#   /'
     _report 1 "compile tests/progs/fakecpus.c"
 fi
 

@@ -5,7 +5,6 @@
 # goes through record -> accuracy end to end; a compressed snapshot is read
 # by snapshot info and predict; usage errors.
 . "$(dirname "$0")/lib.sh"
-echo "1..18"
 
 # The accuracy floor: the exact regression check of the model on real data.
 expect_ok "accuracy on the whole corpus keeps the floor" \
@@ -21,7 +20,7 @@ expect_exit_code() { # N description CMD...
     local want=$1 d=$2; shift 2
     "$@" >"$TMP/res" 2>"$TMP/err"
     local rc=$?
-    [ $rc -eq "$want" ] || echo "# exit $rc, wanted $want: $(head -c 400 "$TMP/err")"
+    [ $rc -eq "$want" ] || { echo "# exit $rc, wanted $want:"; { head -c 400 "$TMP/err"; echo; } | sed 's/^/#   /'; }
     _report $([ $rc -eq "$want" ]; echo $?) "$d"
 }
 expect_exit_code 1 "a tighter floor fails (exit 1)" \
@@ -69,3 +68,5 @@ fi
 expect_exit 2 "--model v2 against the base model's floor" "$GCSCALE" corpus accuracy --model v2 --quiet \
     --floor data/corpus/floor.json
 expect_grep "... says which model the floor is for" "the floor is for the base model" "$TMP/err"
+
+echo "1..$_n"

@@ -3,7 +3,7 @@
 # tests/data/v8 (made by make.sh with a real node: a list, a binary tree, a
 # random graph) import with graphs.js's objects (exact edge counts between
 # them: tests/test_v8snap.c); snapshot info, predict and gc-bench take a
-# snapshot directly; a list predicts no speedup; and damaged snapshots give
+# snapshot directly; a list is seen as the heap's span; and damaged snapshots give
 # one line naming the offset or the field, exit 2 and no output file.
 . "$(dirname "$0")/lib.sh"
 echo "1..25"
@@ -35,7 +35,17 @@ expect_ok "the random graph" "$GCSCALE" snapshot info "$D/random-5000-4.heapsnap
 expect_jq "... 5000 RandNode objects" '[.types[] | select(.type == "RandNode")] | .[0].objects == 5000' "$TMP/out"
 
 expect_ok "predict on the list snapshot" "$GCSCALE" predict --machine "$DEV" "$D/list-10000.heapsnapshot.gz" --threads 1,2 --json
-expect_jq "... a list predicts no speedup (P = 2: <= 1.05)" '.rows[1].P == 2 and .rows[1].speedup <= 1.05' "$TMP/out"
+# The snapshot is node's own ~39000 objects beside the 10000 ListNode: as a
+# whole it speeds up (predicted 1.17 at P = 2; gcscale's re-mark of it,
+# gc-bench --snapshot --reps 21, measured 1.43 and 1.59 on 2026-11-28), so
+# what is checked is that the model sees the list: its chain is the heap's
+# depth, and the span costs the speedup what it costs no tree (the tree
+# fixture loses 0.004 to it).  (This check read "speedup <= 1.05" and had
+# failed unseen since the model's span changed: its "not ok" line was glued
+# to a diagnostic without a newline; scripts/run-tests now holds each
+# script to its plan.)
+expect_jq "... the list is the heap's span (depth >= 10000, lost_span >= 0.1 at P = 2)" \
+    '.inputs.depth >= 10000 and .rows[1].P == 2 and .rows[1].lost_span >= 0.1' "$TMP/out"
 expect_ok "gc-bench re-marks the imported tree" \
     "$GCSCALE" gc-bench --snapshot "$D/tree-14.heapsnapshot.gz" --threads 1 --reps 5 --json
 
