@@ -284,7 +284,7 @@ static void test_dag_span(void **state)
     gcs_profile *p = make_profile(1, 1);
     gcs_inspect_result r;
     inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
-    assert_string_equal(r.span_method, "dijkstra");
+    assert_string_equal(r.span_method, "sweeps"); /* ids in order: settled front to back */
     assert_true(close_rel(r.heap.tinf_ns, 35.0, 1e-12));
     assert_int_equal(r.depth, 3);
     assert_true(close_rel(r.heap.t1_ns, 6 * COBJ + 6 * CPTR, 1e-12));
@@ -561,6 +561,7 @@ static void test_span_vs_dijkstra(void **state)
     };
     static const uint64_t sizes[] = {40, 1500, 120000};
     int ncosts = (int)(sizeof costs / sizeof costs[0]);
+    int nswept[3] = {0}, nfallback[3] = {0};
     for (int kind = G_CYCLIC; kind <= G_FOREST; kind++)
         for (int si = 0; si < 3; si++)
             for (uint64_t seed = 1; seed <= (sizes[si] > 100000 ? 2u : 4u); seed++) {
@@ -589,11 +590,92 @@ static void test_span_vs_dijkstra(void **state)
                     assert_int_equal(r.depth, depth);
                     assert_true(reach < sizes[si] || kind == G_FOREST);
                     assert_true(forest || kind != G_FOREST);
-                    assert_string_equal(r.span_method, forest ? "tree" : "dijkstra");
+                    if (forest)
+                        assert_string_equal(r.span_method, "tree");
+                    else if (strcmp(r.span_method, "sweeps") == 0)
+                        nswept[kind]++;
+                    else {
+                        assert_string_equal(r.span_method, "dijkstra");
+                        nfallback[kind]++;
+                    }
                     gcs_profile_free(p);
                 }
                 gcs_snapshot_free(g);
             }
+    /* a DAG of forward edges settles in one sweep; the cyclic graphs' random
+     * edges make the sweeps give up on some (the fallback's passes are then
+     * checked here too) */
+    print_message("# span: cyclic %d swept, %d by BFS + Dijkstra; DAG %d, %d\n", nswept[G_CYCLIC],
+                  nfallback[G_CYCLIC], nswept[G_DAG], nfallback[G_DAG]);
+    assert_true(nswept[G_DAG] > 0 && nfallback[G_DAG] == 0);
+    assert_true(nswept[G_CYCLIC] + nfallback[G_CYCLIC] > 0);
+}
+
+/* A random graph large enough (over 8 MiB of labels) and with children
+ * far enough from their parents for the sweeps to take their objects
+ * ahead and prefetch (span.c, SPAN_SWEEP_FAR_BYTES): the same span. */
+static void test_span_sweeps_ahead(void **state)
+{
+    (void)state;
+    gcs_snapshot *g = random_graph(7, 600000, G_CYCLIC);
+    gcs_profile *p = make_profile(1, 0);
+    p->gc_cost_object_ns = 2.030988377;
+    p->gc_cost_pointer_ns = 1.919647585;
+    gcs_inspect_result r;
+    inspect_ok(g, p, GCS_INSPECT_FAST, &r);
+    uint64_t reach, depth;
+    int same, forest;
+    double ref = ref_span(g, p->gc_cost_object_ns, p->gc_cost_pointer_ns, &reach, &depth, &same, &forest);
+    assert_string_equal(r.span_method, "sweeps");
+    assert_true(r.heap.tinf_ns == ref);
+    assert_int_equal(r.reachable, reach);
+    assert_int_equal(r.depth, depth);
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
+/* A doubly linked chain laid out back to front (the root last): each sweep
+ * settles 64 objects at most, so the sweeps give up and the BFS and
+ * Dijkstra give the span -- the same as the reference's. */
+static void test_span_sweeps_give_up(void **state)
+{
+    (void)state;
+    uint64_t n = 20000;
+    gb b;
+    gb_init(&b, n, 2 * n);
+    for (uint64_t i = 0; i < n; i++) {
+        gb_obj(&b, i, 2, 3 + (uint32_t)(i % 3)); /* weights differ: no shortcut by the depth */
+        EDGE(&b, i, 0) = i > 0 ? (uint32_t)(i - 1) : NUL;
+        EDGE(&b, i, 1) = i + 1 < n ? (uint32_t)(i + 1) : NUL;
+    }
+    b.roots[b.nr++] = (uint32_t)(n - 1);
+    gcs_snapshot *g = gb_snapshot(&b, 1);
+    gcs_profile *p = make_profile(1, 0);
+    gcs_inspect_result r;
+    inspect_ok(g, p, GCS_INSPECT_FAST, &r);
+    uint64_t reach, depth;
+    int same, forest;
+    double ref = ref_span(g, COBJ, CPTR, &reach, &depth, &same, &forest);
+    assert_false(forest);
+    assert_string_equal(r.span_method, "dijkstra");
+    assert_true(r.heap.tinf_ns == ref);
+    assert_int_equal(r.reachable, n);
+    assert_int_equal(r.depth, n);
+    /* the same chain front to back: one sweep */
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t *e = g->edges + g->edge_start[i];
+        uint32_t t = e[0];
+        e[0] = e[1];
+        e[1] = t;
+    }
+    g->roots[0] = 0;
+    inspect_ok(g, p, GCS_INSPECT_FAST, &r);
+    ref = ref_span(g, COBJ, CPTR, &reach, &depth, &same, &forest);
+    assert_string_equal(r.span_method, "sweeps");
+    assert_true(r.heap.tinf_ns == ref);
+    assert_int_equal(r.depth, n);
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
 }
 
 static void test_errors(void **state)
@@ -1056,7 +1138,7 @@ static void test_span_agrees_with_collector(void **state)
     gcs_profile *p = make_profile(1, 0);
     gcs_inspect_result r;
     inspect_ok(g, p, GCS_INSPECT_FAST, &r);
-    assert_string_equal(r.span_method, "dijkstra");
+    assert_string_equal(r.span_method, "sweeps");
 
     gcs_gc_options o;
     gcs_gc_options_default(&o);
@@ -1095,6 +1177,8 @@ int main(void)
         cmocka_unit_test(test_equal_weights_bfs),
         cmocka_unit_test(test_chunked_array_span),
         cmocka_unit_test(test_span_vs_dijkstra),
+        cmocka_unit_test(test_span_sweeps_give_up),
+        cmocka_unit_test(test_span_sweeps_ahead),
         cmocka_unit_test(test_two_nodes),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_replay_marks_reachable),

@@ -77,7 +77,7 @@ typedef struct gcs_inspect_result {
     uint64_t rw_lines;              /* live lines of the mark table */
     /* Graph walk (Tinf); all 0 when Tinf was given. */
     int span_walked;
-    const char *span_method;        /* "given", "bfs-levels", "tree", "dijkstra" */
+    const char *span_method;        /* "given", "bfs-levels", "tree", "sweeps", "dijkstra" */
     uint64_t reachable;             /* objects reachable from the roots */
     uint64_t depth;                 /* BFS levels (roots are level 1) */
     /* Slow predictor: the simulated serial mark. */
