@@ -943,17 +943,20 @@ done:
  * Dijkstra finds (s(v) = min over parents of d(u), d = s + w, rounded; the
  * sum is monotone, so both take the minimum over the same paths' sums) and h
  * is the BFS's level, so the results are those of passes 1 and 2 to the bit.
- * On the corpus heaps an object is scanned 1.0-1.15 times in 1-21 sweeps.
+ * On the corpus heaps an object is scanned 1.0-1.15 times in 4-21 sweeps.
  *
- * A child's s and h are one 16-byte label (one line, not two).  Where the
+ * A child's s and h are one 12-byte label: one line, not two, for 14 labels
+ * in 16 (the other two straddle a line), and a quarter less fresh memory
+ * than 16 bytes with padding, which the random heap's peak needs
+ * (docs/model.md, "Cost", 2026-11-28).  Where the
  * children lie far from their parents and the labels outgrow the caches (a
  * random graph), each child's label is a host miss: the objects to scan are
  * then taken from the bitmap SPAN_SWEEP_RING ahead and their children's
  * labels prefetched as they are taken.  The order may change while they
  * wait (an object taken may be lowered again: it is dirty again and scanned
  * again), which label correcting allows.  Where the children are near, the
- * second read of the fields costs more than it saves (bh and cube, 4.3-4.6
- * MiB of labels: 1.5x slower with it; docs/model.md, "Cost"), so it is on
+ * second read of the fields costs more than it saves (bh and cube, 270 000
+ * and 290 000 objects: 1.5x slower with it; docs/model.md, "Cost"), so it is on
  * only past SPAN_SWEEP_FAR_BYTES of labels and when most of the first
  * SPAN_SWEEP_PROBE objects' children are SPAN_SWEEP_FAR ids or more away.
  *
@@ -975,10 +978,9 @@ done:
 #define SPAN_SWEEP_FAR 8192                      /* ids: 128 KiB of labels */
 #define SPAN_SWEEP_FAR_BYTES ((size_t)8 << 20)
 
-typedef struct span_label {
+typedef struct __attribute__((packed, aligned(4))) span_label {
     double s;   /* start time: min over the parents' d (0 for a root) */
     uint32_t h; /* hops from a root: the BFS level less one */
-    uint32_t pad;
 } span_label;
 
 /* d(u) = s(u) + w(u) of object u (its fields e, np of them). */
@@ -1014,7 +1016,7 @@ static int span_sweeps(const gcs_snapshot *g, double cobj, double cptr, uint64_t
         if (!bit_get(live, v)) {
             bit_set(live, v);
             bit_set(dirty, v);
-            lab[v] = (span_label){0, 0, 0};
+            lab[v] = (span_label){0, 0};
             reached++;
             lo = (size_t)(v >> 6) < lo ? (size_t)(v >> 6) : lo;
         }
@@ -1044,8 +1046,12 @@ static int span_sweeps(const gcs_snapshot *g, double cobj, double cptr, uint64_t
                 if (prefetch) {
                     const uint32_t *ex = edges + edge_start[x];
                     for (uint32_t f = 0, nx = nptrs[x]; f < nx; f++)
-                        if (ex[f] != GCS_SNAPSHOT_NULL)
-                            __builtin_prefetch(&lab[ex[f]], 1);
+                        if (ex[f] != GCS_SNAPSHOT_NULL) {
+                            /* both ends: one label in eight straddles two lines */
+                            const char *l = (const char *)(lab + ex[f]);
+                            __builtin_prefetch(l, 1);
+                            __builtin_prefetch(l + sizeof *lab - 1, 1);
+                        }
                 }
             }
             if (head == tail)
@@ -1141,6 +1147,7 @@ int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double ed
     uint64_t *live = calloc(1, wbytes), *scratch = NULL, *reached = NULL;
     double *s = NULL;
     span_label *labels = NULL;
+    void *label_mem = NULL;
     if (!live)
         goto oom;
     span_bfs b;
@@ -1163,11 +1170,12 @@ int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double ed
          * not use cost nothing */
         memset(live, 0, wbytes);
         scratch = calloc(1, wbytes);
-        /* the labels; passes 1 and 2 reuse them as s (16 bytes an object against 8) */
-        labels = _gcs_huge_alloc((n ? n : 1) * sizeof *labels);
-        if (!scratch || !labels)
+        /* the labels; passes 1 and 2 reuse them as s (12 bytes an object against 8) */
+        label_mem = _gcs_huge_alloc((n ? n : 1) * sizeof(span_label));
+        if (!scratch || !label_mem)
             goto oom;
-        s = (double *)labels;
+        labels = label_mem;
+        s = label_mem;
         swept = span_sweeps(g, cobj, cptr, live, scratch, nwords, labels, &b, &swept_tinf) == 0;
         if (!swept) {
             memset(live, 0, wbytes);
@@ -1229,6 +1237,6 @@ done:
     free(live);
     free(scratch);
     free(reached);
-    free(labels);
+    free(label_mem);
     return rc;
 }
