@@ -274,11 +274,9 @@ static void run_task(const task3 *t, sec3 *sec, const gcs_snapshot *g, int check
     uint64_t lo = t->block << SNAP_BLOCK_SHIFT, hi = lo + (1u << SNAP_BLOCK_SHIFT);
     if (hi > g->nobjects)
         hi = g->nobjects;
-    for (uint64_t i = lo; i < hi && i < *bad; i++)
-        if (_gcs_snap_check_object(g, i, g->ntypes ? SNAP_CHECK_TYPES : 0, NULL) < 0) {
-            *bad = i;
-            break;
-        }
+    uint64_t first = lo < *bad ? _gcs_snap_check_objects(g, lo, hi, g->ntypes ? SNAP_CHECK_TYPES : 0) : hi;
+    if (first < hi && first < *bad)
+        *bad = first;
 }
 
 /* The node runs (validated as in versions 1 and 2) into g->node. */

@@ -139,6 +139,11 @@ int _gcs_inspect_sharing(const gcs_snapshot *g, const layout *ly, double window,
  * result.  -1 with err set when out of memory. */
 int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double edges_low, gcs_inspect_result *out,
                       gcs_err *err);
+/* Tests only: non-zero makes _gcs_inspect_span skip the label-correcting
+ * sweeps, so that the BFS and Dijkstra, which otherwise run only where the
+ * sweeps give up, are checked on the same heaps.  0 unless a test sets it
+ * (not for use while another thread inspects). */
+extern int _gcs_span_no_sweeps;
 
 /* ---- replay.c ------------------------------------------------------------- */
 

@@ -570,8 +570,16 @@ static void test_span_vs_dijkstra(void **state)
                     gcs_profile *p = make_profile(1, 0);
                     p->gc_cost_object_ns = costs[c][0];
                     p->gc_cost_pointer_ns = costs[c][1];
-                    gcs_inspect_result r;
+                    gcs_inspect_result r, rb;
                     inspect_ok(g, p, GCS_INSPECT_FAST, &r);
+                    /* the BFS and Dijkstra on the same heap: the same answer */
+                    _gcs_span_no_sweeps = 1;
+                    inspect_ok(g, p, GCS_INSPECT_FAST, &rb);
+                    _gcs_span_no_sweeps = 0;
+                    assert_true(rb.heap.tinf_ns == r.heap.tinf_ns);
+                    assert_int_equal(rb.reachable, r.reachable);
+                    assert_int_equal(rb.depth, r.depth);
+                    assert_true(strcmp(r.span_method, "sweeps") != 0 || strcmp(rb.span_method, "dijkstra") == 0);
                     uint64_t reach, depth;
                     int same, forest;
                     double ref = ref_span(g, costs[c][0], costs[c][1], &reach, &depth, &same, &forest);

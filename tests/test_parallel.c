@@ -23,6 +23,7 @@
 #endif
 
 #include "gcscale/inspect.h"
+#include "../model/inspect_internal.h"
 #include "gcscale/snapshot.h"
 #include "../formats/snapshot_internal.h"
 
@@ -332,27 +333,38 @@ static gcs_profile *profile(void)
  * (a forest: the depth-first walk over subtrees) and a random graph of
  * 1.5 M objects (revisits: the BFS, whose middle levels pass 2^18 objects
  * and go to the threads, then the buckets). */
+/* Inspection of g on one thread and on two, with the sweeps and then with
+ * the BFS (its wide levels on OpenMP's threads) and Dijkstra in their place
+ * (r[0..3]): T-infinity, reachable and depth the same in all four; the
+ * method of each is checked against what the graph is. */
+static void span_four_ways(const gcs_snapshot *g, const gcs_profile *p, int exact, int forest,
+                           gcs_inspect_result r[4])
+{
+    for (int k = 0; k < 4; k++) {
+        threads(k % 2 + 1);
+        _gcs_span_no_sweeps = k >= 2;
+        gcs_inspect_opts o;
+        gcs_inspect_opts_init(&o);
+        o.exact = exact;
+        gcs_err err;
+        if (gcs_inspect_heap(g, p, &o, &r[k], &err) < 0)
+            fail_msg("inspect: %s", err.msg);
+        _gcs_span_no_sweeps = 0;
+        assert_true(r[0].heap.tinf_ns == r[k].heap.tinf_ns);
+        assert_int_equal(r[0].reachable, r[k].reachable);
+        assert_int_equal(r[0].depth, r[k].depth);
+        assert_string_equal(r[k].span_method, forest ? "tree" : k < 2 ? "sweeps" : "dijkstra");
+    }
+}
+
 static void test_span_same(void **state)
 {
     (void)state;
     gcs_profile *p = profile();
     for (int tree = 1; tree >= 0; tree--) {
         gcs_snapshot *g = graph(tree ? (1u << 19) - 1 : 1500000, tree, 5);
-        gcs_inspect_result r[2];
-        for (int t = 1; t <= 2; t++) {
-            threads(t);
-            gcs_inspect_opts o;
-            gcs_inspect_opts_init(&o);
-            o.exact = 1;
-            gcs_err err;
-            if (gcs_inspect_heap(g, p, &o, &r[t - 1], &err) < 0)
-                fail_msg("inspect: %s", err.msg);
-        }
-        assert_true(r[0].heap.tinf_ns == r[1].heap.tinf_ns);
-        assert_string_equal(r[0].span_method, r[1].span_method);
-        assert_string_equal(r[0].span_method, tree ? "tree" : "dijkstra");
-        assert_int_equal(r[0].reachable, r[1].reachable);
-        assert_int_equal(r[0].depth, r[1].depth);
+        gcs_inspect_result r[4];
+        span_four_ways(g, p, 1, tree, r);
         if (tree) {
             assert_int_equal(r[0].reachable, g->nobjects);
             assert_int_equal(r[0].depth, 19);
@@ -362,8 +374,8 @@ static void test_span_same(void **state)
     /* A tree whose one shared object is found late, or by two threads: a
      * leaf of the last internal node's subtree points back to object 1, or
      * a leaf of the left half points to a leaf of the right half.  The
-     * forest's walk gives up, the BFS and the buckets take over: the same
-     * answer on one thread and two, and not the tree's. */
+     * forest's walk gives up, the sweeps (or the BFS and the buckets) take
+     * over: the same answer on one thread and two, and not the tree's. */
     for (int shared = 0; shared < 2; shared++) {
         uint64_t n = (1u << 19) - 1;
         gcs_snapshot *g = graph(n, 1, 5);
@@ -376,21 +388,9 @@ static void test_span_same(void **state)
             /* a leaf has two NULL fields; the left leaf's first one now points right */
             g->edges[g->edge_start[left]] = (uint32_t)right;
         }
-        gcs_inspect_result r[2];
-        for (int t = 1; t <= 2; t++) {
-            threads(t);
-            gcs_inspect_opts o;
-            gcs_inspect_opts_init(&o);
-            gcs_err err;
-            if (gcs_inspect_heap(g, p, &o, &r[t - 1], &err) < 0)
-                fail_msg("inspect: %s", err.msg);
-        }
-        assert_string_equal(r[0].span_method, "dijkstra");
-        assert_string_equal(r[1].span_method, "dijkstra");
-        assert_true(r[0].heap.tinf_ns == r[1].heap.tinf_ns);
+        gcs_inspect_result r[4];
+        span_four_ways(g, p, 0, 0, r);
         assert_int_equal(r[0].reachable, shared ? n : n - 1); /* the back edge replaced leaf n - 1's */
-        assert_int_equal(r[1].reachable, r[0].reachable);
-        assert_int_equal(r[0].depth, r[1].depth);
         assert_int_equal(r[0].depth, 19);
         gcs_snapshot_free(g);
     }
@@ -419,21 +419,10 @@ static void test_span_same(void **state)
         g->roots[0] = 0;
         g->params.heap_limit = (off + 65535) & ~65535ull;
         assert_int_equal(gcs_snapshot_validate(g, &err), 0);
-        gcs_inspect_result r[2];
-        for (int t = 1; t <= 2; t++) {
-            threads(t);
-            gcs_inspect_opts o;
-            gcs_inspect_opts_init(&o);
-            if (gcs_inspect_heap(g, p, &o, &r[t - 1], &err) < 0)
-                fail_msg("inspect: %s", err.msg);
-        }
-        assert_string_equal(r[0].span_method, dup ? "dijkstra" : "tree");
-        assert_string_equal(r[1].span_method, r[0].span_method);
-        assert_true(r[0].heap.tinf_ns == r[1].heap.tinf_ns);
+        gcs_inspect_result r[4];
+        span_four_ways(g, p, 0, !dup, r);
         assert_int_equal(r[0].reachable, dup ? n - 1 : n);
-        assert_int_equal(r[1].reachable, r[0].reachable);
         assert_int_equal(r[0].depth, 2);
-        assert_int_equal(r[1].depth, 2);
         gcs_snapshot_free(g);
     }
     gcs_profile_free(p);

@@ -280,6 +280,81 @@ static gcs_snapshot *random_graph(uint64_t n, uint64_t seed, uint32_t nodes)
     return g;
 }
 
+/* _gcs_snap_check_objects, the per-run check every load uses, gives the
+ * first failing object exactly as _gcs_snap_check_object one by one does:
+ * a valid heap of several runs, then one field of one object (or two
+ * neighbours) damaged at a time, with values at and around each rule's
+ * limits, every run checked both ways. */
+static uint64_t first_failing(const gcs_snapshot *g, uint64_t lo, uint64_t hi, int what)
+{
+    for (uint64_t i = lo; i < hi; i++)
+        if (_gcs_snap_check_object(g, i, what, NULL) < 0)
+            return i;
+    return hi;
+}
+
+static void test_check_objects_runs(void **state)
+{
+    (void)state;
+    uint64_t n = 9000, s = 77;
+    gcs_snapshot *g = random_graph(n, 5, 2);
+    /* 64 bytes between objects, so that a damaged address or size breaks
+     * one rule, not also its neighbour's */
+    for (uint64_t i = 0; i < n; i++)
+        g->addr[i] += 64 * (i + 1);
+    g->params.heap_limit = g->addr[n - 1] + 8 * (uint64_t)g->words[n - 1] + 4096;
+    const char *tn[] = {"a", "b", "c"};
+    gcs_err err;
+    assert_int_equal(gcs_snapshot_set_types(g, 3, tn, &err), 0);
+    for (uint64_t i = 0; i < n; i++)
+        g->type[i] = i % 5 == 0 ? GCS_SNAPSHOT_TYPE_NONE : (uint32_t)(i % 3);
+    assert_int_equal(gcs_snapshot_validate(g, &err), 0);
+    static const uint64_t runs[][2] = {{0, 4096}, {4096, 8192}, {8192, 9000}, {0, 1}, {1, 9000}, {4095, 4097}};
+    for (int trial = 0; trial < 3000; trial++) {
+        /* the heap limit's rule on the last object, which no neighbour follows */
+        uint64_t i = trial % 8 == 7 ? n - 1 : rnd(&s) % n, a0 = g->addr[i], e1 = g->edge_start[i + 1];
+        uint32_t w0 = g->words[i], np0 = g->nptrs[i], t0 = g->type[i];
+        uint16_t nd0 = g->node[i];
+        uint64_t d = rnd(&s) % 24; /* a small step around the limit */
+        switch (trial % 8) {
+        case 0: g->words[i] = (uint32_t)(rnd(&s) % 3 == 0 ? 0 : g->nptrs[i] + d % 3 - 1); break;
+        case 1: g->nptrs[i] = (uint32_t)(g->words[i] + d % 3 - 1); break;
+        case 2: g->addr[i] = a0 + d - 12; break;  /* misaligned, overlapping, or out of order */
+        case 3: g->addr[i] = i > 0 ? g->addr[i - 1] + 8 * (uint64_t)g->words[i - 1] + g->params.header_bytes - 8 * (d % 3) : d;
+            break;
+        case 4: g->edge_start[i + 1] = e1 + d % 3 - 1; break;
+        case 5: g->node[i] = (uint16_t)(rnd(&s) % 2 ? GCS_SNAPSHOT_NODE_UNKNOWN : d % 4); break;
+        case 6: g->type[i] = (uint32_t)(rnd(&s) % 2 ? GCS_SNAPSHOT_TYPE_NONE : d % 5); break;
+        case 7:
+            if (d % 2)
+                g->addr[i] = g->params.heap_limit - 8 * (uint64_t)g->words[i] + 8 * (d % 3) - 8;
+            else
+                g->words[i] = (uint32_t)((g->params.heap_limit - g->addr[i]) / 8 + d % 3 - 1);
+            break;
+        }
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+            for (int what = 0; what <= SNAP_CHECK_ALL; what++) {
+                /* the runs after the damaged one assume the objects before them passed */
+                uint64_t lo = runs[r][0], hi = runs[r][1];
+                if (first_failing(g, 0, lo, what) < lo)
+                    continue;
+                uint64_t want = first_failing(g, lo, hi, what), got = _gcs_snap_check_objects(g, lo, hi, what);
+                if (got != want)
+                    fail_msg("trial %d, object %llu, run [%llu, %llu), what %d: %llu, one by one %llu", trial,
+                             (unsigned long long)i, (unsigned long long)lo, (unsigned long long)hi, what,
+                             (unsigned long long)got, (unsigned long long)want);
+            }
+        g->addr[i] = a0;
+        g->words[i] = w0;
+        g->nptrs[i] = np0;
+        g->edge_start[i + 1] = e1;
+        g->node[i] = nd0;
+        g->type[i] = t0;
+    }
+    assert_int_equal(gcs_snapshot_validate(g, &err), 0);
+    gcs_snapshot_free(g);
+}
+
 static void test_roundtrip_random(void **state)
 {
     (void)state;
@@ -1282,6 +1357,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_empty),
         cmocka_unit_test(test_roundtrip_small),
         cmocka_unit_test(test_roundtrip_random),
+        cmocka_unit_test(test_check_objects_runs),
         cmocka_unit_test(test_chain_depth),
         cmocka_unit_test(test_truncation_every_offset),
         cmocka_unit_test(test_flipped_bytes),
