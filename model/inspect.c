@@ -476,12 +476,17 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
         h->tinf_ns = opts->tinf_ns;
     } else {
         uint64_t ts = gcs_now_ns();
-        /* the non-NULL fields, less 3 standard errors where sampled: a low
-         * estimate, which tells span.c whether the graph can be a forest */
+        /* the non-NULL fields, where sampled the lower end of Wilson's
+         * interval at 3 standard errors: a low estimate, which tells span.c
+         * whether the graph can be a forest.  (The plain q - 3 sigma has no
+         * width when every sampled field is non-NULL: a list's estimate was
+         * then all its fields, one more than it has, and its walk went to
+         * the BFS, a level per object.) */
         double edges_low = c.edges;
         if (!exact && g->nfields > 0) {
-            double q = c.edges / (double)g->nfields;
-            edges_low -= 3 * (double)g->nfields * sqrt(q * (1 - q) / samples);
+            double q = c.edges / (double)g->nfields, z2 = 9, sn = (double)samples;
+            double lo = (q + z2 / (2 * sn) - 3 * sqrt(q * (1 - q) / sn + z2 / (4 * sn * sn))) / (1 + z2 / sn);
+            edges_low = (double)g->nfields * (lo > 0 ? lo : 0);
         }
         if (_gcs_inspect_span(g, cobj, cptr, edges_low, out, err) < 0) {
             free(c.node_lines);

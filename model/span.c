@@ -556,18 +556,50 @@ static int dfs_walk_from(const gcs_snapshot *g, double cobj, double cptr, dfs_en
     st->n = 0;
     if (dfs_push(st, start.v, start.depth, start.s) < 0)
         return -1;
-    uint64_t steps = 0;
+    uint64_t steps = 0, chain_steps = 0;
+    /* A link of a chain (one non-NULL field among at most a chunk's) goes
+     * straight on to its child: no push and pop, s kept in a register, and
+     * its weight, the same for every such link, counted once at the end. A
+     * list's walk was three times its mark, most of it that round trip
+     * through the stack (docs/model.md, "Cost", 2026-11-28). */
+    const double w1 = gcs_gc_mark_weight(cobj, cptr, 1, 1);
     while (st->n > 0) {
         dfs_entry x = st->e[--st->n];
-        if ((++steps & 4095) == 0 && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
-            rc = 1;
-            break;
+        for (;;) {
+            if ((++steps & 4095) == 0 && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
+                rc = 1;
+                goto out;
+            }
+            a->reached++;
+            a->depth = x.depth > a->depth ? x.depth : a->depth;
+            const uint32_t *e = g->edges + g->edge_start[x.v];
+            uint32_t np = g->nptrs[x.v], k = 0, c = GCS_SNAPSHOT_NULL;
+            if (np > GCS_GC_CHUNK_FIELDS)
+                break;
+            for (uint32_t f = 0; f < np; f++)
+                if (e[f] != GCS_SNAPSHOT_NULL) {
+                    k++;
+                    c = e[f];
+                }
+            if (k != 1)
+                break;
+            double du = x.s + w1;
+            a->w.forest_tinf = du > a->w.forest_tinf ? du : a->w.forest_tinf;
+            uint64_t bit = 1ull << (c & 63);
+            if ((seen[c >> 6] | mine[c >> 6]) & bit) {
+                rc = 1;
+                goto out;
+            }
+            mine[c >> 6] |= bit;
+            chain_steps++;
+            x = (dfs_entry){c, x.depth + 1, du};
         }
-        a->reached++;
-        a->depth = x.depth > a->depth ? x.depth : a->depth;
         if (dfs_object(g, cobj, cptr, x, seen, mine, a, st, &rc) != 0)
             break;
     }
+out:
+    if (chain_steps)
+        acc_weight(&a->w, cobj, cptr, 1, 1); /* every link: one field counted, no chunks */
     *acc = la;
     return rc;
 }
@@ -704,6 +736,10 @@ static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t
                 uint32_t np = g->nptrs[fan.v], lo = fan_lo[k - nchunks];
                 uint32_t hi = np - lo < SPAN_FAN_CHUNK ? np : lo + SPAN_FAN_CHUNK;
                 const uint32_t *e = g->edges + g->edge_start[fan.v];
+                /* a child without pointer fields (most of a large array's)
+                 * is counted here, not walked: a walk per child cost a
+                 * call, a push and a pop, and two copies of the counts */
+                uint64_t leaves = 0;
                 for (uint32_t f = lo; f < hi && r == 0; f++) {
                     uint32_t c = e[f];
                     if (c == GCS_SNAPSHOT_NULL)
@@ -714,8 +750,18 @@ static int span_forest(const gcs_snapshot *g, double cobj, double cptr, uint64_t
                         break;
                     }
                     mine[c >> 6] |= bit;
-                    r = dfs_walk_from(g, cobj, cptr, (dfs_entry){c, fan.depth, fan.s}, live, mine, &st, &acc[t],
-                                      &stop);
+                    if (g->nptrs[c] == 0)
+                        leaves++;
+                    else
+                        r = dfs_walk_from(g, cobj, cptr, (dfs_entry){c, fan.depth, fan.s}, live, mine, &st,
+                                          &acc[t], &stop);
+                }
+                if (leaves) { /* each as dfs_walk_from would have counted it */
+                    acc[t].reached += leaves;
+                    acc[t].depth = fan.depth > acc[t].depth ? fan.depth : acc[t].depth;
+                    double du = fan.s + gcs_gc_mark_weight(cobj, cptr, 0, 0);
+                    acc[t].w.forest_tinf = du > acc[t].w.forest_tinf ? du : acc[t].w.forest_tinf;
+                    acc_weight(&acc[t].w, cobj, cptr, 0, 0);
                 }
             }
             if (r != 0) {
