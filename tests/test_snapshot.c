@@ -696,6 +696,28 @@ static void test_crc32c(void **state)
         assert_int_equal(_gcs_crc32c(_gcs_crc32c(0, buf, cut), buf + cut, sizeof buf - cut), whole);
     assert_int_equal(_gcs_crc32c(_gcs_crc32c(0, buf + 3, 500), buf + 503, 497),
                      _gcs_crc32c(0, buf + 3, 997));
+    /* long buffers (crc32c.c's three lanes and their join) against the
+     * definition, bit by bit, at odd starts and lengths around the lanes'
+     * rounds of 3 x 4096 bytes */
+    size_t big = 40000;
+    uint8_t *b = malloc(big);
+    assert_non_null(b);
+    for (size_t i = 0; i < big; i++)
+        b[i] = (uint8_t)rnd(&x);
+    static const size_t lens[] = {12287, 12288, 12289, 12295, 24576, 24583, 36863, 39990};
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+        for (size_t off = 0; off < 9; off += 3) {
+            uint32_t ref = 0xFFFFFFFFu;
+            for (size_t i = 0; i < lens[k]; i++) {
+                ref ^= b[off + i];
+                for (int j = 0; j < 8; j++)
+                    ref = ref & 1 ? (ref >> 1) ^ 0x82F63B78u : ref >> 1;
+            }
+            assert_int_equal(_gcs_crc32c(0, b + off, lens[k]), ~ref);
+            /* and continued from a register that is not the start's */
+            assert_int_equal(_gcs_crc32c(_gcs_crc32c(0, b + off, 5), b + off + 5, lens[k] - 5), ~ref);
+        }
+    free(b);
 }
 
 static uint8_t *small_file3(size_t *len)
