@@ -1224,7 +1224,8 @@ int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double ed
             goto oom;
         labels = label_mem;
         s = label_mem;
-        swept = !_gcs_span_no_sweeps && span_sweeps(g, cobj, cptr, live, scratch, nwords, labels, &b, &swept_tinf) == 0;
+        swept = !_gcs_span_no_sweeps &&
+                span_sweeps(g, cobj, cptr, live, scratch, nwords, labels, &b, &swept_tinf) == 0;
         if (!swept) {
             memset(live, 0, wbytes);
             memset(scratch, 0, wbytes);

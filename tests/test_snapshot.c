@@ -317,14 +317,28 @@ static void test_check_objects_runs(void **state)
         uint16_t nd0 = g->node[i];
         uint64_t d = rnd(&s) % 24; /* a small step around the limit */
         switch (trial % 8) {
-        case 0: g->words[i] = (uint32_t)(rnd(&s) % 3 == 0 ? 0 : g->nptrs[i] + d % 3 - 1); break;
-        case 1: g->nptrs[i] = (uint32_t)(g->words[i] + d % 3 - 1); break;
-        case 2: g->addr[i] = a0 + d - 12; break;  /* misaligned, overlapping, or out of order */
-        case 3: g->addr[i] = i > 0 ? g->addr[i - 1] + 8 * (uint64_t)g->words[i - 1] + g->params.header_bytes - 8 * (d % 3) : d;
+        case 0:
+            g->words[i] = (uint32_t)(rnd(&s) % 3 == 0 ? 0 : g->nptrs[i] + d % 3 - 1);
             break;
-        case 4: g->edge_start[i + 1] = e1 + d % 3 - 1; break;
-        case 5: g->node[i] = (uint16_t)(rnd(&s) % 2 ? GCS_SNAPSHOT_NODE_UNKNOWN : d % 4); break;
-        case 6: g->type[i] = (uint32_t)(rnd(&s) % 2 ? GCS_SNAPSHOT_TYPE_NONE : d % 5); break;
+        case 1:
+            g->nptrs[i] = (uint32_t)(g->words[i] + d % 3 - 1);
+            break;
+        case 2: /* misaligned, overlapping, or out of order */
+            g->addr[i] = a0 + d - 12;
+            break;
+        case 3: /* at, and just inside, the previous object's end plus the header */
+            g->addr[i] = i == 0 ? d
+                                : g->addr[i - 1] + 8 * (uint64_t)g->words[i - 1] + g->params.header_bytes - 8 * (d % 3);
+            break;
+        case 4:
+            g->edge_start[i + 1] = e1 + d % 3 - 1;
+            break;
+        case 5:
+            g->node[i] = (uint16_t)(rnd(&s) % 2 ? GCS_SNAPSHOT_NODE_UNKNOWN : d % 4);
+            break;
+        case 6:
+            g->type[i] = (uint32_t)(rnd(&s) % 2 ? GCS_SNAPSHOT_TYPE_NONE : d % 5);
+            break;
         case 7:
             if (d % 2)
                 g->addr[i] = g->params.heap_limit - 8 * (uint64_t)g->words[i] + 8 * (d % 3) - 8;
