@@ -10,7 +10,10 @@
  * 0.75-2 B per object, a few MB for 10^7 objects, so that the lookups of a
  * dump in any record order hit the cache.  Only 32 KiB pages of the range
  * that hold an object get words (a page table of 4 B per page), so that
- * the holes between a heap's ranges cost 4 B per 32 KiB.  Building it
+ * the holes between a heap's ranges cost 4 B per 32 KiB; where every page
+ * holds one (a heap of one dense range) the table is the identity, and the
+ * lookups skip its load (dense): a dependent load less before the miss on
+ * the word.  Building it
  * needs no sort: each id sets its bit (a bit found set is an object dumped
  * twice), then one pass sums the ranks.
  *
@@ -181,6 +184,7 @@ int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrang
     x->gmax = gmax;
     x->top = top;
     x->npages = npages;
+    x->dense = slots == npages;
     x->w = w;
     for (uint64_t i = 0; i < n; i++) {
         if (ahead && i + 16 < n)
