@@ -64,6 +64,7 @@
 #define HPROF_CHUNK (2u << 20) /* pass 2's unit of work: enough chunks to share out, few enough to cost nothing */
 
 #define EDGE_AHEAD 64          /* objects edges_in_order loads ahead */
+#define EXT_AHEAD_LINES 4      /* cache lines of a bucket's blocks edges_in_order loads ahead */
 
 /* Out of address order, pass 2 writes each object's record (its index,
  * size, type, pointer count and references) into the bucket of its index
@@ -2104,8 +2105,12 @@ static void edge_worker(void *arg, int t)
         uint64_t *addr = g->addr;
         for (uint64_t x = j->ext_at[b]; x < j->ext_at[b + 1]; x++) {
             const uint32_t *p = tmp + j->ext[x].start, *end = p + j->ext[x].len;
+            if (x + 1 < j->ext_at[b + 1]) /* the next block is elsewhere in the pool */
+                for (unsigned k = 0; k < EXT_AHEAD_LINES; k++)
+                    __builtin_prefetch(tmp + j->ext[x + 1].start + 16 * k);
             while (p < end) {
                 gcs_assert_internal(p[0] >= lo && p[0] < hi && p + TMP_HEADER + p[2] <= end);
+                __builtin_prefetch(p + 16 * EXT_AHEAD_LINES);
                 addr[p[0]] = (uint64_t)(p - tmp) + 1;
                 p += TMP_HEADER + p[2];
             }
