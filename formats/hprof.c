@@ -233,6 +233,12 @@ typedef struct tmp_fill {
     uint64_t cur, end;
 } tmp_fill;
 
+/* A class's objects as run2 stores them, for the records that name only
+ * their class (TMP_RUN). */
+typedef struct run_class {
+    uint32_t words, nrefs, type;
+} run_class;
+
 /* Words of the pool that hold whole records of one bucket. */
 typedef struct tmp_extent {
     uint64_t start, len, bucket;
@@ -319,6 +325,7 @@ typedef struct imp {
     unsigned bshift;        /* not direct: a bucket holds 2^bshift indices (bucket_shift) */
     uint64_t nbuckets;
     uint64_t tmp_cap, tmp_next; /* the pool's words; atomic: its first unused one */
+    run_class *ctab;        /* not direct: per class (run_classes) */
     size_t chunk_bytes;
     uint64_t cut_plain;     /* plain or memory: the next chunk starts at a record at or after this */
     const uint64_t *cut_at; /* &cut_plain, or &gzi.next_cut for gzip */
@@ -617,10 +624,16 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
  * block of the bucket of idx (tmp_room): writes to BUCKETS_MAX places that
  * stay in the cache, where stores at idx would each miss it and, on this
  * VM, walk the page tables (docs/heap-dumps.md); edges_in_order puts each
- * bucket in index order.  (Objects dumped twice were refused when the ids
- * were indexed; a dump that changed between the passes is caught by its
- * chunk's counts, before any record is written past them.) */
-#define TMP_HEADER 4 /* index, words, nptrs, type */
+ * bucket in index order.  The record's first word is idx within its bucket
+ * (below 2^22: bucket_shift); an instance of a run (run2) has only its
+ * class after it (TMP_RUN set; the class's words, nptrs and type in
+ * run_class), 8 bytes of header instead of 16.  (Objects dumped twice were
+ * refused when the ids were indexed; a dump that changed between the
+ * passes is caught by its chunk's counts, which count TMP_HEADER words per
+ * object whatever its record, before any record is written past them.) */
+#define TMP_HEADER 4     /* index, words, nptrs, type */
+#define TMP_RUN_HEADER 2 /* index | TMP_RUN, its class */
+#define TMP_RUN 0x80000000u
 #define PLACE_UNKNOWN "object appeared between passes"
 #define PLACE_TOO_MANY_REFS "more references than the first pass counted (the dump changed?)"
 
@@ -710,7 +723,7 @@ static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes
         uint32_t *h = tmp_room(m, w->wk, w->wk->fill, b, TMP_HEADER + nptrs);
         if (!h)
             return hr_fail(w->r, off, "out of memory");
-        h[0] = idx;
+        h[0] = idx - ((uint32_t)b << m->bshift);
         h[1] = (uint32_t)words;
         h[2] = (uint32_t)nptrs;
         h[3] = type;
@@ -1038,7 +1051,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
     const cls *c = w->c;
-    if (!c || !c->dumped || c->value_bytes > HPROF_BUF)
+    if (!c || !c->dumped || c->value_bytes > HPROF_BUF || (!direct && m->classes.n > UINT32_MAX))
         return 0;
     const uint64_t cid = w->cid, lim = end < stop ? end : stop, rec = fixed + c->value_bytes;
     const uint32_t nrefs = c->nrefs, nbytes = c->value_bytes, type = c->type;
@@ -1049,6 +1062,11 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     if (words == 0)
         words = 1;
     const uint64_t need = nrefs + (direct ? 0 : TMP_HEADER), tmp_end = w->tmp_end;
+    /* not direct: the records' class (run_classes), their words in the pool */
+    const uint32_t cix = (uint32_t)(c - (const cls *)m->classes.p);
+    const uint64_t run_words = TMP_RUN_HEADER + (uint64_t)nrefs;
+    gcs_assert_internal(direct || (m->ctab[cix].words == words && m->ctab[cix].nrefs == nrefs
+                                   && m->ctab[cix].type == type));
     /* in locals: the stores below are of uint32_t, which the compiler must
      * otherwise assume may change the map's fields and reload them */
     const _gcs_idmap map = m->map;
@@ -1098,16 +1116,14 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
             out = edst + tmp_n;
         } else {
             uint64_t b = idx >> bshift;
-            uint32_t *h = tmp_room(m, wk, fill, b, need);
+            uint32_t *h = tmp_room(m, wk, fill, b, run_words);
             if (!h) {
                 bad = "out of memory";
                 break;
             }
-            h[0] = idx;
-            h[1] = (uint32_t)words;
-            h[2] = nrefs;
-            h[3] = type;
-            out = h + TMP_HEADER;
+            h[0] = (idx - ((uint32_t)b << bshift)) | TMP_RUN;
+            h[1] = cix;
+            out = h + TMP_RUN_HEADER;
             tmp_n += TMP_HEADER;
             block_refs[b] += nrefs;
         }
@@ -1601,6 +1617,7 @@ static unsigned bucket_shift(uint64_t n)
     unsigned s = BUCKET_MIN_SHIFT;
     while (n > (uint64_t)BUCKETS_MAX << s)
         s++;
+    gcs_assert_internal(s <= 22); /* n < 2^32: an index within its bucket leaves TMP_RUN free */
     return s;
 }
 
@@ -1616,6 +1633,25 @@ static uint64_t tmp_pool_words(const imp *m)
 {
     uint64_t total = m->nfields_total + TMP_HEADER * m->map.n;
     return total + total / 3 + 1 + (m->nbuckets * m->nworkers + 1) * TMP_BLOCK;
+}
+
+/* Each class's words, pointer count and type as run2 stores them (a class
+ * run2 does not take, whose size is out of range, keeps zeros: no record
+ * names it).  -1 out of memory. */
+static int run_classes(imp *m)
+{
+    const cls *cs = m->classes.p;
+    m->ctab = calloc(m->classes.n ? m->classes.n : 1, sizeof *m->ctab);
+    if (!m->ctab)
+        return -1;
+    for (size_t i = 0; i < m->classes.n; i++) {
+        const cls *c = &cs[i];
+        uint64_t payload = (c->jvm_size - 8 + 7) / 8, words = payload > c->nrefs ? payload : c->nrefs;
+        if (!c->dumped || c->jvm_size < 8 || words > UINT32_MAX)
+            continue;
+        m->ctab[i] = (run_class){words ? (uint32_t)words : 1, c->nrefs, c->type};
+    }
+    return 0;
 }
 
 /* Pass 2 on as many threads as there are (and chunks to give them); the
@@ -1645,6 +1681,10 @@ static int pass2_run(imp *m, gcs_err *err)
         }
     }
     if (!m->direct) {
+        if (run_classes(m) < 0) {
+            gcs_err_set(err, "%s: out of memory", m->r.name);
+            return -1;
+        }
         m->tmp_cap = tmp_pool_words(m);
         m->tmp_next = 0;
         if (!(m->tmp = malloc(m->tmp_cap * sizeof *m->tmp))) {
@@ -1852,6 +1892,7 @@ static void imp_free(imp *m)
     free(m->touched.p);
     _gcs_gzindex_free(&m->gzi);
     free(m->tmp);
+    free(m->ctab);
     for (unsigned t = 0; m->workers && t < m->nworkers; t++) {
         free(m->workers[t].block_refs);
         free(m->workers[t].fill);
@@ -2095,6 +2136,7 @@ static void edge_worker(void *arg, int t)
     gcs_snapshot *g = m->g;
     const uint64_t n = g->nobjects;
     const uint32_t *tmp = m->tmp;
+    const run_class *ctab = m->ctab;
     const unsigned bshift = m->bshift;
     for (;;) {
         uint64_t b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
@@ -2109,10 +2151,11 @@ static void edge_worker(void *arg, int t)
                 for (unsigned k = 0; k < EXT_AHEAD_LINES; k++)
                     __builtin_prefetch(tmp + j->ext[x + 1].start + 16 * k);
             while (p < end) {
-                gcs_assert_internal(p[0] >= lo && p[0] < hi && p + TMP_HEADER + p[2] <= end);
+                uint64_t len = p[0] & TMP_RUN ? TMP_RUN_HEADER + ctab[p[1]].nrefs : TMP_HEADER + (uint64_t)p[2];
+                gcs_assert_internal(lo + (p[0] & ~TMP_RUN) < hi && p + len <= end);
                 __builtin_prefetch(p + 16 * EXT_AHEAD_LINES);
-                addr[p[0]] = (uint64_t)(p - tmp) + 1;
-                p += TMP_HEADER + p[2];
+                addr[lo + (p[0] & ~TMP_RUN)] = (uint64_t)(p - tmp) + 1;
+                p += len;
             }
         }
         for (uint64_t i = lo; i < hi; i++) {
@@ -2122,21 +2165,31 @@ static void edge_worker(void *arg, int t)
                 bad = i;
                 break;
             }
-            const uint32_t *h = tmp + addr[i] - 1;
-            uint32_t k = h[2];
-            g->words[i] = h[1];
+            const uint32_t *h = tmp + addr[i] - 1, *refs;
+            uint32_t k;
+            if (h[0] & TMP_RUN) {
+                const run_class *c = &ctab[h[1]];
+                k = c->nrefs;
+                g->words[i] = c->words;
+                g->type[i] = c->type;
+                refs = h + TMP_RUN_HEADER;
+            } else {
+                k = h[2];
+                g->words[i] = h[1];
+                g->type[i] = h[3];
+                refs = h + TMP_HEADER;
+            }
             g->nptrs[i] = k;
-            g->type[i] = h[3];
             g->edge_start[i] = at;
             if (k > 8 || at + k > g->nfields) {
                 if (at + k > g->nfields) { /* a changed dump; the counts will say so */
                     bad = i;
                     break;
                 }
-                memcpy(g->edges + at, h + TMP_HEADER, (size_t)k * sizeof *g->edges);
+                memcpy(g->edges + at, refs, (size_t)k * sizeof *g->edges);
             } else {
                 for (uint32_t e = 0; e < k; e++)
-                    g->edges[at + e] = h[TMP_HEADER + e];
+                    g->edges[at + e] = refs[e];
             }
             at += k;
         }
