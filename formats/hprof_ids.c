@@ -177,6 +177,9 @@ int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrang
         return -1;
     }
     _gcs_hugepages(w, slots * IDMAP_PAGE_WORDS * sizeof *w);
+    /* mapped now: a prefetch of a page not yet mapped does nothing, so ids
+     * in no order would each take a page fault or a miss in turn below */
+    _gcs_prefault(w, slots * IDMAP_PAGE_WORDS * sizeof *w);
     for (uint64_t p = 0, s = 0; p < npages; p++)
         top[p] = top[p] ? (uint32_t)s++ : UINT32_MAX;
     x->gshift = gshift;
