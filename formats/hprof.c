@@ -43,10 +43,10 @@
  * Memory beyond the snapshot: the ids, 8 B per object, until they are
  * indexed -- in address order they become the snapshot's addr[]
  * (ids_as_addr); the id map, 2 bits per 8 bytes of the id range (about 1-2
- * B per object); out of address order, the records, 16 B per object and 4 B
- * per edge, and the part of each worker's last block per bucket left unused
- * (the snapshot's addr[] serves as the per-object offsets until the
- * addresses are placed); a 4 MiB window per thread.
+ * B per object); out of address order, the records, 8 B per instance of a
+ * run or 16 B per other object and 4 B per edge, the part of each worker's
+ * last block per bucket left unused, and per worker 8 B per index of a
+ * bucket (edges_in_order); a 4 MiB window per thread.
  *
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
  * of the JDK (jdk/src/hotspot/share/services/heapDumper.cpp's comment) and
@@ -2110,9 +2110,8 @@ static uint64_t *ids_as_addr(imp *m)
 
 /* The edges into index order (unless pass 2 wrote them so), a bucket at a
  * time on every thread (tmp_room): first each of its records' place goes
- * to addr[] at the record's index, which is free until the addresses are
- * placed, plus 1 (0: not placed) -- stores within the bucket's 2^bshift
- * indices; then, index by index, the record at that place is read, its
+ * to the worker's array of places at the record's index within the bucket,
+ * plus 1 (0: not placed); then, index by index, the record at that place is read, its
  * words, pointer count and type stored, and its references copied, the
  * bucket's first edge being the sum of the buckets' before it (pass 2
  * counted each bucket's references).  The records lie within the bucket's
@@ -2126,6 +2125,7 @@ typedef struct edge_job {
     const tmp_extent *ext;    /* the extents, by bucket */
     const uint64_t *ext_at;   /* [nblocks + 1]: bucket b's are ext[ext_at[b] .. ext_at[b + 1]) */
     uint64_t next, bad;       /* atomic: the next bucket; the first object not placed (UINT64_MAX) */
+    int oom;                  /* atomic: a worker could not start */
 } edge_job;
 
 static void edge_worker(void *arg, int t)
@@ -2138,13 +2138,22 @@ static void edge_worker(void *arg, int t)
     const uint32_t *tmp = m->tmp;
     const run_class *ctab = m->ctab;
     const unsigned bshift = m->bshift;
+    /* the places of a bucket's records, by index within it: the worker's
+     * own, used again for every bucket, so that it stays in the cache
+     * (addr[] would be pages first touched here) */
+    uint64_t *place = malloc(sizeof *place << bshift);
+    if (!place) {
+        __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
+        return;
+    }
     for (;;) {
         uint64_t b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (b >= j->nblocks)
             break;
         uint64_t lo = b << bshift, hi = n - lo > (1ull << bshift) ? lo + (1ull << bshift) : n, bad = UINT64_MAX;
         uint64_t at = j->base[b];
-        uint64_t *addr = g->addr;
+        uint64_t *addr = place - lo; /* addr[i]: index i's place, i in [lo, hi) */
+        memset(place, 0, (hi - lo) * sizeof *place);
         for (uint64_t x = j->ext_at[b]; x < j->ext_at[b + 1]; x++) {
             const uint32_t *p = tmp + j->ext[x].start, *end = p + j->ext[x].len;
             if (x + 1 < j->ext_at[b + 1]) /* the next block is elsewhere in the pool */
@@ -2200,6 +2209,7 @@ static void edge_worker(void *arg, int t)
                 ;
         }
     }
+    free(place);
 }
 
 /* The workers' extents, and their open blocks, grouped by bucket (a
@@ -2277,6 +2287,10 @@ static int edges_in_order(imp *m, gcs_err *err)
     free(j.base);
     free((void *)j.ext);
     free((void *)j.ext_at);
+    if (j.oom) {
+        gcs_err_set(err, "%s: out of memory", m->r.name);
+        return -1;
+    }
     if (j.bad != UINT64_MAX) {
         gcs_err_set(err, "%s: object 0x%llx vanished between the passes (the dump changed?)", m->r.name,
                     (unsigned long long)id_at(&m->map, j.bad));
@@ -2382,12 +2396,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->edst = m->direct ? g->edges : NULL;
     m->bshift = bucket_shift(n);
     m->nbuckets = (n + (1ull << m->bshift) - 1) >> m->bshift;
-    /* huge pages (common/hugemem.c) for addr[] out of address order, which
-     * edges_in_order writes a bucket's 2^bshift indices at a time at random
-     * (the pool of records: pass2_run) */
-    if (!m->direct) {
-        _gcs_hugepages(g->addr, (size_t)n * sizeof *g->addr);
-    } else {
+    if (m->direct) { /* out of address order edges_in_order writes them, on every thread */
         _gcs_prefault(g->words, (size_t)n * sizeof *g->words);
         _gcs_prefault(g->nptrs, (size_t)n * sizeof *g->nptrs);
         _gcs_prefault(g->type, (size_t)n * sizeof *g->type);
