@@ -15,8 +15,9 @@
  *           whose ranks are the dump's address order; the ids freed), the
  *           classes resolved, the snapshot allocated, and each chunk given
  *           its slice of the edges: of the snapshot's own when every chunk
- *           is a run of indices (a dump in address order: edges_direct), of
- *           a temporary array in file order otherwise.
+ *           is a run of indices (a dump in address order: edges_direct);
+ *           otherwise only a count of words, the records going to buckets
+ *           by index range.
  *   pass 2  parallel (par.c), a worker per thread taking chunks in file
  *           order and reading each itself (from memory, with pread, or
  *           inflating it from its access point): each object's size, type
@@ -27,8 +28,8 @@
  *           saw there (object_index); otherwise the id map's lookup, and a
  *           look-ahead prefetches what the next records will miss on
  *           (prefetch_ahead, run_ahead).
- *   then    out of address order, the objects' headers and edges copied
- *           from the temporary array into index order (edges_in_order); the
+ *   then    out of address order, the objects' records put in index order
+ *           a bucket at a time, which the caches hold (edges_in_order); the
  *           addresses, each object's fields checked on the way
  *           (place_addresses); the roots; the rest of the snapshot's
  *           validation (check_graph).
@@ -42,9 +43,10 @@
  * Memory beyond the snapshot: the ids, 8 B per object, until they are
  * indexed -- in address order they become the snapshot's addr[]
  * (ids_as_addr); the id map, 2 bits per 8 bytes of the id range (about 1-2
- * B per object); out of address order, the temporary array, 12 B per object
- * and 4 B per edge (the snapshot's addr[] serves as the per-object offsets
- * until the addresses are placed); a 4 MiB window per thread.
+ * B per object); out of address order, the records, 8 B per instance of a
+ * run or 16 B per other object and 4 B per edge, the part of each worker's
+ * last block per bucket left unused, and per worker 8 B per index of a
+ * bucket (edges_in_order); a 4 MiB window per thread.
  *
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
  * of the JDK (jdk/src/hotspot/share/services/heapDumper.cpp's comment) and
@@ -61,8 +63,23 @@
 #define HPROF_BUF (4u << 20) /* the stream window; bigger single items are refused */
 #define HPROF_CHUNK (2u << 20) /* pass 2's unit of work: enough chunks to share out, few enough to cost nothing */
 
-#define EDGE_BLOCK 65536       /* objects per unit of work in edges_in_order */
 #define EDGE_AHEAD 64          /* objects edges_in_order loads ahead */
+#define EXT_AHEAD_LINES 4      /* cache lines of a bucket's blocks edges_in_order loads ahead */
+
+/* Out of address order, pass 2 writes each object's record (its index,
+ * size, type, pointer count and references) into the bucket of its index
+ * range, 2^bshift indices (bucket_shift), rather than anywhere: the records
+ * of a bucket are then few enough for the caches when edges_in_order puts
+ * them in index order.  The buckets are at most BUCKETS_MAX -- so many write
+ * streams that pass 2 keeps their ends in the L2 cache -- of at least
+ * 2^BUCKET_MIN_SHIFT indices.  Each worker fills blocks of TMP_BLOCK words
+ * of a shared pool, one open block per bucket; a record of more than
+ * TMP_OWN words takes an extent of its own (so a block is closed only when
+ * more than 3/4 of it is used: the pool's bound in tmp_pool_words). */
+#define BUCKETS_MAX 1024
+#define BUCKET_MIN_SHIFT 13
+#define TMP_BLOCK 1024u
+#define TMP_OWN (TMP_BLOCK / 4)
 
 static size_t chunk_bytes = HPROF_CHUNK; /* _gcs_hprof_set_chunk_bytes */
 
@@ -210,23 +227,45 @@ typedef struct hist_pair {
     uint32_t cls, count;
 } hist_pair;
 
+/* A worker's open block of a bucket: the pool's words [cur, end) are free
+ * (end 0: none open); the block began at end - TMP_BLOCK. */
+typedef struct tmp_fill {
+    uint64_t cur, end;
+} tmp_fill;
+
+/* A class's objects as run2 stores them, for the records that name only
+ * their class (TMP_RUN). */
+typedef struct run_class {
+    uint32_t words, nrefs, type;
+} run_class;
+
+/* Words of the pool that hold whole records of one bucket. */
+typedef struct tmp_extent {
+    uint64_t start, len, bucket;
+} tmp_extent;
+
 /* Pass 2's state in one chunk. */
 typedef struct pass2 {
     hr *r;
-    uint64_t tmp_n, tmp_end; /* the next reference's place, the slice's end */
+    /* the chunk's slice of words (pass 1's counts, a header per object out
+     * of address order): the next reference's place in it, its end.
+     * Direct, the places are the snapshot's edges; otherwise they only
+     * count, and the words are written at wp, in the bucket's block. */
+    uint64_t tmp_n, tmp_end;
+    uint32_t *wp;            /* where the next reference goes */
     uint64_t objects, references, missing_refs, jvm_bytes;
-    uint64_t *block_refs;    /* the worker's */
+    struct worker *wk;       /* not direct: its blocks and per-bucket counts */
     /* direct: the chunk's objects are the ids from its first on, at the
      * indices from first_index on (edges_direct); the cursor walks those ids */
     uint64_t first_index, chunk_objects;
     _gcs_idmap_cursor cur;
     uint64_t cid;            /* the class of the last instance read */
     const cls *c;
-    /* the look-ahead (prefetch_ahead): two cursors, records ahead of the
-     * one being read, and the class of the far one's last instance */
+    /* the look-ahead (prefetch_ahead): a cursor, records ahead of the
+     * one being read, and the class of its last instance */
     int ahead;               /* look ahead (lookahead_choice) */
-    uint64_t far_off, near_off;
-    unsigned far_n, near_n;
+    uint64_t far_off;
+    unsigned far_n;
     uint64_t la_cid;
     const cls *la_c;
 } pass2;
@@ -237,7 +276,11 @@ typedef struct worker {
     gcs_err err;
     uint64_t fail_chunk;     /* the chunk its error is in; UINT64_MAX: none */
     uint64_t references, missing_refs, jvm_bytes;
-    uint64_t *block_refs;    /* not direct: the references of the objects it placed, per EDGE_BLOCK of indices */
+    /* not direct: the references of the objects it placed per bucket, its
+     * open block of each bucket, the extents it filled (tmp_extent) */
+    uint64_t *block_refs;
+    tmp_fill *fill;
+    vec extents;
     double ns_per_byte[2];   /* its pass 2's CPU time per dump byte without / with the look-ahead */
     unsigned timed[2], chunks;
 } worker;
@@ -278,7 +321,11 @@ typedef struct imp {
     int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
     int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
     int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
-    uint32_t *edst;         /* where pass 2 writes references: tmp, or the snapshot's edges */
+    uint32_t *edst;         /* direct: the snapshot's edges, where pass 2 writes references */
+    unsigned bshift;        /* not direct: a bucket holds 2^bshift indices (bucket_shift) */
+    uint64_t nbuckets;
+    uint64_t tmp_cap, tmp_next; /* the pool's words; atomic: its first unused one */
+    run_class *ctab;        /* not direct: per class (run_classes) */
     size_t chunk_bytes;
     uint64_t cut_plain;     /* plain or memory: the next chunk starts at a record at or after this */
     const uint64_t *cut_at; /* &cut_plain, or &gzi.next_cut for gzip */
@@ -572,17 +619,69 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
 /* Per-object work of pass 2, object idx: its size, type, pointer count
  * and the place of its references.  Direct (edges_direct): stored at idx,
  * edge_start[idx] the place of its references in the snapshot's edges.
- * Otherwise the object is at a random index (a dump out of address order)
- * and the three go into the temporary edges in file order, a header before
- * its references, and only where that header is goes to idx -- into addr[],
- * which is free until the addresses are placed, plus 1 (0: not placed):
- * one scattered store per object instead of four (edges_in_order reads the
- * header back in index order).  (Objects dumped twice were refused when the
- * ids were indexed; a dump that changed between the passes is caught by
- * its chunk's counts.) */
-#define TMP_HEADER 3 /* words, nptrs, type */
+ * Otherwise the object is at a random index (a dump out of address order),
+ * and a record of the four, its references after them, goes to the open
+ * block of the bucket of idx (tmp_room): writes to BUCKETS_MAX places that
+ * stay in the cache, where stores at idx would each miss it and, on this
+ * VM, walk the page tables (docs/heap-dumps.md); edges_in_order puts each
+ * bucket in index order.  The record's first word is idx within its bucket
+ * (below 2^22: bucket_shift); an instance of a run (run2) has only its
+ * class after it (TMP_RUN set; the class's words, nptrs and type in
+ * run_class), 8 bytes of header instead of 16.  (Objects dumped twice were
+ * refused when the ids were indexed; a dump that changed between the
+ * passes is caught by its chunk's counts, which count TMP_HEADER words per
+ * object whatever its record, before any record is written past them.) */
+#define TMP_HEADER 4     /* index, words, nptrs, type */
+#define TMP_RUN_HEADER 2 /* index | TMP_RUN, its class */
+#define TMP_RUN 0x80000000u
 #define PLACE_UNKNOWN "object appeared between passes"
 #define PLACE_TOO_MANY_REFS "more references than the first pass counted (the dump changed?)"
+
+/* A new block of the pool for bucket b of worker wk, or an extent of its
+ * own for a record of k > TMP_OWN words; the record's k words.  NULL when
+ * out of memory, or when the pool is used up (which the chunks' counts
+ * rule out: tmp_pool_words). */
+__attribute__((noinline)) static uint32_t *tmp_room_slow(imp *m, worker *wk, uint64_t b, uint64_t k)
+{
+    tmp_fill *f = &wk->fill[b];
+    uint64_t size = k > TMP_OWN ? k : TMP_BLOCK;
+    uint64_t start = __atomic_fetch_add(&m->tmp_next, size, __ATOMIC_RELAXED);
+    gcs_assert_internal(start + size <= m->tmp_cap);
+    if (start + size > m->tmp_cap)
+        return NULL;
+    if (k > TMP_OWN || f->end) { /* an extent filled: an own one, or the block closed */
+        tmp_extent *e = vec_push(&wk->extents);
+        if (!e)
+            return NULL;
+        if (k > TMP_OWN)
+            *e = (tmp_extent){start, k, b};
+        else
+            *e = (tmp_extent){f->end - TMP_BLOCK, f->cur - (f->end - TMP_BLOCK), b};
+    }
+    if (k <= TMP_OWN) {
+        f->cur = start + k;
+        f->end = start + TMP_BLOCK;
+    }
+    return m->tmp + start;
+}
+
+/* Room for a record of k words in bucket b of worker wk: the end of its
+ * open block, mostly.  The line after the record's is prefetched for
+ * writing: the bucket's next record comes about a bucket count of records
+ * later, and a store to a line not in the cache held pass 2 up (its store
+ * buffer full of them) more than the prefetches cost. */
+__attribute__((always_inline)) static inline uint32_t *tmp_room(imp *m, worker *wk, tmp_fill *fill, uint64_t b,
+                                                                uint64_t k)
+{
+    tmp_fill *f = &fill[b];
+    if (__builtin_expect(f->end - f->cur >= k, 1)) {
+        uint32_t *p = m->tmp + f->cur;
+        f->cur += k;
+        __builtin_prefetch((const char *)(p + k) + 64, 1);
+        return p;
+    }
+    return tmp_room_slow(m, wk, b, k);
+}
 
 /* The index of the object with id, the next one of the chunk w reads, or
  * IDMAP_NONE.  Direct, the chunk's objects are a run of indices whose ids
@@ -618,14 +717,19 @@ static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes
         g->nptrs[idx] = (uint32_t)nptrs;
         g->type[idx] = type;
         g->edge_start[idx] = w->tmp_n;
+        w->wp = m->edst + w->tmp_n;
     } else {
-        uint32_t *h = m->tmp + w->tmp_n;
-        h[0] = (uint32_t)words;
-        h[1] = (uint32_t)nptrs;
-        h[2] = type;
-        g->addr[idx] = w->tmp_n + 1;
+        uint64_t b = idx >> m->bshift;
+        uint32_t *h = tmp_room(m, w->wk, w->wk->fill, b, TMP_HEADER + nptrs);
+        if (!h)
+            return hr_fail(w->r, off, "out of memory");
+        h[0] = idx - ((uint32_t)b << m->bshift);
+        h[1] = (uint32_t)words;
+        h[2] = (uint32_t)nptrs;
+        h[3] = type;
+        w->wp = h + TMP_HEADER;
         w->tmp_n += TMP_HEADER;
-        w->block_refs[idx / EDGE_BLOCK] += nptrs;
+        w->wk->block_refs[b] += nptrs;
     }
     w->jvm_bytes += jvm_bytes;
     w->objects++;
@@ -644,7 +748,8 @@ static inline void add_ref(imp *m, pass2 *w, uint64_t ref)
             w->references++;
         }
     }
-    m->edst[w->tmp_n++] = t;
+    *w->wp++ = t;
+    w->tmp_n++;
 }
 
 static uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
@@ -815,26 +920,23 @@ static size_t root_bytes(const imp *m, uint8_t tag)
 /* ---- pass 2's look-ahead ---------------------------------------------------------------- */
 
 /* In a dump that is not in address order, or whose references go to
- * random places, pass 2's time goes into cache misses: the id map's word
- * for each object and reference (a lookup), and the place the object's
- * header goes to (addr[] at its index: place).  One at a time they would be
- * paid in series; so two cursors run ahead of the record being read,
- * parsing only what they need of the records wholly inside the window:
- * AHEAD_FAR records ahead the id map's words of the object and its first
- * references are prefetched, AHEAD_NEAR records ahead (those words now in
- * cache) the object's index is looked up and its place prefetched.  Each
- * cursor parses a record's header again (and looks its class up: one entry
- * cached), which a dump whose lookups hit pays for nothing: whether to
- * look ahead is chosen per chunk by timing (lookahead_choice).  A class
- * dump, a record running out of the window or the chunk's end stops a
- * cursor until the reading catches up. */
+ * random places, pass 2's time goes into cache misses on the id map's
+ * words, one for each object and reference (a lookup).  One at a time they
+ * would be paid in series; so a cursor runs AHEAD_FAR records ahead of the
+ * record being read, parsing only what it needs of the records wholly
+ * inside the window, and prefetches the id map's words of each object and
+ * its first references.  It parses a record's header again (and looks its
+ * class up: one entry cached), which a dump whose lookups hit pays for
+ * nothing: whether to look ahead is chosen per chunk by timing
+ * (lookahead_choice).  A class dump, a record running out of the window or
+ * the chunk's end stops the cursor until the reading catches up.  (Where an
+ * object's record goes needs no prefetch: a bucket's open block, tmp_room.) */
 #define AHEAD_FAR 16
-#define AHEAD_NEAR 8
 #define AHEAD_REFS 8 /* references per object prefetched */
 
-/* One record at dump offset off for a cursor: its prefetches, and the next
- * record's offset; 0 when the cursor cannot step over it. */
-static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t lim, int far)
+/* One record at dump offset off for the cursor: its prefetches, and the
+ * next record's offset; 0 when the cursor cannot step over it. */
+static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t lim)
 {
     const size_t id = m->idsz;
     uint64_t p = off - r->base;
@@ -848,7 +950,7 @@ static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t
         next = off + 1 + 2 * id + 8 + nbytes;
         if (next > lim)
             return 0;
-        if (far && next - r->base <= r->len) {
+        if (next - r->base <= r->len) {
             uint64_t cid = get_id(m, q + 1 + id + 4);
             const cls *c = cid == w->la_cid ? w->la_c : class_find(m, cid);
             w->la_cid = cid;
@@ -867,11 +969,9 @@ static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t
         next = off + 1 + 2 * id + 8 + n * id;
         if (next > lim)
             return 0;
-        if (far) {
-            const uint8_t *v = q + 1 + 2 * id + 8;
-            for (uint64_t k = 0; k < n && k < AHEAD_REFS && p + 2 * id + 9 + (k + 1) * id <= r->len; k++)
-                _gcs_idmap_prefetch(&m->map, get_id(m, v + k * id));
-        }
+        const uint8_t *v = q + 1 + 2 * id + 8;
+        for (uint64_t k = 0; k < n && k < AHEAD_REFS && p + 2 * id + 9 + (k + 1) * id <= r->len; k++)
+            _gcs_idmap_prefetch(&m->map, get_id(m, v + k * id));
         break;
     }
     case S_PRIM_ARRAY_DUMP:
@@ -888,18 +988,12 @@ static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t
     default:
         return 0;
     }
-    if (far) {
-        _gcs_idmap_prefetch(&m->map, oid);
-    } else {
-        uint32_t idx = _gcs_idmap_find(&m->map, oid);
-        if (idx != IDMAP_NONE)
-            __builtin_prefetch(&m->g->addr[idx], 1);
-    }
+    _gcs_idmap_prefetch(&m->map, oid);
     return next;
 }
 
-/* Called at each record (dump offset off) pass 2 reads: keeps the cursors
- * their distance ahead. */
+/* Called at each record (dump offset off) pass 2 reads: keeps the cursor
+ * its distance ahead. */
 static inline void prefetch_ahead(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t lim)
 {
     if (w->far_off <= off) {
@@ -908,35 +1002,23 @@ static inline void prefetch_ahead(imp *m, const hr *r, pass2 *w, uint64_t off, u
     } else {
         w->far_n--;
     }
-    if (w->near_off <= off) {
-        w->near_off = off;
-        w->near_n = 0;
-    } else {
-        w->near_n--;
-    }
     while (w->far_n < AHEAD_FAR) {
-        uint64_t next = ahead_step(m, r, w, w->far_off, lim, 1);
+        uint64_t next = ahead_step(m, r, w, w->far_off, lim);
         if (!next)
             break;
         w->far_off = next;
         w->far_n++;
-    }
-    while (!m->direct && w->near_n < AHEAD_NEAR) { /* direct: the places are in order */
-        uint64_t next = ahead_step(m, r, w, w->near_off, lim, 0);
-        if (!next)
-            break;
-        w->near_off = next;
-        w->near_n++;
     }
 }
 
 /* The look-ahead of a run of instances (run2), at the record at pos of
  * rec bytes: prefetch_ahead's, without parsing the records ahead, which are
  * taken to be of the run's class -- where one is not, a prefetch is
- * wasted, nothing else: the bytes read stay inside the window. */
-__attribute__((always_inline)) static inline void run_ahead(const _gcs_idmap *map, uint64_t *addr, const uint8_t *buf,
-                                                            size_t pos, size_t len, uint64_t rec, size_t id,
-                                                            const uint32_t *ro, uint32_t nrefs, int hw, int direct)
+ * wasted, nothing else: the bytes read stay inside the window.  Direct, the
+ * object's own id needs no lookup (object_index). */
+__attribute__((always_inline)) static inline void run_ahead(const _gcs_idmap *map, const uint8_t *buf, size_t pos,
+                                                            size_t len, uint64_t rec, size_t id, const uint32_t *ro,
+                                                            uint32_t nrefs, int direct)
 {
     const size_t fixed = 1 + 2 * id + 8;
     if (len - pos >= (AHEAD_FAR + 1) * rec) {
@@ -945,11 +1027,6 @@ __attribute__((always_inline)) static inline void run_ahead(const _gcs_idmap *ma
             _gcs_idmap_prefetch(map, read_id(q + fixed + ro[k], id));
         if (!direct)
             _gcs_idmap_prefetch(map, read_id(q + 1, id));
-    }
-    if (!direct && len - pos >= (AHEAD_NEAR + 1) * rec) {
-        uint32_t idx = _gcs_idmap_find_hw(map, read_id(buf + pos + AHEAD_NEAR * rec + 1, id), hw);
-        if (idx != IDMAP_NONE)
-            __builtin_prefetch(&addr[idx], 1);
     }
 }
 
@@ -967,14 +1044,14 @@ __attribute__((always_inline)) static inline void run_ahead(const _gcs_idmap *ma
  * hw and direct are constants, so that each of the four versions
  * (instance_run2) is compiled for its case: hw, the lookups' popcount as
  * the popcnt instruction (a function built for it); direct, the objects
- * stored at their indices (object_index) rather than in the temporary
- * edges. */
+ * stored at their indices (object_index) rather than as records in their
+ * buckets (tmp_room). */
 __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop,
                                                           int hw, int direct)
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
     const cls *c = w->c;
-    if (!c || !c->dumped || c->value_bytes > HPROF_BUF)
+    if (!c || !c->dumped || c->value_bytes > HPROF_BUF || (!direct && m->classes.n > UINT32_MAX))
         return 0;
     const uint64_t cid = w->cid, lim = end < stop ? end : stop, rec = fixed + c->value_bytes;
     const uint32_t nrefs = c->nrefs, nbytes = c->value_bytes, type = c->type;
@@ -985,6 +1062,11 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     if (words == 0)
         words = 1;
     const uint64_t need = nrefs + (direct ? 0 : TMP_HEADER), tmp_end = w->tmp_end;
+    /* not direct: the records' class (run_classes), their words in the pool */
+    const uint32_t cix = (uint32_t)(c - (const cls *)m->classes.p);
+    const uint64_t run_words = TMP_RUN_HEADER + (uint64_t)nrefs;
+    gcs_assert_internal(direct || (m->ctab[cix].words == words && m->ctab[cix].nrefs == nrefs
+                                   && m->ctab[cix].type == type));
     /* in locals: the stores below are of uint32_t, which the compiler must
      * otherwise assume may change the map's fields and reload them */
     const _gcs_idmap map = m->map;
@@ -995,7 +1077,11 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     size_t pos = r->pos;
     const gcs_snapshot *g = m->g;
     uint32_t *edst = m->edst, *g_words = g->words, *g_nptrs = g->nptrs, *g_type = g->type;
-    uint64_t *g_start = g->edge_start, *g_addr = g->addr;
+    uint64_t *g_start = g->edge_start;
+    worker *wk = w->wk;
+    tmp_fill *fill = direct ? NULL : wk->fill;
+    uint64_t *block_refs = direct ? NULL : wk->block_refs;
+    const unsigned bshift = m->bshift;
     uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0;
     int64_t k = 0;
     const char *bad = NULL;
@@ -1008,7 +1094,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
         if (p[0] != S_INSTANCE_DUMP || read_id(p + 1 + id + 4, id) != cid || be32(p + 1 + 2 * id + 4) != nbytes)
             break;
         if (w->ahead)
-            run_ahead(&map, g_addr, buf, pos, len, rec, id, ro, nrefs, hw, direct);
+            run_ahead(&map, buf, pos, len, rec, id, ro, nrefs, direct);
         uint64_t oid = read_id(p + 1, id);
         uint32_t idx;
         if (direct) {
@@ -1021,19 +1107,25 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
             bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
             break;
         }
+        uint32_t *out;
         if (direct) {
             g_words[idx] = (uint32_t)words;
             g_nptrs[idx] = nrefs;
             g_type[idx] = type;
             g_start[idx] = tmp_n;
+            out = edst + tmp_n;
         } else {
-            uint32_t *h = edst + tmp_n;
-            h[0] = (uint32_t)words;
-            h[1] = nrefs;
-            h[2] = type;
-            g_addr[idx] = tmp_n + 1;
+            uint64_t b = idx >> bshift;
+            uint32_t *h = tmp_room(m, wk, fill, b, run_words);
+            if (!h) {
+                bad = "out of memory";
+                break;
+            }
+            h[0] = (idx - ((uint32_t)b << bshift)) | TMP_RUN;
+            h[1] = cix;
+            out = h + TMP_RUN_HEADER;
             tmp_n += TMP_HEADER;
-            w->block_refs[idx / EDGE_BLOCK] += nrefs;
+            block_refs[b] += nrefs;
         }
         for (uint32_t j = 0; j < nrefs; j++) {
             uint64_t ref = read_id(p + fixed + ro[j], id);
@@ -1047,8 +1139,9 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
                     found++;
                 }
             }
-            edst[tmp_n++] = t;
+            out[j] = t;
         }
+        tmp_n += nrefs;
         objects++;
         pos += rec;
         k++;
@@ -1492,7 +1585,7 @@ static void pass2_worker(void *arg, int t)
         pass2 w = {.r = &wk->r,
                    .tmp_n = c->tmp_base,
                    .tmp_end = c->tmp_base + c->refs + (m->direct ? 0 : TMP_HEADER * c->objects),
-                   .block_refs = wk->block_refs,
+                   .wk = wk,
                    .first_index = c->first_index,
                    .chunk_objects = c->objects,
                    .ahead = ahead};
@@ -1516,6 +1609,51 @@ static void pass2_worker(void *arg, int t)
         _gcs_dumpstream_close(&wk->r);
 }
 
+/* The bucket of index i is i >> bucket_shift(n): at most BUCKETS_MAX of
+ * them, of at least 2^BUCKET_MIN_SHIFT indices (docs/heap-dumps.md, "Fifth
+ * session", has the trade-off measured). */
+static unsigned bucket_shift(uint64_t n)
+{
+    unsigned s = BUCKET_MIN_SHIFT;
+    while (n > (uint64_t)BUCKETS_MAX << s)
+        s++;
+    gcs_assert_internal(s <= 22); /* n < 2^32: an index within its bucket leaves TMP_RUN free */
+    return s;
+}
+
+/* The pool's words out of address order.  The chunks' counts let the
+ * records hold at most total words: every object's header and every
+ * reference.  A block is closed only when a record of at most TMP_OWN words
+ * does not fit, i.e. when more than 3/4 of it is used, so closed blocks
+ * take at most 4/3 of their records' words; records of more have extents
+ * exactly their size; and each worker has at most one open block per
+ * bucket.  Most of the bound is never touched: blocks are taken in turn,
+ * and only those taken are resident. */
+static uint64_t tmp_pool_words(const imp *m)
+{
+    uint64_t total = m->nfields_total + TMP_HEADER * m->map.n;
+    return total + total / 3 + 1 + (m->nbuckets * m->nworkers + 1) * TMP_BLOCK;
+}
+
+/* Each class's words, pointer count and type as run2 stores them (a class
+ * run2 does not take, whose size is out of range, keeps zeros: no record
+ * names it).  -1 out of memory. */
+static int run_classes(imp *m)
+{
+    const cls *cs = m->classes.p;
+    m->ctab = calloc(m->classes.n ? m->classes.n : 1, sizeof *m->ctab);
+    if (!m->ctab)
+        return -1;
+    for (size_t i = 0; i < m->classes.n; i++) {
+        const cls *c = &cs[i];
+        uint64_t payload = (c->jvm_size - 8 + 7) / 8, words = payload > c->nrefs ? payload : c->nrefs;
+        if (!c->dumped || c->jvm_size < 8 || words > UINT32_MAX)
+            continue;
+        m->ctab[i] = (run_class){words ? (uint32_t)words : 1, c->nrefs, c->type};
+    }
+    return 0;
+}
+
 /* Pass 2 on as many threads as there are (and chunks to give them); the
  * first error in file order is the one reported. */
 static int pass2_run(imp *m, gcs_err *err)
@@ -1529,17 +1667,34 @@ static int pass2_run(imp *m, gcs_err *err)
         return -1;
     }
     m->nworkers = (unsigned)nt;
-    uint64_t nblocks = (m->map.n + EDGE_BLOCK - 1) / EDGE_BLOCK + 1;
     for (int t = 0; t < nt; t++) {
         worker *wk = &m->workers[t];
         wk->r.name = m->r.name;
         wk->r.err = &wk->err;
         wk->r.fd = -1;
         wk->fail_chunk = UINT64_MAX;
-        if (!m->direct && !(wk->block_refs = calloc(nblocks, sizeof *wk->block_refs))) {
+        wk->extents.elem = sizeof(tmp_extent);
+        if (!m->direct && (!(wk->block_refs = calloc(m->nbuckets + 1, sizeof *wk->block_refs))
+                           || !(wk->fill = calloc(m->nbuckets + 1, sizeof *wk->fill)))) {
             gcs_err_set(err, "%s: out of memory", m->r.name);
             return -1;
         }
+    }
+    if (!m->direct) {
+        if (run_classes(m) < 0) {
+            gcs_err_set(err, "%s: out of memory", m->r.name);
+            return -1;
+        }
+        m->tmp_cap = tmp_pool_words(m);
+        m->tmp_next = 0;
+        if (!(m->tmp = malloc(m->tmp_cap * sizeof *m->tmp))) {
+            gcs_err_set(err, "%s: out of memory", m->r.name);
+            return -1;
+        }
+        /* huge pages (common/hugemem.c): the blocks are taken in turn, so
+         * only the pool's used part is resident; its BUCKETS_MAX write
+         * streams keep fewer TLB entries busy */
+        _gcs_hugepages(m->tmp, (size_t)m->tmp_cap * sizeof *m->tmp);
     }
     if (m->path && m->r.own) { /* worker 0 takes over pass 1's window */
         m->workers[0].r.own = m->r.own;
@@ -1737,8 +1892,12 @@ static void imp_free(imp *m)
     free(m->touched.p);
     _gcs_gzindex_free(&m->gzi);
     free(m->tmp);
-    for (unsigned t = 0; m->workers && t < m->nworkers; t++)
+    free(m->ctab);
+    for (unsigned t = 0; m->workers && t < m->nworkers; t++) {
         free(m->workers[t].block_refs);
+        free(m->workers[t].fill);
+        free(m->workers[t].extents.p);
+    }
     free(m->workers);
 }
 
@@ -1949,19 +2108,24 @@ static uint64_t *ids_as_addr(imp *m)
     return fit ? fit : ids;
 }
 
-/* The edges into index order (unless pass 2 wrote them so), by blocks of
- * EDGE_BLOCK objects on every thread: a block's first edge is the sum of
- * the blocks' before it (pass 2 counted each block's references); each
- * object's header (place) is read at the place addr[] holds, its words,
- * pointer count and type stored, and its references copied.  The headers
- * are anywhere in the temporary edges: EDGE_AHEAD objects' are loaded ahead.
+/* The edges into index order (unless pass 2 wrote them so), a bucket at a
+ * time on every thread (tmp_room): first each of its records' place goes
+ * to the worker's array of places at the record's index within the bucket,
+ * plus 1 (0: not placed); then, index by index, the record at that place is read, its
+ * words, pointer count and type stored, and its references copied, the
+ * bucket's first edge being the sum of the buckets' before it (pass 2
+ * counted each bucket's references).  The records lie within the bucket's
+ * blocks, which the caches hold; EDGE_AHEAD objects' are loaded ahead.
  * Direct, there is nothing to do: each chunk placed as many objects as its
  * run of indices holds, each at the next one (object_index), and the runs
  * tile the indices (edges_direct). */
 typedef struct edge_job {
     imp *m;
-    uint64_t nblocks, *base;  /* per block: its first edge */
-    uint64_t next, bad;       /* atomic: the next block; the first object not placed (UINT64_MAX) */
+    uint64_t nblocks, *base;  /* per bucket: its first edge */
+    const tmp_extent *ext;    /* the extents, by bucket */
+    const uint64_t *ext_at;   /* [nblocks + 1]: bucket b's are ext[ext_at[b] .. ext_at[b + 1]) */
+    uint64_t next, bad;       /* atomic: the next bucket; the first object not placed (UINT64_MAX) */
+    int oom;                  /* atomic: a worker could not start */
 } edge_job;
 
 static void edge_worker(void *arg, int t)
@@ -1972,13 +2136,37 @@ static void edge_worker(void *arg, int t)
     gcs_snapshot *g = m->g;
     const uint64_t n = g->nobjects;
     const uint32_t *tmp = m->tmp;
+    const run_class *ctab = m->ctab;
+    const unsigned bshift = m->bshift;
+    /* the places of a bucket's records, by index within it: the worker's
+     * own, used again for every bucket, so that it stays in the cache
+     * (addr[] would be pages first touched here) */
+    uint64_t *place = malloc(sizeof *place << bshift);
+    if (!place) {
+        __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
+        return;
+    }
     for (;;) {
         uint64_t b = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
         if (b >= j->nblocks)
             break;
-        uint64_t lo = b * EDGE_BLOCK, hi = lo + EDGE_BLOCK < n ? lo + EDGE_BLOCK : n, bad = UINT64_MAX;
+        uint64_t lo = b << bshift, hi = n - lo > (1ull << bshift) ? lo + (1ull << bshift) : n, bad = UINT64_MAX;
         uint64_t at = j->base[b];
-        uint64_t *addr = g->addr;
+        uint64_t *addr = place - lo; /* addr[i]: index i's place, i in [lo, hi) */
+        memset(place, 0, (hi - lo) * sizeof *place);
+        for (uint64_t x = j->ext_at[b]; x < j->ext_at[b + 1]; x++) {
+            const uint32_t *p = tmp + j->ext[x].start, *end = p + j->ext[x].len;
+            if (x + 1 < j->ext_at[b + 1]) /* the next block is elsewhere in the pool */
+                for (unsigned k = 0; k < EXT_AHEAD_LINES; k++)
+                    __builtin_prefetch(tmp + j->ext[x + 1].start + 16 * k);
+            while (p < end) {
+                uint64_t len = p[0] & TMP_RUN ? TMP_RUN_HEADER + ctab[p[1]].nrefs : TMP_HEADER + (uint64_t)p[2];
+                gcs_assert_internal(lo + (p[0] & ~TMP_RUN) < hi && p + len <= end);
+                __builtin_prefetch(p + 16 * EXT_AHEAD_LINES);
+                addr[lo + (p[0] & ~TMP_RUN)] = (uint64_t)(p - tmp) + 1;
+                p += len;
+            }
+        }
         for (uint64_t i = lo; i < hi; i++) {
             if (i + EDGE_AHEAD < hi && addr[i + EDGE_AHEAD])
                 __builtin_prefetch(tmp + addr[i + EDGE_AHEAD] - 1);
@@ -1986,21 +2174,31 @@ static void edge_worker(void *arg, int t)
                 bad = i;
                 break;
             }
-            const uint32_t *h = tmp + addr[i] - 1;
-            uint32_t k = h[1];
-            g->words[i] = h[0];
+            const uint32_t *h = tmp + addr[i] - 1, *refs;
+            uint32_t k;
+            if (h[0] & TMP_RUN) {
+                const run_class *c = &ctab[h[1]];
+                k = c->nrefs;
+                g->words[i] = c->words;
+                g->type[i] = c->type;
+                refs = h + TMP_RUN_HEADER;
+            } else {
+                k = h[2];
+                g->words[i] = h[1];
+                g->type[i] = h[3];
+                refs = h + TMP_HEADER;
+            }
             g->nptrs[i] = k;
-            g->type[i] = h[2];
             g->edge_start[i] = at;
             if (k > 8 || at + k > g->nfields) {
                 if (at + k > g->nfields) { /* a changed dump; the counts will say so */
                     bad = i;
                     break;
                 }
-                memcpy(g->edges + at, h + TMP_HEADER, (size_t)k * sizeof *g->edges);
+                memcpy(g->edges + at, refs, (size_t)k * sizeof *g->edges);
             } else {
                 for (uint32_t e = 0; e < k; e++)
-                    g->edges[at + e] = h[TMP_HEADER + e];
+                    g->edges[at + e] = refs[e];
             }
             at += k;
         }
@@ -2011,16 +2209,64 @@ static void edge_worker(void *arg, int t)
                 ;
         }
     }
+    free(place);
+}
+
+/* The workers' extents, and their open blocks, grouped by bucket (a
+ * counting sort): j->ext and j->ext_at.  -1 out of memory. */
+static int extents_by_bucket(imp *m, edge_job *j)
+{
+    const uint64_t nb = j->nblocks;
+    uint64_t ne = 0;
+    for (unsigned t = 0; t < m->nworkers; t++) {
+        ne += m->workers[t].extents.n;
+        for (uint64_t b = 0; b < nb; b++)
+            ne += m->workers[t].fill[b].end != 0;
+    }
+    tmp_extent *ext = malloc((ne ? ne : 1) * sizeof *ext);
+    uint64_t *at = calloc(nb + 2, sizeof *at);
+    if (!ext || !at) {
+        free(ext);
+        free(at);
+        return -1;
+    }
+    for (unsigned t = 0; t < m->nworkers; t++) {
+        const worker *wk = &m->workers[t];
+        const tmp_extent *e = wk->extents.p;
+        for (size_t k = 0; k < wk->extents.n; k++)
+            at[e[k].bucket + 2]++;
+        for (uint64_t b = 0; b < nb; b++)
+            at[b + 2] += wk->fill[b].end != 0;
+    }
+    for (uint64_t b = 2; b < nb + 2; b++)
+        at[b] += at[b - 1];
+    /* at[b + 1] is bucket b's first; taking each moves it on, to b + 1's */
+    for (unsigned t = 0; t < m->nworkers; t++) {
+        const worker *wk = &m->workers[t];
+        const tmp_extent *e = wk->extents.p;
+        for (size_t k = 0; k < wk->extents.n; k++)
+            ext[at[e[k].bucket + 1]++] = e[k];
+        for (uint64_t b = 0; b < nb; b++) {
+            const tmp_fill *f = &wk->fill[b];
+            if (f->end)
+                ext[at[b + 1]++] = (tmp_extent){f->end - TMP_BLOCK, f->cur - (f->end - TMP_BLOCK), b};
+        }
+    }
+    gcs_assert_internal(at[nb] == ne);
+    j->ext = ext;
+    j->ext_at = at;
+    return 0;
 }
 
 static int edges_in_order(imp *m, gcs_err *err)
 {
     gcs_snapshot *g = m->g;
     uint64_t n = g->nobjects;
-    edge_job j = {.m = m, .nblocks = (n + EDGE_BLOCK - 1) / EDGE_BLOCK, .bad = UINT64_MAX};
-    if (!m->direct) { /* the blocks' first edges from the workers' counts */
+    edge_job j = {.m = m, .nblocks = m->direct ? 0 : m->nbuckets, .bad = UINT64_MAX};
+    if (!m->direct) { /* the buckets' first edges from the workers' counts */
         j.base = malloc((j.nblocks + 1) * sizeof *j.base);
-        if (!j.base) {
+        if (!j.base || extents_by_bucket(m, &j) < 0) {
+            free(j.base);
             gcs_err_set(err, "%s: out of memory", m->r.name);
             return -1;
         }
@@ -2039,6 +2285,12 @@ static int edges_in_order(imp *m, gcs_err *err)
     if (j.bad == UINT64_MAX && !m->direct)
         _gcs_par_run(nt, edge_worker, &j);
     free(j.base);
+    free((void *)j.ext);
+    free((void *)j.ext_at);
+    if (j.oom) {
+        gcs_err_set(err, "%s: out of memory", m->r.name);
+        return -1;
+    }
     if (j.bad != UINT64_MAX) {
         gcs_err_set(err, "%s: object 0x%llx vanished between the passes (the dump changed?)", m->r.name,
                     (unsigned long long)id_at(&m->map, j.bad));
@@ -2136,22 +2388,15 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->addr_ids = m->direct && m->ids.p && chunks_in_index_order(m);
     /* pass 2 writes every type; the snapshot takes the ids over, or they are freed */
     g = _gcs_snapshot_new_filled(n, m->nfields_total, nroots, ids_as_addr(m), &e2);
-    uint64_t ntmp = m->nfields_total + TMP_HEADER * n;
-    if (!m->direct)
-        m->tmp = malloc(ntmp ? ntmp * sizeof *m->tmp : 1);
-    if (!g || (!m->direct && !m->tmp)) {
-        gcs_err_set(err, "%s: %s", name, g ? "out of memory" : e2.msg);
+    if (!g) {
+        gcs_err_set(err, "%s: %s", name, e2.msg);
         goto fail;
     }
     m->g = g;
-    m->edst = m->direct ? g->edges : m->tmp;
-    /* huge pages (common/hugemem.c): fewer TLB misses for the arrays written at random
-     * out of address order (addr[] as place uses it, the temporary edges as
-     * edges_in_order reads them). */
-    if (!m->direct) {
-        _gcs_hugepages(g->addr, (size_t)n * sizeof *g->addr);
-        _gcs_hugepages(m->tmp, (size_t)ntmp * sizeof *m->tmp);
-    } else {
+    m->edst = m->direct ? g->edges : NULL;
+    m->bshift = bucket_shift(n);
+    m->nbuckets = (n + (1ull << m->bshift) - 1) >> m->bshift;
+    if (m->direct) { /* out of address order edges_in_order writes them, on every thread */
         _gcs_prefault(g->words, (size_t)n * sizeof *g->words);
         _gcs_prefault(g->nptrs, (size_t)n * sizeof *g->nptrs);
         _gcs_prefault(g->type, (size_t)n * sizeof *g->type);

@@ -122,6 +122,7 @@ typedef struct _gcs_idmap {
     unsigned gshift;
     uint64_t gmask, gmax;    /* (1 << gshift) - 1; the last granule */
     uint32_t *top;           /* [npages]: page -> its words' slot, or IDMAP_NONE */
+    int dense;               /* every page holds ids: top[p] is p, which the lookups take without loading it */
     uint64_t npages;
     _gcs_idword *w;          /* [slots * IDMAP_PAGE_WORDS] */
     /* sorted */
@@ -187,9 +188,13 @@ __attribute__((always_inline)) static inline uint32_t _gcs_idmap_find_hw(const _
         uint64_t g = d >> x->gshift;
         if ((d & x->gmask) || g > x->gmax)
             return IDMAP_NONE;
-        uint32_t s = x->top[g >> IDMAP_PAGE_BITS];
-        if (s == IDMAP_NONE)
-            return IDMAP_NONE;
+        uint64_t s = g >> IDMAP_PAGE_BITS;
+        if (!x->dense) {
+            uint32_t t = x->top[s];
+            if (t == IDMAP_NONE)
+                return IDMAP_NONE;
+            s = t;
+        }
         const _gcs_idword *k = &x->w[(uint64_t)s * IDMAP_PAGE_WORDS + ((g >> 6) & (IDMAP_PAGE_WORDS - 1))];
         uint64_t bit = 1ull << (g & 63);
         if (!(k->bits & bit))
@@ -239,9 +244,10 @@ __attribute__((always_inline)) static inline void _gcs_idmap_prefetch(const _gcs
     uint64_t g = (id - x->min) >> x->gshift;
     if (x->sorted || g > x->gmax)
         return;
-    uint32_t s = x->top[g >> IDMAP_PAGE_BITS];
-    if (s != IDMAP_NONE)
-        __builtin_prefetch(&x->w[(uint64_t)s * IDMAP_PAGE_WORDS + ((g >> 6) & (IDMAP_PAGE_WORDS - 1))]);
+    uint64_t s = g >> IDMAP_PAGE_BITS;
+    if (!x->dense && (s = x->top[s]) == IDMAP_NONE)
+        return;
+    __builtin_prefetch(&x->w[s * IDMAP_PAGE_WORDS + ((g >> 6) & (IDMAP_PAGE_WORDS - 1))]);
 }
 
 /* ---- the importers ------------------------------------------------------------------- */

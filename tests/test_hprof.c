@@ -5,7 +5,8 @@
  * from memory, from a plain file and from gzip -- one member or several --
  * whose second pass inflates each chunk from an access point); a dump in
  * address order (edges written in place) and the same graph shuffled
- * (through the temporary edges) give the same snapshot; ids too sparse for
+ * (through records in buckets, big ones in extents of their own) give the
+ * same snapshot; ids too sparse for
  * the rank bitmap (sorted instead) give the same graph; an object dumped
  * twice is refused; of damaged records the first in the file is the one
  * reported, whatever the thread count; and a dump changed between the
@@ -178,6 +179,20 @@ static void test_order_alike(void **state)
         free(a.p);
         free(s.p);
     }
+}
+
+/* Records too big for a bucket's block (an extent of their own, formats/
+ * hprof.c's tmp_room): instances of 300 references and arrays of 300,
+ * shuffled, on 1 and 4 threads and on chunks of a few records. */
+static void test_big_records(void **state)
+{
+    (void)state;
+    hgen s = hprof_generate_shape(HG_RANDOM, 6000, 300, 1, 1 << 20, 5);
+    check_parallel(&s, NULL, 8192);
+    free(s.p);
+    hgen d = hprof_generate(8000, 300, 1 << 20, 9); /* every 16th node owns an Object[300] */
+    check_parallel(&d, NULL, 4096);
+    free(d.p);
 }
 
 /* Objects 1 MiB apart: too sparse for the rank bitmap (sorted ids and a
@@ -373,6 +388,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parallel_shuffled), cmocka_unit_test(test_parallel_random),
         cmocka_unit_test(test_parallel_files),    cmocka_unit_test(test_order_alike),
+        cmocka_unit_test(test_big_records),
         cmocka_unit_test(test_sparse_ids),        cmocka_unit_test(test_first_error),
         cmocka_unit_test(test_dumped_twice),      cmocka_unit_test(test_gzip_damage),
         cmocka_unit_test(test_changed_between_passes),
