@@ -144,6 +144,10 @@ int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double ed
  * sweeps give up, are checked on the same heaps.  0 unless a test sets it
  * (not for use while another thread inspects). */
 extern int _gcs_span_no_sweeps;
+/* Tests only: the sweeps take objects ahead and prefetch only past this
+ * many bytes of labels (SPAN_SWEEP_FAR_BYTES, 8 MiB), which a test lowers
+ * to reach that path on a small heap. */
+extern size_t _gcs_span_prefetch_bytes;
 
 /* ---- replay.c ------------------------------------------------------------- */
 

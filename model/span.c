@@ -1024,6 +1024,8 @@ done:
 #define SPAN_SWEEP_FAR 8192                      /* ids: 128 KiB of labels */
 #define SPAN_SWEEP_FAR_BYTES ((size_t)8 << 20)
 
+size_t _gcs_span_prefetch_bytes = SPAN_SWEEP_FAR_BYTES;
+
 typedef struct __attribute__((packed, aligned(4))) span_label {
     double s;   /* start time: min over the parents' d (0 for a root) */
     uint32_t h; /* hops from a root: the BFS level less one */
@@ -1051,7 +1053,7 @@ static int span_sweeps(const gcs_snapshot *g, double cobj, double cptr, uint64_t
     const uint64_t *edge_start = g->edge_start;
     uint64_t n = g->nobjects, reached = 0, scans = 0, words = 0, far = 0, near = 0;
     uint64_t scan_limit = SPAN_SWEEP_WORK * n + 4096, word_limit = SPAN_SWEEP_WORDS * (uint64_t)nwords + 4096;
-    int prefetch = 0, may_prefetch = n * sizeof *lab > SPAN_SWEEP_FAR_BYTES;
+    int prefetch = 0, may_prefetch = n * sizeof *lab > _gcs_span_prefetch_bytes;
     level_acc a;
     memset(&a, 0, sizeof a);
     acc_reset(&a);
