@@ -139,14 +139,20 @@ static inline uint64_t pop64(uint64_t x)
     return (x * 0x0101010101010101ull) >> 56;
 }
 
+/* The non-NULL fields among e[0, np). */
+static inline uint32_t nonnull_fields(const uint32_t *e, uint32_t np)
+{
+    uint32_t k = 0;
+    for (uint32_t f = 0; f < np; f++)
+        k += e[f] != GCS_SNAPSHOT_NULL;
+    return k;
+}
+
 /* d(u) = s(u) + w(u); w needs u's count of non-NULL fields. */
 static inline double span_finish(const gcs_snapshot *g, uint32_t u, double cobj, double cptr, double su)
 {
-    const uint32_t *e = g->edges + g->edge_start[u];
-    uint32_t np = g->nptrs[u], k = 0;
-    for (uint32_t f = 0; f < np; f++)
-        k += e[f] != GCS_SNAPSHOT_NULL;
-    return su + gcs_gc_mark_weight(cobj, cptr, k, np);
+    uint32_t np = g->nptrs[u];
+    return su + gcs_gc_mark_weight(cobj, cptr, nonnull_fields(g->edges + g->edge_start[u], np), np);
 }
 
 typedef struct span_bfs {
@@ -506,9 +512,7 @@ typedef struct dfs_acc {
 #define DFS_SCAN(g, cobj, cptr, u, s, seen, mine, a, EMIT)                                                        \
     do {                                                                                                           \
         const uint32_t *e_ = (g)->edges + (g)->edge_start[u];                                                     \
-        uint32_t np_ = (g)->nptrs[u], k_ = 0;                                                                      \
-        for (uint32_t f_ = 0; f_ < np_; f_++)                                                                      \
-            k_ += e_[f_] != GCS_SNAPSHOT_NULL;                                                                     \
+        uint32_t np_ = (g)->nptrs[u], k_ = nonnull_fields(e_, np_);                                                \
         double du_ = (s) + gcs_gc_mark_weight(cobj, cptr, k_, np_);                                                \
         (a)->w.forest_tinf = du_ > (a)->w.forest_tinf ? du_ : (a)->w.forest_tinf;                                  \
         acc_weight(&(a)->w, cobj, cptr, k_, np_);                                                                  \
@@ -627,10 +631,7 @@ static int prefix_scan(const gcs_snapshot *g, double cobj, double cptr, dfs_entr
                        dfs_list *next, dfs_list *fans, int *oom)
 {
     if (g->nptrs[x.v] >= SPAN_FAN_MIN) {
-        const uint32_t *e = g->edges + g->edge_start[x.v];
-        uint32_t np = g->nptrs[x.v], k = 0;
-        for (uint32_t f = 0; f < np; f++)
-            k += e[f] != GCS_SNAPSHOT_NULL;
+        uint32_t np = g->nptrs[x.v], k = nonnull_fields(g->edges + g->edge_start[x.v], np);
         double du = x.s + gcs_gc_mark_weight(cobj, cptr, k, np);
         a->w.forest_tinf = du > a->w.forest_tinf ? du : a->w.forest_tinf;
         acc_weight(&a->w, cobj, cptr, k, np);
@@ -1031,18 +1032,6 @@ typedef struct __attribute__((packed, aligned(4))) span_label {
     uint32_t h; /* hops from a root: the BFS level less one */
 } span_label;
 
-/* d(u) = s(u) + w(u) of object u (its fields e, np of them). */
-static inline double label_finish(const span_label *lab, uint32_t u, const uint32_t *e, uint32_t np, double cobj,
-                                  double cptr, level_acc *a)
-{
-    uint32_t k = 0;
-    for (uint32_t f = 0; f < np; f++)
-        k += e[f] != GCS_SNAPSHOT_NULL;
-    if (a)
-        acc_weight(a, cobj, cptr, k, np);
-    return lab[u].s + gcs_gc_mark_weight(cobj, cptr, k, np);
-}
-
 /* 0 with b and *tinf set, 1 when the sweeps gave up (live, dirty and lab
  * then in an unspecified state).  live and dirty: all 0 on entry (live: the
  * reachable objects on return, dirty all 0); lab: n labels, uninitialised. */
@@ -1107,7 +1096,9 @@ static int span_sweeps(const gcs_snapshot *g, double cobj, double cptr, uint64_t
             uint32_t u = ring[head++ % SPAN_SWEEP_RING];
             const uint32_t *e = edges + edge_start[u];
             uint32_t np = nptrs[u];
-            double du = label_finish(lab, u, e, np, cobj, cptr, &a);
+            uint32_t k = nonnull_fields(e, np);
+            acc_weight(&a, cobj, cptr, k, np);
+            double du = lab[u].s + gcs_gc_mark_weight(cobj, cptr, k, np);
             uint32_t hu = lab[u].h + 1;
             if (du > top) {
                 top = du;
@@ -1162,15 +1153,14 @@ static int span_sweeps(const gcs_snapshot *g, double cobj, double cptr, uint64_t
     }
     gcs_assert_internal(scans >= reached); /* every reachable object is scanned at least once */
     /* is the largest d (h) of a scan still its object's? */
-    double d_top = reached ? label_finish(lab, top_at, edges + edge_start[top_at], nptrs[top_at], cobj, cptr, NULL)
-                           : 0;
+    double d_top = reached ? span_finish(g, top_at, cobj, cptr, lab[top_at].s) : 0;
     if (scans > reached && (d_top != top || lab[hmax_at].h + 1 != hmax)) {
         top = 0;
         hmax = 0;
         for (size_t w = 0; w < nwords; w++)
             for (uint64_t bits = live[w]; bits; bits &= bits - 1) {
                 uint32_t u = (uint32_t)(w << 6 | (uint64_t)__builtin_ctzll(bits));
-                double d = label_finish(lab, u, edges + edge_start[u], nptrs[u], cobj, cptr, NULL);
+                double d = span_finish(g, u, cobj, cptr, lab[u].s);
                 top = d > top ? d : top;
                 hmax = lab[u].h + 1 > hmax ? lab[u].h + 1 : hmax;
             }
