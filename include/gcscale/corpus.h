@@ -83,6 +83,10 @@ typedef struct gcs_corpus_accuracy_opts {
      * miss overlap), as gcscale predict --model v2; 0 (the default): the
      * base model, as gcscale predict without --model */
     int model_v2;
+    /* 1 (with model_v2 only): the lines passing between workers
+     * (gcscale predict --model v2 --shared-lines on; the report's model is
+     * then "v2+shared-lines", so that no floor of another model applies) */
+    int shared_lines;
     const char *cache_dir;      /* where recipes are rebuilt; NULL: build/corpus-cache */
     int quiet;
 } gcs_corpus_accuracy_opts;

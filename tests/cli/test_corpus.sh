@@ -44,6 +44,22 @@ expect_jq "entry.json: machine, revision, command" \
     "$TMP/entry/entry.json"
 expect_ok "accuracy on the new entry" "$GCSCALE" corpus accuracy --fast --quiet --cache "$TMP/cache" "$TMP/entry"
 expect_grep "prints the per-heap table" "^wide " "$TMP/out"
+# The shared-line term of model v2, on the same entry with a profile that
+# prices transfers: it lowers every predicted speedup beyond P = 1 or leaves
+# it, and the report names the model so that no other model's floor applies.
+expect_exit 2 "--shared-lines on without --model v2 is refused" \
+    "$GCSCALE" corpus accuracy --shared-lines on --quiet --cache "$TMP/cache" "$TMP/entry"
+expect_grep "... saying it is a term of v2" "is a term of model v2" "$TMP/err"
+cp -r "$TMP/entry" "$TMP/entry2" && cp data/corpus/lent-16cpu-xeon-2/profile.json "$TMP/entry2/profile.json"
+"$GCSCALE" corpus accuracy --fast --model v2 --quiet --json --cache "$TMP/cache" "$TMP/entry2" >"$TMP/off.json"
+expect_ok_to "accuracy --model v2 --shared-lines on" "$TMP/on.json" \
+    "$GCSCALE" corpus accuracy --fast --model v2 --shared-lines on --quiet --json --cache "$TMP/cache" "$TMP/entry2"
+expect_jq "... is reported as model v2+shared-lines" '.model == "v2+shared-lines"' "$TMP/on.json"
+expect_ok "... and predicts no higher speedup than without, lower somewhere" jq -e -n \
+    --slurpfile on "$TMP/on.json" --slurpfile off "$TMP/off.json" \
+    '[$on[0].entries[0].heaps[].points[] | select(.threads > 1) | .predicted] as $a
+     | [$off[0].entries[0].heaps[].points[] | select(.threads > 1) | .predicted] as $b
+     | ($a | length) == ($b | length) and ([range($a | length)] | all($a[.] <= $b[.])) and ([range($a | length)] | any($a[.] < $b[.]))'
 expect_exit 2 "record refuses an existing entry" \
     "$GCSCALE" corpus record --machine data/corpus/lent-16cpu-xeon/profile.json -o "$TMP/entry" --quick --quiet
 
@@ -59,8 +75,8 @@ if command -v zstd >/dev/null; then
     expect_ok "snapshot info reads a .snap.zst" "$GCSCALE" snapshot info --json "$TMP/t.snap.zst"
     expect_grep "the same graph" '"edges": 2046,' "$TMP/out"
 else
-    echo "ok 15 # skip zstd(1) not installed"
-    echo "ok 16 # skip zstd(1) not installed"
+    _n=$((_n + 1)); echo "ok $_n # skip zstd(1) not installed"
+    _n=$((_n + 1)); echo "ok $_n # skip zstd(1) not installed"
 fi
 
 # A floor is for one model: checking --model v2 against the base model's
