@@ -51,6 +51,9 @@ static void print_help(FILE *fp)
             "  --workloads LIST     comma-separated subset of bh,cube,cky (default all)\n"
             "  --threads MAX        GC threads P = 1..MAX (default: CPUs online)\n"
             "  --mutators M         workload threads (default: CPUs online)\n"
+            "  --steps-scale X      each workload's steps x X (default 1): with many\n"
+            "                       mutators a default run collects only a few times\n"
+            "                       (bh once with 16), too little GC to tell policies apart\n"
             "  --reps N             re-marks per P and snapshot (default 5 quick, 7 full)\n"
             "  --runs N             whole runs per configuration, the median counts\n"
             "                       (default 5 quick, 9 full)\n"
@@ -88,7 +91,7 @@ static void remove_snapshots(const char *dir)
 int cmd_validate(int argc, char **argv)
 {
     enum { O_QUICK = 256, O_MACHINE, O_WORKLOADS, O_THREADS, O_REPS, O_RUNS, O_SNAPSHOTS, O_MUTATORS, O_KEEP,
-           O_QUIET, O_JSON, O_PIN, O_POLICIES };
+           O_QUIET, O_JSON, O_PIN, O_POLICIES, O_STEPS };
     static const struct option options[] = {
         {"quick", no_argument, NULL, O_QUICK},
         {"policies", no_argument, NULL, O_POLICIES},
@@ -100,6 +103,7 @@ int cmd_validate(int argc, char **argv)
         {"runs", required_argument, NULL, O_RUNS},
         {"snapshots", required_argument, NULL, O_SNAPSHOTS},
         {"mutators", required_argument, NULL, O_MUTATORS},
+        {"steps-scale", required_argument, NULL, O_STEPS},
         {"keep-snapshots", no_argument, NULL, O_KEEP},
         {"quiet", no_argument, NULL, O_QUIET},
         {"json", no_argument, NULL, O_JSON},
@@ -125,6 +129,7 @@ int cmd_validate(int argc, char **argv)
             o.snapshots = (int)cli_parse_long(cmd, "--snapshots", optarg, 1, GCS_VALIDATE_MAX_SNAPSHOTS);
             break;
         case O_MUTATORS: o.mutators = (int)cli_parse_long(cmd, "--mutators", optarg, 1, 256); break;
+        case O_STEPS: o.steps_scale = cli_parse_double(cmd, "--steps-scale", optarg, 0.01, 1000); break;
         case O_KEEP: keep = 1; break;
         case O_QUIET: o.quiet = 1; break;
         case O_JSON: json = 1; break;

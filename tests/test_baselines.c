@@ -282,6 +282,7 @@ static void test_policies_report(void **state)
     snprintf(p->created, sizeof p->created, "now");
     p->cpus = p->max_threads = p->mutators = 2;
     p->runs = 5;
+    p->steps_scale = 2;
     p->nrows = 1;
     gcs_validate_policy_row *r = &p->rows[0];
     snprintf(r->workload, sizeof r->workload, "chain");
@@ -316,6 +317,7 @@ static void test_policies_report(void **state)
     assert_non_null(strstr(md, "| chain | 98.0 + 1.5 | 120.0 + 28.0 | 101.0 + 2.0 |"));
     assert_non_null(strstr(md, "| chain | adaptive | 1.05 | 95% of 40 | 1.250% | 1 |"));
     assert_non_null(strstr(md, "noise floor"));
+    assert_non_null(strstr(md, "2 mutators, workload steps x 2, profile m.json"));
     free(md);
     unlink(path);
     snprintf(path, sizeof path, "%s/policies.csv", dir);

@@ -165,6 +165,7 @@ int gcs_validate_policies_run(const gcs_validate_opts *opts, gcs_validate_polici
     strftime(out->created, sizeof out->created, "%Y-%m-%dT%H:%M:%SZ", &tm);
     out->max_threads = o.max_threads;
     out->mutators = o.mutators;
+    out->steps_scale = o.steps_scale;
     out->runs = o.run_reps;
     int ncells = ncand + NPOLICIES;
     gcs_progress pr;
@@ -238,9 +239,10 @@ int gcs_validate_policies_write(const gcs_validate_policies *p, const char *dir,
         return -1;
     FILE *fp = f.fp;
     fprintf(fp, "# GC thread policies against the best fixed P\n\n"
-                "Host %s, %d CPUs, pool %d, %d mutators, profile %s, %s; each cell is the run with the "
-                "median GC time of %d whole runs (rounds over the configurations); %.0f s.\n\n",
-            p->host, p->cpus, p->max_threads, p->mutators, p->machine, p->created, p->runs, p->seconds);
+                "Host %s, %d CPUs, pool %d, %d mutators, workload steps x %g, profile %s, %s; each cell is "
+                "the run with the median GC time of %d whole runs (rounds over the configurations); %.0f s.\n\n",
+            p->host, p->cpus, p->max_threads, p->mutators, p->steps_scale, p->machine, p->created, p->runs,
+            p->seconds);
     for (int table = 0; table < 2; table++) {
         fprintf(fp, "## %s\n\n", table == 0 ? "GC time (sum of the pauses), ms (vs the best fixed P)"
                                             : "GC CPU time, ms (vs the best fixed P's)");

@@ -199,6 +199,7 @@ typedef struct gcs_validate_policy_row {
 typedef struct gcs_validate_policies {
     char machine[512], host[64], created[32];
     int cpus, max_threads, mutators, runs;
+    double steps_scale;         /* the workloads' steps x this (1: their defaults) */
     int nrows;
     gcs_validate_policy_row rows[GCS_VALIDATE_MAX_WORKLOADS];
     double seconds;

@@ -38,5 +38,6 @@ expect_ok "the snapshots were removed" test ! -e "$OUT/snapshots"
 
 expect_exit 2 "unknown workload" "$GCSCALE" validate --machine "$DEV" --workloads tree -o "$TMP/x"
 expect_exit 2 "--threads 0" "$GCSCALE" validate --machine "$DEV" --threads 0 -o "$TMP/x"
+expect_exit 2 "--steps-scale 0" "$GCSCALE" validate --policies --machine "$DEV" --steps-scale 0 -o "$TMP/x"
 expect_exit 2 "a missing profile" "$GCSCALE" validate --machine "$TMP/none.json" -o "$TMP/x"
 expect_exit 2 "a profile without gc_cost_ns" "$GCSCALE" validate --machine data/machines/o2k.json --workloads cky -o "$TMP/x"
