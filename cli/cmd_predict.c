@@ -58,7 +58,9 @@ static void print_help(FILE *fp)
             "  lost_wake, lost_search, lost_tail  coordination's parts (gc_coord)\n"
             "  lost_shared_lines     extra work: lines another worker touched last\n"
             "                        (--shared-lines on, gc_line_transfer_ns)\n"
-            "  extra_work            lost_extra_misses + lost_shared_lines (the measured\n"
+            "  lost_steal_work       extra work: the collector's steals' own busy time\n"
+            "                        (--model v2, gc_cost_ns.steal x gc_steals)\n"
+            "  extra_work            lost_extra_misses + lost_shared_lines + lost_steal_work (the measured\n"
             "                        stack's name; not added again to the lost parts)\n"            "  max_rho               utilisation of the busiest memory node\n"
             "  solver, iterations    how M_P's fixed point was solved\n"
             "The legend with the formulas: docs/model.md, \"Reading the answer\".\n"
@@ -105,6 +107,9 @@ static void print_help(FILE *fp)
             "                       between workers, counted on the snapshot and priced at\n"
             "                       the profile's gc_line_transfer_ns (gcscale calibrate).\n"
             "                       Default off: measured, it made P = 2 worse (docs/model.md)\n"
+            "  --steal-work on|off  (--model v2) extra work in parallel: the busy time each\n"
+            "                       of the collector's steals adds (profile gc_cost_ns.steal\n"
+            "                       times the gc_steals count).  Default on (docs/model.md)\n"
             "  --steals paper|fitted|A,B  N_S = P ln(T1) (default), the profile's\n"
             "                       gc_steals fit (gcscale calibrate), or (P-1)(A ln(T1) + B)\n"
             "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
@@ -205,7 +210,8 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
 int cmd_predict(int argc, char **argv)
 {
     enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_NO_COORD, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED,
-           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY, O_WIDE, O_SHARED_LINES, O_NULL_SWITCHES };
+           O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY, O_WIDE, O_SHARED_LINES, O_NULL_SWITCHES,
+           O_STEAL_WORK };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
@@ -219,6 +225,7 @@ int cmd_predict(int argc, char **argv)
         {"residency", required_argument, NULL, O_RESIDENCY},
         {"shared-lines", required_argument, NULL, O_SHARED_LINES},
         {"null-switches", required_argument, NULL, O_NULL_SWITCHES},
+        {"steal-work", required_argument, NULL, O_STEAL_WORK},
         {"overlap", required_argument, NULL, O_OVERLAP},
         {"steals", required_argument, NULL, O_STEALS},
         {"costs", required_argument, NULL, O_COSTS},
@@ -234,7 +241,7 @@ int cmd_predict(int argc, char **argv)
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
     int model_paper = 0, model_v2 = 0, residency = 0, overlap_given = 0, span_given = 0, wide = 0, shared_lines = 0;
-    int null_switches = 0;
+    int null_switches = 0, steal_work = 1, steal_work_given = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -282,6 +289,12 @@ int cmd_predict(int argc, char **argv)
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
                 cli_usage_error(cmd, "--shared-lines: '%s' is neither on nor off", optarg);
             shared_lines = strcmp(optarg, "on") == 0;
+            break;
+        case O_STEAL_WORK:
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+                cli_usage_error(cmd, "--steal-work: '%s' is neither on nor off", optarg);
+            steal_work = strcmp(optarg, "on") == 0;
+            steal_work_given = 1;
             break;
         case O_NULL_SWITCHES:
             if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
@@ -384,6 +397,8 @@ int cmd_predict(int argc, char **argv)
         cli_usage_error(cmd, "--shared-lines goes with --model v2");
     if (null_switches && !model_v2)
         cli_usage_error(cmd, "--null-switches goes with --model v2");
+    if (steal_work_given && !model_v2)
+        cli_usage_error(cmd, "--steal-work goes with --model v2");
     mopts.sharing = shared_lines;
     mopts.null_switches = null_switches;
     /* the base model keeps the overlap it was given (1: none); v2 takes the
@@ -391,6 +406,10 @@ int cmd_predict(int argc, char **argv)
     gcs_model_opts_v2(&mopts, prof, residency, overlap_given || !model_v2, &sources);
     if (model_v2)
         gcs_model_opts_v2_costs(&mopts, prof, &sources);
+    if (!steal_work) {
+        mopts.steal_work_ns = 0;
+        sources.steal_work = NULL;
+    }
     if (!model_v2 && !overlap_given)
         sources.overlap = "none: --model v2 uses gc_miss_overlap";
     if (overlap_fitted && gcs_model_opts_fitted_overlap(&mopts, prof, &err) < 0) {
@@ -542,6 +561,9 @@ int cmd_predict(int argc, char **argv)
                 printf("shared lines at P = %d: %.0f transfers at %.1f ns (gc_line_transfer_ns), %.1f us per worker\n\n",
                        results[nthreads - 1].threads, results[nthreads - 1].shared_transfers, prof->gc_line_transfer_ns,
                        results[nthreads - 1].shared_ns / 1e3);
+            if (nthreads > 0 && mopts.steal_work_ns > 0)
+                printf("steal work at P = %d: %.0f ns per steal (gc_cost_ns.steal), %.1f us per worker\n\n",
+                       results[nthreads - 1].threads, mopts.steal_work_ns, results[nthreads - 1].steal_work_ns / 1e3);
             if (mopts.overlap != 1)
                 printf("misses overlapped %.3g ways (--overlap): a miss not covered by the stream "
                        "prefetcher stalls its worker (M1 + W)/%.3g\n\n", mopts.overlap, mopts.overlap);

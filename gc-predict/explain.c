@@ -15,7 +15,9 @@
 
 /* Known stack terms: the words for them and the cause they belong to (the
  * coordination terms are one cause for a reader, three for the model). */
-#define EXTRA_WORDS "extra work (the cache misses of re-reading stolen work, N_S x L, and lines other workers touched)"
+#define EXTRA_WORDS                                                                                              \
+    "extra work (the cache misses of re-reading stolen work, N_S x L, the steals' own work, and lines other "   \
+    "workers touched)"
 #define COORD_WORDS "coordination (waking the workers, searching for work, the tail)"
 static const struct {
     const char *column, *cause, *words;
@@ -23,6 +25,7 @@ static const struct {
     {"lost_span", "span", "the span (the heap's longest chain of dependent objects, which no worker can split)"},
     {"lost_extra_misses", "extra_work", EXTRA_WORDS},
     {"lost_shared_lines", "extra_work", EXTRA_WORDS},
+    {"lost_steal_work", "extra_work", EXTRA_WORDS},
     {"lost_contention", "contention", NULL}, /* names its node: see cause_words */
     {"lost_wake", "coord", COORD_WORDS},
     {"lost_search", "coord", COORD_WORDS},

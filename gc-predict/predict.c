@@ -96,7 +96,8 @@ gcs_table *gcs_predict_table(const gcs_model_result *r, int n, const gcs_predict
     static const char *const cols[] = {
         "P", "t_cilk_ms", "steals", "q_p", "m1_ns", "m_p_ns", "time_ms", "speedup",
         "speedup_no_contention", "speedup_no_extra_misses", "lost_span", "lost_extra_misses",
-        "lost_contention", "lost_wake", "lost_search", "lost_tail", "lost_shared_lines", "extra_work", "max_rho",
+        "lost_contention", "lost_wake", "lost_search", "lost_tail", "lost_shared_lines", "lost_steal_work", "extra_work",
+        "max_rho",
         "solver", "iterations", "measured_speedup", "error_pct"};
     int ncols = (int)(sizeof cols / sizeof cols[0]) - (measured ? 0 : 2);
     gcs_table *t = gcs_table_new(NULL, ncols, cols);
@@ -125,6 +126,7 @@ gcs_table *gcs_predict_table(const gcs_model_result *r, int n, const gcs_predict
          * measured stack's name, extra_work.  That sum has no lost_ prefix on
          * purpose: speedup + the lost_* columns = P, and explain.c sums them. */
         gcs_table_add_num(t, r[i].lost_shared_lines, 2);
+        gcs_table_add_num(t, r[i].lost_steal_work, 2);
         gcs_table_add_num(t, r[i].lost_extra_work, 2);
         gcs_table_add_num(t, max_rho, 3);
         gcs_table_add_str(t, r[i].solver);

@@ -306,10 +306,20 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
             gcs_model_shared_transfers(heap, threads, _gcs_model_collector_steals(prof, heap, threads, steals));
         out->shared_ns = out->shared_transfers * prof->gc_line_transfer_ns / (opts->overlap * threads);
     }
-    /* per worker on top of the busy time: coordination and shared lines */
-    double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + out->shared_ns;
+    /* The steals' own work: a thief's first pops from a stolen subtree,
+     * its deque's cold lines, the victim's lost locality.  The fixed point
+     * prices only the paper's N_S x L extra misses; calibrate measures the
+     * whole busy time a steal adds (gc_cost_ns.steal) and how many steals
+     * the collector makes (gc_steals), and the product is what the workers'
+     * summed busy time gains.  Spread evenly over the workers. */
+    if (threads > 1 && opts->steal_work_ns > 0)
+        out->steal_work_ns =
+            _gcs_model_collector_steals(prof, heap, threads, steals) * opts->steal_work_ns / threads;
+    /* per worker on top of the busy time: coordination, shared lines, steal work */
+    double extra_busy = out->shared_ns + out->steal_work_ns;
+    double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + extra_busy;
     double ts = t_serial + c1.wake_ns + c1.search_ns + c1.tail_ns, tt = t + added_p;
-    out->time_no_coord_ns = t + out->shared_ns;
+    out->time_no_coord_ns = t + extra_busy;
     out->speedup_no_coord = t_serial / out->time_no_coord_ns;
     out->threads = threads;
     out->t_cilk_ns = c.compute_ns;
@@ -363,7 +373,8 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->lost_search = without_rounding(threads * cp.search_ns / tt, threads);
     out->lost_tail = without_rounding(threads * cp.tail_ns / tt, threads);
     out->lost_shared_lines = without_rounding(threads * out->shared_ns / tt, threads);
-    out->lost_extra_work = out->lost_extra_misses + out->lost_shared_lines;
+    out->lost_steal_work = without_rounding(threads * out->steal_work_ns / tt, threads);
+    out->lost_extra_work = out->lost_extra_misses + out->lost_shared_lines + out->lost_steal_work;
     out->lost_span = without_rounding(threads - out->speedup - out->lost_extra_work -
                                       out->lost_contention - out->lost_wake - out->lost_search -
                                       out->lost_tail, threads);

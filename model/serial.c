@@ -123,6 +123,10 @@ void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_
     opts->stream_classes = 1;
     opts->cost_sequential_ns = prof->has_gc_stream_line ? prof->gc_stream_line_ns : NAN;
     src->sequential = prof->has_gc_stream_line ? "gc_stream_line_ns" : "nominal";
+    /* The busy time a steal adds: what calibrate measured for it, on a
+     * cache-resident tree marked by two workers (calibrate/gccost.c). */
+    opts->steal_work_ns = prof->gc_cost_steal_ns > 0 ? prof->gc_cost_steal_ns : 0;
+    src->steal_work = opts->steal_work_ns > 0 ? "gc_cost_ns.steal" : NULL;
     opts->service_bandwidth = prof->bandwidth_gbs != NULL;
     src->service = opts->service_bandwidth ? "occupancy_ns+bandwidth_gbs" : "occupancy_ns";
     if (prof->has_gc_class_cost && prof->gc_cost_chain_ns > 0 && prof->gc_cost_array_element_ns > 0) {
@@ -141,6 +145,7 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
     src->classes = NULL;
     src->nulls = NULL;
     src->sequential = NULL;
+    src->steal_work = NULL;
     src->service = "occupancy_ns";
     /* the closed MVA has one outstanding request per worker: no overlap */
     if (!keep_overlap && prof->has_gc_overlap && opts->mva == GCS_MODEL_MVA_OPEN) {

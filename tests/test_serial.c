@@ -98,6 +98,48 @@ static int lists(const json_t *array, const char *name)
     return 0;
 }
 
+/* The steals' own work (model v2): the collector's steal count from the
+ * profile's gc_steals fit on the re-priced T1, times gc_cost_ns.steal,
+ * spread over the workers; a part of the stack's extra work, which still
+ * adds up to P.  None at P = 1, none in the base model, none when off. */
+static void test_steal_work_priced(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 1, 100);
+    assert_true(f.o.steal_work_ns == 0); /* the hand profile has no steal cost */
+    assert_null(f.src.steal_work);
+    f.p->gc_cost_steal_ns = 500;
+    f.p->has_gc_steals = 1;
+    f.p->gc_steal_a = 10;
+    f.p->gc_steal_b = 5;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_true(f.o.steal_work_ns == 500);
+    assert_string_equal(f.src.steal_work, "gc_cost_ns.steal");
+    double t1 = 10900 - 300 * (11 - 2) - 400 * (1 - 0.5) - 250 * 10; /* as test_classes_reprice_t1 */
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 4, &f.o, &f.r, &f.err), 0);
+    double want = 3 * (10 * log(t1) + 5) * 500 / 4;
+    assert_close(f.r.steal_work_ns, want, 1e-12);
+    assert_close(f.r.lost_steal_work, 4 * want / f.r.time_ns, 1e-9);
+    assert_close(f.r.lost_extra_work, f.r.lost_extra_misses + f.r.lost_shared_lines + f.r.lost_steal_work, 1e-12);
+    assert_close(f.r.speedup + f.r.lost_extra_work + f.r.lost_contention + f.r.lost_span + f.r.lost_wake +
+                     f.r.lost_search + f.r.lost_tail,
+                 4, 1e-9);
+    double with = f.r.speedup, time_with = f.r.time_ns;
+    f.o.steal_work_ns = 0; /* predict --steal-work off */
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 4, &f.o, &f.r, &f.err), 0);
+    assert_true(f.r.steal_work_ns == 0 && f.r.lost_steal_work == 0);
+    assert_true(f.r.speedup > with);
+    assert_close(time_with - f.r.time_ns, want, 1e-9);
+    f.o.steal_work_ns = 500;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_true(f.r.steal_work_ns == 0);
+    gcs_model_opts base;
+    gcs_model_opts_init(&base);
+    assert_true(base.steal_work_ns == 0);
+    gcs_profile_free(f.p);
+}
+
 static void test_classes_reprice_t1(void **state)
 {
     (void)state;
@@ -323,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_service_bounded_by_bandwidth),
         cmocka_unit_test(test_null_switches_priced),
         cmocka_unit_test(test_stream_classes_priced),
+        cmocka_unit_test(test_steal_work_priced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

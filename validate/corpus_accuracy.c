@@ -109,6 +109,8 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
         gcs_model_opts_v2_costs(&mo, prof, &sources);
         /* As gcscale predict: the term needs the profile's transfer cost. */
         mo.sharing = io.shared_lines = o->shared_lines && prof->has_gc_line_transfer;
+        if (o->no_steal_work)
+            mo.steal_work_ns = 0;
     }
     gcs_inspect_result ir;
     gcs_model_result res[GCS_GC_MAX_THREADS];
@@ -240,11 +242,13 @@ int gcs_corpus_accuracy(const char *const *dirs, int n, const gcs_corpus_accurac
             return -1;
         }
     gcs_progress_finish(&pr);
+    char model[64];
+    snprintf(model, sizeof model, "%s%s%s", o->model_v2 ? "v2" : "base",
+             o->model_v2 && o->no_steal_work ? "-steal-work" : "", o->model_v2 && o->shared_lines ? "+shared-lines" : "");
     *report = json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "format", "gcscale-corpus-accuracy", "version", 1,
                         "predictor",
                         o->predictor < 0 ? "default" : gcs_inspect_predictor_name((gcs_inspect_predictor)o->predictor),
-                        "model",
-                        o->model_v2 ? (o->shared_lines ? "v2+shared-lines" : "v2") : "base", "span", gcs_model_span_name(o->span), "entries",
+                        "model", model, "span", gcs_model_span_name(o->span), "entries",
                         entries);
     return 0;
 }

@@ -87,6 +87,10 @@ typedef struct gcs_corpus_accuracy_opts {
      * (gcscale predict --model v2 --shared-lines on; the report's model is
      * then "v2+shared-lines", so that no floor of another model applies) */
     int shared_lines;
+    /* 1 (with model_v2 only): leave out the steals' own work, as gcscale
+     * predict --model v2 --steal-work off; the report's model then says
+     * "-steal-work" */
+    int no_steal_work;
     const char *cache_dir;      /* where recipes are rebuilt; NULL: build/corpus-cache */
     int quiet;
 } gcs_corpus_accuracy_opts;

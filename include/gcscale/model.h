@@ -169,6 +169,12 @@ typedef struct gcs_model_opts {
      * (gcs_inspect_opts.shared_lines); 0, the default, leaves them out: on the
      * dev corpus the term made P = 2 worse. */
     int sharing;
+    /* Extra work in parallel, the steals' own (docs/model.md "Steal
+     * work"): the busy time one successful steal adds to the mark, ns, times
+     * the collector's steal count (gc_steals).  model v2 sets it to the
+     * profile's gc_cost_ns.steal (gcs_model_opts_v2_costs); 0, the default
+     * and the base model's, leaves the term out. */
+    double steal_work_ns;
     /* What a thief's miss on a stolen line costs (ns): the latency of the
      * cache level thief and victim share (gcs_model_opts_steal_level).  NaN
      * (the default): the miss cost of every other non-streamed miss. */
@@ -190,6 +196,8 @@ typedef struct gcs_model_sources {
                               priced (opts.null_switches 0, or the base model) */
     const char *sequential; /* a sequential line's cost: "gc_stream_line_ns", "nominal" (min(S_O, M1)), or
                                NULL: the stream classes are off (the base model) */
+    const char *steal_work; /* a steal's busy time: "gc_cost_ns.steal", or NULL: not priced (the base
+                               model, or a profile without it) */
 } gcs_model_sources;
 
 /* Per-worker coordination times with P workers, ns (docs/model.md,
@@ -234,6 +242,10 @@ typedef struct gcs_model_result {
      * lost_shared_lines, named as the measured stack's extra_work (Sum busy
      * growing with P), which both make up. */
     double shared_transfers, shared_ns;
+    /* The steals' own work (0 with opts.steal_work_ns = 0): per worker,
+     * collector steals x steal_work_ns / P; its part of the stack.
+     * lost_extra_work also holds lost_steal_work. */
+    double steal_work_ns, lost_steal_work;
     double lost_shared_lines, lost_extra_work;
     int nnodes;
     double rho[GCS_MODEL_MAX_NODES];      /* utilisation of each memory node */

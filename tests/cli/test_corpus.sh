@@ -55,6 +55,9 @@ cp -r "$TMP/entry" "$TMP/entry2" && cp data/corpus/lent-16cpu-xeon-2/profile.jso
 expect_ok_to "accuracy --model v2 --shared-lines on" "$TMP/on.json" \
     "$GCSCALE" corpus accuracy --fast --model v2 --shared-lines on --quiet --json --cache "$TMP/cache" "$TMP/entry2"
 expect_jq "... is reported as model v2+shared-lines" '.model == "v2+shared-lines"' "$TMP/on.json"
+expect_ok_to "accuracy --model v2 --steal-work off" "$TMP/nosw.json" \
+    "$GCSCALE" corpus accuracy --fast --model v2 --steal-work off --quiet --json --cache "$TMP/cache" "$TMP/entry2"
+expect_jq "... is reported as model v2-steal-work" '.model == "v2-steal-work"' "$TMP/nosw.json"
 expect_ok "... and predicts no higher speedup than without, lower somewhere" jq -e -n \
     --slurpfile on "$TMP/on.json" --slurpfile off "$TMP/off.json" \
     '[$on[0].entries[0].heaps[].points[] | select(.threads > 1) | .predicted] as $a

@@ -174,6 +174,13 @@ expect_grep "... says the term is off" "shared-line term off: the profile has no
 jq '.gc_line_transfer_ns = 300' "$DEV" > "$TMP/dev-transfer.json"
 expect_ok "--shared-lines on prices the transfers" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-transfer.json' '$SNAP' --threads 1,2 --json --model v2 --shared-lines on | jq -e '.rows[0].lost_shared_lines == 0 and .rows[1].extra_work >= .rows[1].lost_extra_misses'"
+# --steal-work (v2 only, on by default): the steals' own busy time, a part of extra_work
+expect_exit 2 "--steal-work without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --steal-work off
+jq '.gc_cost_ns.steal = 2000' "$DEV" > "$TMP/dev-steal.json"
+expect_ok "v2 prices the steals' work at gc_cost_ns.steal" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-steal.json' '$SNAP' --threads 1,2 --json --model v2 | jq -e '.rows[0].lost_steal_work == 0 and .rows[1].lost_steal_work > 0 and .rows[1].extra_work >= .rows[1].lost_extra_misses + .rows[1].lost_steal_work - 0.02'"
+expect_ok "... and --steal-work off leaves it out" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-steal.json' '$SNAP' --threads 1,2 --json --model v2 --steal-work off | jq -e '.rows[1].lost_steal_work == 0'"
 # 2026-11-27: v2's stream classes and NULL switches, with their counts and
 # sources; the NULL switches only with --null-switches on (v2 only)
 expect_ok "v2's breakdown: streams and NULL tests, nominal without the keys" \
