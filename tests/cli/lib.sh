@@ -71,3 +71,27 @@ expect_ok_to() {
     local d=$1 f=$2; shift 2
     expect_ok "$d" sh -c '"$@" > "$0"' "$f" "$@"
 }
+
+# small_validation DESC: expect_ok of the small validation that test_validate,
+# test_csv and test_schemas each read (cky, one snapshot, 3 re-marks, P = 1..2
+# on data/machines/dev-2core-kvm.json; half a minute under ASan).  Under
+# scripts/run-tests, which names an empty directory GCSCALE_TEST_SHARED for
+# each build's run, it runs once, for the first test that asks, and the others
+# get the same report, stdout, stderr and exit status; a test run alone runs
+# its own.  The report's directory is then $VAL (read it, do not write there).
+small_validation() {
+    local d=$1 dir="$TMP/validation"
+    [ -n "${GCSCALE_TEST_SHARED:-}" ] && dir="$GCSCALE_TEST_SHARED/validation"
+    if [ ! -e "$dir.rc" ]; then
+        "$GCSCALE" validate --machine data/machines/dev-2core-kvm.json --workloads cky --snapshots 1 --reps 3 \
+            --runs 1 --threads 2 --quick --quiet -o "$dir" >"$dir.out" 2>"$dir.err"
+        echo $? >"$dir.rc"
+    fi
+    cp "$dir.out" "$TMP/out"
+    cp "$dir.err" "$TMP/err"
+    VAL=$dir
+    local rc
+    rc=$(cat "$dir.rc")
+    [ "$rc" -eq 0 ] || { echo "# exit $rc:"; { head -c 400 "$TMP/err"; echo; } | sed 's/^/#   /'; }
+    _report "$rc" "$d"
+}

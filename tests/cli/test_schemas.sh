@@ -40,12 +40,11 @@ run "bench occupancy" bench-occupancy.json "$GCSCALE" bench occupancy --size 4M 
 run "bench bandwidth" bench-bandwidth.json "$GCSCALE" bench bandwidth --size 1M --reps 1 --quiet --json
 run "bench topology" bench-topology.json "$GCSCALE" bench topology --topology "$SYN" --json
 run "corpus accuracy" corpus-accuracy.json "$GCSCALE" corpus accuracy --quiet --fast --json
-expect_ok "validate" "$GCSCALE" validate --machine "$DEV" --workloads cky --snapshots 1 --reps 3 --runs 1 --threads 2 \
-    --quick --quiet -o "$TMP/val"
+small_validation "validate"
 expect_ok "the log has a line per collection" test -s "$D/gc.log"
 
 python3=/usr/bin/python3
-"$python3" tests/cli/check_schemas.py --start "$_n" docs/schemas "$D"/*.json "$D/gc.log" "$TMP/val/report.json" \
+"$python3" tests/cli/check_schemas.py --start "$_n" docs/schemas "$D"/*.json "$D/gc.log" "$VAL/report.json" \
     data/machines/*.json data/corpus/*/entry.json data/corpus/*/profile.json data/corpus/floor.json >"$TMP/check"
 cat "$TMP/check"
 _n=$((_n + $(grep -c '^\(not \)\?ok ' "$TMP/check")))

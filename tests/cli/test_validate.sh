@@ -7,13 +7,11 @@
 echo "1..25"
 
 DEV=data/machines/dev-2core-kvm.json
-OUT="$TMP/report"
 expect_ok "validate --help" "$GCSCALE" validate --help
 expect_grep "help names the tables" "Table 2" "$TMP/out"
 
-expect_ok "a small validation (cky, 1 snapshot, 3 re-marks, P = 1..2)" \
-    "$GCSCALE" validate --machine "$DEV" --workloads cky --snapshots 1 --reps 3 --runs 1 --threads 2 \
-    --quick --quiet -o "$OUT"
+small_validation "a small validation (cky, 1 snapshot, 3 re-marks, P = 1..2)"
+OUT=$VAL
 expect_grep "the summary names both targets" "prediction target .* (met|NOT met)" "$TMP/out"
 expect_grep "... and the adaptive one" "adaptive target" "$TMP/out"
 for f in summary.md errors.csv times.csv adaptive.csv stacks.csv report.json cky-speedup.svg cky-stack.svg; do
@@ -30,9 +28,9 @@ expect_ok "times: measured and predicted mark time at P = 1, 2; no overlap colum
 jq '.gc_miss_overlap = 12' "$DEV" > "$TMP/dev-overlap.json"
 expect_ok "with the profile's gc_miss_overlap" \
     "$GCSCALE" validate --machine "$TMP/dev-overlap.json" --workloads cky --snapshots 1 --reps 3 --runs 1 --threads 2 \
-    --quick --quiet -o "$OUT-overlap"
+    --quick --quiet -o "$TMP/report-overlap"
 expect_ok "... the overlap columns are filled" \
-    jq -e '.overlap == 12 and all(.times[]; .pred_overlap_ms > 0 and .pred_overlap_ms < .pred_ms) and (.errors[0].pred_overlap > 0)' "$OUT-overlap/report.json"
+    jq -e '.overlap == 12 and all(.times[]; .pred_overlap_ms > 0 and .pred_overlap_ms < .pred_ms) and (.errors[0].pred_overlap > 0)' "$TMP/report-overlap/report.json"
 expect_ok "the runs include adaptive:2" jq -e '[.runs[] | select(.run == "adaptive:2")] | length == 1' "$OUT/report.json"
 expect_ok "the snapshots were removed" test ! -e "$OUT/snapshots"
 
