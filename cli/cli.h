@@ -53,6 +53,8 @@ void cli_common_option(const char *cmd, int c, char **argv, gcs_format *fmt, voi
 long cli_parse_long(const char *cmd, const char *opt, const char *text, long min, long max);
 uint64_t cli_parse_size(const char *cmd, const char *opt, const char *text);
 double cli_parse_double(const char *cmd, const char *opt, const char *text, double min, double max);
+/* An on|off option: 1 for on, 0 for off, else a usage error naming it. */
+int cli_parse_on_off(const char *cmd, const char *opt, const char *text);
 
 /* Refuses, before any work is done, an output path that could not be
  * written at the end (gcs_outfile_check): a long run must not be lost to a

@@ -159,16 +159,8 @@ static int cmd_accuracy(int argc, char **argv)
                 cli_usage_error(cmd, "--model: '%s' is neither base nor v2", optarg);
             o.model_v2 = strcmp(optarg, "v2") == 0;
             break;
-        case O_SHARED:
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-                cli_usage_error(cmd, "--shared-lines: '%s' is neither on nor off", optarg);
-            o.shared_lines = strcmp(optarg, "on") == 0;
-            break;
-        case O_STEAL_WORK:
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-                cli_usage_error(cmd, "--steal-work: '%s' is neither on nor off", optarg);
-            o.no_steal_work = strcmp(optarg, "off") == 0;
-            break;
+        case O_SHARED: o.shared_lines = cli_parse_on_off(cmd, "--shared-lines", optarg); break;
+        case O_STEAL_WORK: o.no_steal_work = !cli_parse_on_off(cmd, "--steal-work", optarg); break;
         case O_SPAN:
             if (strcmp(optarg, "paper") == 0)
                 o.span = GCS_MODEL_SPAN_PAPER;

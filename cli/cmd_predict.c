@@ -281,25 +281,17 @@ int cmd_predict(int argc, char **argv)
             model_v2 = strcmp(optarg, "v2") == 0;
             break;
         case O_RESIDENCY:
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-                cli_usage_error(cmd, "--residency: '%s' is neither on nor off", optarg);
-            residency = strcmp(optarg, "on") == 0;
+            residency = cli_parse_on_off(cmd, "--residency", optarg);
             break;
         case O_SHARED_LINES:
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-                cli_usage_error(cmd, "--shared-lines: '%s' is neither on nor off", optarg);
-            shared_lines = strcmp(optarg, "on") == 0;
+            shared_lines = cli_parse_on_off(cmd, "--shared-lines", optarg);
             break;
         case O_STEAL_WORK:
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-                cli_usage_error(cmd, "--steal-work: '%s' is neither on nor off", optarg);
-            steal_work = strcmp(optarg, "on") == 0;
+            steal_work = cli_parse_on_off(cmd, "--steal-work", optarg);
             steal_work_given = 1;
             break;
         case O_NULL_SWITCHES:
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-                cli_usage_error(cmd, "--null-switches: '%s' is neither on nor off", optarg);
-            null_switches = strcmp(optarg, "on") == 0;
+            null_switches = cli_parse_on_off(cmd, "--null-switches", optarg);
             break;
         case O_OVERLAP:
             overlap_given = 1;
@@ -561,9 +553,10 @@ int cmd_predict(int argc, char **argv)
                 printf("shared lines at P = %d: %.0f transfers at %.1f ns (gc_line_transfer_ns), %.1f us per worker\n\n",
                        results[nthreads - 1].threads, results[nthreads - 1].shared_transfers, prof->gc_line_transfer_ns,
                        results[nthreads - 1].shared_ns / 1e3);
-            if (nthreads > 0 && mopts.steal_work_ns > 0)
-                printf("steal work at P = %d: %.0f ns per steal (gc_cost_ns.steal), %.1f us per worker\n\n",
-                       results[nthreads - 1].threads, mopts.steal_work_ns, results[nthreads - 1].steal_work_ns / 1e3);
+            if (nthreads > 0 && sources.steal_work)
+                printf("steal work at P = %d: %.0f ns per steal (%s), %.1f us per worker\n\n",
+                       results[nthreads - 1].threads, mopts.steal_work_ns, sources.steal_work,
+                       results[nthreads - 1].steal_work_ns / 1e3);
             if (mopts.overlap != 1)
                 printf("misses overlapped %.3g ways (--overlap): a miss not covered by the stream "
                        "prefetcher stalls its worker (M1 + W)/%.3g\n\n", mopts.overlap, mopts.overlap);

@@ -65,6 +65,13 @@ double cli_parse_double(const char *cmd, const char *opt, const char *text, doub
     return v;
 }
 
+int cli_parse_on_off(const char *cmd, const char *opt, const char *text)
+{
+    if (strcmp(text, "on") != 0 && strcmp(text, "off") != 0)
+        cli_usage_error(cmd, "%s: '%s' is neither on nor off", opt, text);
+    return strcmp(text, "on") == 0;
+}
+
 void cli_check_output(const char *cmd, const char *opt, const char *path)
 {
     gcs_err err;

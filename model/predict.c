@@ -301,9 +301,9 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * of the fixed point's: a transfer is served by the other worker's
      * cache, not by a memory node, and the marker's prefetch FIFO overlaps
      * it as any miss (opts->overlap). */
+    double collector_steals = _gcs_model_collector_steals(prof, heap, threads, steals);
     if (opts->sharing && prof->has_gc_line_transfer) {
-        out->shared_transfers =
-            gcs_model_shared_transfers(heap, threads, _gcs_model_collector_steals(prof, heap, threads, steals));
+        out->shared_transfers = gcs_model_shared_transfers(heap, threads, collector_steals);
         out->shared_ns = out->shared_transfers * prof->gc_line_transfer_ns / (opts->overlap * threads);
     }
     /* The steals' own work: a thief's first pops from a stolen subtree,
@@ -313,8 +313,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * the collector makes (gc_steals), and the product is what the workers'
      * summed busy time gains.  Spread evenly over the workers. */
     if (threads > 1 && opts->steal_work_ns > 0)
-        out->steal_work_ns =
-            _gcs_model_collector_steals(prof, heap, threads, steals) * opts->steal_work_ns / threads;
+        out->steal_work_ns = collector_steals * opts->steal_work_ns / threads;
     /* per worker on top of the busy time: coordination, shared lines, steal work */
     double extra_busy = out->shared_ns + out->steal_work_ns;
     double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + extra_busy;

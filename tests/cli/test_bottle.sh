@@ -4,7 +4,6 @@
 # 'gcscale run --trace' (box heights + idle = wall, GC workers present), and
 # one-line errors with exit 2 for malformed traces and bad usage.
 . "$(dirname "$0")/lib.sh"
-echo "1..28"
 
 cat >"$TMP/v4.trace" <<'T'
 gcscale-trace 1
@@ -79,3 +78,4 @@ printf 'gcscale-trace 1\nsource builtin\ncommand x\001y\nclock monotonic\nthread
     > "$TMP/ctl.trace"
 expect_ok "a trace with control characters in names" sh -c "'$GCSCALE' bottle '$TMP/ctl.trace' > '$TMP/ctl.txt'"
 expect_ok "... prints none of them" sh -c "! LC_ALL=C grep -q '[[:cntrl:]]' '$TMP/ctl.txt' && grep -q 'ma?in' '$TMP/ctl.txt' && grep -q 'command: x?y' '$TMP/ctl.txt'"
+echo "1..$_n"

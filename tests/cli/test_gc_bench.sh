@@ -3,7 +3,6 @@
 # row per P and the speedup fields, CSV, a snapshot round trip, and one-line
 # usage errors for bad input.
 . "$(dirname "$0")/lib.sh"
-echo "1..34"
 
 expect_ok "gc-bench --help" "$GCSCALE" gc-bench --help
 expect_grep "help names the shapes" "tree, list, random or wide" "$TMP/out"
@@ -76,3 +75,4 @@ expect_exit 2 "--depth with list" "$GCSCALE" gc-bench --shape list --depth 4
 expect_exit 2 "bad --mark-mode" "$GCSCALE" gc-bench --shape tree --mark-mode fast
 expect_exit 2 "missing snapshot file" "$GCSCALE" gc-bench --snapshot "$TMP/none.snap"
 expect_exit 2 "unknown option" "$GCSCALE" gc-bench --shape tree --bogus
+echo "1..$_n"

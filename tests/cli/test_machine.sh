@@ -2,7 +2,6 @@
 # test_machine.sh -- gcscale machine show: the reference profiles in every
 # format, and one-line errors naming the key for files that are not valid.
 . "$(dirname "$0")/lib.sh"
-echo "1..32"
 
 O2K=data/machines/o2k.json
 E10K=data/machines/e10k.json
@@ -76,3 +75,4 @@ expect_grep "... both places" "looked for data/machines/.*\.json and $TMP/xdg/gc
 
 expect_ok "--version" "$GCSCALE" --version
 expect_grep "... with the git revision" "^gcscale [0-9][0-9.]* \(git [0-9a-z-]*\)$" "$TMP/out"
+echo "1..$_n"

@@ -5,7 +5,6 @@
 # orders themselves are tested on synthetic SMT topologies in
 # tests/test_placement.c; validate's report.json in test_validate.sh.)
 . "$(dirname "$0")/lib.sh"
-echo "1..20"
 ncpus=$(nproc)
 p2=$((ncpus < 2 ? ncpus : 2))
 
@@ -41,3 +40,4 @@ expect_jq "... calibration.occupancy[]: placement scatter and the load threads' 
     'all(.calibration.occupancy[]; .placement == "scatter" and (.pu_map | length) >= 1 and all(.pu_map[]; . >= 0))' \
     "$TMP/c.json"
 expect_exit 2 "calibrate --gc-only refuses --pin" "$GCSCALE" calibrate --gc-only --pin none -o "$TMP/c.json"
+echo "1..$_n"

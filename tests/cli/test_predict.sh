@@ -5,7 +5,6 @@
 # snapshot naming nodes the profile lacks, damaged files): one stderr line,
 # exit 2, and no half-written output.
 . "$(dirname "$0")/lib.sh"
-echo "1..88"
 
 DEV=data/machines/dev-2core-kvm.json
 SNAP="$TMP/tree.snap"
@@ -202,3 +201,4 @@ expect_ok "--null-switches on prices them from the profile, gc_stream_line_ns th
                and (.serial.nominal | length) == 0'"
 expect_exit 2 "--model of another name" "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v3
 expect_grep "... names the three" "none of base, v2 and paper" "$TMP/err"
+echo "1..$_n"

@@ -3,7 +3,6 @@
 # heap small enough for collections, --json parses, --log writes one valid
 # JSON line per collection, and one-line usage errors (exit 2) for bad input.
 . "$(dirname "$0")/lib.sh"
-echo "1..35"
 
 expect_ok "run --help" "$GCSCALE" run --help
 expect_grep "help names the workloads" "bh .*cube .*cky|cky" "$TMP/out"
@@ -58,3 +57,4 @@ expect_exit 2 "--size 0" "$GCSCALE" run cube --size 0
 expect_exit 2 "--heap junk" "$GCSCALE" run cky --heap 12Q
 expect_exit 2 "heap too small for the live data" "$GCSCALE" run bh --size 200000 --steps 1 --heap 2M --quiet
 expect_exit 2 "unknown option" "$GCSCALE" run bh --bogus
+echo "1..$_n"

@@ -3,7 +3,6 @@
 # collector (GCSCALE_GC_SNAPSHOT set for gcscale gc-bench): text, --json and --csv;
 # corrupted, truncated and missing files give one line on stderr and exit 2.
 . "$(dirname "$0")/lib.sh"
-echo "1..20"
 
 # A real snapshot: the collector writes one per collection while gc-bench
 # times a depth-10 tree (2047 objects); the fixed path keeps the last one.
@@ -53,3 +52,4 @@ expect_ok "synth cube spread over 4 nodes" "$GCSCALE" snapshot synth cube --size
 expect_exit 2 "synth of an unknown shape" "$GCSCALE" snapshot synth tree -o "$TMP/x.snap"
 expect_exit 2 "synth without -o" "$GCSCALE" snapshot synth bh
 expect_exit 2 "synth with --nodes 0" "$GCSCALE" snapshot synth bh --nodes 0 -o "$TMP/x.snap"
+echo "1..$_n"

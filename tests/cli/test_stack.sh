@@ -4,7 +4,6 @@
 # GC component's time agrees with the collector's own pause times (5%), and
 # one-line errors with exit 2.
 . "$(dirname "$0")/lib.sh"
-echo "1..31"
 
 cat >"$TMP/st.trace" <<'T'
 gcscale-trace 1
@@ -152,3 +151,4 @@ expect_exit 2 "gcscale trace's traces without --app-class: refused" "$GCSCALE" s
     --multi "$TMP/par.trace"
 expect_grep "... and the message names --app-class worker" "give --app-class worker" "$TMP/err"
 
+echo "1..$_n"

@@ -4,7 +4,6 @@
 # parses, every speedup stack adds up to P, the snapshots are removed unless
 # kept; and bad input gets one stderr line and exit 2.
 . "$(dirname "$0")/lib.sh"
-echo "1..25"
 
 DEV=data/machines/dev-2core-kvm.json
 expect_ok "validate --help" "$GCSCALE" validate --help
@@ -39,3 +38,4 @@ expect_exit 2 "--threads 0" "$GCSCALE" validate --machine "$DEV" --threads 0 -o 
 expect_exit 2 "--steps-scale 0" "$GCSCALE" validate --policies --machine "$DEV" --steps-scale 0 -o "$TMP/x"
 expect_exit 2 "a missing profile" "$GCSCALE" validate --machine "$TMP/none.json" -o "$TMP/x"
 expect_exit 2 "a profile without gc_cost_ns" "$GCSCALE" validate --machine data/machines/o2k.json --workloads cky -o "$TMP/x"
+echo "1..$_n"
