@@ -26,7 +26,9 @@
  *  - a request queues only behind the other P-1 workers' requests: with no
  *    computation between misses a worker has one miss outstanding, never two,
  *    so its own stream cannot delay itself (the arrival theorem of closed
- *    networks says the same).
+ *    networks says the same).  Model v2 takes 1 - share instead of
+ *    (P-1)/P: the critical path's misses, made while nobody else has work,
+ *    add to one worker's share and to nobody's queue (predict.c, setup()).
  *
  * f(T) = T - Tc - miss(T) * share is increasing on T > T_min, where T_min is the
  * time at which the busiest node saturates; f -> -inf at T_min and +inf at

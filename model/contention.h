@@ -12,7 +12,8 @@ typedef struct gcs_contention {
                                more when the critical path's misses are not shared */
     double misses;          /* Q, all classes */
     double miss_time_idle;  /* sum over classes and nodes of V_j Q_c M1_c,j */
-    double share_others;    /* (P-1)/P: the part of the traffic a request queues behind */
+    double share_others;    /* (P-1)/P; 1 - miss_share in model v2 (predict.c):
+                               the part of the traffic a request queues behind */
     double requests[GCS_MODEL_MAX_NODES]; /* V_j Q: requests to node j */
     double visit[GCS_MODEL_MAX_NODES];    /* V_j */
     double service[GCS_MODEL_MAX_NODES];  /* request-weighted mean S_O at node j */

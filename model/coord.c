@@ -47,11 +47,23 @@ void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threa
 }
 
 double _gcs_model_collector_steals(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
-                                   double model_steals)
+                                   double model_steals, const gcs_model_opts *opts)
 {
     if (!prof->has_gc_steals || threads <= 1)
         return model_steals;
-    double n = (threads - 1) * (prof->gc_steal_a * log(heap->t1_ns > 1 ? heap->t1_ns : 1) + prof->gc_steal_b);
+    /* gc_steals is fitted per thief on heaps with parallelism to spare.  A
+     * thief finds work only while the heap has more than one piece of it:
+     * with an average parallelism A = T1/Tinf at most A - 1 of the P - 1
+     * thieves can be stealing at once, and a chain (A = 1, a private stack
+     * that never holds two entries, gc/mark.c) is never stolen from
+     * (opts->parallelism_bound, model v2). */
+    double thieves = threads - 1;
+    if (opts->parallelism_bound && heap->tinf_ns > 0) {
+        double spare = heap->t1_ns / heap->tinf_ns - 1;
+        if (spare < thieves)
+            thieves = spare > 0 ? spare : 0;
+    }
+    double n = thieves * (prof->gc_steal_a * log(heap->t1_ns > 1 ? heap->t1_ns : 1) + prof->gc_steal_b);
     return n > 0 ? n : 0;
 }
 
@@ -67,7 +79,7 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
      * on purpose (docs/model.md); the time spent stealing needs the real
      * count, which gc_steals fits (attempts and steals differ by the few
      * failed attempts, calibrate's details record the ratio). */
-    double steals = _gcs_model_collector_steals(prof, heap, threads, model_steals);
+    double steals = _gcs_model_collector_steals(prof, heap, threads, model_steals, opts);
     gcs_model_coord_terms(&prof->coord, heap->roots, threads, steals, at_p);
     gcs_model_coord_terms(&prof->coord, heap->roots, 1, 0, serial);
     return 1;

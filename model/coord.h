@@ -16,8 +16,9 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
 /* The collector's own steal count with P workers (gc_steals, fitted by
  * calibrate) where the profile has it, else model_steals: the count the
  * terms that follow the collector's steals use (coordination, the segments
- * of sharing.c), not the paper's N_S of the extra misses. */
+ * of sharing.c), not the paper's N_S of the extra misses; with
+ * opts->parallelism_bound, for at most T1/Tinf - 1 thieves. */
 double _gcs_model_collector_steals(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
-                                   double model_steals);
+                                   double model_steals, const gcs_model_opts *opts);
 
 #endif

@@ -185,7 +185,15 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
         c->compute_ns = heap->t1_ns / threads + heap->tinf_ns;
         c->miss_share = 1.0 / threads;
     }
-    c->share_others = (threads - 1.0) / threads;
+    /* A request queues behind the other workers' requests only.  With
+     * opts->parallelism_bound (v2), the misses on the critical path (the
+     * sigma share with Brent's bound) are made while the other workers have
+     * no work, so they queue behind nobody, and one worker's share of the
+     * traffic is miss_share: a list (sigma = 1) meets no contention at any
+     * P, a wide heap (sigma = 0) the paper's (P-1)/P.  Without it, (P-1)/P
+     * whatever the heap (the base model; moving it moved the floor's
+     * figures both ways, docs/model.md). */
+    c->share_others = opts->parallelism_bound ? 1 - c->miss_share : (threads - 1.0) / threads;
     double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
     double class_share[GCS_ACCESS_COUNT] = {1, 0};
     /* The prefetched share of these misses (the serial ones only: a thief's
@@ -301,7 +309,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * of the fixed point's: a transfer is served by the other worker's
      * cache, not by a memory node, and the marker's prefetch FIFO overlaps
      * it as any miss (opts->overlap). */
-    double collector_steals = _gcs_model_collector_steals(prof, heap, threads, steals);
+    double collector_steals = _gcs_model_collector_steals(prof, heap, threads, steals, opts);
     if (opts->sharing && prof->has_gc_line_transfer) {
         out->shared_transfers = gcs_model_shared_transfers(heap, threads, collector_steals);
         out->shared_ns = out->shared_transfers * prof->gc_line_transfer_ns / (opts->overlap * threads);

@@ -279,6 +279,41 @@ static void test_critical_span(void **state)
     gcs_profile_free(p);
 }
 
+/* Model v2, with Brent's span: a request queues behind the traffic of the others
+ * only, 1 - share of it (contention.c).  A chain (Tinf = T1: every miss on
+ * the critical path, one worker busy) meets no queue at any P, however busy
+ * the node: M_P = M1.  Half the misses on the span at P = 2, by hand:
+ * share = 1/2 + 1/4 = 3/4, Tc = 75, Q = 10 (M1 = 10, S = 5, no extra
+ * misses): rho = 1/4 * 50 / T, T = 75 + 10 (10 + 5 rho / (1 - rho)) 3/4
+ * -> T^2 - 162.5 T + 1406.25 = 0.  (The base model's (P-1)/P gives rho = 25 / T.) */
+static void test_contention_behind_others_only(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(16, 100, 60);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    gcs_model_heap chain = heap_of(1e6, 1e6, 1e4, 0);
+    /* the base model keeps (P-1)/P: the chain queues behind idle workers */
+    assert_int_equal(gcs_model_predict(p, &chain, 4, &o, &r, &err), 0);
+    assert_true(r.lost_contention > 0 && r.time_ns > 1e6 + 1e4 * 100);
+    o.parallelism_bound = 1; /* model v2 */
+    for (int P = 2; P <= 16; P *= 2) {
+        assert_int_equal(gcs_model_predict(p, &chain, P, &o, &r, &err), 0);
+        assert_true(r.lost_contention == 0);
+        assert_close(r.time_ns, 1e6 + 1e4 * 100, 1e-12);
+        assert_true(r.rho[0] == 0);
+    }
+    gcs_profile *q = one_node_profile(2, 10, 5);
+    gcs_model_heap half = heap_of(100, 50, 10, 0);
+    assert_int_equal(gcs_model_predict(q, &half, 2, &o, &r, &err), 0);
+    assert_close(r.time_ns, (162.5 + sqrt(162.5 * 162.5 - 4 * 1406.25)) / 2, 1e-9);
+    assert_true(r.lost_contention > 0);
+    gcs_profile_free(q);
+    gcs_profile_free(p);
+}
+
 /* Each lost part of the stack is P times the time it adds per worker, over
  * T (model-notes 1.4), by hand.  No contention (S_O = 0).  The extra misses
  * from stealing cost a full M1 each although most serial misses here are
@@ -544,6 +579,22 @@ static void test_coord_in_prediction(void **state)
     p->gc_steal_b = 0;
     assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
     assert_close(r.coord_terms.steal_ns, 2 * log(1e6) * 20 / 2, 1e-12);
+    /* ... for every thief in the base model, for at most T1/Tinf - 1 of
+     * them in v2: 7 of 7 with a parallelism of 10, 1.5 of 7 with 2.5, none
+     * on a chain (a list is never stolen from) */
+    gcs_model_heap chain = heap_of(1e6, 1e6, 0, 0);
+    chain.roots = 1;
+    assert_int_equal(gcs_model_predict(p, &chain, 8, &o, &r, &err), 0);
+    assert_close(r.coord_terms.steal_ns, 7 * 2 * log(1e6) * 20 / 8, 1e-12);
+    o.parallelism_bound = 1;
+    assert_int_equal(gcs_model_predict(p, &h, 8, &o, &r, &err), 0);
+    assert_close(r.coord_terms.steal_ns, 7 * 2 * log(1e6) * 20 / 8, 1e-12);
+    gcs_model_heap narrow = heap_of(1e6, 4e5, 0, 0);
+    narrow.roots = 1;
+    assert_int_equal(gcs_model_predict(p, &narrow, 8, &o, &r, &err), 0);
+    assert_close(r.coord_terms.steal_ns, 1.5 * 2 * log(1e6) * 20 / 8, 1e-12);
+    assert_int_equal(gcs_model_predict(p, &chain, 8, &o, &r, &err), 0);
+    assert_true(r.coord_terms.steal_ns == 0);
     gcs_profile_free(p);
 }
 
@@ -579,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_near_saturation),
         cmocka_unit_test(test_stack_adds_up_to_p),
         cmocka_unit_test(test_critical_span),
+        cmocka_unit_test(test_contention_behind_others_only),
         cmocka_unit_test(test_stack_parts_by_hand),
         cmocka_unit_test(test_closed_needs_occupancy_below_latency),
         cmocka_unit_test(test_prefetched_misses),

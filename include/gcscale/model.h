@@ -175,6 +175,14 @@ typedef struct gcs_model_opts {
      * profile's gc_cost_ns.steal (gcs_model_opts_v2_costs); 0, the default
      * and the base model's, leaves the term out. */
     double steal_work_ns;
+    /* Beyond the paper, the heap's parallelism bounds who queues and who
+     * steals (model v2; 0, the default and the base model's; docs/model.md
+     * "Contention: the fixed point" and "Thieves need spare parallelism"):
+     * with 1 and Brent's span, a request queues behind the other workers'
+     * 1 - share of the traffic, not (P-1)/P (the critical path's misses are
+     * made while the others are idle), and at most T1/Tinf - 1 of the P - 1
+     * thieves steal.  gcs_model_opts_v2_costs sets it. */
+    int parallelism_bound;
     /* What a thief's miss on a stolen line costs (ns): the latency of the
      * cache level thief and victim share (gcs_model_opts_steal_level).  NaN
      * (the default): the miss cost of every other non-streamed miss. */
