@@ -473,6 +473,54 @@ static void steals_uncertainty(gcs_profile *p, json_t *steals, json_t *cal)
     gcs_profile_set_uncertainty(p, "gc_steals.a", &u);
 }
 
+/* gc_cost_ns.steal's uncertainty from gccost.c's samples (pairs of marks of
+ * one tree at P = 1 and 2): the median is the cost, the samples' range an
+ * interval for it (with n samples the median lies outside [min, max] with
+ * probability 2^(1-n): 3% for six).  A range that reaches 0 or below cannot
+ * tell the cost from none: the model then prices no steal work (0, the
+ * stand-in) and the profile says why.  A range wider than the cost keeps
+ * the cost and marks it unreliable. */
+void _gcs_calibrate_steal_cost_uncertainty(gcs_profile *p, json_t *details, json_t *cal, json_t *warnings)
+{
+    json_t *samples = json_object_get(details, "steal_samples"), *s;
+    double est[64];
+    int n = 0;
+    size_t i;
+    json_array_foreach(samples, i, s) {
+        double st = json_number_value(json_object_get(s, "steals"));
+        if (n < 64 && st > 0)
+            est[n++] = (json_number_value(json_object_get(s, "t1_two_ns")) -
+                        json_number_value(json_object_get(s, "t1_one_ns"))) / st;
+    }
+    if (n < 3 || gcs_profile_unreliable(p, "gc_cost_ns.steal"))
+        return;
+    qsort(est, (size_t)n, sizeof *est, compare_double);
+    gcs_profile_uncertainty u;
+    gcs_profile_uncertainty_init(&u);
+    u.ci95_lo = est[0];
+    u.ci95_hi = est[n - 1];
+    u.n = n;
+    gcs_profile_set_uncertainty(p, "gc_cost_ns.steal", &u);
+    char why[200], w[400];
+    double value = p->gc_cost_steal_ns;
+    if (est[0] <= 0) {
+        snprintf(why, sizeof why, "samples' range [%.3g, %.3g] ns reaches 0: no extra work per steal "
+                 "is measurable here, 0 used", est[0], est[n - 1]);
+        p->gc_cost_steal_ns = 0;
+    } else if (est[n - 1] - est[0] > value) {
+        snprintf(why, sizeof why, "samples' range [%.3g, %.3g] ns is wider than the value %.3g ns",
+                 est[0], est[n - 1], value);
+    } else {
+        return;
+    }
+    gcs_profile_set_unreliable(p, "gc_cost_ns.steal", why);
+    record_bound(cal, "gc_cost_ns.steal", "unreliable");
+    snprintf(w, sizeof w, "gc_cost_ns.steal is unreliable (%s); rerun on an idle machine (gcscale "
+             "calibrate --gc-only)", why);
+    if (warnings)
+        json_array_append_new(warnings, json_string(w));
+}
+
 /* gc_cost_ns with its physical bounds (every cost positive and finite):
  * a measurement that breaks one is made again in full mode (more
  * repetitions); a cost that still breaks it keeps its value, is marked
@@ -566,6 +614,7 @@ static int gc_costs_checked(int quick, gcs_profile *p, json_t *cal, json_t *warn
                 json_array_append_new(warnings, json_string(w));
         }
     }
+    _gcs_calibrate_steal_cost_uncertainty(p, details, cal, warnings);
     for (int i = 0; i < 3; i++) {
         char constant[32];
         snprintf(constant, sizeof constant, "gc_cost_ns.%s", names[i]);

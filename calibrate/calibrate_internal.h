@@ -33,6 +33,12 @@ double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t s
  * None may run in the process. */
 int _gcs_calibrate_gc_init(size_t heap_limit, int max_threads, gcs_err *err);
 
+/* gc_cost_ns.steal's interval from gccost.c's details.steal_samples into
+ * p's uncertainty; a range reaching 0 sets the cost to 0, and it or a range
+ * wider than the cost marks it unreliable (bounds in cal, a line in
+ * warnings when not NULL).  Fewer than three samples with steals: nothing. */
+void _gcs_calibrate_steal_cost_uncertainty(gcs_profile *p, json_t *details, json_t *cal, json_t *warnings);
+
 /* The speed probe (gccost.c): the fastest of 11 marks at P = 1 of one
  * cache-resident cost heap, in a collector of its own (none may run). */
 int _gcs_calibrate_speed_probe(double *t1_ns, gcs_err *err);

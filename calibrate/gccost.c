@@ -268,8 +268,11 @@ static int fit_steals(int quick, int max_threads, const double coef[3], void **r
             goto done;
         }
         double t1_model = coef[1] * (double)sizes[z] + coef[2] * (double)edges;
+        /* the summed busy time of one worker, against which each P's extra
+         * busy time per steal is reported (the smallest, as timed_marks) */
+        double t1_one = timed_marks(1, reps, NULL, NULL);
         for (int threads = 2; threads <= max_threads && n < 3 * 8; threads++) {
-            double st[16];
+            double st[16], t1_min = INFINITY;
             gcs_gc_stats stats;
             gcs_gc_set_threads(threads);
             gcs_gc_collect();
@@ -277,13 +280,16 @@ static int fit_steals(int quick, int max_threads, const double coef[3], void **r
                 gcs_gc_collect();
                 gcs_gc_last_stats(&stats);
                 st[r] = (double)stats.steals;
+                if ((double)stats.t1_ns < t1_min)
+                    t1_min = (double)stats.t1_ns;
             }
             double steals = gcs_stats_median(st, (size_t)reps);
             x[n] = log(t1_model);
             y[n] = steals / (threads - 1);
-            json_array_append_new(jpoints, json_pack("{s:i, s:i, s:f, s:f}", "objects", (int)sizes[z],
+            json_array_append_new(jpoints, json_pack("{s:i, s:i, s:f, s:f, s:f, s:f}", "objects", (int)sizes[z],
                                                      "threads", threads, "t1_model_ns", t1_model,
-                                                     "steals_median", steals));
+                                                     "steals_median", steals, "t1_one_ns", t1_one,
+                                                     "t1_min_ns", t1_min));
             n++;
         }
         *root = NULL;
@@ -319,6 +325,7 @@ done:
  * measured again, with COST_MORE_REPS more collections per heap each time,
  * up to COST_ATTEMPTS times in all. */
 #define COST_ATTEMPTS 4
+#define STEAL_SAMPLES 6 /* pairs of marks of the steal heap at P = 1 and 2: with six, their range is a 97% interval for the median */
 #define COST_MORE_REPS 4
 _Static_assert(11 + COST_MORE_REPS * (COST_ATTEMPTS - 1) <= 32, "timed_marks keeps 32 collections");
 
@@ -399,9 +406,9 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     int n = 0;
     void *root = NULL;
     void **all = malloc(sizeof(void *) * COST_OBJECTS_MAX);
-    json_t *jpoints = json_array(), *jattempts = json_array(), *classes = NULL;
+    json_t *jpoints = json_array(), *jattempts = json_array(), *classes = NULL, *jsamples = json_array();
     int rc = -1;
-    if (!all || !jpoints || !jattempts || gcs_gc_add_root(&root) < 0) {
+    if (!all || !jpoints || !jattempts || !jsamples || gcs_gc_add_root(&root) < 0) {
         gcs_err_set(err, "gc costs: out of memory");
         goto done;
     }
@@ -450,8 +457,16 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     if (_gcs_calibrate_class_costs(reps, coef, &root, all, COST_OBJECTS_MAX, p, &classes, &class_err) < 0)
         classes = json_pack("{s:s}", "not_measured", class_err.msg);
 
-    /* Steal cost: the same binary tree marked by one and by two workers. */
+    /* Steal cost: the same binary tree marked by one and by two workers,
+     * STEAL_SAMPLES times over.  One such pair is a difference of two
+     * busy times over a few dozen steals, and on a 2-vCPU guest two
+     * calibrations a minute apart gave 1964 and 4836 ns from 18 and 3
+     * steals; the median of the samples is the cost, and their range (for
+     * six samples a 97% interval for the median) goes to calibrate.c,
+     * which marks the cost unreliable when it cannot tell it from 0. */
     double steal_ns = 0, steals = 0, t1_one = NAN, t1_two = NAN;
+    double samples[STEAL_SAMPLES];
+    int nsamples = 0;
     const char *steal_note = "measured";
     if (two_workers) {
         long edges;
@@ -459,13 +474,24 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
             gcs_err_set(err, "gc costs: heap exhausted building the steal heap");
             goto done;
         }
-        t1_one = timed_marks(1, reps, NULL, NULL);
-        t1_two = timed_marks(2, reps, NULL, &steals);
-        if (steals > 0 && t1_two > t1_one)
-            steal_ns = (t1_two - t1_one) / steals;
+        double st[STEAL_SAMPLES], one[STEAL_SAMPLES], two[STEAL_SAMPLES];
+        for (int k = 0; k < STEAL_SAMPLES; k++) {
+            one[k] = timed_marks(1, reps, NULL, NULL);
+            two[k] = timed_marks(2, reps, NULL, &st[k]);
+            json_array_append_new(jsamples, json_pack("{s:f, s:f, s:f}", "t1_one_ns", one[k], "t1_two_ns",
+                                                      two[k], "steals", st[k]));
+            if (st[k] > 0)
+                samples[nsamples++] = (two[k] - one[k]) / st[k];
+        }
+        t1_one = gcs_stats_median(one, STEAL_SAMPLES);
+        t1_two = gcs_stats_median(two, STEAL_SAMPLES);
+        steals = gcs_stats_median(st, STEAL_SAMPLES);
+        double median = nsamples > 0 ? gcs_stats_median(samples, (size_t)nsamples) : 0;
+        if (nsamples > 0 && median > 0)
+            steal_ns = median;
         else
-            steal_note = steals > 0 ? "no extra work measured with two workers (0)"
-                                    : "no steals happened (0)";
+            steal_note = nsamples > 0 ? "no extra work measured with two workers (0)"
+                                      : "no steals happened (0)";
         root = NULL;
     } else {
         steal_note = "not measured: one CPU (0)";
@@ -487,6 +513,8 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
                          "steal_t1_two_ns", isfinite(t1_two) ? t1_two : 0.0, "steals", steals,
                          "reps", reps, "attempts", attempts, "points", jpoints, "steal_fit", steal_fit);
     jpoints = NULL;
+    json_object_set_new(*details, "steal_samples", jsamples);
+    jsamples = NULL;
     /* How far to trust the split (costfit.c); the reps above are the first
      * attempt's, each attempt's own are in attempt_log. */
     json_object_set_new(*details, "condition_number", json_real(fit.cond));
@@ -504,6 +532,7 @@ done:
     json_decref(jpoints);
     json_decref(jattempts);
     json_decref(classes);
+    json_decref(jsamples);
     gcs_gc_remove_root(&root);
     free(all);
     gcs_gc_shutdown();

@@ -27,6 +27,17 @@ static void test_costs_are_fitted_and_positive(void **state)
     assert_true(p->gc_cost_object_ns > 0 && p->gc_cost_object_ns < 1000);
     assert_true(p->gc_cost_pointer_ns > 0 && p->gc_cost_pointer_ns < 1000);
     assert_true(p->gc_cost_steal_ns >= 0 && isfinite(p->gc_cost_steal_ns));
+    /* The steal cost is the median of six pairs of marks at P = 1 and 2,
+     * each kept with its steals (none with one CPU). */
+    json_t *samples = json_object_get(details, "steal_samples");
+    assert_true(json_is_array(samples));
+    if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+        assert_int_equal(json_array_size(samples), 6);
+        double steals = json_real_value(json_object_get(json_array_get(samples, 0), "steals"));
+        assert_true(steals >= 0 && json_real_value(json_object_get(json_array_get(samples, 0), "t1_two_ns")) > 0);
+    } else {
+        assert_int_equal(json_array_size(samples), 0);
+    }
     /* Every load point is reported with its fitted value and residual. */
     json_t *points = json_object_get(details, "points");
     assert_int_equal(json_array_size(points), 15);
@@ -72,6 +83,57 @@ static void test_costs_are_fitted_and_positive(void **state)
     assert_false(gcs_gc_is_initialized());
     json_decref(details);
     gcs_profile_free(p);
+}
+
+/* The steal cost's samples (t1_two - t1_one) / steals, by hand: a range that
+ * reaches 0 stores 0 and says so, a range wider than the median keeps it,
+ * both unreliable; a narrow one only gets its interval. */
+static json_t *steal_details(const double est[6], const double steals[6])
+{
+    json_t *samples = json_array();
+    for (int k = 0; k < 6; k++)
+        json_array_append_new(samples, json_pack("{s:f, s:f, s:f}", "t1_one_ns", 1e5, "t1_two_ns",
+                                                 1e5 + est[k] * steals[k], "steals", steals[k]));
+    return json_pack("{s:o}", "steal_samples", samples);
+}
+
+static void test_steal_cost_interval(void **state)
+{
+    (void)state;
+    static const double steals[6] = {10, 20, 40, 5, 0, 30}; /* one pair without steals */
+    static const double narrow[6] = {900, 1000, 1100, 950, 0, 1050};
+    static const double wide[6] = {300, 2000, 900, 1000, 0, 1800};
+    static const double zero[6] = {-200, 300, 100, 400, 0, 250};
+    struct { const double *est; double value, want; const char *reason; } cases[] = {
+        {narrow, 1000, 1000, NULL},
+        {wide, 1000, 1000, "wider than the value"},
+        {zero, 250, 0, "reaches 0"},
+    };
+    for (int c = 0; c < 3; c++) {
+        gcs_profile *p = gcs_profile_new(1);
+        p->has_gc_cost = 1;
+        p->gc_cost_steal_ns = cases[c].value;
+        json_t *details = steal_details(cases[c].est, steals), *cal = json_object(), *warnings = json_array();
+        _gcs_calibrate_steal_cost_uncertainty(p, details, cal, warnings);
+        assert_true(p->gc_cost_steal_ns == cases[c].want);
+        gcs_profile_uncertainty u;
+        gcs_profile_get_uncertainty(p, "gc_cost_ns.steal", &u);
+        assert_int_equal(u.n, 5);
+        assert_true(fabs(u.ci95_lo - (c == 0 ? 900 : c == 1 ? 300 : -200)) < 1e-6);
+        const char *why = gcs_profile_unreliable(p, "gc_cost_ns.steal");
+        if (cases[c].reason) {
+            assert_non_null(why);
+            assert_non_null(strstr(why, cases[c].reason));
+            assert_int_equal(json_array_size(warnings), 1);
+        } else {
+            assert_null(why);
+            assert_int_equal(json_array_size(warnings), 0);
+        }
+        json_decref(details);
+        json_decref(cal);
+        json_decref(warnings);
+        gcs_profile_free(p);
+    }
 }
 
 /* The slope of the class costs: exact on a line, refused on one abscissa. */
@@ -303,6 +365,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_costs_are_fitted_and_positive),
+        cmocka_unit_test(test_steal_cost_interval),
         cmocka_unit_test(test_class_slope),
         cmocka_unit_test(test_null_switch_heap_counts),
         cmocka_unit_test(test_refuses_when_a_collector_runs),
