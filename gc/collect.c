@@ -124,6 +124,7 @@ static void sum_workers(gcs_collector *gc, gcs_gc_stats *st, int threads)
         st->edges_examined += ws->edges_examined;
         st->steal_attempts += ws->steal_attempts;
         st->steals += ws->steals;
+        st->steal_searches += ws->steal_searches;
     }
 }
 

@@ -484,6 +484,7 @@ static inline __attribute__((always_inline)) int mark_find_work(gcs_worker *w, i
                     w->st.steals++;
                     stack_push(w, e.begin, e.end);
                 }
+                w->st.steal_searches++;
                 if (instr)
                     w->st.search_ns += gcs_now_ns() - t0;
                 gcs_trace_set_state(GCS_TRACE_GC_MARK);

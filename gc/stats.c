@@ -77,6 +77,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
     U("mutators", (uint64_t)s->mutators);
     U("steal_attempts", s->steal_attempts);
     U("steals", s->steals);
+    U("steal_searches", s->steal_searches);
     U("mark_rescans", s->mark_rescans);
     U("live_objects", s->live_objects);
     U("live_bytes", s->live_bytes);
@@ -135,6 +136,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
         W("search_ns", w->search_ns);
         W("steal_attempts", w->steal_attempts);
         W("steals", w->steals);
+        W("steal_searches", w->steal_searches);
         W("objects_scanned", w->objects_scanned);
         W("pointers_scanned", w->pointers_scanned);
         W("edges_examined", w->edges_examined);

@@ -215,10 +215,18 @@ static void collect_and_check(model *m)
         assert_int_equal(st.objects_marked, want_objects); /* exactly once each */
         model_check_counters(m, &st);
     }
-    uint64_t busy = 0;
-    for (int w = 0; w < st.threads; w++)
+    uint64_t busy = 0, searches = 0;
+    for (int w = 0; w < st.threads; w++) {
         busy += st.workers[w].busy_ns;
+        searches += st.workers[w].steal_searches;
+        /* a search that found work took 1 to STEAL_BATCH (16) entries */
+        assert_true(st.workers[w].steal_searches <= st.workers[w].steals);
+        assert_true(st.workers[w].steals <= 16 * st.workers[w].steal_searches);
+    }
     assert_int_equal(busy, st.t1_ns);
+    assert_int_equal(searches, st.steal_searches);
+    if (st.threads == 1)
+        assert_true(st.steal_searches == 0);
     model_verify(m);
 }
 

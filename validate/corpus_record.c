@@ -87,6 +87,7 @@ static json_t *rep_json(const gcs_gc_stats *s, uint64_t faults)
     U(r, "objects_marked", s->objects_marked);
     U(r, "steals", s->steals);
     U(r, "steal_attempts", s->steal_attempts);
+    U(r, "steal_searches", s->steal_searches);
     U(r, "page_faults", faults);
     json_t *ws = json_array();
     for (int i = 0; i < s->threads && i < GCS_GC_MAX_THREADS; i++) {
@@ -101,6 +102,7 @@ static json_t *rep_json(const gcs_gc_stats *s, uint64_t faults)
         U(j, "tail_ns", tail > 0 ? tail : 0);
         U(j, "steals", w->steals);
         U(j, "steal_attempts", w->steal_attempts);
+        U(j, "steal_searches", w->steal_searches);
         U(j, "objects_marked", w->objects_scanned);
         json_array_append_new(ws, j);
     }

@@ -211,6 +211,8 @@ typedef struct gcs_gc_worker_stats {
     uint64_t search_ns;         /* looking for work (stealing, waiting for termination) */
     uint64_t steal_attempts;    /* deque steal operations tried */
     uint64_t steals;            /* of which took an entry */
+    uint64_t steal_searches;    /* searches that found work: one per idle spell that ended
+                                   in a steal, however many entries it took (up to 16) */
     uint64_t objects_scanned;   /* objects (or chunks' objects, once) scanned */
     uint64_t pointers_scanned;  /* pointer fields read */
     uint64_t edges_examined;    /* mark tests this worker caused: the non-NULL pointer
@@ -251,6 +253,7 @@ struct gcs_gc_stats {
     uint64_t objects_marked;    /* sum of objects_scanned (may exceed live in RELAXED mode) */
     uint64_t pointers_scanned;
     uint64_t steal_attempts, steals;
+    uint64_t steal_searches;    /* sum of the workers' */
     /* Rounds of rescanning the marked heap because a worker's mark stack
      * could not grow (out of memory) and an entry was dropped: the marks are
      * completed before anything is swept, so no reachable object is lost.

@@ -35,7 +35,8 @@ expect_jq "entry.json: every repetition, with per-worker figures" \
     '.format == "gcscale-corpus-entry" and ([.heaps[].measurements[].reps | length] == [2,2,2,2])
      and (.heaps[0].measurements[1].reps[0].workers | length) == 2
      and (.heaps[0].measurements[1].reps[0].workers[0] | has("busy_ns") and has("search_ns") and has("wake_ns")
-          and has("tail_ns") and has("steals") and has("steal_attempts") and has("objects_marked"))
+          and has("tail_ns") and has("steals") and has("steal_attempts") and has("steal_searches")
+          and has("objects_marked") and .steal_searches <= .steals)
      and (.heaps[0].measurements[0].reps[0] | has("page_faults") and has("roots") and has("pause_ns"))' \
     "$TMP/entry/entry.json"
 expect_jq "entry.json: machine, revision, command" \
