@@ -24,6 +24,7 @@ static void print_help(FILE *fp)
             "       gcscale snapshot import DUMP -o OUT.snap [--format hprof|v8]\n"
             "       gcscale snapshot synth bh|cube -o FILE [--size N] [--nodes N]\n"
             "                              [--placement one|spread] [--seed S]\n"
+            "       gcscale snapshot reorder FILE -o OUT.snap --order ORDER [--seed S]\n"
             "\n"
             "Reads a heap snapshot (the live object graph at the start of a collection,\n"
             "written by the collector when GCSCALE_GC_SNAPSHOT=PATH is set), checks every\n"
@@ -42,6 +43,15 @@ static void print_help(FILE *fp)
             "and Chrome DevTools write them, recognised by their content (--format to\n"
             "insist); prints what it found.\n"
             "\n"
+            "reorder writes the same graph in another layout: the objects renumbered and\n"
+            "packed one after the other in ORDER, sizes, fields, roots and types kept, so\n"
+            "that predict and gc-bench --snapshot can compare layouts of one heap:\n"
+            "  depth-first    the order a depth-first traversal from the roots first\n"
+            "                 reaches them, fields in order (a depth-first copy's layout)\n"
+            "  breadth-first  the same, breadth first (Cheney's copying collector)\n"
+            "  shuffle        every object at a random place (--seed S, default 1)\n"
+            "Objects no root reaches follow the reachable ones in their old order.\n"
+            "\n"
             "synth writes a synthetic snapshot shaped like the paper's workloads, for\n"
             "predicting on machines gcscale cannot run on (data/machines/o2k.json):\n"
             "  bh    an irregular octree of cells over N bodies plus the body array;\n"
@@ -51,7 +61,8 @@ static void print_help(FILE *fp)
             "  --size N (default 1000000), --nodes N (memory nodes, default 1), --seed S\n"
             "\n"
             "options:\n"
-            "  -o FILE     synth, import: where to write (crash-safe)\n"
+            "  -o FILE     synth, import, reorder: where to write (crash-safe)\n"
+            "  --order O   reorder: depth-first, breadth-first or shuffle\n"
             "  --format F  import: hprof or v8\n"
             "  --types N   info: the N largest types (default 20)\n"
             "  --table graph|parameters|nodes|types  info --csv: the one table to print\n"
@@ -334,6 +345,36 @@ static int import(const char *path, const char *out, const char *format)
     return cli_finish(cmd);
 }
 
+static int reorder(const char *path, const char *out, const char *order_name, uint64_t seed)
+{
+    gcs_snapshot_order how;
+    if (!out)
+        cli_usage_error(cmd, "reorder: -o OUT.snap is required");
+    if (!order_name)
+        cli_usage_error(cmd, "reorder: --order is required (depth-first, breadth-first or shuffle)");
+    if (gcs_snapshot_order_parse(order_name, &how) < 0)
+        cli_usage_error(cmd, "--order: '%s' is not depth-first, breadth-first or shuffle", order_name);
+    cli_check_output(cmd, "-o", out);
+    gcs_err err = {{0}};
+    uint64_t reached = 0;
+    gcs_snapshot *g = gcs_snapshot_read(path, &err);
+    if (!g)
+        cli_fail(cmd, &err);
+    gcs_snapshot *h = gcs_snapshot_reorder(g, how, seed, &reached, &err);
+    gcs_snapshot_free(g);
+    if (!h || gcs_snapshot_write(h, out, &err) < 0)
+        cli_fail(cmd, &err);
+    if (how == GCS_SNAPSHOT_ORDER_SHUFFLE)
+        fprintf(stderr, "wrote %s: %llu objects shuffled (seed %llu)\n", out, (unsigned long long)h->nobjects,
+                (unsigned long long)seed);
+    else
+        fprintf(stderr, "wrote %s: %llu objects %s from the roots, then %llu that no root reaches\n", out,
+                (unsigned long long)reached, gcs_snapshot_order_name(how),
+                (unsigned long long)(h->nobjects - reached));
+    gcs_snapshot_free(h);
+    return cli_finish(cmd);
+}
+
 static int synth(const char *kind_name, const char *out, uint64_t size, long nodes,
                  const char *placement, uint64_t seed)
 {
@@ -363,7 +404,7 @@ static int synth(const char *kind_name, const char *out, uint64_t size, long nod
 
 int cmd_snapshot(int argc, char **argv)
 {
-    enum { O_SIZE = 256, O_NODES, O_PLACEMENT, O_SEED, O_FORMAT, O_TYPES, O_TABLE };
+    enum { O_SIZE = 256, O_NODES, O_PLACEMENT, O_SEED, O_FORMAT, O_TYPES, O_TABLE, O_ORDER };
     static const struct option options[] = {
         {"json", no_argument, NULL, 'j'},
         {"csv", no_argument, NULL, 'c'},
@@ -375,11 +416,12 @@ int cmd_snapshot(int argc, char **argv)
         {"format", required_argument, NULL, O_FORMAT},
         {"types", required_argument, NULL, O_TYPES},
         {"table", required_argument, NULL, O_TABLE},
+        {"order", required_argument, NULL, O_ORDER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *optstring = ":ho:";
-    const char *out = NULL, *placement = NULL, *format = NULL;
+    const char *out = NULL, *placement = NULL, *format = NULL, *order = NULL;
     long top = 20;
     const char *table = NULL;
     uint64_t size = 1000000, seed = 1;
@@ -395,6 +437,7 @@ int cmd_snapshot(int argc, char **argv)
         case O_FORMAT: format = optarg; break;
         case O_TYPES: top = cli_parse_long(cmd, "--types", optarg, 0, 1000000); break;
         case O_TABLE: table = optarg; break;
+        case O_ORDER: order = optarg; break;
         case O_SEED: seed = (uint64_t)cli_parse_long(cmd, "--seed", optarg, 0, 0x7fffffffffffffffL); break;
         default:
             cli_common_option(cmd, c, argv, &fmt, print_help);
@@ -402,7 +445,7 @@ int cmd_snapshot(int argc, char **argv)
     }
     int nargs = argc - optind;
     if (nargs < 1)
-        cli_usage_error(cmd, "missing action (info FILE, or synth bh|cube -o FILE)");
+        cli_usage_error(cmd, "missing action (info FILE, import DUMP, reorder FILE, or synth bh|cube -o FILE)");
     const char *action = argv[optind];
     if (strcmp(action, "synth") == 0) {
         if (nargs != 2)
@@ -414,8 +457,14 @@ int cmd_snapshot(int argc, char **argv)
             cli_usage_error(cmd, "import: expected one DUMP");
         return import(argv[optind + 1], out, format);
     }
+    if (strcmp(action, "reorder") == 0) {
+        if (nargs != 2)
+            cli_usage_error(cmd, "reorder: expected one FILE");
+        return reorder(argv[optind + 1], out, order, seed);
+    }
     if (strcmp(action, "info") != 0)
-        cli_usage_error(cmd, "unknown action '%s' (expected: info FILE, import DUMP, or synth)", action);
+        cli_usage_error(cmd, "unknown action '%s' (expected: info FILE, import DUMP, reorder FILE, or synth)",
+                        action);
     if (nargs < 2)
         cli_usage_error(cmd, "info: missing FILE");
     if (nargs > 2)

@@ -280,6 +280,141 @@ static gcs_snapshot *random_graph(uint64_t n, uint64_t seed, uint32_t nodes)
     return g;
 }
 
+/* gcs_snapshot_reorder: the new order by hand on two small graphs, and on a
+ * random one every object, field, root, node and type kept under its new id
+ * (each object's type is its old id, so the permutation can be read back). */
+static const uint32_t *reorder_map(const gcs_snapshot *h) { return h->type; }
+
+static void check_same_graph(const gcs_snapshot *g, const gcs_snapshot *h)
+{
+    const uint32_t *old = reorder_map(h);
+    assert_int_equal(h->nobjects, g->nobjects);
+    assert_int_equal(h->nfields, g->nfields);
+    assert_int_equal(h->nroots, g->nroots);
+    uint32_t *newid = malloc((g->nobjects + 1) * sizeof *newid);
+    uint8_t *hit = calloc(g->nobjects + 1, 1);
+    for (uint64_t j = 0; j < h->nobjects; j++) {
+        assert_true(old[j] < g->nobjects && !hit[old[j]]); /* a permutation */
+        hit[old[j]] = 1;
+        newid[old[j]] = (uint32_t)j;
+    }
+    for (uint64_t j = 0; j < h->nobjects; j++) {
+        uint32_t i = old[j];
+        assert_int_equal(h->words[j], g->words[i]);
+        assert_int_equal(h->nptrs[j], g->nptrs[i]);
+        assert_int_equal(h->node[j], g->node[i]);
+        if (j > 0) /* packed: each object right behind the last, on a granule */
+            assert_true(h->addr[j] > h->addr[j - 1] &&
+                        h->addr[j] - h->params.header_bytes - (h->addr[j - 1] + 8ull * h->words[j - 1]) <
+                            h->params.granule_bytes + 8);
+        for (uint32_t f = 0; f < h->nptrs[j]; f++) {
+            uint32_t a = g->edges[g->edge_start[i] + f], b = h->edges[h->edge_start[j] + f];
+            assert_true(a == GCS_SNAPSHOT_NULL ? b == GCS_SNAPSHOT_NULL : b == newid[a]);
+        }
+    }
+    for (uint64_t k = 0; k < g->nroots; k++)
+        assert_int_equal(h->roots[k], newid[g->roots[k]]);
+    free(newid);
+    free(hit);
+}
+
+static void label_by_id(gcs_snapshot *g)
+{
+    char **names = malloc(g->nobjects * sizeof *names);
+    for (uint64_t i = 0; i < g->nobjects; i++) {
+        names[i] = malloc(24);
+        snprintf(names[i], 24, "t%llu", (unsigned long long)i);
+    }
+    gcs_err err;
+    assert_int_equal(gcs_snapshot_set_types(g, (uint32_t)g->nobjects, (const char *const *)names, &err), 0);
+    for (uint64_t i = 0; i < g->nobjects; i++) {
+        g->type[i] = (uint32_t)i;
+        free(names[i]);
+    }
+    free(names);
+}
+
+static void test_reorder(void **state)
+{
+    (void)state;
+    gcs_err err;
+    uint64_t reached;
+    /* a binary tree of 7 in level order: depth first is preorder */
+    gcs_snapshot *t = gcs_snapshot_new(7, 14, 1, &err);
+    for (uint32_t i = 0; i < 7; i++) {
+        t->words[i] = 2;
+        t->nptrs[i] = 2;
+        t->edges[2 * i] = 2 * i + 1 < 7 ? 2 * i + 1 : GCS_SNAPSHOT_NULL;
+        t->edges[2 * i + 1] = 2 * i + 2 < 7 ? 2 * i + 2 : GCS_SNAPSHOT_NULL;
+    }
+    t->roots[0] = 0;
+    layout(t);
+    label_by_id(t);
+    static const uint32_t preorder[] = {0, 1, 3, 4, 2, 5, 6};
+    gcs_snapshot *h = gcs_snapshot_reorder(t, GCS_SNAPSHOT_ORDER_DEPTH_FIRST, 0, &reached, &err);
+    assert_non_null(h);
+    assert_int_equal(reached, 7);
+    assert_memory_equal(reorder_map(h), preorder, sizeof preorder);
+    check_same_graph(t, h);
+    gcs_snapshot_free(h);
+    h = gcs_snapshot_reorder(t, GCS_SNAPSHOT_ORDER_BREADTH_FIRST, 0, &reached, &err);
+    for (uint32_t i = 0; i < 7; i++)
+        assert_int_equal(reorder_map(h)[i], i); /* level order already */
+    gcs_snapshot_free(h);
+    gcs_snapshot_free(t);
+
+    /* small_graph: roots 0, 3, 3; 4 and 5 unreachable, kept last in their
+     * order; breadth first 0, 3, 1, 2 */
+    gcs_snapshot *g = small_graph();
+    gcs_snapshot *b = gcs_snapshot_reorder(g, GCS_SNAPSHOT_ORDER_BREADTH_FIRST, 0, &reached, &err);
+    assert_non_null(b);
+    assert_int_equal(reached, 4);
+    assert_string_equal(b->type_names[2], "java.lang.Object[]");
+    static const uint32_t bfs_types[] = {0, 2, 0, 2, GCS_SNAPSHOT_TYPE_NONE, 1}; /* objects 0 3 1 2 4 5 */
+    assert_memory_equal(b->type, bfs_types, sizeof bfs_types);
+    assert_int_equal(b->roots[0], 0);
+    assert_int_equal(b->roots[1], 1);
+    assert_int_equal(b->edges[b->edge_start[1]], 1); /* object 3's self edge */
+    assert_int_equal(b->params.layout, GCS_SNAPSHOT_LAYOUT_UNKNOWN_ORDER); /* an import's order is gone */
+    gcs_snapshot *r = roundtrip(b, "reordered.snap");
+    gcs_snapshot_free(r);
+    gcs_snapshot_free(b);
+    gcs_snapshot_free(g);
+
+    /* a random graph: the same graph in every order; a seed, one shuffle */
+    g = random_graph(3000, 11, 2);
+    label_by_id(g);
+    for (int how = 0; how <= GCS_SNAPSHOT_ORDER_SHUFFLE; how++) {
+        h = gcs_snapshot_reorder(g, (gcs_snapshot_order)how, 5, &reached, &err);
+        assert_non_null(h);
+        check_same_graph(g, h);
+        assert_int_equal(h->params.layout, GCS_SNAPSHOT_LAYOUT_HEAP);
+        if (how == GCS_SNAPSHOT_ORDER_SHUFFLE) {
+            gcs_snapshot *again = gcs_snapshot_reorder(g, GCS_SNAPSHOT_ORDER_SHUFFLE, 5, NULL, &err);
+            gcs_snapshot *other = gcs_snapshot_reorder(g, GCS_SNAPSHOT_ORDER_SHUFFLE, 6, NULL, &err);
+            assert_memory_equal(again->type, h->type, 3000 * sizeof *h->type);
+            assert_true(memcmp(other->type, h->type, 3000 * sizeof *h->type) != 0);
+            gcs_snapshot_free(again);
+            gcs_snapshot_free(other);
+        } else {
+            /* the first `reached` objects are the reachable ones */
+            gcs_snapshot_stats st;
+            assert_int_equal(gcs_snapshot_stats_compute(g, &st, &err), 0);
+            assert_int_equal(reached, st.reachable);
+            gcs_snapshot_stats_free(&st);
+        }
+        gcs_snapshot_free(h);
+    }
+    /* names and parsing */
+    gcs_snapshot_order how;
+    assert_int_equal(gcs_snapshot_order_parse("breadth-first", &how), 0);
+    assert_int_equal(how, GCS_SNAPSHOT_ORDER_BREADTH_FIRST);
+    assert_int_equal(gcs_snapshot_order_parse("sideways", &how), -1);
+    assert_null(gcs_snapshot_reorder(g, (gcs_snapshot_order)7, 0, NULL, &err));
+    assert_non_null(strstr(err.msg, "unknown order"));
+    gcs_snapshot_free(g);
+}
+
 /* _gcs_snap_check_objects, the per-run check every load uses, gives the
  * first failing object exactly as _gcs_snap_check_object one by one does:
  * a valid heap of several runs, then one field of one object (or two
@@ -1395,6 +1530,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_empty),
         cmocka_unit_test(test_roundtrip_small),
         cmocka_unit_test(test_roundtrip_random),
+        cmocka_unit_test(test_reorder),
         cmocka_unit_test(test_check_objects_runs),
         cmocka_unit_test(test_chain_depth),
         cmocka_unit_test(test_truncation_every_offset),

@@ -170,6 +170,24 @@ typedef struct gcs_snapshot_stats {
 GCS_API int gcs_snapshot_stats_compute(const gcs_snapshot *g, gcs_snapshot_stats *st, gcs_err *err);
 GCS_API void gcs_snapshot_stats_free(gcs_snapshot_stats *st);
 
+/* The same graph in another layout (formats/snapshot_order.c, docs/snapshot-format.md
+ * "Reordering"): the objects renumbered in the order a depth-first or a
+ * breadth-first traversal from the roots first reaches them (fields in
+ * order; the objects no root reaches follow in their old order), or at
+ * random (seeded), and given fresh addresses packed in that order.  Sizes,
+ * fields, nodes, types, edges and roots are kept under the new ids. */
+typedef enum gcs_snapshot_order {
+    GCS_SNAPSHOT_ORDER_DEPTH_FIRST = 0,  /* "depth-first": a depth-first copy's order */
+    GCS_SNAPSHOT_ORDER_BREADTH_FIRST = 1,/* "breadth-first": Cheney's copy */
+    GCS_SNAPSHOT_ORDER_SHUFFLE = 2,      /* "shuffle": every object at a random place */
+} gcs_snapshot_order;
+/* A new snapshot (free it), or NULL with err.  *reached (when not NULL): the
+ * objects the roots reach, which come first (all of them for shuffle). */
+GCS_API gcs_snapshot *gcs_snapshot_reorder(const gcs_snapshot *g, gcs_snapshot_order how, uint64_t seed,
+                                           uint64_t *reached, gcs_err *err);
+GCS_API const char *gcs_snapshot_order_name(gcs_snapshot_order how); /* "depth-first", ... */
+GCS_API int gcs_snapshot_order_parse(const char *name, gcs_snapshot_order *how); /* 0, or -1 */
+
 GCS_API const char *gcs_snapshot_mark_mode_name(uint32_t mode);   /* "relaxed-bytes", ..., "?" */
 GCS_API const char *gcs_snapshot_numa_policy_name(uint32_t policy); /* "local", "interleave", "node", "?" */
 

@@ -52,4 +52,23 @@ expect_ok "synth cube spread over 4 nodes" "$GCSCALE" snapshot synth cube --size
 expect_exit 2 "synth of an unknown shape" "$GCSCALE" snapshot synth tree -o "$TMP/x.snap"
 expect_exit 2 "synth without -o" "$GCSCALE" snapshot synth bh
 expect_exit 2 "synth with --nodes 0" "$GCSCALE" snapshot synth bh --nodes 0 -o "$TMP/x.snap"
+
+# reorder: the same graph in another layout
+for order in depth-first breadth-first shuffle; do
+    expect_ok "reorder --order $order" "$GCSCALE" snapshot reorder "$SNAP" --order $order -o "$TMP/r-$order.snap"
+    expect_ok "... the result validates" "$GCSCALE" snapshot info --json "$TMP/r-$order.snap"
+    expect_grep "... with the same edges" '"edges": 2046,' "$TMP/out"
+    expect_grep "... and the same payload bytes" '"bytes": 49128,' "$TMP/out"
+done
+expect_ok "reorder breadth-first again" "$GCSCALE" snapshot reorder "$SNAP" --order breadth-first -o "$TMP/r.snap"
+expect_grep "... says what came first" "2047 objects breadth-first from the roots, then 0 that no root reaches" "$TMP/err"
+expect_ok "reorder --order shuffle --seed 7" "$GCSCALE" snapshot reorder "$SNAP" --order shuffle --seed 7 -o "$TMP/s7a.snap"
+expect_ok "... twice" "$GCSCALE" snapshot reorder "$SNAP" --order shuffle --seed 7 -o "$TMP/s7b.snap"
+expect_ok "... gives the same file" cmp "$TMP/s7a.snap" "$TMP/s7b.snap"
+expect_exit 2 "reorder without --order" "$GCSCALE" snapshot reorder "$SNAP" -o "$TMP/x.snap"
+expect_grep "... says which orders there are" "reorder: --order is required .depth-first, breadth-first or shuffle." "$TMP/err"
+expect_exit 2 "reorder with an unknown order" "$GCSCALE" snapshot reorder "$SNAP" --order sideways -o "$TMP/x.snap"
+expect_exit 2 "reorder without -o" "$GCSCALE" snapshot reorder "$SNAP" --order shuffle
+expect_exit 2 "reorder of a damaged file" "$GCSCALE" snapshot reorder "$TMP/flip.snap" --order shuffle -o "$TMP/x.snap"
+expect_ok "... leaves no output behind" test ! -e "$TMP/x.snap"
 echo "1..$_n"

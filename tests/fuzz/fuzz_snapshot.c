@@ -7,7 +7,9 @@
  * always break a checksum, so the second parse is what lets the fuzzer reach
  * the count, id, address, node and params checks behind the checksums.  A
  * snapshot the reader accepts must pass gcs_snapshot_validate and get its
- * statistics computed (the BFS walks every edge). */
+ * statistics computed (the BFS walks every edge), and its reordering
+ * (gcs_snapshot_reorder, depth first: a stack as deep as its fields) must
+ * succeed, keep its counts and reach as many objects as the statistics. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,12 @@ static void check(const uint8_t *data, size_t size)
     if (gcs_snapshot_stats_compute(g, &st, &err) == 0) {
         if (st.reachable > g->nobjects || st.edges > g->nfields || st.depth > g->nobjects)
             __builtin_trap();
+        uint64_t reached = 0;
+        gcs_snapshot *h = gcs_snapshot_reorder(g, GCS_SNAPSHOT_ORDER_DEPTH_FIRST, 0, &reached, &err);
+        if (h ? reached != st.reachable || h->nfields != g->nfields || h->nroots != g->nroots
+              : !strstr(err.msg, "out of memory"))
+            __builtin_trap(); /* an input that validated gives a valid reordering */
+        gcs_snapshot_free(h);
         gcs_snapshot_stats_free(&st);
     }
     gcs_snapshot_free(g);
