@@ -545,6 +545,8 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
                           "depth", (json_int_t)r->depth, "q1", "read", h->q1[GCS_ACCESS_READ], "rw",
                           h->q1[GCS_ACCESS_RW], "live_lines_avg", h->live_lines_avg, "v", v,
                           "inspect_ns", r->elapsed_ns, "span_ns", r->span_ns, "predictor_ns", r->misses_ns);
+    if (j && h->private_hits > 0)
+        json_object_set_new(j, "private_hits", json_real(h->private_hits));
     if (j)
         json_object_set_new(j, "q1_prefetched", json_pack("{s:f, s:f}", "read",
                                                           h->q1_prefetched[GCS_ACCESS_READ], "rw",

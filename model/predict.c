@@ -284,7 +284,17 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     heap = _gcs_serial_priced_heap(prof, heap, opts, &priced);
     double q1 = heap->q1[GCS_ACCESS_READ] + heap->q1[GCS_ACCESS_RW];
     double steals = steal_count(heap, threads, opts);
-    double q_p = q1 + steals * heap->live_lines_avg;
+    double extra_misses = steals * heap->live_lines_avg;
+    /* A steal turns into misses only accesses that would have hit a private
+     * cache in the serial mark, and only those whose line a worker other
+     * than the one that used it last now uses: with the work spread over P
+     * workers without regard to locality (as stealing is), (P-1)/P of those
+     * reuses.  N_S L, the paper's count, prices L live lines per steal
+     * however many steals there are, and on a random heap at P = 16 came to
+     * ten times Q1 (docs/model.md, "Extra misses: at most the reuses"). */
+    if (opts->reuse_bound && heap->private_hits > 0)
+        extra_misses = fmin(extra_misses, heap->private_hits * (threads - 1.0) / threads);
+    double q_p = q1 + extra_misses;
     gcs_contention c, serial;
 
     /* T_1^M, the reference of every speedup: one worker, no contention. */

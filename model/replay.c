@@ -652,6 +652,10 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
         }
 #endif
         h->live_lines_avg = out->sim.live_lines_avg;
+        h->private_hits = 0;
+        for (int k = 0; k < out->geom.private_levels && k < out->sim.nlevels; k++)
+            for (int c = 0; c < GCS_ACCESS_COUNT; c++)
+                h->private_hits += (double)out->sim.level[k].hits[c];
         h->chain_steps = r.chain_steps;
         h->array_elements = r.array_elements;
         h->array_leaves = r.array_leaves;

@@ -129,6 +129,7 @@ void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_
     src->steal_work = opts->steal_work_ns > 0 ? "gc_cost_ns.steal" : NULL;
     opts->service_bandwidth = prof->bandwidth_gbs != NULL;
     opts->parallelism_bound = 1;
+    opts->reuse_bound = 1;
     src->service = opts->service_bandwidth ? "occupancy_ns+bandwidth_gbs" : "occupancy_ns";
     if (prof->has_gc_class_cost && prof->gc_cost_chain_ns > 0 && prof->gc_cost_array_element_ns > 0) {
         opts->cost_chain_ns = prof->gc_cost_chain_ns;

@@ -314,6 +314,37 @@ static void test_contention_behind_others_only(void **state)
     gcs_profile_free(p);
 }
 
+/* Model v2 bounds the extra misses of stealing by the serial mark's private
+ * hits that other workers now make, private_hits (P-1)/P: P = 4, N_S = 4
+ * ln(1e6) steals of L = 500 lines would be 27 631 misses; with 6 000
+ * private hits at most 4 500.  The base model, or a heap whose hits were
+ * not counted (the fast predictor), keeps N_S L. */
+static void test_extra_misses_bounded_by_reuses(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(4, 100, 0);
+    gcs_model_heap h = heap_of(1e6, 0, 1e4, 500);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    double ns = 4 * log(1e6);
+    h.private_hits = 6000;
+    assert_int_equal(gcs_model_predict(p, &h, 4, &o, &r, &err), 0);
+    assert_close(r.q_p, 1e4 + ns * 500, 1e-12);
+    o.reuse_bound = 1;
+    assert_int_equal(gcs_model_predict(p, &h, 4, &o, &r, &err), 0);
+    assert_close(r.q_p, 1e4 + 6000 * 0.75, 1e-12);
+    assert_close(r.speedup + r.lost_span + r.lost_extra_misses + r.lost_contention, 4, 1e-9);
+    h.private_hits = 1e9; /* not binding: N_S L */
+    assert_int_equal(gcs_model_predict(p, &h, 4, &o, &r, &err), 0);
+    assert_close(r.q_p, 1e4 + ns * 500, 1e-12);
+    h.private_hits = 0; /* not counted */
+    assert_int_equal(gcs_model_predict(p, &h, 4, &o, &r, &err), 0);
+    assert_close(r.q_p, 1e4 + ns * 500, 1e-12);
+    gcs_profile_free(p);
+}
+
 /* Each lost part of the stack is P times the time it adds per worker, over
  * T (model-notes 1.4), by hand.  No contention (S_O = 0).  The extra misses
  * from stealing cost a full M1 each although most serial misses here are
@@ -631,6 +662,7 @@ int main(void)
         cmocka_unit_test(test_stack_adds_up_to_p),
         cmocka_unit_test(test_critical_span),
         cmocka_unit_test(test_contention_behind_others_only),
+        cmocka_unit_test(test_extra_misses_bounded_by_reuses),
         cmocka_unit_test(test_stack_parts_by_hand),
         cmocka_unit_test(test_closed_needs_occupancy_below_latency),
         cmocka_unit_test(test_prefetched_misses),

@@ -117,6 +117,7 @@ static void test_steal_work_priced(void **state)
     assert_true(f.o.steal_work_ns == 500);
     assert_string_equal(f.src.steal_work, "gc_cost_ns.steal");
     assert_int_equal(f.o.parallelism_bound, 1); /* v2 bounds the thieves by T1/Tinf - 1 */
+    assert_int_equal(f.o.reuse_bound, 1);       /* and the extra misses by the reuses */
     double t1 = 10900 - 300 * (11 - 2) - 400 * (1 - 0.5) - 250 * 10; /* as test_classes_reprice_t1 */
     assert_int_equal(gcs_model_predict(f.p, &f.h, 4, &f.o, &f.r, &f.err), 0);
     double want = 3 * (10 * log(t1) + 5) * 500 / 4;

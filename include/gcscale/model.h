@@ -80,6 +80,10 @@ typedef struct gcs_model_heap {
     double q1_streamed[GCS_ACCESS_COUNT];
     double q1_sequential[GCS_ACCESS_COUNT];
     double live_lines_avg;    /* L: time-average live cache lines (docs/model.md) */
+    /* Accesses of the serial mark that hit a private cache level (the slow
+     * predictor's simulation; 0: not counted): the most that steals can
+     * turn into misses (model v2, gcs_model_opts.reuse_bound). */
+    double private_hits;
     uint64_t roots;           /* root entries the mark starts from (0: unknown, taken as 1) */
     /* The marker's classes of step (model v2, docs/model.md "Serial work"),
      * counted by the slow predictor's replay (the fast one leaves them 0, and
@@ -183,6 +187,12 @@ typedef struct gcs_model_opts {
      * made while the others are idle), and at most T1/Tinf - 1 of the P - 1
      * thieves steal.  gcs_model_opts_v2_costs sets it. */
     int parallelism_bound;
+    /* Beyond the paper, the extra misses of stealing bounded by the reuses
+     * they can break (model v2; 0, the default and the base model's;
+     * docs/model.md "Extra misses: at most the reuses"): with 1 and a heap
+     * whose private_hits were counted, N_S L is at most private_hits (P-1)/P.
+     * gcs_model_opts_v2_costs sets it. */
+    int reuse_bound;
     /* What a thief's miss on a stolen line costs (ns): the latency of the
      * cache level thief and victim share (gcs_model_opts_steal_level).  NaN
      * (the default): the miss cost of every other non-streamed miss. */
