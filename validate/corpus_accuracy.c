@@ -79,6 +79,9 @@ static gcs_snapshot *load_heap(const char *dir, const char *entry, json_t *heap,
 
 static inline double pct(double pred, double meas) { return 100 * (pred / meas - 1); }
 
+#define P1_BAR_PCT 15.0 /* the model issue's bars, counted per heap */
+#define REC_BAR_PCT 5.0
+
 /* Predicts one heap and compares; appends its report to heaps.  Adds its
  * errors to the entry's sums (per P, and of |P = 1 time error|). */
 static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs_profile *prof,
@@ -212,6 +215,16 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
                           missing, "mae_pct", mae, "mae_all_pct",
                           nall ? all / nall : 0.0, "p1_time_mae_pct",
                           json_array_size(heaps) ? sum_p1 / (double)json_array_size(heaps) : 0.0, "heaps", heaps);
+    /* The issue's bars per heap (docs/corpus.md, "The bars"): the P = 1
+     * time within 15 % and the recommended P's measured time within 5 % of
+     * the measured best. */
+    int p1_ok = 0, rec_ok = 0;
+    json_array_foreach(heaps, i, heap) {
+        p1_ok += fabs(json_number_value(json_object_get(heap, "p1_time_error_pct"))) <= P1_BAR_PCT;
+        rec_ok += json_number_value(json_object_get(heap, "recommended_over_best")) <= 1 + REC_BAR_PCT / 100;
+    }
+    json_object_set_new(e, "p1_within_15pct", json_integer(p1_ok));
+    json_object_set_new(e, "recommended_within_5pct", json_integer(rec_ok));
     json_array_append_new(entries, e);
     rc = 0;
 done:
@@ -259,7 +272,8 @@ static double num(json_t *o, const char *k) { return json_number_value(json_obje
 
 void gcs_corpus_accuracy_print(const json_t *report, FILE *fp)
 {
-    size_t i, j, k;
+    size_t i, j, k, heaps_all = 0;
+    long long p1_all = 0, rec_all = 0;
     json_t *e, *h, *pt;
     fprintf(fp, "model: %s, %s predictor (default: as gcscale predict), %s span\n",
             json_string_value(json_object_get(report, "model")) ?: "base",
@@ -311,5 +325,17 @@ void gcs_corpus_accuracy_print(const json_t *report, FILE *fp)
                     num(h, "mae_pct"));
         fprintf(fp, "\nmean absolute error, all P > 1: %.1f%%; P = 1 time, mean absolute error: %.1f%%\n",
                 num(e, "mae_all_pct"), num(e, "p1_time_mae_pct"));
+        size_t nh = json_array_size(json_object_get(e, "heaps"));
+        fprintf(fp, "P = 1 time within 15%%: %lld of %zu heaps; the recommended P within 5%% of the measured "
+                    "best: %lld of %zu\n",
+                (long long)json_integer_value(json_object_get(e, "p1_within_15pct")), nh,
+                (long long)json_integer_value(json_object_get(e, "recommended_within_5pct")), nh);
+        heaps_all += nh;
+        p1_all += json_integer_value(json_object_get(e, "p1_within_15pct"));
+        rec_all += json_integer_value(json_object_get(e, "recommended_within_5pct"));
     }
+    if (json_array_size(json_object_get(report, "entries")) > 1)
+        fprintf(fp, "\nall entries: P = 1 time within 15%%: %lld of %zu heaps; the recommended P within 5%% of "
+                    "the measured best: %lld of %zu (%.0f%%)\n",
+                p1_all, heaps_all, rec_all, heaps_all, heaps_all ? 100.0 * (double)rec_all / (double)heaps_all : 0.0);
 }

@@ -17,6 +17,10 @@ expect_jq "the 16-CPU entry is there, P = 2..16" \
     '[.entries[] | select(.name == "lent-16cpu-xeon") | .mae_pct[].threads] == [range(2; 17)]' "$TMP/out"
 expect_jq "every heap has its recommended and best P" \
     '[.entries[].heaps[] | .recommended_threads >= 1 and .best_threads >= 1] | all' "$TMP/out"
+expect_jq "each entry counts the heaps that meet the two per-heap bars" \
+    '[.entries[] | .p1_within_15pct == ([.heaps[] | select((.p1_time_error_pct | fabs) <= 15)] | length)
+       and .recommended_within_5pct == ([.heaps[] | select(.recommended_over_best <= 1.05)] | length)] | all' \
+    "$TMP/out"
 
 expect_exit_code() { # N description CMD...
     local want=$1 d=$2; shift 2
@@ -44,6 +48,7 @@ expect_jq "entry.json: machine, revision, command" \
     "$TMP/entry/entry.json"
 expect_ok "accuracy on the new entry" "$GCSCALE" corpus accuracy --fast --quiet --cache "$TMP/cache" "$TMP/entry"
 expect_grep "prints the per-heap table" "^wide " "$TMP/out"
+expect_grep "... and the bars' counts" "^P = 1 time within 15%: [0-9]+ of 2 heaps; the recommended P within 5% of the measured best: [0-9]+ of 2$" "$TMP/out"
 # The shared-line term of model v2, on the same entry with a profile that
 # prices transfers: it lowers every predicted speedup beyond P = 1 or leaves
 # it, and the report names the model so that no other model's floor applies.
