@@ -65,6 +65,9 @@ expect_grep "... says what came first" "2047 objects breadth-first from the root
 expect_ok "reorder --order shuffle --seed 7" "$GCSCALE" snapshot reorder "$SNAP" --order shuffle --seed 7 -o "$TMP/s7a.snap"
 expect_ok "... twice" "$GCSCALE" snapshot reorder "$SNAP" --order shuffle --seed 7 -o "$TMP/s7b.snap"
 expect_ok "... gives the same file" cmp "$TMP/s7a.snap" "$TMP/s7b.snap"
+expect_ok "reorder of a heap dump (imported first)" \
+    "$GCSCALE" snapshot reorder tests/data/hprof/list-10000.hprof.gz --order depth-first -o "$TMP/h.snap"
+expect_grep "... the dump's unreachable objects come last" "objects depth-first from the roots, then 41 that no root reaches" "$TMP/err"
 expect_exit 2 "reorder without --order" "$GCSCALE" snapshot reorder "$SNAP" -o "$TMP/x.snap"
 expect_grep "... says which orders there are" "reorder: --order is required .depth-first, breadth-first or shuffle." "$TMP/err"
 expect_exit 2 "reorder with an unknown order" "$GCSCALE" snapshot reorder "$SNAP" --order sideways -o "$TMP/x.snap"
