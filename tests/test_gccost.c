@@ -33,8 +33,14 @@ static void test_costs_are_fitted_and_positive(void **state)
     assert_true(json_is_array(samples));
     if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
         assert_int_equal(json_array_size(samples), 6);
-        double steals = json_real_value(json_object_get(json_array_get(samples, 0), "steals"));
-        assert_true(steals >= 0 && json_real_value(json_object_get(json_array_get(samples, 0), "t1_two_ns")) > 0);
+        json_t *s0 = json_array_get(samples, 0);
+        double steals = json_real_value(json_object_get(s0, "steals"));
+        double searches = json_real_value(json_object_get(s0, "searches"));
+        assert_true(steals >= 0 && json_real_value(json_object_get(s0, "t1_two_ns")) > 0);
+        /* each search that found work took 1 to 16 entries */
+        assert_true(searches <= steals && steals <= 16 * searches);
+        json_t *fit0 = json_array_get(json_object_get(json_object_get(details, "steal_fit"), "points"), 0);
+        assert_non_null(json_object_get(fit0, "searches_median"));
     } else {
         assert_int_equal(json_array_size(samples), 0);
     }
