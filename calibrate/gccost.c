@@ -198,10 +198,11 @@ static int build_heap(heap_shape shape, int fields, long n, void **root, void **
 }
 
 /* Collects `reps` times after one warm-up and returns the smallest T1 (and
- * the steals and the searches that found work of that collection).  The smallest, not the median: these
- * collections last tens of microseconds, and on a shared machine any
- * interference (another process, an interrupt) only ever adds time, so the
- * fastest repetition is the best estimate of the marker's own cost. */
+ * the steals and the searches that found work of that collection).  The
+ * smallest, not the median: these collections last tens of microseconds,
+ * and on a shared machine any interference (another process, an interrupt)
+ * only ever adds time, so the fastest repetition is the best estimate of
+ * the marker's own cost. */
 static double timed_marks(int threads, int reps, cost_point *pt, double *steals, double *searches)
 {
     double t1[32], st[32], se[32];
@@ -329,7 +330,6 @@ done:
  * measured again, with COST_MORE_REPS more collections per heap each time,
  * up to COST_ATTEMPTS times in all. */
 #define COST_ATTEMPTS 4
-#define STEAL_SAMPLES 6 /* pairs of marks of the steal heap at P = 1 and 2: with six, their range is a 97% interval for the median */
 #define COST_MORE_REPS 4
 _Static_assert(11 + COST_MORE_REPS * (COST_ATTEMPTS - 1) <= 32, "timed_marks keeps 32 collections");
 
@@ -468,6 +468,7 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
      * steals; the median of the samples is the cost, and their range (for
      * six samples a 97% interval for the median) goes to calibrate.c,
      * which marks the cost unreliable when it cannot tell it from 0. */
+    enum { STEAL_SAMPLES = 6 }; /* pairs of marks of the steal heap at P = 1 and 2 */
     double steal_ns = 0, steals = 0, t1_one = NAN, t1_two = NAN;
     double samples[STEAL_SAMPLES];
     int nsamples = 0;

@@ -67,7 +67,7 @@ double _gcs_model_collector_steals(const gcs_profile *prof, const gcs_model_heap
     return n > 0 ? n : 0;
 }
 
-int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double model_steals,
+int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double collector_steals,
                      const gcs_model_opts *opts, gcs_model_coord *at_p, gcs_model_coord *serial)
 {
     memset(at_p, 0, sizeof *at_p);
@@ -79,8 +79,7 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
      * on purpose (docs/model.md); the time spent stealing needs the real
      * count, which gc_steals fits (attempts and steals differ by the few
      * failed attempts, calibrate's details record the ratio). */
-    double steals = _gcs_model_collector_steals(prof, heap, threads, model_steals, opts);
-    gcs_model_coord_terms(&prof->coord, heap->roots, threads, steals, at_p);
+    gcs_model_coord_terms(&prof->coord, heap->roots, threads, collector_steals, at_p);
     gcs_model_coord_terms(&prof->coord, heap->roots, 1, 0, serial);
     return 1;
 }

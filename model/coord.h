@@ -8,9 +8,9 @@
 /* The per-worker coordination times at P = threads (*at_p) and at P = 1
  * (*serial, the reference of the speedup) when opts->coord is on and the
  * profile has gc_coord: returns 1.  Otherwise both are zero and it returns
- * 0.  The search term's steal count is the collector's own, fitted by
- * calibrate (gc_steals), where the profile has it, else model_steals (N_S). */
-int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double model_steals,
+ * 0.  The search term's steal count is collector_steals
+ * (_gcs_model_collector_steals, below). */
+int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double collector_steals,
                      const gcs_model_opts *opts, gcs_model_coord *at_p, gcs_model_coord *serial);
 
 /* The collector's own steal count with P workers (gc_steals, fitted by

@@ -311,15 +311,15 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     /* Coordination (coord.c): per-worker wake, search and tail on top of the
      * busy time solved above, at P and at P = 1 (the speedup's reference);
      * the misses are spread over the busy time only. */
+    double collector_steals = _gcs_model_collector_steals(prof, heap, threads, steals, opts);
     gcs_model_coord cp, c1;
-    out->coord = _gcs_model_coord(prof, heap, threads, steals, opts, &cp, &c1);
+    out->coord = _gcs_model_coord(prof, heap, threads, collector_steals, opts, &cp, &c1);
     out->coord_terms = cp;
     /* Extra work in parallel (sharing.c): lines passing between workers,
      * with the collector's steals cutting the mark order.  Busy time on top
      * of the fixed point's: a transfer is served by the other worker's
      * cache, not by a memory node, and the marker's prefetch FIFO overlaps
      * it as any miss (opts->overlap). */
-    double collector_steals = _gcs_model_collector_steals(prof, heap, threads, steals, opts);
     if (opts->sharing && prof->has_gc_line_transfer) {
         out->shared_transfers = gcs_model_shared_transfers(heap, threads, collector_steals);
         out->shared_ns = out->shared_transfers * prof->gc_line_transfer_ns / (opts->overlap * threads);
