@@ -1450,6 +1450,16 @@ static int is_v3(const uint8_t *b, size_t len)
     return len >= 12 && memcmp(b, SNAP_MAGIC, 8) == 0 && snap_ld32(b + 8) == 3;
 }
 
+/* The length a version-3 snapshot's header states (its CRC checked), for
+ * the zstd reader to size its buffer once; 0 for anything else. */
+static uint64_t stated_length(const void *head, size_t n)
+{
+    const uint8_t *h = head;
+    if (n < SNAP_HEADER_BYTES_V3 || !is_v3(h, n) || snap_ld32(h + 92) != _gcs_crc32c(0, h, 92))
+        return 0;
+    return snap_ld64(h + 56);
+}
+
 /* A version-3 file's bytes in buf (malloc'ed, 8-aligned), read in place:
  * the snapshot owns buf from here on. */
 static gcs_snapshot *read_owned_v3(void *buf, size_t len, const char *name, gcs_err *err)
@@ -1514,7 +1524,7 @@ gcs_snapshot *gcs_snapshot_read(const char *path, gcs_err *err)
     /* A zstd-compressed snapshot (.snap.zst, the corpus) is read from memory. */
     void *plain;
     size_t plain_len;
-    int z = _gcs_zstd_load_fd(s.fd, path, &plain, &plain_len, err);
+    int z = _gcs_zstd_load_fd(s.fd, path, stated_length, &plain, &plain_len, err);
     if (z != 0) {
         close(s.fd);
         if (z > 0 && is_v3(plain, plain_len))

@@ -1,5 +1,6 @@
 /* test_corpus.c -- the corpus's pieces below the CLI: zstd-compressed
  * snapshots read back exactly (and a truncated one refused in one line),
+ * whatever plain size a file states,
  * the graph checksum, a shape rebuilt twice to the same graph, and the
  * floor check (passes at the floor, fails above it, refuses a floor naming
  * what the report lacks). */
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "../formats/zstd_internal.h"
 #include "gcscale/corpus.h"
@@ -108,6 +110,105 @@ static void test_zstd_truncated(void **state)
     assert_null(strchr(err.msg, '\n'));
 }
 
+/* The plain size the loader is told, for test_zstd_sizes: a fixed value,
+ * right or wrong. */
+static uint64_t told_size;
+static uint64_t tell_size(const void *head, size_t n)
+{
+    (void)head;
+    (void)n;
+    return told_size;
+}
+
+/* Writes n bytes to a file of the test directory. */
+static void write_file(const char *path, const void *p, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(p, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* A frame without a stated size, as the writer made them before 2026-11-28. */
+static size_t unsized_frame(const void *src, size_t n, void *dst, size_t cap)
+{
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    assert_non_null(cc);
+    ZSTD_inBuffer ib = {src, n, 0}, none = {NULL, 0, 0};
+    ZSTD_outBuffer ob = {dst, cap, 0};
+    /* fed before the end is known, as a stream is: no size in the header */
+    while (ib.pos < ib.size)
+        assert_false(ZSTD_isError(ZSTD_compressStream2(cc, &ob, &ib, ZSTD_e_continue)));
+    assert_int_equal(ZSTD_compressStream2(cc, &ob, &none, ZSTD_e_end), 0);
+    ZSTD_freeCCtx(cc);
+    return ob.pos;
+}
+
+/* Whatever size the file states or the caller's hint reads, right or wrong,
+ * the loader returns exactly the plain bytes: a frame with its size, one
+ * without, two frames (the first states only its own size), each with no
+ * hint, the right one, one too small and one too large. */
+static void test_zstd_sizes(void **state)
+{
+    (void)state;
+    enum { N = 300000 };
+    unsigned char *plain = malloc(N), *packed = malloc(2 * N + 4096);
+    assert_non_null(plain);
+    assert_non_null(packed);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < N; i++) { /* compressible, not constant */
+        x = x * 1103515245u + 12345u;
+        plain[i] = (unsigned char)(i % 97 < 60 ? i % 7 : x >> 24);
+    }
+    size_t cap = 2 * N + 4096, half = N / 2;
+    size_t sized = ZSTD_compress(packed, cap, plain, N, 3);
+    assert_false(ZSTD_isError(sized));
+    assert_int_equal(ZSTD_getFrameContentSize(packed, sized), N);
+    char path[300];
+    tmp_path(path, sizeof path, "sizes.zst");
+    for (int kind = 0; kind < 3; kind++) {
+        size_t n;
+        if (kind == 0) {
+            n = ZSTD_compress(packed, cap, plain, N, 3);
+        } else if (kind == 1) {
+            n = unsized_frame(plain, N, packed, cap);
+            assert_int_equal(ZSTD_getFrameContentSize(packed, n), ZSTD_CONTENTSIZE_UNKNOWN);
+        } else {
+            n = ZSTD_compress(packed, cap, plain, half, 3);
+            n += unsized_frame(plain + half, N - half, packed + n, cap - n);
+        }
+        write_file(path, packed, n);
+        const uint64_t told[] = {0, N, N / 2, 2 * (uint64_t)N};
+        for (int t = 0; t < 4; t++) {
+            told_size = told[t];
+            FILE *fp = fopen(path, "rb");
+            assert_non_null(fp);
+            void *data = NULL;
+            size_t len = 0;
+            gcs_err err = {0};
+            assert_int_equal(_gcs_zstd_load_fd(fileno(fp), path, t ? tell_size : NULL, &data, &len, &err), 1);
+            fclose(fp);
+            assert_int_equal(len, N);
+            assert_memory_equal(data, plain, N);
+            free(data);
+        }
+    }
+    /* our writer states the size */
+    char src[300], dst[300];
+    tmp_path(src, sizeof src, "sizes.bin");
+    tmp_path(dst, sizeof dst, "sizes.bin.zst");
+    write_file(src, plain, N);
+    gcs_err err;
+    assert_int_equal(_gcs_zstd_compress_file(src, dst, 3, &err), 0);
+    FILE *fp = fopen(dst, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fread(packed, 1, 18, fp), 18);
+    fclose(fp);
+    assert_int_equal(ZSTD_getFrameContentSize(packed, 18), N);
+    free(plain);
+    free(packed);
+}
+
 static void test_shape_rebuilt_alike(void **state)
 {
     (void)state;
@@ -162,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zstd_snapshot_round_trip),
         cmocka_unit_test(test_zstd_truncated),
+        cmocka_unit_test(test_zstd_sizes),
         cmocka_unit_test(test_shape_rebuilt_alike),
         cmocka_unit_test(test_floor),
     };

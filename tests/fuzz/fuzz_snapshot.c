@@ -9,10 +9,19 @@
  * snapshot the reader accepts must pass gcs_snapshot_validate and get its
  * statistics computed (the BFS walks every edge), and its reordering
  * (gcs_snapshot_reorder, depth first: a stack as deep as its fields) must
- * succeed, keep its counts and reach as many objects as the statistics. */
+ * succeed, keep its counts and reach as many objects as the statistics.
+ * An input that begins as a zstd frame is also read as a file
+ * (gcs_snapshot_read on a memfd), through formats/zstd.c: the one-shot
+ * decode into the size the frame or the snapshot header states, or the
+ * streaming one when that size is missing or wrong.  The seeds include
+ * compressed snapshots with and without a stated size (make_seeds.c). */
+#define _GNU_SOURCE /* memfd_create */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "gcscale/snapshot.h"
@@ -42,6 +51,39 @@ static void check(const uint8_t *data, size_t size)
         gcs_snapshot_stats_free(&st);
     }
     gcs_snapshot_free(g);
+}
+
+/* The file reader on a zstd frame: the same outcomes as the memory reader
+ * (one line on failure; a snapshot it returns validates). */
+static void check_zstd_file(const uint8_t *data, size_t size)
+{
+    static const uint8_t magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+    if (size < 4 || memcmp(data, magic, 4) != 0)
+        return;
+    int fd = memfd_create("fuzz.snap.zst", MFD_CLOEXEC);
+    if (fd < 0)
+        return;
+    for (size_t off = 0; off < size;) {
+        ssize_t k = write(fd, data + off, size - off);
+        if (k <= 0) {
+            close(fd);
+            return;
+        }
+        off += (size_t)k;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    gcs_err err;
+    gcs_snapshot *g = gcs_snapshot_read(path, &err);
+    if (!g) {
+        if (!err.msg[0] || strchr(err.msg, '\n'))
+            __builtin_trap();
+    } else {
+        if (gcs_snapshot_validate(g, &err) != 0)
+            __builtin_trap();
+        gcs_snapshot_free(g);
+    }
+    close(fd);
 }
 
 static uint64_t ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
@@ -109,6 +151,7 @@ static void fix_crcs(uint8_t *b, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check(data, size);
+    check_zstd_file(data, size);
     uint8_t *copy = malloc(size ? size : 1);
     if (!copy)
         return 0;

@@ -2,13 +2,17 @@
  * corpus of `make fuzz`: empty, a cycle with NULL fields, a self loop, two
  * memory nodes and an unknown one, a typed graph (format version 2's class
  * table), a chain, a binary tree, random graphs; each in format version 3
- * (read in place) and, as NAME.v2, in version 2 (read by copying). */
+ * (read in place) and, as NAME.v2, in version 2 (read by copying), and the
+ * version 3 file zstd-compressed as NAME.zst (the frame states its size, as
+ * the writer's do) and NAME.unsized.zst (it does not, as before 2026-11-28). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "gcscale/snapshot.h"
 #include "../../formats/snapshot_internal.h"
+#include "../../formats/zstd_internal.h"
 #include "hprof_gen.h"
 #include "v8_gen.h"
 
@@ -18,6 +22,30 @@ static uint64_t rnd(uint64_t *s)
     *s ^= *s >> 7;
     *s ^= *s << 17;
     return *s;
+}
+
+/* dst: src compressed into a frame fed as a stream, whose header cannot
+ * state the plain size. */
+static void compress_unsized(const char *src, const char *dst)
+{
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    static unsigned char plain[1 << 20], packed[1 << 21];
+    size_t n = in ? fread(plain, 1, sizeof plain, in) : 0;
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    ZSTD_inBuffer ib = {plain, n, 0}, none = {NULL, 0, 0};
+    ZSTD_outBuffer ob = {packed, sizeof packed, 0};
+    int ok = in && out && cc && feof(in);
+    while (ok && ib.pos < ib.size)
+        ok = !ZSTD_isError(ZSTD_compressStream2(cc, &ob, &ib, ZSTD_e_continue));
+    ok = ok && ZSTD_compressStream2(cc, &ob, &none, ZSTD_e_end) == 0;
+    ok = ok && fwrite(packed, 1, ob.pos, out) == ob.pos;
+    ZSTD_freeCCtx(cc);
+    if (in)
+        fclose(in);
+    if (!out || fclose(out) != 0 || !ok) {
+        fprintf(stderr, "make_seeds: cannot compress %s into %s\n", src, dst);
+        exit(1);
+    }
 }
 
 static void finish(gcs_snapshot *g, const char *dir, const char *name)
@@ -35,10 +63,15 @@ static void finish(gcs_snapshot *g, const char *dir, const char *name)
     gcs_err err;
     char path2[4100];
     snprintf(path2, sizeof path2, "%s.v2", path);
-    if (gcs_snapshot_write(g, path, &err) != 0 || _gcs_snapshot_write_version(g, path2, 2, &err) != 0) {
+    char zpath[4100], upath[4120];
+    snprintf(zpath, sizeof zpath, "%s.zst", path);
+    snprintf(upath, sizeof upath, "%s.unsized.zst", path);
+    if (gcs_snapshot_write(g, path, &err) != 0 || _gcs_snapshot_write_version(g, path2, 2, &err) != 0 ||
+        _gcs_zstd_compress_file(path, zpath, 3, &err) != 0) {
         fprintf(stderr, "make_seeds: %s\n", err.msg);
         exit(1);
     }
+    compress_unsized(path, upath);
     gcs_snapshot_free(g);
 }
 
