@@ -527,19 +527,23 @@ static int run_topology(const bench *b)
 /* ---- the table of benchmarks and option parsing ---------------------------------------------- */
 
 #define COMMON_HELP                                                                          \
-    "  --topology SYNTH    use an hwloc synthetic topology (nothing is pinned or bound;\n"   \
-    "                      a warning says so)\n"                                             \
-    "  --json | --csv      machine-readable output (JSON: \"format\": gcscale-bench-NAME)\n"   \
-    "  --table NAME        occupancy (points, fits), topology (system, nodes, caches):\n"   \
-    "                      the one table to print (--csv prints one: default the first)\n" \
+    "  --topology SYNTH    use an hwloc synthetic topology (nothing is pinned or\n"         \
+    "                      bound; a warning says so)\n"                                      \
+    "  --json | --csv      machine-readable output (JSON: \"format\":\n"                     \
+    "                      gcscale-bench-NAME)\n"                                            \
+    "  --table NAME        the one table to print: occupancy (points, fits),\n"             \
+    "                      topology (system, nodes, caches); --csv prints one,\n"           \
+    "                      by default the first\n"                                           \
     "  --quiet             no progress lines on stderr (warnings are still printed)\n"       \
     "  -h, --help          this text\n"
 #define PLACE_HELP                                                                           \
     "  --cpu N             pin to OS CPU N\n"                                                \
     "  --cpu-node N        pin to the CPUs of node N (default: the memory node's own)\n"     \
-    "  --node N            memory node to bind the buffer to (default: the CPU's node, or 0)\n"
+    "  --node N            memory node to bind the buffer to (default: the CPU's\n"         \
+    "                      node, or 0)\n"
 #define SIZE_HELP                                                                            \
-    "  --size SIZE         buffer size, e.g. 64M, 1G (default 8 x LLC, at least 1 GiB)\n"
+    "  --size SIZE         buffer size, e.g. 64M, 1G (default 8 x LLC, at least\n"          \
+    "                      1 GiB)\n"
 
 static bench benches[] = {
     {"latency", run_latency, O_CPU | O_CPU_NODE | O_NODE | O_SIZE | O_REPS | O_HUGE | O_TOPO | O_STEPS | O_SEED,
@@ -620,7 +624,8 @@ static void print_bench_help(const bench *b, FILE *fp)
     if (b->allowed & O_CPU_NODE)
         fprintf(fp, "  --cpu-node N        pin to the CPUs of node N (default: the memory node's own)\n");
     if (b->allowed & O_NODE)
-        fprintf(fp, "  --node N            memory node to bind the buffer to (default: the CPU's node, or 0)\n");
+        fprintf(fp, "  --node N            memory node to bind the buffer to (default: the CPU's\n"
+                    "                      node, or 0)\n");
     if (b->allowed & O_SIZE)
         fprintf(fp, SIZE_HELP);
     if (b->allowed & O_REPS)
@@ -633,9 +638,9 @@ static void print_bench_help(const bench *b, FILE *fp)
         fprintf(fp, "                      at most the buffer's lines / N, so that the N chains\n"
                     "                      of a load point walk disjoint lines\n");
     if (b->allowed & O_HUGE)
-        fprintf(fp, "  --hugepages MODE    on, off, default%s (default: %s)\n",
-                b->run == run_latency ? " or both" : "",
-                b->run == run_latency ? "both when THP is available" : "on when THP is available");
+        fprintf(fp, "  --hugepages MODE    on, off, default%s\n"
+                    "                      (default: %s when THP is available)\n",
+                b->run == run_latency ? " or both" : "", b->run == run_latency ? "both" : "on");
     if (b->allowed & O_THREADS)
         fprintf(fp, "  --threads N         at most N threads (default: all CPUs)\n");
     if (b->allowed & O_CHAINS)

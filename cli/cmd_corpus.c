@@ -21,7 +21,8 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
             "usage: gcscale corpus record --machine PROFILE -o DIR [options]\n"
-            "       gcscale corpus checksum SNAPSHOT... | --shape S [--depth D | --objects N] [--seed S]\n"
+            "       gcscale corpus checksum SNAPSHOT...\n"
+            "       gcscale corpus checksum --shape S [--depth D | --objects N] [--seed S]\n"
             "       gcscale corpus accuracy [ENTRY_DIR...] [options]\n"
             "\n"
             "The measured corpus (docs/corpus.md): real marks of the collector on real\n"
@@ -233,6 +234,10 @@ static int cmd_accuracy(int argc, char **argv)
 static int cmd_checksum(int argc, char **argv)
 {
     const char *cmd = "corpus checksum";
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
     if (argc >= 3 && strcmp(argv[1], "--shape") == 0) { /* --shape S [--depth D | --objects N] [--seed S] */
         gcs_shape_params sp = {.seed = 1};
         if (gcs_shape_parse(argv[2], &sp.kind) < 0)

@@ -23,8 +23,9 @@ static const char *const cmd = "stack";
 static void print_help(FILE *fp)
 {
     fprintf(fp,
-            "usage: gcscale stack --single TRACE1 [--gc-log LOG] --multi TRACE_N [--gc-log LOG]\n"
-            "                     [TRACE_M ...] [--svg FILE] [--json | --csv] [--title TEXT]\n"
+            "usage: gcscale stack --single TRACE1 [--gc-log LOG]\n"
+            "                     --multi TRACE_N [--gc-log LOG] [TRACE_M ...]\n"
+            "                     [--svg FILE] [--json | --csv] [--title TEXT]\n"
             "\n"
             "Speedup stacks for managed programs (Du Bois et al.): for each multi-threaded\n"
             "run with N application (class \"mutator\") threads and wall time T_p, against\n"
@@ -34,7 +35,8 @@ static void print_help(FILE *fp)
             "    + GC               (N T_GC,N - T_GC,1) / T_p   T_GC: stop-the-world pauses\n"
             "    + concurrent-gc    app threads' wait for a CPU held by concurrent GC / T_p\n"
             "    + jit              app threads' wait for a CPU held by JIT compilers / T_p\n"
-            "    + initialization   (N T_seq,N - T_seq,1) / T_p T_seq: no application thread alive\n"
+            "    + initialization   (N T_seq,N - T_seq,1) / T_p\n"
+            "                       T_seq: no application thread alive\n"
             "    + synchronization  sum of app threads' lock and barrier waits / T_p\n"
             "    + imbalance        sum of app threads' time exited while another ran / T_p\n"
             "    + preemption       the rest of app threads' wait for a CPU / T_p\n"

@@ -17,17 +17,17 @@ typedef struct command {
 
 static const command commands[] = {
     {"calibrate", cmd_calibrate, "measure this machine and write its machine profile (JSON)"},
-    {"bench",     cmd_bench,     "run one microbenchmark: latency, rw, occupancy, bandwidth, sweep, topology"},
+    {"bench",     cmd_bench,     "microbenchmarks: latency, rw, occupancy, bandwidth, sweep, topology"},
     {"machine",   cmd_machine,   "show and validate a machine profile: machine show FILE"},
     {"gc-bench",  cmd_gc_bench,  "time full collections of a canonical heap at P = 1..ncpus"},
     {"predict",   cmd_predict,   "predict mark time and speedup of a snapshot's heap for every P"},
-    {"snapshot",  cmd_snapshot,  "heap snapshots: snapshot info FILE (validate, summarise), snapshot synth bh|cube"},
+    {"snapshot",  cmd_snapshot,  "heap snapshots and dumps: info, import (HPROF, V8), reorder, synth"},
     {"trace",     cmd_trace,     "trace an unmodified program's threads through scheduler tracepoints"},
-    {"run",       cmd_run,       "run a paper workload (bh, cube, cky) on the collector; one log line per GC"},
-    {"bottle",    cmd_bottle,    "bottle graph of a thread-state trace: share and parallelism per thread"},
+    {"run",       cmd_run,       "run a workload (bh, cube, cky, chain) on the collector; GC log"},
+    {"bottle",    cmd_bottle,    "bottle graph of a trace: each thread's share and parallelism"},
     {"stack",     cmd_stack,     "speedup stacks from traces of a 1-thread and N-thread run"},
     {"validate",  cmd_validate,  "the model and adaptive GC threads against the collector: a report"},
-    {"corpus",    cmd_corpus,    "the measured corpus: corpus record (this machine), corpus accuracy (the model)"},
+    {"corpus",    cmd_corpus,    "the measured corpus: record (this machine), accuracy (the model)"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
