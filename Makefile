@@ -366,7 +366,8 @@ bench-model: $(BUILD)/bench-model
 # --objects 1e5,1e6,1e7, --reps N, --order shuffled|address, --refs K,
 # --gzip-objects N|0, --plain-objects N|0, --threads N, --dir DIR, --json;
 # --format v8: the V8 importer on tests/fuzz/v8_gen.h's snapshots, which
-# `make bench-import` runs too).
+# `make bench-import` runs too; --file DUMP, repeatable: real dumps instead,
+# e.g. BENCH_IMPORT_ARGS="--file app.hprof --reps 5").
 BENCH_IMPORT_ARGS ?= --reps 3 --plain-objects 1e6
 BENCH_IMPORT_V8_ARGS ?= --reps 3 --plain-objects 1e6
 .PHONY: bench-import

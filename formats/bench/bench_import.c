@@ -6,6 +6,8 @@
  *                [--objects 1e5,1e6,1e7] [--reps N] [--order shuffled|address]
  *                [--refs K] [--gzip-objects N|0] [--plain-objects N|0]
  *                [--threads N] [--dir DIR] [--json]
+ *   bench-import --file DUMP [--file DUMP]... [--format hprof|v8] [--reps N]
+ *                [--threads N] [--json]
  *
  * --format v8: the snapshots are tests/fuzz/v8_gen.h's (the node layout of
  * node 20, objects of 32 bytes, a weak edge every 8th node), imported
@@ -36,7 +38,15 @@
  * peak resident size above what it started with (VmHWM - VmRSS), the
  * snapshot included.  Timing covers the whole import (both passes, the
  * indexing, the snapshot's allocation and validation), not the dump's
- * making. */
+ * making.
+ *
+ * --file DUMP (repeatable) measures real dumps instead of the synthetic
+ * shapes: each file is imported --reps times as `gcscale snapshot import`
+ * reads it (gcs_heapdump_import; HPROF unless --format v8, plain or gzip),
+ * without writing the snapshot, whose fsync is the disk's time, not the
+ * importer's.  MB/s counts the dump's uncompressed bytes (the import's
+ * report); the first import also brings the file into the page cache, so
+ * use --reps 3 or more and read the median. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -67,6 +77,7 @@ typedef struct sample {
     long long extra_bytes;      /* VmHWM - VmRSS at the start, minus the snapshot */
     long long peak_bytes;       /* VmHWM - VmRSS at the start */
     uint64_t objects, fields, snap_bytes;
+    uint64_t dump_bytes; /* the import's report: uncompressed bytes */
     char err[600];
 } sample;
 
@@ -155,6 +166,7 @@ static sample import_once(const hgen *dump, const char *path)
                 snprintf(s.err, sizeof s.err, "%s", e.msg);
             } else {
                 s.ok = 1;
+                s.dump_bytes = rep.dump_bytes;
                 s.objects = g->nobjects;
                 s.fields = g->nfields;
                 s.snap_bytes = snapshot_bytes(g);
@@ -200,9 +212,11 @@ static result measure(const char *shape, const char *mode, const hgen *dump, con
     result r = {.shape = shape, .mode = mode, .dump_bytes = dump->n, .file_bytes = file_bytes, .reps = reps};
     for (int k = 0; k < reps; k++) {
         sample s = import_once(dump, path);
-        mbs[k] = (double)dump->n / s.secs / 1e6;
+        uint64_t bytes = dump->p ? dump->n : s.dump_bytes; /* a --file: as its import counted it */
+        r.dump_bytes = bytes;
+        mbs[k] = (double)bytes / s.secs / 1e6;
         objs[k] = (double)s.objects / s.secs / 1e6;
-        cpu[k] = (double)dump->n / s.cpu_secs / 1e6;
+        cpu[k] = (double)bytes / s.cpu_secs / 1e6;
         extra[k] = s.extra_bytes;
         peak[k] = s.peak_bytes;
         r.objects = s.objects;
@@ -291,6 +305,8 @@ int main(int argc, char **argv)
     int reps = 5, json = 0, shuffled = 1;
     uint32_t nref = 4;
     uint64_t gz_objects = 1000000, plain_objects = 0;
+    const char *files[16];
+    int nfiles = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--json")) {
@@ -300,7 +316,9 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             puts("bench-import [--format hprof|v8] [--shapes list,tree,random] [--objects 1e5,1e6,1e7] [--reps N]\n"
                  "             [--order shuffled|address] [--refs K] [--gzip-objects N|0] [--plain-objects N|0]\n"
-                 "             [--threads N] [--dir DIR] [--json]");
+                 "             [--threads N] [--dir DIR] [--json]\n"
+                 "bench-import --file DUMP [--file DUMP]... [--format hprof|v8] [--reps N] [--threads N] [--json]\n"
+                 "             a real dump, plain or gzip, imported as gcscale snapshot import reads it");
             return 0;
         }
         if (!v)
@@ -324,6 +342,11 @@ int main(int argc, char **argv)
             fmt_v8 = !strcmp(v, "v8");
         else if (!strcmp(a, "--dir"))
             dir = v;
+        else if (!strcmp(a, "--file") && nfiles < (int)(sizeof files / sizeof files[0])) {
+            if (access(v, R_OK) != 0)
+                die("--file: cannot read the dump");
+            files[nfiles++] = v;
+        }
         else if (!strcmp(a, "--order") && (!strcmp(v, "shuffled") || !strcmp(v, "address")))
             shuffled = !strcmp(v, "shuffled");
         else
@@ -340,18 +363,34 @@ int main(int argc, char **argv)
     if (json)
         printf("{\"benchmark\": \"bench-import\", \"format\": \"%s\", \"order\": \"%s\", \"reps\": %d, "
                "\"threads\": %d, \"rows\": [",
-               fmt_v8 ? "v8" : "hprof", fmt_v8 ? "node" : shuffled ? "shuffled" : "address", reps, nthreads);
+               fmt_v8 ? "v8" : "hprof", nfiles ? "files" : fmt_v8 ? "node" : shuffled ? "shuffled" : "address", reps,
+               nthreads);
     else
         printf("%s import, %d thread%s; %s order; median of %d imports (min-max); MB = 10^6 bytes\n"
                "MB/s: by wall clock; cpuMB/s: per CPU second (all threads); peak: the import's peak RSS;\n"
                "extra: peak minus the snapshot; bar: 16 B/object + 8 B/edge\n\n"
                "%-7s %-5s %9s %9s %8s %7s %13s %7s %13s %7s %8s %8s %8s %6s %5s\n",
                fmt_v8 ? "V8" : "HPROF", nthreads, nthreads > 1 ? "s" : "",
-               fmt_v8 ? "node" : shuffled ? "shuffled record" : "address record", reps, "shape", "src", "objects",
+               nfiles ? "the files'" : fmt_v8 ? "node" : shuffled ? "shuffled record" : "address record", reps,
+               nfiles ? "dump" : "shape", "src", "objects",
                "edges", "dump MB", "MB/s", "min-max", "cpuMB/s", "min-max", "Mobj/s", "snap MB", "peak MB",
                "extra MB", "B/obj", "/bar");
     int first = 1;
-    char *sl = strdup(shapes);
+    for (int f = 0; f < nfiles; f++) {
+        FILE *fp = fopen(files[f], "rb");
+        unsigned char magic[2] = {0, 0};
+        if (!fp || fseek(fp, 0, SEEK_END) < 0)
+            die("--file: cannot read the dump");
+        uint64_t size = (uint64_t)ftell(fp);
+        rewind(fp);
+        int gz = fread(magic, 1, 2, fp) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+        fclose(fp);
+        const char *base = strrchr(files[f], '/') ? strrchr(files[f], '/') + 1 : files[f];
+        hgen none = {0};
+        result r = measure(base, gz ? "gz" : "file", &none, files[f], size, reps);
+        print_row(&r, json, &first);
+    }
+    char *sl = strdup(nfiles ? "" : shapes);
     for (char *sv, *sh = strtok_r(sl, ",", &sv); sh; sh = strtok_r(NULL, ",", &sv)) {
         int shape = !strcmp(sh, "list") ? HG_LIST : !strcmp(sh, "tree") ? HG_TREE : !strcmp(sh, "random") ? HG_RANDOM : -1;
         if (shape < 0)
