@@ -218,8 +218,11 @@ typedef struct chunk {
     uint64_t fixed_refs;    /* references of its arrays and class dumps */
     uint64_t hist_start, hist_n; /* its instances: (class, count) pairs in imp.hist */
     uint64_t tmp_base, refs;     /* its slice of the temporary edges (direct: of the snapshot's) */
-    uint64_t first_id, last_id;  /* of its first and last object */
+    uint64_t first_id, last_id;  /* of its first and last object other than a class */
+    uint64_t classes, class_refs; /* the class dumps among its objects, their references */
     uint64_t first_index;   /* direct: the index of its first object (its objects' are a run from there) */
+    uint64_t run, run_refs; /* direct: the indices of its run (its objects but classes, and the classes
+                             * dumped elsewhere whose index falls inside: holes), their references */
     size_t point;           /* gzip: the access point it is inflated from (SIZE_MAX: the file's start) */
 } chunk;
 
@@ -314,7 +317,11 @@ typedef struct imp {
     vec hist;               /* hist_pair */
     vec touched;            /* uint32_t: classes with instances in the current chunk */
     uint64_t cur_objects, cur_fixed_refs, cur_first, cur_last;
-    int ordered;            /* pass 1: every chunk in address order so far (a descent cuts a chunk) */
+    uint64_t cur_classes, cur_class_refs; /* pass 1: the current chunk's class dumps, their references */
+    int ordered;            /* pass 1: every chunk's objects but classes in address order so far (a descent
+                             * cuts a chunk) */
+    int ids_ascending;      /* pass 1: every id, classes too, above the one before in file order */
+    uint64_t last_any;      /* pass 1: the last id, of any object */
     uint64_t last_cid;      /* pass 1: the class of the last instance, at classes[last_cls] */
     size_t last_cls;
     uint64_t forced_cuts;
@@ -322,6 +329,8 @@ typedef struct imp {
     int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
     int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
     uint32_t *edst;         /* direct: the snapshot's edges, where pass 2 writes references */
+    uint64_t *class_edge;   /* direct: per class, its first edge where no chunk's run holds it; else
+                             * UINT64_MAX (the worker that passes its index reserves them) */
     unsigned bshift;        /* not direct: a bucket holds 2^bshift indices (bucket_shift) */
     uint64_t nbuckets;
     uint64_t tmp_cap, tmp_next; /* the pool's words; atomic: its first unused one */
@@ -460,6 +469,8 @@ static int chunk_close(imp *m, uint64_t end)
     c->fixed_refs = m->cur_fixed_refs;
     c->first_id = m->cur_first;
     c->last_id = m->cur_last;
+    c->classes = m->cur_classes;
+    c->class_refs = m->cur_class_refs;
     c->hist_start = m->hist.n;
     cls *cs = m->classes.p;
     const uint32_t *t = m->touched.p;
@@ -474,7 +485,7 @@ static int chunk_close(imp *m, uint64_t end)
     c = (chunk *)m->chunks.p + m->chunks.n - 1;
     c->hist_n = m->hist.n - c->hist_start;
     m->touched.n = 0;
-    m->cur_objects = m->cur_fixed_refs = 0;
+    m->cur_objects = m->cur_fixed_refs = m->cur_classes = m->cur_class_refs = 0;
     return 0;
 }
 
@@ -533,10 +544,17 @@ static inline uint64_t get_id(const imp *m, const uint8_t *p) { return read_id(p
 #define READ_AHEAD 1024
 
 /* Pass 1: one more object id, of the record at off in a segment ending at
- * seg_end; -1 out of memory (err not set). */
-static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_end)
+ * seg_end; -1 out of memory (err not set).  A class (class_dump) is counted
+ * in its chunk but takes no part in its order: HotSpot dumps every class
+ * first, its id the mirror's address, in no order, while the mirror lies
+ * among the instances in memory; edges_direct makes each class a hole in
+ * the run of the chunk whose indices hold it. */
+static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_end, int is_class)
 {
-    if (m->cur_objects && id < m->cur_last) {
+    if (m->ids.n && id < m->last_any)
+        m->ids_ascending = 0;
+    m->last_any = id;
+    if (!is_class && m->cur_objects > m->cur_classes && id < m->cur_last) {
         if (m->ordered && ++m->forced_cuts <= ORDER_CUTS + off / HPROF_CHUNK) {
             if (chunk_open(m, off, seg_end) < 0)
                 return -1;
@@ -554,7 +572,12 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
     rg->lo = id < rg->lo ? id : rg->lo;
     rg->hi = id > rg->hi ? id : rg->hi;
     rg->diff |= id - ((const uint64_t *)m->ids.p)[0];
-    if (!m->cur_objects++)
+    if (is_class) {
+        m->cur_objects++;
+        m->cur_classes++;
+        return 0;
+    }
+    if (m->cur_objects++ == m->cur_classes)
         m->cur_first = id;
     m->cur_last = id;
     return 0;
@@ -583,6 +606,8 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
     if (!c->chunk_count)
         return 0;
     uint64_t *ids = (uint64_t *)m->ids.p + m->ids.n, room = m->ids.cap - m->ids.n, k = 0, last = m->cur_last;
+    uint64_t any = m->last_any; /* the last id of any object (note_object) */
+    int ascending = m->ids_ascending;
     const uint64_t id0 = ((uint64_t *)m->ids.p)[0]; /* the last instance's id is kept: ids.n > 0 */
     uint64_t diff = m->id_range.diff, lo = m->id_range.lo, hi = m->id_range.hi;
     const int ordered = m->ordered; /* else note_object cuts no more: any id may follow */
@@ -597,7 +622,8 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
         uint64_t oid = get_id(m, p + 1), rec = fixed + be32(p + 1 + 2 * id + 4);
         if ((ordered && oid < last) || len - pos < rec || r->base + pos + rec > end)
             break;
-        ids[k++] = last = oid;
+        ascending &= oid > any;
+        ids[k++] = last = any = oid;
         diff |= oid - id0;
         lo = oid < lo ? oid : lo;
         hi = oid > hi ? oid : hi;
@@ -610,6 +636,8 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
     m->ids.n += k;
     m->cur_objects += k;
     m->cur_last = last;
+    m->last_any = any;
+    m->ids_ascending = ascending;
     c->instances += k;
     c->chunk_count += (uint32_t)k;
     m->rep.instances += k;
@@ -683,6 +711,41 @@ __attribute__((always_inline)) static inline uint32_t *tmp_room(imp *m, worker *
     return tmp_room_slow(m, wk, b, k);
 }
 
+/* Direct: next, the id at the chunk's next index, is not the object's id.
+ * It may be a class's, whose index lies inside the run (a hole,
+ * edges_direct): its references' places are kept at that index
+ * (edge_start) for write_classes, and the object's id is looked for at the
+ * index after.  The object's index, or IDMAP_NONE where next is no class
+ * (the dump changed between the passes) or the run ends first.  Off the
+ * hot path: a dump has a hole per class, its instances millions. */
+typedef struct holes_passed {
+    uint32_t idx;            /* the object's index, or IDMAP_NONE */
+    uint64_t objects, tmp_n; /* the run's indices and references, the holes counted */
+} holes_passed;
+
+__attribute__((noinline)) static holes_passed past_holes(imp *m, const _gcs_idmap *map, _gcs_idmap_cursor *cur,
+                                                         uint64_t next, uint64_t id, uint64_t first_index,
+                                                         uint64_t run, uint64_t objects, uint64_t tmp_n,
+                                                         uint64_t tmp_end)
+{
+    holes_passed h = {IDMAP_NONE, objects, tmp_n};
+    for (;;) {
+        const cls *c = class_find(m, next);
+        if (!c || !c->dumped || 2 + c->nstatics > tmp_end - h.tmp_n)
+            return h;
+        gcs_assert_internal(m->class_edge[c - (const cls *)m->classes.p] == UINT64_MAX);
+        m->g->edge_start[first_index + h.objects] = h.tmp_n;
+        h.tmp_n += 2 + c->nstatics;
+        if (++h.objects >= run)
+            return h;
+        next = _gcs_idmap_next(map, cur);
+        if (next == id) {
+            h.idx = (uint32_t)(first_index + h.objects);
+            return h;
+        }
+    }
+}
+
 /* The index of the object with id, the next one of the chunk w reads, or
  * IDMAP_NONE.  Direct, the chunk's objects are a run of indices whose ids
  * pass 1 saw in this order: the next index, once the id is checked to be
@@ -693,8 +756,16 @@ __attribute__((always_inline)) static inline uint32_t object_index(imp *m, pass2
 {
     if (!m->direct)
         return _gcs_idmap_find_hw(&m->map, id, hw);
-    if (w->objects >= w->chunk_objects || _gcs_idmap_next(&m->map, &w->cur) != id)
+    if (w->objects >= w->chunk_objects)
         return IDMAP_NONE;
+    uint64_t next = _gcs_idmap_next(&m->map, &w->cur);
+    if (next != id) {
+        holes_passed h = past_holes(m, &m->map, &w->cur, next, id, w->first_index, w->chunk_objects, w->objects,
+                                    w->tmp_n, w->tmp_end);
+        w->objects = h.objects;
+        w->tmp_n = h.tmp_n;
+        return h.idx;
+    }
     return (uint32_t)(w->first_index + w->objects);
 }
 
@@ -790,10 +861,11 @@ static int class_dump(imp *m, hr *r, pass2 *w, uint64_t off, uint64_t seg_end)
         c->dumped = 1;
         c->super = super;
         c->loader = loader;
-        if (note_object(m, id, off, seg_end) < 0)
+        if (note_object(m, id, off, seg_end, 1) < 0)
             return hr_fail(r, off, "out of memory");
         m->rep.classes++;
         m->cur_fixed_refs += 2;
+        m->cur_class_refs += 2;
     } else {
         c = class_find(m, id);
     }
@@ -873,8 +945,13 @@ static int class_dump(imp *m, hr *r, pass2 *w, uint64_t off, uint64_t seg_end)
     if (pass == 1) {
         m->nfields_total += 2 + nstatic_refs;
         m->cur_fixed_refs += nstatic_refs;
+        m->cur_class_refs += nstatic_refs;
         return 0;
     }
+    /* Direct, the mirror is written after pass 2 (write_classes), at the
+     * place the run that holds its index kept for it. */
+    if (m->direct)
+        return 0;
     /* pass 2: the mirror */
     cls *jlc = m->jlc < m->classes.n ? (cls *)m->classes.p + m->jlc : NULL;
     uint64_t size = align8((jlc ? jlc->jvm_size : m->hdr) + c->static_bytes);
@@ -1098,8 +1175,19 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
         uint64_t oid = read_id(p + 1, id);
         uint32_t idx;
         if (direct) {
-            idx = objects < chunk_objects && _gcs_idmap_next(&map, &cur) == oid ? (uint32_t)(first_index + objects)
-                                                                               : IDMAP_NONE;
+            idx = IDMAP_NONE;
+            if (objects < chunk_objects) {
+                uint64_t next = _gcs_idmap_next(&map, &cur);
+                if (next == oid) {
+                    idx = (uint32_t)(first_index + objects);
+                } else {
+                    holes_passed h = past_holes(m, &map, &cur, next, oid, first_index, chunk_objects, objects,
+                                                tmp_n, tmp_end);
+                    idx = h.idx;
+                    objects = h.objects;
+                    tmp_n = h.tmp_n;
+                }
+            }
         } else {
             idx = _gcs_idmap_find_hw(&map, oid, hw);
         }
@@ -1257,7 +1345,7 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
                     m->last_cid = cid;
                     m->last_cls = (size_t)(c - (cls *)m->classes.p);
                 }
-                if (!c || note_object(m, oid, off, end) < 0)
+                if (!c || note_object(m, oid, off, end, 0) < 0)
                     return hr_fail(r, off, "out of memory");
                 c->instances++;
                 if (!c->chunk_count++) {
@@ -1313,7 +1401,7 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
             if (off + 1 + fixed + n * id > end)
                 return hr_fail(r, off, "object array dump runs past the end of its segment");
             if (pass == 1) {
-                if (note_object(m, oid, off, end) < 0)
+                if (note_object(m, oid, off, end, 0) < 0)
                     return hr_fail(r, off, "out of memory");
                 m->nfields_total += n;
                 m->cur_fixed_refs += n;
@@ -1359,7 +1447,7 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
             if (off + 1 + fixed + data > end)
                 return hr_fail(r, off, "primitive array dump runs past the end of its segment");
             if (pass == 1) {
-                if (note_object(m, oid, off, end) < 0)
+                if (note_object(m, oid, off, end, 0) < 0)
                     return hr_fail(r, off, "out of memory");
                 m->rep.primitive_arrays++;
             } else if (place(m, w, oid, off, align8(m->ahdr + n * prim_size[et]), 0, m->prim_type[et]) < 0) {
@@ -1499,14 +1587,15 @@ static int run_chunk(imp *m, pass2 *w, const chunk *c)
             return -1;
         }
     }
-    if (w->objects != c->objects || w->tmp_n != w->tmp_end) {
+    uint64_t objects = m->direct ? c->run : c->objects, refs = m->direct ? c->run_refs : c->refs;
+    if (w->objects != objects || w->tmp_n != w->tmp_end) {
         char msg[200];
         snprintf(msg, sizeof msg,
                  "the second pass found %llu objects and %llu references here, the first %llu and %llu (the dump "
                  "changed?)",
                  (unsigned long long)w->objects,
                  (unsigned long long)(w->tmp_n - c->tmp_base - (m->direct ? 0 : TMP_HEADER * w->objects)),
-                 (unsigned long long)c->objects, (unsigned long long)c->refs);
+                 (unsigned long long)objects, (unsigned long long)refs);
         return hr_fail(r, c->start, msg);
     }
     return 0;
@@ -1584,12 +1673,12 @@ static void pass2_worker(void *arg, int t)
         int ahead = lookahead_choice(wk, c);
         pass2 w = {.r = &wk->r,
                    .tmp_n = c->tmp_base,
-                   .tmp_end = c->tmp_base + c->refs + (m->direct ? 0 : TMP_HEADER * c->objects),
+                   .tmp_end = c->tmp_base + (m->direct ? c->run_refs : c->refs + TMP_HEADER * c->objects),
                    .wk = wk,
                    .first_index = c->first_index,
-                   .chunk_objects = c->objects,
+                   .chunk_objects = m->direct ? c->run : c->objects,
                    .ahead = ahead};
-        if (m->direct && c->objects)
+        if (m->direct && c->run)
             _gcs_idmap_seek(&m->map, c->first_id, c->first_index, &w.cur);
         double t0 = thread_cpu();
         if (open_chunk(m, &wk->r, c) < 0 || run_chunk(m, &w, c) < 0) {
@@ -1885,6 +1974,7 @@ static void imp_free(imp *m)
     free(m->statics.p);
     free(m->refs.p);
     free(m->rootids.p);
+    free(m->class_edge);
     free(m->ids.p);
     _gcs_idmap_free(&m->map);
     free(m->chunks.p);
@@ -2020,10 +2110,16 @@ static void chunk_slices(imp *m)
 }
 
 /* Whether pass 2 may write the edges into the snapshot directly
- * (note_object): every chunk's objects are in address order and hold a
- * contiguous range of indices, and these ranges tile the indices; each
- * chunk's edges then start after those of the chunks whose range is below
- * its own, and its slice is moved there. */
+ * (note_object): every chunk's objects other than classes are in address
+ * order and, with the classes whose index falls between them (holes: a
+ * HotSpot dump writes every class first, its id the mirror's address among
+ * the instances), hold a run of consecutive indices; these runs and the
+ * classes outside them tile the indices.  Each chunk's edges then start
+ * after those of everything whose indices are below its run's, and its
+ * slice is moved there: its objects' references and its holes' (whose
+ * places the worker keeps as it passes them, past_holes); a class outside
+ * every run gets its place here (class_edge).  Classes are written after
+ * pass 2 from what pass 1 kept of them (write_classes). */
 typedef struct chunk_at {
     uint64_t first;
     size_t k;
@@ -2038,62 +2134,128 @@ static int cmp_chunk_at(const void *a, const void *b)
 static int edges_direct(imp *m)
 {
     chunk *cs = m->chunks.p;
-    size_t nc = m->chunks.n, k2 = 0;
+    cls *cl = m->classes.p;
+    size_t nc = m->chunks.n, ncl = m->classes.n, k2 = 0, nh = 0;
     if (!m->ordered)
         return 0;
-    chunk_at *at = malloc((nc ? nc : 1) * sizeof *at);
-    if (!at)
-        return 0;
-    for (size_t k = 0; k < nc; k++) {
-        if (!cs[k].objects)
+    chunk_at *at = malloc((nc ? nc : 1) * sizeof *at), *holes = malloc((ncl ? ncl : 1) * sizeof *holes);
+    m->class_edge = malloc((ncl ? ncl : 1) * sizeof *m->class_edge);
+    int ok = at && holes && m->class_edge;
+    /* the classes by index (chunk_at: the index, the class) */
+    for (size_t k = 0; ok && k < ncl; k++) {
+        m->class_edge[k] = UINT64_MAX;
+        if (!cl[k].dumped)
+            continue;
+        uint32_t idx = _gcs_idmap_find(&m->map, cl[k].id);
+        ok = idx != IDMAP_NONE;
+        holes[nh++] = (chunk_at){idx, k};
+    }
+    if (ok)
+        qsort(holes, nh, sizeof *holes, cmp_chunk_at);
+    /* each chunk's run: from its first object but classes to its last */
+    for (size_t k = 0; ok && k < nc; k++) {
+        cs[k].run = cs[k].run_refs = 0;
+        if (cs[k].objects == cs[k].classes)
             continue;
         uint32_t fi = _gcs_idmap_find(&m->map, cs[k].first_id), li = _gcs_idmap_find(&m->map, cs[k].last_id);
-        if (fi == IDMAP_NONE || li == IDMAP_NONE || li < fi || (uint64_t)(li - fi) + 1 != cs[k].objects) {
-            free(at);
-            return 0;
+        ok = fi != IDMAP_NONE && li != IDMAP_NONE && li >= fi;
+        if (ok) {
+            cs[k].first_index = fi;
+            cs[k].run = (uint64_t)(li - fi) + 1;
+            cs[k].run_refs = cs[k].refs - cs[k].class_refs;
+            at[k2++] = (chunk_at){fi, k};
         }
-        at[k2++] = (chunk_at){fi, k};
     }
-    qsort(at, k2, sizeof *at, cmp_chunk_at);
+    if (ok)
+        qsort(at, k2, sizeof *at, cmp_chunk_at);
+    /* the runs and the classes between them tile the indices; each class
+     * inside a run is one of its holes */
     uint64_t next = 0, base = 0;
-    for (size_t j = 0; j < k2; j++) {
-        if (at[j].first != next) {
-            free(at);
-            return 0;
+    size_t h = 0;
+    for (size_t j = 0; ok && j <= k2; j++) {
+        uint64_t first = j < k2 ? at[j].first : m->map.n;
+        for (; ok && h < nh && holes[h].first < first; h++) { /* classes outside every run */
+            ok = holes[h].first == next;
+            m->class_edge[holes[h].k] = base;
+            base += 2 + cl[holes[h].k].nstatics;
+            next++;
         }
-        next += cs[at[j].k].objects;
+        if (!ok || j == k2)
+            break;
+        chunk *c = &cs[at[j].k];
+        ok = first == next;
+        uint64_t end = first + c->run, inside = 0;
+        for (; ok && h < nh && holes[h].first < end; h++, inside++)
+            c->run_refs += 2 + cl[holes[h].k].nstatics;
+        ok = ok && c->run == c->objects - c->classes + inside;
+        c->tmp_base = base;
+        base += c->run_refs;
+        next = end;
     }
-    if (next != m->map.n) {
-        free(at);
+    ok = ok && h == nh && next == m->map.n;
+    free(at);
+    free(holes);
+    if (!ok) {
+        free(m->class_edge);
+        m->class_edge = NULL;
         return 0;
     }
-    for (size_t j = 0; j < k2; j++) {
-        cs[at[j].k].first_index = at[j].first;
-        cs[at[j].k].tmp_base = base;
-        base += cs[at[j].k].refs;
-    }
-    free(at);
     gcs_assert_internal(base == m->nfields_total);
     return 1;
 }
 
-/* Whether the chunks' runs of indices (edges_direct) follow each other in
- * the file as in the index: pass 1's ids, in file order, are then the
- * objects' in index order. */
-static int chunks_in_index_order(const imp *m)
+/* Direct: each class's mirror at its index, as class_dump places it
+ * otherwise: its size and type, and its edges (superclass, loader, static
+ * references) at the place its run kept (past_holes) or edges_direct gave
+ * it.  -1 with err set when a hole was not passed (the dump changed). */
+static int write_classes(imp *m, gcs_err *err)
 {
-    const chunk *cs = m->chunks.p;
-    uint64_t next = 0;
-    for (size_t k = 0; k < m->chunks.n; k++) {
-        if (cs[k].objects && cs[k].first_index != next)
-            return 0;
-        next += cs[k].objects;
+    gcs_snapshot *g = m->g;
+    const cls *cl = m->classes.p, *jlc = m->jlc < m->classes.n ? cl + m->jlc : NULL;
+    const uint64_t *sv = m->statics.p;
+    for (size_t k = 0; k < m->classes.n; k++) {
+        const cls *c = &cl[k];
+        if (!c->dumped)
+            continue;
+        uint32_t idx = _gcs_idmap_find(&m->map, c->id);
+        gcs_assert_internal(idx != IDMAP_NONE);
+        if (m->class_edge[k] != UINT64_MAX)
+            g->edge_start[idx] = m->class_edge[k];
+        uint64_t size = align8((jlc ? jlc->jvm_size : m->hdr) + c->static_bytes);
+        uint64_t nptrs = 2 + c->nstatics, payload = (size - 8 + 7) / 8, words = payload > nptrs ? payload : nptrs;
+        if (words == 0)
+            words = 1;
+        if (words > UINT32_MAX || nptrs > UINT32_MAX || g->edge_start[idx] + nptrs > m->nfields_total) {
+            gcs_err_set(err, "%s: class 0x%llx: no place for its references (the dump changed?)", m->r.name,
+                        (unsigned long long)c->id);
+            return -1;
+        }
+        g->words[idx] = (uint32_t)words;
+        g->nptrs[idx] = (uint32_t)nptrs;
+        g->type[idx] = m->class_type;
+        uint32_t *out = g->edges + g->edge_start[idx];
+        for (uint64_t j = 0; j < nptrs; j++) {
+            uint64_t ref = j == 0 ? c->super : j == 1 ? c->loader : sv[c->static_start + j - 2];
+            uint32_t t = GCS_SNAPSHOT_NULL;
+            if (ref) {
+                t = _gcs_idmap_find(&m->map, ref);
+                if (t == IDMAP_NONE) {
+                    m->rep.missing_refs++;
+                    t = GCS_SNAPSHOT_NULL;
+                } else {
+                    m->rep.references++;
+                }
+            }
+            out[j] = t;
+        }
+        m->rep.jvm_bytes += size;
     }
-    return 1;
+    return 0;
 }
 
 /* Pass 1's ids, for the snapshot to take over as its addr[] where they are
- * in index order (addr_ids; place_addresses turns each into its address in
+ * in index order (addr_ids: direct, every id above the one before in file
+ * order; place_addresses turns each into its address in
  * place): 8 B per object of pages touched already, rather than as many
  * fresh ones the kernel must clear.  Otherwise freed: NULL. */
 static uint64_t *ids_as_addr(imp *m)
@@ -2327,6 +2489,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->gzi.span = m->chunk_bytes;
     m->cut_at = &m->cut_plain;
     m->ordered = 1;
+    m->ids_ascending = 1;
     gcs_snapshot *g = NULL;
     gcs_err e2;
 
@@ -2353,8 +2516,8 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
         goto fail;
     }
     uint64_t dup;
-    m->id_range.ascending = m->ordered; /* at most a few descents, each a cut (note_object) */
-    int keep = m->ordered; /* they may become addr[] (ids_as_addr) */
+    m->id_range.ascending = m->ids_ascending;
+    int keep = m->ids_ascending; /* they may become addr[] (ids_as_addr) */
     int built = _gcs_idmap_build(&m->map, m->ids.p, n, &m->id_range, keep, &dup);
     if (built != 0 || !keep || m->map.sorted)
         m->ids.p = NULL; /* the map has them */
@@ -2385,7 +2548,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->direct = edges_direct(m);
     m->popcnt = _gcs_cpu_popcnt();
     uint64_t nroots = m->rootids.n + m->rep.classes;
-    m->addr_ids = m->direct && m->ids.p && chunks_in_index_order(m);
+    m->addr_ids = m->direct && m->ids.p && m->ids_ascending;
     /* pass 2 writes every type; the snapshot takes the ids over, or they are freed */
     g = _gcs_snapshot_new_filled(n, m->nfields_total, nroots, ids_as_addr(m), &e2);
     if (!g) {
@@ -2409,7 +2572,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     /* pass 2 */
     if (between_passes)
         between_passes(between_arg);
-    if (pass2_run(m, err) < 0)
+    if (pass2_run(m, err) < 0 || (m->direct && write_classes(m, err) < 0))
         goto fail;
     m->rep.passes = 2;
     if (edges_in_order(m, err) < 0)

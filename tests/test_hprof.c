@@ -181,6 +181,38 @@ static void test_order_alike(void **state)
     }
 }
 
+/* Class mirrors among the instances, every class dumped first (HotSpot):
+ * in address order the classes are holes in the runs of the chunks that
+ * hold their indices, or lie between two runs (formats/hprof.c,
+ * edges_direct), written after pass 2 -- alike to the same dump shuffled,
+ * which takes the temporary edges; on chunks of many sizes, so that a
+ * mirror falls inside a run, at a run's edge and between runs; on 1 and 4
+ * threads. */
+static void test_mirrors_among_instances(void **state)
+{
+    (void)state;
+    static const size_t chunks[] = {0, 8192, 1000, 700};
+    for (int shape = HG_LIST; shape <= HG_TREE; shape++) { /* the random graph's edges follow the order */
+        hgen a = hprof_generate_mirrors(shape, 30000, 3, 0, 64 << 10, 5);
+        hgen s = hprof_generate_mirrors(shape, 30000, 3, 1, 64 << 10, 5);
+        gcs_heapdump_report rs, ra;
+        gcs_snapshot *gs = import_with(&s, NULL, 1, 0, &rs);
+        for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
+            for (int t = 1; t <= 4; t += 3) {
+                gcs_snapshot *ga = import_with(&a, NULL, t, chunks[c], &ra);
+                ra.dump_bytes = rs.dump_bytes; /* the segments differ a little */
+                assert_same(ga, gs, &ra, &rs);
+                gcs_snapshot_free(ga);
+            }
+        gcs_snapshot_free(gs);
+        free(a.p);
+        free(s.p);
+    }
+    hgen r = hprof_generate_mirrors(HG_RANDOM, 30000, 3, 0, 64 << 10, 5);
+    check_parallel(&r, NULL, 700);
+    free(r.p);
+}
+
 /* Records too big for a bucket's block (an extent of their own, formats/
  * hprof.c's tmp_room): instances of 300 references and arrays of 300,
  * shuffled, on 1 and 4 threads and on chunks of a few records. */
@@ -388,7 +420,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parallel_shuffled), cmocka_unit_test(test_parallel_random),
         cmocka_unit_test(test_parallel_files),    cmocka_unit_test(test_order_alike),
-        cmocka_unit_test(test_big_records),
+        cmocka_unit_test(test_big_records),       cmocka_unit_test(test_mirrors_among_instances),
         cmocka_unit_test(test_sparse_ids),        cmocka_unit_test(test_first_error),
         cmocka_unit_test(test_dumped_twice),      cmocka_unit_test(test_gzip_damage),
         cmocka_unit_test(test_changed_between_passes),

@@ -216,10 +216,15 @@ static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint
  *
  * hprof_generate_spread() writes the same with the objects gap bytes apart
  * (the classes still just below the first): ids that are not dense, as a
- * heap of huge objects or scattered regions has them. */
+ * heap of huge objects or scattered regions has them.
+ *
+ * hprof_generate_mirrors() puts two of the three classes' ids among the
+ * objects', 8 bytes after objects n/3 and 2n/3, as a HotSpot heap holds its
+ * class mirrors among the instances while its dump writes every class
+ * first (formats/hprof.c's holes). */
 enum { HG_LIST, HG_TREE, HG_RANDOM };
-static inline hgen hprof_generate_spread(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
-                                         uint64_t seed, uint64_t gap)
+static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
+                                         uint64_t seed, uint64_t gap, int mirrors)
 {
     if (shape == HG_LIST)
         nref = 1;
@@ -234,8 +239,9 @@ static inline hgen hprof_generate_spread(int shape, uint64_t n, uint32_t nref, i
     hg_u4(&g, 8);
     hg_id(&g, 1700000000000ull);
     /* the classes just below the objects, as their mirrors lie in a real heap */
-    const uint64_t BASE = 0x700000000ull, C_OBJ = BASE - 0x300, C_CLASS = C_OBJ + 0x100, C_NODE = C_OBJ + 0x200,
-                   STRIDE = gap ? gap : (16 + 4 * (uint64_t)nref + 4 + 7) & ~7ull;
+    const uint64_t BASE = 0x700000000ull, STRIDE = gap ? gap : (16 + 4 * (uint64_t)nref + 4 + 7) & ~7ull;
+    const uint64_t C_OBJ = BASE - 0x300, C_CLASS = mirrors ? BASE + n / 3 * STRIDE + 8 : C_OBJ + 0x100,
+                   C_NODE = mirrors ? BASE + 2 * n / 3 * STRIDE + 8 : C_OBJ + 0x200;
     hg_string(&g, 1, "java/lang/Object");
     hg_string(&g, 2, "java/lang/Class");
     hg_string(&g, 3, "Node");
@@ -299,6 +305,18 @@ static inline hgen hprof_generate_spread(int shape, uint64_t n, uint32_t nref, i
     hg_seg_close(&g);
     hg_record(&g, 0x2C, 0);
     return g;
+}
+
+static inline hgen hprof_generate_spread(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
+                                         uint64_t seed, uint64_t gap)
+{
+    return hprof_generate_layout(shape, n, nref, shuffled, seg_bytes, seed, gap, 0);
+}
+
+static inline hgen hprof_generate_mirrors(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
+                                          uint64_t seed)
+{
+    return hprof_generate_layout(shape, n, nref, shuffled, seg_bytes, seed, 0, 1);
 }
 
 static inline hgen hprof_generate_shape(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,

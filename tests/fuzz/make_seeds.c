@@ -110,6 +110,11 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/gen-%d.hprof", argv[2], k);
         write_seed(path, h.p, h.n);
         free(h.p);
+        /* classes among the instances, dumped first (HotSpot's order) */
+        h = hprof_generate_mirrors(k, nh[k] + 20, 2, 0, 256, (uint64_t)k + 3);
+        snprintf(path, sizeof path, "%s/mirrors-%d.hprof", argv[2], k);
+        write_seed(path, h.p, h.n);
+        free(h.p);
         if (argc == 4) {
             v8gen v = v8_generate(k, nv[k], 3, (uint64_t)k + 3);
             snprintf(path, sizeof path, "%s/gen-%d.heapsnapshot", argv[3], k);
