@@ -2169,7 +2169,10 @@ static int edges_direct(imp *m)
     if (ok)
         qsort(at, k2, sizeof *at, cmp_chunk_at);
     /* the runs and the classes between them tile the indices; each class
-     * inside a run is one of its holes */
+     * inside a run is one of its holes.  A walk that fails leaves some
+     * chunks' first_index, run and tmp_base changed: only the direct path
+     * reads the first two, and out of order tmp_base only starts pass 2's
+     * count of a chunk's words (test_interleaved_runs). */
     uint64_t next = 0, base = 0;
     size_t h = 0;
     for (size_t j = 0; ok && j <= k2; j++) {

@@ -173,6 +173,32 @@ static void assert_imports_as(const hgen *d, int threads, size_t chunk, const gc
     gcs_snapshot_free(h);
 }
 
+/* assert_imports_as on chunks of many sizes (so that a class among the
+ * objects falls inside a run, at a run's edge and between runs, and a cut
+ * falls anywhere) and on 1 and 4 threads. */
+static void assert_imports_as_everywhere(const hgen *d, const gcs_snapshot *g, const gcs_heapdump_report *rg)
+{
+    static const size_t chunks[] = {0, 8192, 1000, 700};
+    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
+        for (int t = 1; t <= 4; t += 3)
+            assert_imports_as(d, t, chunks[c], g, rg);
+}
+
+/* One graph (hprof_generate_layout's shape, n objects, classes below the
+ * objects or among them) written in two orders: the second imports
+ * everywhere as the first does on one thread. */
+static void orders_alike(int shape, uint64_t n, int mirrors, int first_order, int second_order)
+{
+    hgen a = hprof_generate_layout(shape, n, 3, first_order, 64 << 10, 5, 0, mirrors);
+    hgen b = hprof_generate_layout(shape, n, 3, second_order, 64 << 10, 5, 0, mirrors);
+    gcs_heapdump_report ra;
+    gcs_snapshot *ga = import_with(&a, NULL, 1, 0, &ra);
+    assert_imports_as_everywhere(&b, ga, &ra);
+    gcs_snapshot_free(ga);
+    free(a.p);
+    free(b.p);
+}
+
 /* The same graph in address order (each chunk a run of indices: pass 2
  * writes the snapshot's edges in place) and shuffled (through the
  * temporary edges, the headers placed at random) imports alike. */
@@ -195,28 +221,29 @@ static void test_order_alike(void **state)
  * in address order the classes are holes in the runs of the chunks that
  * hold their indices, or lie between two runs (formats/hprof.c,
  * edges_direct), written after pass 2 -- alike to the same dump shuffled,
- * which takes the temporary edges; on chunks of many sizes, so that a
- * mirror falls inside a run, at a run's edge and between runs; on 1 and 4
- * threads. */
+ * which takes the temporary edges. */
 static void test_mirrors_among_instances(void **state)
 {
     (void)state;
-    static const size_t chunks[] = {0, 8192, 1000, 700};
-    for (int shape = HG_LIST; shape <= HG_TREE; shape++) { /* the random graph's edges follow the order */
-        hgen a = hprof_generate_mirrors(shape, 30000, 3, 0, 64 << 10, 5);
-        hgen s = hprof_generate_mirrors(shape, 30000, 3, 1, 64 << 10, 5);
-        gcs_heapdump_report rs;
-        gcs_snapshot *gs = import_with(&s, NULL, 1, 0, &rs);
-        for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
-            for (int t = 1; t <= 4; t += 3)
-                assert_imports_as(&a, t, chunks[c], gs, &rs);
-        gcs_snapshot_free(gs);
-        free(a.p);
-        free(s.p);
-    }
+    for (int shape = HG_LIST; shape <= HG_TREE; shape++) /* the random graph's edges follow the order */
+        orders_alike(shape, 30000, 1, 1, 0);                /* shuffled, then address order */
     hgen r = hprof_generate_mirrors(HG_RANDOM, 30000, 3, 0, 64 << 10, 5);
     check_parallel(&r, NULL, 700);
     free(r.p);
+}
+
+/* Two runs, each in address order, whose ranges overlap (the even objects,
+ * then the odd): pass 1 cuts the chunks at the one descent, but their
+ * runs do not tile the indices, so the dump takes the temporary edges --
+ * with each chunk's slice of them as pass 1 sized it, whatever the test
+ * of the runs (edges_direct) looked at before it failed; with classes
+ * below the objects and among them. */
+static void test_interleaved_runs(void **state)
+{
+    (void)state;
+    for (int mirrors = 0; mirrors <= 1; mirrors++)
+        for (int shape = HG_LIST; shape <= HG_TREE; shape++)
+            orders_alike(shape, 20001, mirrors, 0, HG_INTERLEAVED);
 }
 
 /* Records too big for a bucket's block (an extent of their own, formats/
@@ -427,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_parallel_shuffled), cmocka_unit_test(test_parallel_random),
         cmocka_unit_test(test_parallel_files),    cmocka_unit_test(test_order_alike),
         cmocka_unit_test(test_big_records),       cmocka_unit_test(test_mirrors_among_instances),
+        cmocka_unit_test(test_interleaved_runs),
         cmocka_unit_test(test_sparse_ids),        cmocka_unit_test(test_first_error),
         cmocka_unit_test(test_dumped_twice),      cmocka_unit_test(test_gzip_damage),
         cmocka_unit_test(test_changed_between_passes),

@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -377,17 +378,13 @@ int main(int argc, char **argv)
                "extra MB", "B/obj", "/bar");
     int first = 1;
     for (int f = 0; f < nfiles; f++) {
-        FILE *fp = fopen(files[f], "rb");
-        unsigned char magic[2] = {0, 0};
-        if (!fp || fseek(fp, 0, SEEK_END) < 0)
+        struct stat sb;
+        if (stat(files[f], &sb) != 0)
             die("--file: cannot read the dump");
-        uint64_t size = (uint64_t)ftell(fp);
-        rewind(fp);
-        int gz = fread(magic, 1, 2, fp) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-        fclose(fp);
         const char *base = strrchr(files[f], '/') ? strrchr(files[f], '/') + 1 : files[f];
         hgen none = {0};
-        result r = measure(base, gz ? "gz" : "file", &none, files[f], size, reps);
+        result r = measure(base, _gcs_heapdump_gzipped(files[f]) ? "gz" : "file", &none, files[f],
+                           (uint64_t)sb.st_size, reps);
         print_row(&r, json, &first);
     }
     char *sl = strdup(nfiles ? "" : shapes);

@@ -212,7 +212,9 @@ static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint
  * align8(16 + 4 * nref + 4) bytes apart from 0x700000000 and the classes
  * just below (8-byte ids; a large gap would slow the importer's id
  * directory, docs/heap-dumps.md), written in address order or, shuffled !=
- * 0, in a shuffled order (a parallel dump).
+ * 0, in a shuffled order (a parallel dump); shuffled == HG_INTERLEAVED and
+ * n odd: the even objects in address order, then the odd ones (two runs,
+ * each in order, whose address ranges overlap).
  *
  * hprof_generate_spread() writes the same with the objects gap bytes apart
  * (the classes still just below the first): ids that are not dense, as a
@@ -223,6 +225,7 @@ static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint
  * class mirrors among the instances while its dump writes every class
  * first (formats/hprof.c's holes). */
 enum { HG_LIST, HG_TREE, HG_RANDOM };
+enum { HG_INTERLEAVED = 2 }; /* the shuffled argument's interleaved order */
 static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
                                          uint64_t seed, uint64_t gap, int mirrors)
 {
@@ -271,7 +274,9 @@ static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, i
         }
     }
     uint64_t s = seed | 1, start = 0, stride = 1;
-    if (shuffled && n > 2) { /* a random start, then a stride coprime to n */
+    if (shuffled == HG_INTERLEAVED && n % 2) { /* the even objects, then the odd ones */
+        stride = 2;
+    } else if (shuffled && n > 2) { /* a random start, then a stride coprime to n */
         start = hg_rnd(&s) % n;
         for (;;) {
             stride = hg_rnd(&s) % (n - 1) + 1;
