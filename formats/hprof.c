@@ -264,6 +264,9 @@ typedef struct pass2 {
     _gcs_idmap_cursor cur;
     uint64_t cid;            /* the class of the last instance read */
     const cls *c;
+    uint64_t acid;           /* the class of the last object array read, if ac_known */
+    const cls *ac;
+    int ac_known;
     /* the look-ahead (prefetch_ahead): a cursor, records ahead of the
      * one being read, and the class of its last instance */
     int ahead;               /* look ahead (lookahead_choice) */
@@ -596,30 +599,38 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
  * or that the ids' vector has no room for -- that record takes the generic
  * path, which reports any error, so that every dump imports (or fails) as
  * it would without the run.  The records taken. */
-static uint64_t instance_run(imp *m, hr *r, uint64_t end)
+/* The loop of instance_run and array_run: records of tag (and, for
+ * instances, of class cid) from the stream's position, each one's id kept
+ * as note_object keeps it, until one that the generic path must take; the
+ * records taken; *elements: the arrays' element count.  tag is a constant
+ * at each call, so each is compiled for its own. */
+__attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint64_t end, uint8_t tag, uint64_t cid,
+                                                             uint64_t *elements)
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
-    const uint64_t cid = m->last_cid, cut = *m->cut_at;
-    if (!cid) /* no instance read yet (and maybe no class: classes.p NULL) */
-        return 0;
-    cls *c = (cls *)m->classes.p + m->last_cls;
-    if (!c->chunk_count)
-        return 0;
     uint64_t *ids = (uint64_t *)m->ids.p + m->ids.n, room = m->ids.cap - m->ids.n, k = 0, last = m->cur_last;
-    uint64_t any = m->last_any; /* the last id of any object (note_object) */
+    uint64_t any = m->last_any, count = 0; /* the last id of any object (note_object) */
     int ascending = m->ids_ascending;
-    const uint64_t id0 = ((uint64_t *)m->ids.p)[0]; /* the last instance's id is kept: ids.n > 0 */
+    const uint64_t id0 = ((uint64_t *)m->ids.p)[0]; /* ids.n > 0: the callers' object before the run */
     uint64_t diff = m->id_range.diff, lo = m->id_range.lo, hi = m->id_range.hi;
     const int ordered = m->ordered; /* else note_object cuts no more: any id may follow */
     const uint8_t *buf = r->buf;
     size_t pos = r->pos, len = r->len;
-    uint64_t lim = end < cut ? end : cut; /* offsets a run's record may start below */
+    const uint64_t cut = *m->cut_at, lim = end < cut ? end : cut; /* offsets a run's record may start below */
     while (k < room && len - pos >= fixed && r->base + pos < lim) {
         const uint8_t *p = buf + pos;
         __builtin_prefetch(p + READ_AHEAD);
-        if (p[0] != S_INSTANCE_DUMP || get_id(m, p + 1 + id + 4) != cid)
+        if (p[0] != tag)
             break;
-        uint64_t oid = get_id(m, p + 1), rec = fixed + be32(p + 1 + 2 * id + 4);
+        uint64_t oid = get_id(m, p + 1), n = 0, rec;
+        if (tag == S_INSTANCE_DUMP) {
+            if (get_id(m, p + 1 + id + 4) != cid)
+                break;
+            rec = fixed + be32(p + 1 + 2 * id + 4);
+        } else {
+            n = be32(p + 1 + id + 4);
+            rec = fixed + n * id;
+        }
         if ((ordered && oid < last) || len - pos < rec || r->base + pos + rec > end)
             break;
         ascending &= oid > any;
@@ -627,6 +638,7 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
         diff |= oid - id0;
         lo = oid < lo ? oid : lo;
         hi = oid > hi ? oid : hi;
+        count += n;
         pos += rec;
     }
     m->id_range.diff = diff;
@@ -638,9 +650,41 @@ static uint64_t instance_run(imp *m, hr *r, uint64_t end)
     m->cur_last = last;
     m->last_any = any;
     m->ids_ascending = ascending;
+    *elements = count;
+    return k;
+}
+
+static uint64_t instance_run(imp *m, hr *r, uint64_t end)
+{
+    const uint64_t cid = m->last_cid;
+    if (!cid) /* no instance read yet (and maybe no class: classes.p NULL) */
+        return 0;
+    cls *c = (cls *)m->classes.p + m->last_cls;
+    if (!c->chunk_count) /* the class's first instance in this chunk: the generic path's */
+        return 0;
+    uint64_t none, k = id_run(m, r, end, S_INSTANCE_DUMP, cid, &none);
     c->instances += k;
     c->chunk_count += (uint32_t)k;
     m->rep.instances += k;
+    return k;
+}
+
+/* Pass 1 over a run of object array dumps, from the stream's position:
+ * each one's id kept and its elements counted, as the generic path does,
+ * nothing else parsed.  A graph of arrays (a Java program's Node[] per
+ * node, an ArrayList's Object[]) dumps them side by side, and there the
+ * generic path's per-record dispatch and checks cost more than the work.
+ * It stops where instance_run stops (the same reasons), and before the
+ * chunk's first object, which the generic path notes (note_object's start
+ * of a chunk).  The records taken. */
+static uint64_t array_run(imp *m, hr *r, uint64_t end)
+{
+    if (m->cur_objects == m->cur_classes) /* none yet in this chunk (and maybe none at all: ids.n 0) */
+        return 0;
+    uint64_t elements, k = id_run(m, r, end, S_OBJ_ARRAY_DUMP, 0, &elements);
+    m->nfields_total += elements;
+    m->cur_fixed_refs += elements;
+    m->rep.object_arrays += k;
     return k;
 }
 
@@ -746,6 +790,43 @@ __attribute__((noinline)) static holes_passed past_holes(imp *m, const _gcs_idma
     }
 }
 
+/* Direct: the index of the chunk's next object, whose id is oid -- the
+ * cursor's next id, past any class holes (past_holes) -- or IDMAP_NONE
+ * where the chunk's run has ended or oid is not that id (the dump changed
+ * between the passes).  objects and tmp_n: the chunk's counts so far,
+ * advanced past the holes. */
+__attribute__((always_inline)) static inline uint32_t run_index(imp *m, const _gcs_idmap *map, _gcs_idmap_cursor *cur,
+                                                                uint64_t oid, uint64_t first_index,
+                                                                uint64_t chunk_objects, uint64_t *objects,
+                                                                uint64_t *tmp_n, uint64_t tmp_end)
+{
+    if (*objects >= chunk_objects)
+        return IDMAP_NONE;
+    uint64_t next = _gcs_idmap_next(map, cur);
+    if (next == oid)
+        return (uint32_t)(first_index + *objects);
+    holes_passed h = past_holes(m, map, cur, next, oid, first_index, chunk_objects, *objects, *tmp_n, tmp_end);
+    *objects = h.objects;
+    *tmp_n = h.tmp_n;
+    return h.idx;
+}
+
+/* A reference's index in the snapshot: NULL stays NULL, and one to an
+ * object the dump lacks becomes NULL, counted in *missing (else *found). */
+__attribute__((always_inline)) static inline uint32_t ref_index(const _gcs_idmap *map, uint64_t ref, int hw,
+                                                                uint64_t *found, uint64_t *missing)
+{
+    if (!ref)
+        return GCS_SNAPSHOT_NULL;
+    uint32_t t = _gcs_idmap_find_hw(map, ref, hw);
+    if (t == IDMAP_NONE) {
+        ++*missing;
+        return GCS_SNAPSHOT_NULL;
+    }
+    ++*found;
+    return t;
+}
+
 /* The index of the object with id, the next one of the chunk w reads, or
  * IDMAP_NONE.  Direct, the chunk's objects are a run of indices whose ids
  * pass 1 saw in this order: the next index, once the id is checked to be
@@ -756,17 +837,7 @@ __attribute__((always_inline)) static inline uint32_t object_index(imp *m, pass2
 {
     if (!m->direct)
         return _gcs_idmap_find_hw(&m->map, id, hw);
-    if (w->objects >= w->chunk_objects)
-        return IDMAP_NONE;
-    uint64_t next = _gcs_idmap_next(&m->map, &w->cur);
-    if (next != id) {
-        holes_passed h = past_holes(m, &m->map, &w->cur, next, id, w->first_index, w->chunk_objects, w->objects,
-                                    w->tmp_n, w->tmp_end);
-        w->objects = h.objects;
-        w->tmp_n = h.tmp_n;
-        return h.idx;
-    }
-    return (uint32_t)(w->first_index + w->objects);
+    return run_index(m, &m->map, &w->cur, id, w->first_index, w->chunk_objects, &w->objects, &w->tmp_n, w->tmp_end);
 }
 
 static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes, uint64_t nptrs, uint32_t type)
@@ -809,17 +880,7 @@ static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes
 
 static inline void add_ref(imp *m, pass2 *w, uint64_t ref)
 {
-    uint32_t t = GCS_SNAPSHOT_NULL;
-    if (ref) {
-        t = _gcs_idmap_find(&m->map, ref);
-        if (t == IDMAP_NONE) {
-            w->missing_refs++;
-            t = GCS_SNAPSHOT_NULL;
-        } else {
-            w->references++;
-        }
-    }
-    *w->wp++ = t;
+    *w->wp++ = ref_index(&m->map, ref, 0, &w->references, &w->missing_refs);
     w->tmp_n++;
 }
 
@@ -1092,7 +1153,11 @@ static inline void prefetch_ahead(imp *m, const hr *r, pass2 *w, uint64_t off, u
  * rec bytes: prefetch_ahead's, without parsing the records ahead, which are
  * taken to be of the run's class -- where one is not, a prefetch is
  * wasted, nothing else: the bytes read stay inside the window.  Direct, the
- * object's own id needs no lookup (object_index). */
+ * object's own id needs no lookup (object_index).  run2 takes it only where
+ * the record AHEAD_FAR ahead is of the run's class; a dump that alternates
+ * classes and arrays in short runs (a random graph of Node and Node[], as
+ * HotSpot's copying collections leave it) needs the parsing cursor,
+ * prefetch_ahead, or its lookups are not prefetched at all. */
 __attribute__((always_inline)) static inline void run_ahead(const _gcs_idmap *map, const uint8_t *buf, size_t pos,
                                                             size_t len, uint64_t rec, size_t id, const uint32_t *ro,
                                                             uint32_t nrefs, int direct)
@@ -1170,27 +1235,19 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
         __builtin_prefetch(p + READ_AHEAD);
         if (p[0] != S_INSTANCE_DUMP || read_id(p + 1 + id + 4, id) != cid || be32(p + 1 + 2 * id + 4) != nbytes)
             break;
-        if (w->ahead)
-            run_ahead(&map, buf, pos, len, rec, id, ro, nrefs, direct);
+        if (w->ahead) {
+            const uint8_t *q = p + AHEAD_FAR * rec;
+            if (len - pos >= (AHEAD_FAR + 1) * rec && q[0] == S_INSTANCE_DUMP && read_id(q + 1 + id + 4, id) == cid)
+                run_ahead(&map, buf, pos, len, rec, id, ro, nrefs, direct);
+            else
+                prefetch_ahead(m, r, w, off, lim);
+        }
         uint64_t oid = read_id(p + 1, id);
         uint32_t idx;
-        if (direct) {
-            idx = IDMAP_NONE;
-            if (objects < chunk_objects) {
-                uint64_t next = _gcs_idmap_next(&map, &cur);
-                if (next == oid) {
-                    idx = (uint32_t)(first_index + objects);
-                } else {
-                    holes_passed h = past_holes(m, &map, &cur, next, oid, first_index, chunk_objects, objects,
-                                                tmp_n, tmp_end);
-                    idx = h.idx;
-                    objects = h.objects;
-                    tmp_n = h.tmp_n;
-                }
-            }
-        } else {
+        if (direct)
+            idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
+        else
             idx = _gcs_idmap_find_hw(&map, oid, hw);
-        }
         if (idx == IDMAP_NONE || need > tmp_end - tmp_n) {
             bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
             break;
@@ -1215,20 +1272,8 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
             tmp_n += TMP_HEADER;
             block_refs[b] += nrefs;
         }
-        for (uint32_t j = 0; j < nrefs; j++) {
-            uint64_t ref = read_id(p + fixed + ro[j], id);
-            uint32_t t = GCS_SNAPSHOT_NULL;
-            if (ref) {
-                t = _gcs_idmap_find_hw(&map, ref, hw);
-                if (t == IDMAP_NONE) {
-                    missing++;
-                    t = GCS_SNAPSHOT_NULL;
-                } else {
-                    found++;
-                }
-            }
-            out[j] = t;
-        }
+        for (uint32_t j = 0; j < nrefs; j++)
+            out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
         tmp_n += nrefs;
         objects++;
         pos += rec;
@@ -1250,29 +1295,151 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
 #define TARGET_POPCNT
 #endif
 
-static int64_t run2_sw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop) { return run2(m, r, w, end, stop, 0, 0); }
+/* The four versions of a pass-2 run (hw: popcnt; direct: stored at the
+ * indices), each compiled for its case, and name, which calls the one for
+ * this CPU and dump. */
+#define PASS2_RUN_VERSIONS(name, run)                                                                              \
+    static int64_t name##_sw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)                                \
+    {                                                                                                              \
+        return run(m, r, w, end, stop, 0, 0);                                                                      \
+    }                                                                                                              \
+    static int64_t name##_sw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)                         \
+    {                                                                                                              \
+        return run(m, r, w, end, stop, 0, 1);                                                                      \
+    }                                                                                                              \
+    TARGET_POPCNT static int64_t name##_hw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)                  \
+    {                                                                                                              \
+        return run(m, r, w, end, stop, 1, 0);                                                                      \
+    }                                                                                                              \
+    TARGET_POPCNT static int64_t name##_hw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)           \
+    {                                                                                                              \
+        return run(m, r, w, end, stop, 1, 1);                                                                      \
+    }                                                                                                              \
+    static int64_t name(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)                                     \
+    {                                                                                                              \
+        if (m->popcnt)                                                                                             \
+            return m->direct ? name##_hw_direct(m, r, w, end, stop) : name##_hw(m, r, w, end, stop);              \
+        return m->direct ? name##_sw_direct(m, r, w, end, stop) : name##_sw(m, r, w, end, stop);                  \
+    }
 
-static int64_t run2_sw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+PASS2_RUN_VERSIONS(instance_run2, run2)
+
+/* The class of an object array's record, class id acid: the last one's,
+ * mostly (an application's arrays of one type lie together). */
+static inline const cls *array_class(imp *m, pass2 *w, uint64_t acid)
 {
-    return run2(m, r, w, end, stop, 0, 1);
+    if (!w->ac_known || acid != w->acid) {
+        w->ac = class_find(m, acid);
+        w->acid = acid;
+        w->ac_known = 1;
+    }
+    return w->ac;
 }
 
-TARGET_POPCNT static int64_t run2_hw(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
+/* Pass 2 over a run of object array dumps, from the stream's position:
+ * each one placed and its elements added, as the generic path does (place,
+ * add_ref), without its per-record dispatch and window checks, with the
+ * counts kept in registers: run2's work for arrays, whose records differ in
+ * length.  It stops, before the record, at the first one that is of another
+ * tag, not wholly in the window or the segment (end), at or past stop, or
+ * too large for a snapshot -- the generic path takes it and reports any
+ * error.  The records taken, or -1 when an object cannot be placed (err
+ * set, with place's message).  hw and direct as for run2. */
+__attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, pass2 *w, uint64_t end,
+                                                                uint64_t stop, int hw, int direct)
 {
-    return run2(m, r, w, end, stop, 1, 0);
+    const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
+    const uint64_t lim = end < stop ? end : stop, ahdr = m->ahdr, ref = m->ref;
+    const _gcs_idmap map = m->map; /* in locals, as in run2 */
+    _gcs_idmap_cursor cur = w->cur;
+    const uint8_t *buf = r->buf;
+    const uint64_t base = r->base, first_index = w->first_index, chunk_objects = w->chunk_objects;
+    const size_t len = r->len;
+    size_t pos = r->pos;
+    const gcs_snapshot *g = m->g;
+    uint32_t *edst = m->edst, *g_words = g->words, *g_nptrs = g->nptrs, *g_type = g->type;
+    uint64_t *g_start = g->edge_start;
+    worker *wk = w->wk;
+    tmp_fill *fill = direct ? NULL : wk->fill;
+    uint64_t *block_refs = direct ? NULL : wk->block_refs;
+    const unsigned bshift = m->bshift;
+    const uint64_t tmp_end = w->tmp_end;
+    uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0, jvm_bytes = 0;
+    int64_t k = 0;
+    const char *bad = NULL;
+    for (;;) {
+        uint64_t off = base + pos;
+        if (off >= lim || len - pos < fixed)
+            break;
+        const uint8_t *p = buf + pos;
+        __builtin_prefetch(p + READ_AHEAD);
+        if (p[0] != S_OBJ_ARRAY_DUMP)
+            break;
+        const uint64_t n = be32(p + 1 + id + 4), rec = fixed + n * id;
+        if (len - pos < rec || off + rec > end)
+            break;
+        const uint64_t bytes = align8(ahdr + n * ref), payload = (bytes - 8 + 7) / 8;
+        uint64_t words = payload > n ? payload : n;
+        if (words > UINT32_MAX)
+            break;
+        if (words == 0)
+            words = 1;
+        if (w->ahead)
+            prefetch_ahead(m, r, w, off, lim);
+        const cls *ac = array_class(m, w, read_id(p + 1 + id + 8, id));
+        const uint32_t type = ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE;
+        uint64_t oid = read_id(p + 1, id);
+        uint32_t idx;
+        if (direct)
+            idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
+        else
+            idx = _gcs_idmap_find_hw(&map, oid, hw);
+        if (idx == IDMAP_NONE || n + (direct ? 0 : TMP_HEADER) > tmp_end - tmp_n) {
+            bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
+            break;
+        }
+        uint32_t *out;
+        if (direct) {
+            g_words[idx] = (uint32_t)words;
+            g_nptrs[idx] = (uint32_t)n;
+            g_type[idx] = type;
+            g_start[idx] = tmp_n;
+            out = edst + tmp_n;
+        } else {
+            uint64_t b = idx >> bshift;
+            uint32_t *h = tmp_room(m, wk, fill, b, TMP_HEADER + n);
+            if (!h) {
+                bad = "out of memory";
+                break;
+            }
+            h[0] = idx - ((uint32_t)b << bshift);
+            h[1] = (uint32_t)words;
+            h[2] = (uint32_t)n;
+            h[3] = type;
+            out = h + TMP_HEADER;
+            tmp_n += TMP_HEADER;
+            block_refs[b] += n;
+        }
+        const uint8_t *v = p + fixed;
+        for (uint64_t j = 0; j < n; j++)
+            out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
+        tmp_n += n;
+        objects++;
+        jvm_bytes += bytes;
+        pos += rec;
+        k++;
+    }
+    r->pos = pos;
+    w->cur = cur;
+    w->tmp_n = tmp_n;
+    w->objects = objects;
+    w->references += found;
+    w->missing_refs += missing;
+    w->jvm_bytes += jvm_bytes;
+    return bad ? hr_fail(r, hr_off(r), bad) : k;
 }
 
-TARGET_POPCNT static int64_t run2_hw_direct(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
-{
-    return run2(m, r, w, end, stop, 1, 1);
-}
-
-static int64_t instance_run2(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
-{
-    if (m->popcnt)
-        return m->direct ? run2_hw_direct(m, r, w, end, stop) : run2_hw(m, r, w, end, stop);
-    return m->direct ? run2_sw_direct(m, r, w, end, stop) : run2_sw(m, r, w, end, stop);
-}
+PASS2_RUN_VERSIONS(array_runs2, array_run2)
 
 /* The sub-records of a heap dump (segment) whose body ends at end, from
  * the stream's position up to end or stop, whichever comes first (pass 2's
@@ -1285,10 +1452,12 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
         uint64_t off = hr_off(r);
         if (pass == 1 && off >= *m->cut_at && chunk_open(m, off, end) < 0)
             return -1;
-        if (pass == 1 && instance_run(m, r, end))
+        if (pass == 1 && (instance_run(m, r, end) || array_run(m, r, end)))
             continue;
         if (pass == 2) {
             int64_t k = instance_run2(m, r, w, end, stop);
+            if (!k)
+                k = array_runs2(m, r, w, end, stop);
             if (k < 0)
                 return -1;
             if (k)
@@ -1410,7 +1579,7 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
                     return -1;
                 break;
             }
-            cls *ac = class_find(m, acid);
+            const cls *ac = array_class(m, w, acid);
             if (place(m, w, oid, off, align8(m->ahdr + n * m->ref), n,
                       ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE) < 0)
                 return -1;

@@ -8,7 +8,8 @@
  * (through records in buckets, big ones in extents of their own) give the
  * same snapshot; ids too sparse for
  * the rank bitmap (sorted instead) give the same graph; an object dumped
- * twice is refused; of damaged records the first in the file is the one
+ * twice is refused; instances and object arrays side by side give the graph
+ * as built; of damaged records the first in the file is the one
  * reported, whatever the thread count; and a dump changed between the
  * passes is refused. */
 #include <setjmp.h>
@@ -246,6 +247,45 @@ static void test_interleaved_runs(void **state)
             orders_alike(shape, 20001, mirrors, 0, HG_INTERLEAVED);
 }
 
+/* Instances and object arrays side by side (HG_ARRAYS: each node's one
+ * field holds an Object[3] of its own, which holds random nodes -- the
+ * dump of a Java program's Node[] per node): the runs of arrays
+ * (formats/hprof.c, array_run and array_run2) give the graph as built, and
+ * the same snapshot in address order (in place), shuffled and interleaved
+ * (through the temporary edges), with classes below the objects and among
+ * them, on 1 and 4 threads and on chunks of a few records. */
+static void test_array_runs(void **state)
+{
+    (void)state;
+    const uint64_t n = 20001, nref = 3, seed = 5;
+    hgen a = hprof_generate_layout(HG_ARRAYS, n, (uint32_t)nref, 0, 64 << 10, seed, 0, 0);
+    gcs_heapdump_report ra;
+    gcs_snapshot *g = import_with(&a, NULL, 1, 0, &ra);
+    /* the four classes lie below the objects: node i is at index 4 + 2i,
+     * its array right after it */
+    assert_int_equal(g->nobjects, 4 + 2 * n);
+    assert_int_equal(ra.object_arrays, n);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t node = 4 + 2 * i, arr = node + 1;
+        assert_int_equal(g->nptrs[node], 1);
+        assert_int_equal(g->edges[g->edge_start[node]], arr);
+        assert_int_equal(g->nptrs[arr], nref);
+        assert_int_equal(g->words[arr], g->words[5]);
+        assert_true(g->type[arr] != g->type[node]);
+        for (uint64_t f = 0; f < nref; f++)
+            assert_int_equal(g->edges[g->edge_start[arr] + f], 4 + 2 * hg_slot(seed, i, f, n));
+    }
+    gcs_snapshot_free(g);
+    free(a.p);
+    for (int mirrors = 0; mirrors <= 1; mirrors++) {
+        orders_alike(HG_ARRAYS, n, mirrors, 1, 0);
+        orders_alike(HG_ARRAYS, n, mirrors, 0, HG_INTERLEAVED);
+    }
+    hgen b = hprof_generate_layout(HG_ARRAYS, 5000, 2, 1, 64 << 10, 9, 0, 0);
+    check_parallel(&b, NULL, 700);
+    free(b.p);
+}
+
 /* Records too big for a bucket's block (an extent of their own, formats/
  * hprof.c's tmp_room): instances of 300 references and arrays of 300,
  * shuffled, on 1 and 4 threads and on chunks of a few records. */
@@ -453,6 +493,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parallel_shuffled), cmocka_unit_test(test_parallel_random),
         cmocka_unit_test(test_parallel_files),    cmocka_unit_test(test_order_alike),
+        cmocka_unit_test(test_array_runs),
         cmocka_unit_test(test_big_records),       cmocka_unit_test(test_mirrors_among_instances),
         cmocka_unit_test(test_interleaved_runs),
         cmocka_unit_test(test_sparse_ids),        cmocka_unit_test(test_first_error),

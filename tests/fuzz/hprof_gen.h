@@ -85,6 +85,16 @@ static uint64_t hg_rnd(uint64_t *s)
     return *s;
 }
 
+/* Slot f of node i's array in HG_ARRAYS: a node chosen by a hash (splitmix64
+ * of the seed, i and f), not by the order the nodes are written in. */
+static inline uint64_t hg_slot(uint64_t seed, uint64_t i, uint64_t f, uint64_t n)
+{
+    uint64_t z = seed + 0x9E3779B97F4A7C15ull * (i + 1) + 0xD1B54A32D192ED03ull * (f + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) % n;
+}
+
 /* The dump of n nodes (n >= 1), object arrays of k slots. */
 static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint64_t seed)
 {
@@ -216,6 +226,12 @@ static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint
  * n odd: the even objects in address order, then the odd ones (two runs,
  * each in order, whose address ranges overlap).
  *
+ * HG_ARRAYS: node i has one reference field, to an Object[nref] of its own
+ * (class "[LNode;") that follows it in memory and in the dump, holding
+ * random nodes (hg_slot: the same graph in every order) -- the shape of
+ * tests/data/hprof/Graphs.java's random graph, whose dump alternates
+ * instances and object arrays.
+ *
  * hprof_generate_spread() writes the same with the objects gap bytes apart
  * (the classes still just below the first): ids that are not dense, as a
  * heap of huge objects or scattered regions has them.
@@ -224,7 +240,7 @@ static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint
  * objects', 8 bytes after objects n/3 and 2n/3, as a HotSpot heap holds its
  * class mirrors among the instances while its dump writes every class
  * first (formats/hprof.c's holes). */
-enum { HG_LIST, HG_TREE, HG_RANDOM };
+enum { HG_LIST, HG_TREE, HG_RANDOM, HG_ARRAYS };
 enum { HG_INTERLEAVED = 2 }; /* the shuffled argument's interleaved order */
 static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
                                          uint64_t seed, uint64_t gap, int mirrors)
@@ -233,8 +249,10 @@ static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, i
         nref = 1;
     else if (shape == HG_TREE)
         nref = 2;
+    const int arrays = shape == HG_ARRAYS;
+    const uint32_t fields = arrays ? 1 : nref; /* an instance's reference fields */
     hgen g = {0};
-    const size_t rec = 1 + 8 + 4 + 8 + 4 + 8 * (size_t)nref + 4;
+    const size_t rec = 1 + 8 + 4 + 8 + 4 + 8 * (size_t)fields + 4 + (arrays ? 1 + 8 + 4 + 4 + 8 + 8 * (size_t)nref : 0);
     g.cap = 4096 + n * rec + (n * rec / (seg_bytes ? seg_bytes : 1) + 1) * 9;
     if (!(g.p = malloc(g.cap)))
         abort();
@@ -242,9 +260,12 @@ static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, i
     hg_u4(&g, 8);
     hg_id(&g, 1700000000000ull);
     /* the classes just below the objects, as their mirrors lie in a real heap */
-    const uint64_t BASE = 0x700000000ull, STRIDE = gap ? gap : (16 + 4 * (uint64_t)nref + 4 + 7) & ~7ull;
+    const uint64_t INSTANCE = (16 + 4 * (uint64_t)fields + 4 + 7) & ~7ull,
+                   ARRAY = arrays ? (16 + 4 * (uint64_t)nref + 7) & ~7ull : 0;
+    const uint64_t BASE = 0x700000000ull, STRIDE = gap ? gap : INSTANCE + ARRAY;
     const uint64_t C_OBJ = BASE - 0x300, C_CLASS = mirrors ? BASE + n / 3 * STRIDE + 8 : C_OBJ + 0x100,
-                   C_NODE = mirrors ? BASE + 2 * n / 3 * STRIDE + 8 : C_OBJ + 0x200;
+                   C_NODE = mirrors ? BASE + 2 * n / 3 * STRIDE + 8 : C_OBJ + 0x200, C_ARR = C_OBJ + 0x280;
+    const int nclasses = arrays ? 4 : 3;
     hg_string(&g, 1, "java/lang/Object");
     hg_string(&g, 2, "java/lang/Class");
     hg_string(&g, 3, "Node");
@@ -253,24 +274,28 @@ static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, i
     hg_class(&g, 1, C_OBJ, 1);
     hg_class(&g, 2, C_CLASS, 2);
     hg_class(&g, 3, C_NODE, 3);
+    if (arrays) {
+        hg_string(&g, 6, "[LNode;");
+        hg_class(&g, 4, C_ARR, 6);
+    }
     hg_seg_open(&g);
     hg_u1(&g, 0x01); /* ROOT_JNI_GLOBAL node 0 */
     hg_id(&g, BASE);
     hg_id(&g, 0x42);
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < nclasses; c++) {
         hg_u1(&g, 0x20);
-        hg_id(&g, c == 0 ? C_OBJ : c == 1 ? C_CLASS : C_NODE);
+        hg_id(&g, c == 0 ? C_OBJ : c == 1 ? C_CLASS : c == 2 ? C_NODE : C_ARR);
         hg_u4(&g, 0);
         hg_id(&g, c ? C_OBJ : 0);
         for (int z = 0; z < 5; z++)
             hg_id(&g, 0); /* loader, signers, protection domain, reserved x2 */
-        hg_u4(&g, c == 2 ? 8 * nref + 4 : 0);
+        hg_u4(&g, c == 2 ? 8 * fields + 4 : 0);
         hg_u2(&g, 0); /* constant pool */
         hg_u2(&g, 0); /* statics */
-        hg_u2(&g, c == 2 ? (uint16_t)(nref + 1) : 0);
-        for (uint32_t f = 0; c == 2 && f <= nref; f++) {
-            hg_id(&g, f < nref ? 4 : 5);
-            hg_u1(&g, f < nref ? 2 : 10);
+        hg_u2(&g, c == 2 ? (uint16_t)(fields + 1) : 0);
+        for (uint32_t f = 0; c == 2 && f <= fields; f++) {
+            hg_id(&g, f < fields ? 4 : 5);
+            hg_u1(&g, f < fields ? 2 : 10);
         }
     }
     uint64_t s = seed | 1, start = 0, stride = 1;
@@ -300,7 +325,19 @@ static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, i
         hg_id(&g, BASE + i * STRIDE);
         hg_u4(&g, 0);
         hg_id(&g, C_NODE);
-        hg_u4(&g, 8 * nref + 4);
+        hg_u4(&g, 8 * fields + 4);
+        if (arrays) {
+            hg_id(&g, BASE + i * STRIDE + INSTANCE);
+            hg_u4(&g, (uint32_t)i);
+            hg_u1(&g, 0x22);
+            hg_id(&g, BASE + i * STRIDE + INSTANCE);
+            hg_u4(&g, 0);
+            hg_u4(&g, nref);
+            hg_id(&g, C_ARR);
+            for (uint32_t f = 0; f < nref; f++)
+                hg_id(&g, BASE + hg_slot(seed, i, f, n) * STRIDE);
+            continue;
+        }
         for (uint32_t f = 0; f < nref; f++) {
             uint64_t t = shape == HG_LIST ? i + 1 : shape == HG_TREE ? 2 * i + 1 + f : hg_rnd(&s) % n;
             hg_id(&g, t < n ? BASE + t * STRIDE : 0);

@@ -115,6 +115,11 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/mirrors-%d.hprof", argv[2], k);
         write_seed(path, h.p, h.n);
         free(h.p);
+        /* instances and object arrays side by side (array runs), in address order */
+        h = hprof_generate_layout(HG_ARRAYS, nh[k] + 20, (uint32_t)k + 1, 0, 256, (uint64_t)k + 3, 0, k == 2);
+        snprintf(path, sizeof path, "%s/arrays-%d.hprof", argv[2], k);
+        write_seed(path, h.p, h.n);
+        free(h.p);
         if (argc == 4) {
             v8gen v = v8_generate(k, nv[k], 3, (uint64_t)k + 3);
             snprintf(path, sizeof path, "%s/gen-%d.heapsnapshot", argv[3], k);
