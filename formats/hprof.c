@@ -2230,9 +2230,13 @@ static int check_graph(const gcs_snapshot *g, int objects_bad, gcs_err *err)
         const uint64_t n = g->nobjects, m = g->nfields;
         const uint32_t *e = g->edges;
         uint64_t ebad = m;
-        unsigned out = 0;
+        /* e >= n and not NULL, as e + 1 > n in 32 bits (NULL wraps to 0;
+         * n < 2^32 - 1): one compare, no branch */
+        const uint32_t n32 = (uint32_t)n;
+        gcs_assert_internal(n < GCS_SNAPSHOT_NULL);
+        uint32_t out = 0;
         for (uint64_t k = 0; k < m; k++)
-            out |= e[k] >= n && e[k] != GCS_SNAPSHOT_NULL;
+            out |= (uint32_t)(e[k] + 1u) > n32;
         for (uint64_t k = 0; out && k < m && ebad == m; k++)
             if (e[k] >= n && e[k] != GCS_SNAPSHOT_NULL)
                 ebad = k;
