@@ -65,7 +65,9 @@ TRACING_TESTS=("traces a program, returns its exit status" "the trace has the pr
     "running time matches each thread's CPU time" "a program that cannot be run: exit 2"
     "a program killed by a signal: 128+N" "--pid attaches to a running process until it exits"
     "--pid: every thread, in the state /proc shows" "--pid: Ctrl-C stops and writes the file"
-    "gcscale bottle reads the trace" "the release in the background ends")
+    "gcscale bottle reads the trace" "the release in the background ends"
+    "measure-overhead-steady.py: usage" "measure-overhead-steady.py: traced and untraced windows of one run"
+    "measure-overhead-steady.py: a rate that does not change gives 1")
 reason=""
 if ! "$GCSCALE" trace -q -o "$TMP/probe.trace" -- true 2>"$TMP/probe.err"; then
     reason="tracing unavailable here: $(head -1 "$TMP/probe.err")"
@@ -173,6 +175,33 @@ alive() { # pids: those not yet exited (a zombie has ended)
 }
 for _ in $(seq 100); do [ -z "$(alive $rels)" ] && break; sleep 0.1; done
 [ -z "$(alive $rels)" ]; _report $? "the release in the background ends"
+
+# schedtrace/measure-overhead-steady.py on a program whose progress is the
+# clock itself (so the rate is 1 per ns, traced or not): two pairs of
+# windows, each pair's ratio and the summary.  A script around the tracer:
+# left out under TSan (the tracer's threads are checked above).
+steady_skip=""
+[ "${GCSCALE_TEST_SANITIZER:-}" = thread ] && steady_skip="a script: checked in the plain and ASan builds"
+command -v python3 >/dev/null || steady_skip="no python3"
+if [ -z "$steady_skip" ]; then
+    expect_exit 2 "measure-overhead-steady.py: usage" python3 schedtrace/measure-overhead-steady.py "$GCSCALE" 3
+    python3 schedtrace/measure-overhead-steady.py "$GCSCALE" 2.6 2 0.3 -- python3 -u -c '
+import time
+while True:
+    t = time.monotonic_ns()
+    print(t, t, flush=True)
+    time.sleep(0.05)' >"$TMP/steady.out" 2>"$TMP/steady.err"
+    [ $? -eq 0 ] && [ "$(grep -c '^[12] ' "$TMP/steady.out")" -eq 2 ]
+    rc=$?
+    _report $rc "measure-overhead-steady.py: traced and untraced windows of one run"
+    [ $rc -eq 0 ] || sed 's/^/#   /' "$TMP/steady.out" "$TMP/steady.err"
+    awk '/^on\/off progress rate: mean/ { m = $5 + 0; ok = m > 0.99 && m < 1.01 } END { exit !ok }' "$TMP/steady.out"
+    _report $? "measure-overhead-steady.py: a rate that does not change gives 1"
+else
+    skip "measure-overhead-steady.py: usage" "$steady_skip"
+    skip "measure-overhead-steady.py: traced and untraced windows of one run" "$steady_skip"
+    skip "measure-overhead-steady.py: a rate that does not change gives 1" "$steady_skip"
+fi
 
 if "$GCSCALE" help 2>/dev/null | grep -q "^  bottle "; then
     expect_ok "gcscale bottle reads the trace" "$GCSCALE" bottle "$T"
