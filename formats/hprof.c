@@ -586,19 +586,6 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
     return 0;
 }
 
-/* Pass 1 over a run of instance dumps of the class of the last instance
- * (m->last_cid, already counted in this chunk), from the stream's position:
- * each one's id kept and counted, nothing else parsed.  A dump holds most
- * of its objects in such runs (an application's instances of one class lie
- * together, and HotSpot dumps them in address order), and the generic
- * per-record path's checks and dispatch cost more than this work.  The run
- * stops, before the record, at the first record that is anything else: of
- * another tag or class, not wholly in the window or the segment (end),
- * at or past the next cut, whose id descends while the dump is in order
- * so far (note_object may cut there),
- * or that the ids' vector has no room for -- that record takes the generic
- * path, which reports any error, so that every dump imports (or fails) as
- * it would without the run.  The records taken. */
 /* The loop of instance_run and array_run: records of tag (and, for
  * instances, of class cid) from the stream's position, each one's id kept
  * as note_object keeps it, until one that the generic path must take; the
@@ -654,6 +641,19 @@ __attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint
     return k;
 }
 
+/* Pass 1 over a run of instance dumps of the class of the last instance
+ * (m->last_cid, already counted in this chunk), from the stream's position:
+ * each one's id kept and counted, nothing else parsed.  A dump holds most
+ * of its objects in such runs (an application's instances of one class lie
+ * together, and HotSpot dumps them in address order), and the generic
+ * per-record path's checks and dispatch cost more than this work.  The run
+ * stops, before the record, at the first record that is anything else: of
+ * another tag or class, not wholly in the window or the segment (end),
+ * at or past the next cut, whose id descends while the dump is in order
+ * so far (note_object may cut there),
+ * or that the ids' vector has no room for -- that record takes the generic
+ * path, which reports any error, so that every dump imports (or fails) as
+ * it would without the run.  The records taken. */
 static uint64_t instance_run(imp *m, hr *r, uint64_t end)
 {
     const uint64_t cid = m->last_cid;
@@ -840,16 +840,22 @@ __attribute__((always_inline)) static inline uint32_t object_index(imp *m, pass2
     return run_index(m, &m->map, &w->cur, id, w->first_index, w->chunk_objects, &w->objects, &w->tmp_n, w->tmp_end);
 }
 
+/* A snapshot object's size in words: the JVM's bytes after an 8-byte
+ * header (jvm_bytes >= 8; callers check), rounded up, but at least one
+ * word per reference and one in all. */
+static inline uint64_t object_words(uint64_t jvm_bytes, uint64_t nptrs)
+{
+    uint64_t payload = (jvm_bytes - 8 + 7) / 8, words = payload > nptrs ? payload : nptrs;
+    return words ? words : 1;
+}
+
 static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes, uint64_t nptrs, uint32_t type)
 {
     uint32_t idx = object_index(m, w, id, 0);
     gcs_snapshot *g = m->g;
     if (idx == IDMAP_NONE)
         return hr_fail(w->r, off, PLACE_UNKNOWN);
-    uint64_t payload = (jvm_bytes - 8 + 7) / 8;
-    uint64_t words = payload > nptrs ? payload : nptrs;
-    if (words == 0)
-        words = 1;
+    uint64_t words = object_words(jvm_bytes, nptrs);
     if (words > UINT32_MAX || nptrs > UINT32_MAX)
         return hr_fail(w->r, off, "object too large for a snapshot (2^32 words)");
     if (nptrs + (m->direct ? 0 : TMP_HEADER) > w->tmp_end - w->tmp_n)
@@ -885,6 +891,7 @@ static inline void add_ref(imp *m, pass2 *w, uint64_t ref)
 }
 
 static uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
+
 
 static int value_size(const imp *m, uint8_t type)
 {
@@ -1153,23 +1160,25 @@ static inline void prefetch_ahead(imp *m, const hr *r, pass2 *w, uint64_t off, u
  * rec bytes: prefetch_ahead's, without parsing the records ahead, which are
  * taken to be of the run's class -- where one is not, a prefetch is
  * wasted, nothing else: the bytes read stay inside the window.  Direct, the
- * object's own id needs no lookup (object_index).  run2 takes it only where
- * the record AHEAD_FAR ahead is of the run's class; a dump that alternates
- * classes and arrays in short runs (a random graph of Node and Node[], as
- * HotSpot's copying collections leave it) needs the parsing cursor,
- * prefetch_ahead, or its lookups are not prefetched at all. */
-__attribute__((always_inline)) static inline void run_ahead(const _gcs_idmap *map, const uint8_t *buf, size_t pos,
-                                                            size_t len, uint64_t rec, size_t id, const uint32_t *ro,
-                                                            uint32_t nrefs, int direct)
+ * object's own id needs no lookup (object_index).  0, nothing prefetched,
+ * where the record AHEAD_FAR ahead is not in the window or not an instance
+ * of the run's class cid: a dump that alternates instances and arrays in
+ * short runs (a random graph of Node and Node[], as HotSpot's copying
+ * collections leave it) needs the parsing cursor, prefetch_ahead, there, or
+ * its lookups are not prefetched at all. */
+__attribute__((always_inline)) static inline int run_ahead(const _gcs_idmap *map, const uint8_t *buf, size_t pos,
+                                                           size_t len, uint64_t rec, size_t id, uint64_t cid,
+                                                           const uint32_t *ro, uint32_t nrefs, int direct)
 {
     const size_t fixed = 1 + 2 * id + 8;
-    if (len - pos >= (AHEAD_FAR + 1) * rec) {
-        const uint8_t *q = buf + pos + AHEAD_FAR * rec;
-        for (uint32_t k = 0; k < nrefs && k < AHEAD_REFS; k++)
-            _gcs_idmap_prefetch(map, read_id(q + fixed + ro[k], id));
-        if (!direct)
-            _gcs_idmap_prefetch(map, read_id(q + 1, id));
-    }
+    const uint8_t *q = buf + pos + AHEAD_FAR * rec;
+    if (len - pos < (AHEAD_FAR + 1) * rec || q[0] != S_INSTANCE_DUMP || read_id(q + 1 + id + 4, id) != cid)
+        return 0;
+    for (uint32_t k = 0; k < nrefs && k < AHEAD_REFS; k++)
+        _gcs_idmap_prefetch(map, read_id(q + fixed + ro[k], id));
+    if (!direct)
+        _gcs_idmap_prefetch(map, read_id(q + 1, id));
+    return 1;
 }
 
 /* Pass 2 over a run of instance dumps of the class of the last instance
@@ -1198,11 +1207,9 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     const uint64_t cid = w->cid, lim = end < stop ? end : stop, rec = fixed + c->value_bytes;
     const uint32_t nrefs = c->nrefs, nbytes = c->value_bytes, type = c->type;
     const uint32_t *ro = nrefs ? (const uint32_t *)m->refs.p + c->ref_start : NULL;
-    uint64_t payload = (c->jvm_size - 8 + 7) / 8, words = payload > nrefs ? payload : nrefs;
+    const uint64_t words = object_words(c->jvm_size, nrefs);
     if (c->jvm_size < 8 || words > UINT32_MAX)
         return 0; /* place says what is wrong */
-    if (words == 0)
-        words = 1;
     const uint64_t need = nrefs + (direct ? 0 : TMP_HEADER), tmp_end = w->tmp_end;
     /* not direct: the records' class (run_classes), their words in the pool */
     const uint32_t cix = (uint32_t)(c - (const cls *)m->classes.p);
@@ -1235,13 +1242,8 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
         __builtin_prefetch(p + READ_AHEAD);
         if (p[0] != S_INSTANCE_DUMP || read_id(p + 1 + id + 4, id) != cid || be32(p + 1 + 2 * id + 4) != nbytes)
             break;
-        if (w->ahead) {
-            const uint8_t *q = p + AHEAD_FAR * rec;
-            if (len - pos >= (AHEAD_FAR + 1) * rec && q[0] == S_INSTANCE_DUMP && read_id(q + 1 + id + 4, id) == cid)
-                run_ahead(&map, buf, pos, len, rec, id, ro, nrefs, direct);
-            else
-                prefetch_ahead(m, r, w, off, lim);
-        }
+        if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, nrefs, direct))
+            prefetch_ahead(m, r, w, off, lim);
         uint64_t oid = read_id(p + 1, id);
         uint32_t idx;
         if (direct)
@@ -1378,12 +1380,9 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
         const uint64_t n = be32(p + 1 + id + 4), rec = fixed + n * id;
         if (len - pos < rec || off + rec > end)
             break;
-        const uint64_t bytes = align8(ahdr + n * ref), payload = (bytes - 8 + 7) / 8;
-        uint64_t words = payload > n ? payload : n;
+        const uint64_t bytes = align8(ahdr + n * ref), words = object_words(bytes, n);
         if (words > UINT32_MAX)
             break;
-        if (words == 0)
-            words = 1;
         if (w->ahead)
             prefetch_ahead(m, r, w, off, lim);
         const cls *ac = array_class(m, w, read_id(p + 1 + id + 8, id));
@@ -1904,10 +1903,10 @@ static int run_classes(imp *m)
         return -1;
     for (size_t i = 0; i < m->classes.n; i++) {
         const cls *c = &cs[i];
-        uint64_t payload = (c->jvm_size - 8 + 7) / 8, words = payload > c->nrefs ? payload : c->nrefs;
+        uint64_t words = object_words(c->jvm_size, c->nrefs);
         if (!c->dumped || c->jvm_size < 8 || words > UINT32_MAX)
             continue;
-        m->ctab[i] = (run_class){words ? (uint32_t)words : 1, c->nrefs, c->type};
+        m->ctab[i] = (run_class){(uint32_t)words, c->nrefs, c->type};
     }
     return 0;
 }
@@ -2398,9 +2397,7 @@ static int write_classes(imp *m, gcs_err *err)
         if (m->class_edge[k] != UINT64_MAX)
             g->edge_start[idx] = m->class_edge[k];
         uint64_t size = align8((jlc ? jlc->jvm_size : m->hdr) + c->static_bytes);
-        uint64_t nptrs = 2 + c->nstatics, payload = (size - 8 + 7) / 8, words = payload > nptrs ? payload : nptrs;
-        if (words == 0)
-            words = 1;
+        uint64_t nptrs = 2 + c->nstatics, words = object_words(size, nptrs);
         if (words > UINT32_MAX || nptrs > UINT32_MAX || g->edge_start[idx] + nptrs > m->nfields_total) {
             gcs_err_set(err, "%s: class 0x%llx: no place for its references (the dump changed?)", m->r.name,
                         (unsigned long long)c->id);
@@ -2410,20 +2407,9 @@ static int write_classes(imp *m, gcs_err *err)
         g->nptrs[idx] = (uint32_t)nptrs;
         g->type[idx] = m->class_type;
         uint32_t *out = g->edges + g->edge_start[idx];
-        for (uint64_t j = 0; j < nptrs; j++) {
-            uint64_t ref = j == 0 ? c->super : j == 1 ? c->loader : sv[c->static_start + j - 2];
-            uint32_t t = GCS_SNAPSHOT_NULL;
-            if (ref) {
-                t = _gcs_idmap_find(&m->map, ref);
-                if (t == IDMAP_NONE) {
-                    m->rep.missing_refs++;
-                    t = GCS_SNAPSHOT_NULL;
-                } else {
-                    m->rep.references++;
-                }
-            }
-            out[j] = t;
-        }
+        for (uint64_t j = 0; j < nptrs; j++)
+            out[j] = ref_index(&m->map, j == 0 ? c->super : j == 1 ? c->loader : sv[c->static_start + j - 2], 0,
+                               &m->rep.references, &m->rep.missing_refs);
         m->rep.jvm_bytes += size;
     }
     return 0;
