@@ -19,7 +19,9 @@ itself; tests/progs/AllocRate.java with a SECONDS argument does:
 
 The times: 1, 2, 4 and 8 s after launch and 1 s before the plain runs' last
 progress line.  Run as root.  docs/schedtrace.md, "Overhead"."""
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -57,7 +59,9 @@ def main():
         die("PAIRS is a number")
     if pairs < 2:
         die("PAIRS must be at least 2")
-    trace = os.path.join(tempfile.mkdtemp(prefix="ovprogress."), "t.trace")
+    tmp = tempfile.mkdtemp(prefix="ovprogress.")
+    atexit.register(shutil.rmtree, tmp, True)
+    trace = os.path.join(tmp, "t.trace")
     runs = {"plain": [], "traced": []}
     for i in range(pairs):
         for kind in (("plain", "traced") if i % 2 == 0 else ("traced", "plain")):

@@ -20,7 +20,9 @@ The rate of a window is taken over its middle (1 s cut at each end: the
 tracer's start and the release of its events fall there).  Prints each
 pair, then the mean (its standard error) and median of the on/off ratios.
 Run as root (tracing needs it).  docs/schedtrace.md, "Overhead"."""
+import atexit
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -48,6 +50,7 @@ def main():
     if window <= 2 * margin + 0.5 or pairs < 2 or warmup < 0:
         die("WINDOW_S must exceed 2.5 s, PAIRS be at least 2 and WARMUP_S not negative")
     tmp = tempfile.mkdtemp(prefix="ovsteady.")
+    atexit.register(shutil.rmtree, tmp, True)
     progress = os.path.join(tmp, "progress.txt")
     with open(progress, "w") as out:
         prog = subprocess.Popen(cmd, stdout=out)  # a file, not a pipe: a full pipe would stall it
