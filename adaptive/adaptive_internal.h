@@ -47,4 +47,11 @@ void _gcs_adaptive_stats_copy(gcs_gc_stats *dst, const gcs_gc_stats *src);
  * (policy.c); 0 at once when it decides in the pause. */
 int _gcs_adaptive_wait_background(void *policy_state, int timeout_ms);
 
+/* What the budget expects the next decision in the pause to cost, ns, for a
+ * pool of max_threads: one on the last curve (*decide_ns) and one with a new
+ * curve (*new_curve_ns, always the larger).  The cost estimates come from
+ * measured decisions, so a test that wants one outcome of the budget sets
+ * the pause from these rather than from what this machine happens to take. */
+void _gcs_adaptive_expected_costs(void *policy_state, int max_threads, double *decide_ns, double *new_curve_ns);
+
 #endif

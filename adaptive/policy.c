@@ -535,6 +535,19 @@ static int grid(int max, int *ps)
     return n;
 }
 
+/* What a decision with a new curve of n predictions is expected to cost. */
+static double new_curve_cost(const adaptive_state *s, int n)
+{
+    return cost_expected(&s->cost_predict, n) + cost_expected(&s->cost_decide, 1);
+}
+
+void _gcs_adaptive_expected_costs(void *policy_state, int max_threads, double *decide_ns, double *new_curve_ns)
+{
+    const adaptive_state *s = policy_state;
+    int ps[GCS_GC_MAX_THREADS];
+    *decide_ns = cost_expected(&s->cost_decide, 1);
+    *new_curve_ns = new_curve_cost(s, grid(max_threads, ps));
+}
 
 /* ---- the model's curve ------------------------------------------------------------ */
 
@@ -936,7 +949,7 @@ static int decide(adaptive_state *s, const gcs_gc_stats *prev, int max_threads, 
     int ps[GCS_GC_MAX_THREADS], n = grid(max_threads, ps);
     if (usable && same_inputs(&est.heap, &s->curve.heap, REUSE_REL, REUSE_SPAN, REUSE_V)) {
         curve = CURVE_SAME;
-    } else if (!s->outside && cost_expected(&s->cost_predict, n) + cost_expected(&s->cost_decide, 1) > budget) {
+    } else if (!s->outside && new_curve_cost(s, n) > budget) {
         if (!usable) {
             int keep = keep_p(s, prev, max_threads), cap = measured_cap(s, prev, max_threads);
             out->note = cap < keep ? "no curve yet (a prediction would exceed the cost budget); small-heap cap from the "
