@@ -93,6 +93,8 @@
 #define STALE_NOISE 0.10
 #define COST_MARGIN 2.0
 #define COLD_FACTOR 8.0
+/* Pairs of warm-up decisions at creation (a new curve, the curve reused). */
+#define WARM_PAIRS 3
 
 /* The model's mark time at P = 1..max for one heap: pred[P - 1] in ns and
  * its overhead share f(P) (lost span, wake, search and tail over P); NaN
@@ -306,43 +308,54 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
         s->mopts.span = GCS_MODEL_SPAN_CRITICAL;
     }
     gcs_inspect_fast_cache(prof, &s->line_bytes, &s->private_lines);
-    /* Three decisions now, on made-up statistics, then forgotten: the first
+    /* Decisions now, on made-up statistics, then forgotten: the first
      * decision in a process pays for paging in and binding the model's code
      * (docs/adaptive.md, "Cost": warm-up at creation), which belongs to
-     * start-up, not to a pause.  The second (a new curve) and the third (the
-     * same inputs: the curve reused) measure what the two kinds of decision
-     * cost warm, from which the budget expects the first real ones' cost. */
+     * start-up, not to a pause.  Then WARM_PAIRS pairs of a new curve and
+     * the same inputs again (the curve reused) measure what the two kinds of
+     * decision cost warm, from which the budget expects the first real
+     * ones' cost.  The least of each kind: a warm-up that the scheduler
+     * preempted would otherwise make every decision look too dear for its
+     * budget, and a new curve that is never made is never measured, so the
+     * guess would stand (a test of the budget saw it about once in a
+     * thousand runs on a busy 2-CPU VM). */
     gcs_gc_stats *fake = calloc(1, sizeof *fake);
     if (!fake) {
         gcs_err_set(err, "adaptive: out of memory");
         state_free(s);
         return -1;
     }
-    uint64_t warm[3] = {0, 0, 0};
-    for (int round = 0; round < 3; round++) {
+    double warm_new = INFINITY, warm_same = INFINITY;
+    for (int round = 0; round < 1 + 2 * WARM_PAIRS; round++) {
         gcs_gc_decision d;
         memset(&d, 0, sizeof d);
-        if (round < 2)
+        int same = round > 0 && round % 2 == 0;
+        if (!same)
             s->have_curve = 0;
         warmup_stats(fake, prof->nnodes, round == 0 ? 1000 : 2000);
         uint64_t t0 = gcs_now_ns();
         int p = gcs_adaptive_choose(s, fake, 2, &d);
-        warm[round] = gcs_now_ns() - t0;
+        double ns = (double)(gcs_now_ns() - t0);
         if (p <= 0 || s->fallbacks) {
             free(fake);
             gcs_err_set(err, "adaptive: the model rejects this profile: %s", s->errbuf);
             state_free(s);
             return -1;
         }
+        gcs_assert_internal(round == 0 || strstr(d.note, same ? "inputs as last time" : "predicted") != NULL);
+        if (round > 0 && same)
+            warm_same = fmin(warm_same, ns);
+        else if (round > 0)
+            warm_new = fmin(warm_new, ns);
     }
     free(fake);
-    /* per prediction: round 1 predicted P = 1 and 2 */
-    cost_init(&s->cost_predict, COLD_FACTOR * (double)warm[1] / 2);
-    cost_init(&s->cost_decide, COLD_FACTOR * (double)warm[2]);
+    /* per prediction: a new curve predicted P = 1 and 2 */
+    cost_init(&s->cost_predict, COLD_FACTOR * warm_new / 2);
+    cost_init(&s->cost_decide, COLD_FACTOR * warm_same);
     /* an exchange with the thread does less than a decision on the last
      * curve, and wakes a thread: guessed as the same */
-    cost_init(&s->cost_exchange, COLD_FACTOR * (double)warm[2]);
-    s->last_predict_ns = warm[1];
+    cost_init(&s->cost_exchange, COLD_FACTOR * warm_same);
+    s->last_predict_ns = (uint64_t)warm_new;
     s->have_curve = s->span_known = s->last_choice = s->settled = 0;
     s->predictions = 0;
     s->corrected_index = s->explored_index = s->fallbacks = 0;

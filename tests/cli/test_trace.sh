@@ -177,9 +177,11 @@ for _ in $(seq 100); do [ -z "$(alive $rels)" ] && break; sleep 0.1; done
 [ -z "$(alive $rels)" ]; _report $? "the release in the background ends"
 
 # schedtrace/measure-overhead-steady.py on a program whose progress is the
-# clock itself (so the rate is 1 per ns, traced or not): two pairs of
-# windows, each pair's ratio and the summary.  A script around the tracer:
-# left out under TSan (the tracer's threads are checked above).
+# clock itself (so the rate is 1 per ns, traced or not) and which spins on
+# one thread (so its CPU per unit of work is at most 1 ns per ns, near 1
+# when the machine lets it run): two pairs of windows, each pair's ratio
+# and the summary.  A script around the tracer: left out under TSan (the
+# tracer's threads are checked above).
 steady_skip=""
 [ "${GCSCALE_TEST_SANITIZER:-}" = thread ] && steady_skip="a script: checked in the plain and ASan builds"
 command -v python3 >/dev/null || steady_skip="no python3"
@@ -187,20 +189,28 @@ if [ -z "$steady_skip" ]; then
     expect_exit 2 "measure-overhead-steady.py: usage" python3 schedtrace/measure-overhead-steady.py "$GCSCALE" 3
     python3 schedtrace/measure-overhead-steady.py "$GCSCALE" 2.6 2 0.3 -- python3 -u -c '
 import time
+last = 0
 while True:
     t = time.monotonic_ns()
-    print(t, t, flush=True)
-    time.sleep(0.05)' >"$TMP/steady.out" 2>"$TMP/steady.err"
-    [ $? -eq 0 ] && [ "$(grep -c '^[12] ' "$TMP/steady.out")" -eq 2 ]
+    if t - last >= 50000000:
+        print(t, t, flush=True)
+        last = t' >"$TMP/steady.out" 2>"$TMP/steady.err"
+    [ $? -eq 0 ] && [ "$(awk '/^[12] / && NF == 8' "$TMP/steady.out" | wc -l)" -eq 2 ]
     rc=$?
     _report $rc "measure-overhead-steady.py: traced and untraced windows of one run"
     [ $rc -eq 0 ] || sed 's/^/#   /' "$TMP/steady.out" "$TMP/steady.err"
     awk '/^on\/off progress rate: mean/ { m = $5 + 0; ok = m > 0.99 && m < 1.01 } END { exit !ok }' "$TMP/steady.out"
     _report $? "measure-overhead-steady.py: a rate that does not change gives 1"
+    awk '/^[12] / && NF == 8 { n++; ok += $5 > 0.3 && $5 <= 1.02 && $6 > 0.3 && $6 <= 1.02 && $7 > 0 }
+         /^on\/off CPU per unit of work, the program.s: mean/ { p = $10 + 0 }
+         /^on\/off CPU per unit of work, program and tracer: mean/ { t = $11 + 0 }
+         END { exit !(n == 2 && ok == 2 && p > 0.5 && t > p) }' "$TMP/steady.out"
+    _report $? "measure-overhead-steady.py: CPU per unit of work from the process clocks"
 else
     skip "measure-overhead-steady.py: usage" "$steady_skip"
     skip "measure-overhead-steady.py: traced and untraced windows of one run" "$steady_skip"
     skip "measure-overhead-steady.py: a rate that does not change gives 1" "$steady_skip"
+    skip "measure-overhead-steady.py: CPU per unit of work from the process clocks" "$steady_skip"
 fi
 
 if "$GCSCALE" help 2>/dev/null | grep -q "^  bottle "; then
