@@ -22,22 +22,17 @@ progress line.  Run as root.  docs/schedtrace.md, "Overhead"."""
 import atexit
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-
-def die(msg):
-    print(f"measure-overhead-progress.py: {msg}", file=sys.stderr)
-    sys.exit(2)
+from overhead_common import die, summary, wait_release
 
 
 def run(cmd):
     """The progress points (T, COUNT) of one run and its launch time."""
-    while subprocess.run(["pgrep", "-x", "gcscale-release"], stdout=subprocess.DEVNULL).returncode == 0:
-        time.sleep(0.05)  # the last trace's events are still being released
+    wait_release()
     t0 = time.monotonic_ns()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if p.returncode != 0:
@@ -83,9 +78,7 @@ def main():
         ratios = [done_by(*t, m) / done_by(*p, m) for p, t in zip(runs["plain"], runs["traced"]) if done_by(*p, m)]
         if len(ratios) < 2:
             continue
-        mean, se = statistics.mean(ratios), statistics.stdev(ratios) / len(ratios) ** 0.5
-        print(f"{m:.3g} s after launch: traced/plain progress mean {mean:.4f} (SE {se:.4f}, "
-              f"{100 * (mean - 1):+.2f} %), median {statistics.median(ratios):.4f}")
+        print(summary(f"{m:.3g} s after launch: traced/plain progress", ratios))
 
 
 if __name__ == "__main__":

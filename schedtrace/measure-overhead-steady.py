@@ -32,11 +32,12 @@ import atexit
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from overhead_common import die, summary, wait_release
 
 
 def cpu_ns(pid):
@@ -45,9 +46,14 @@ def cpu_ns(pid):
     return time.clock_gettime_ns(((~pid) << 3) | 2)
 
 
-def die(msg):
-    print(f"measure-overhead-steady.py: {msg}", file=sys.stderr)
-    sys.exit(2)
+def sys_ns(pid):
+    """The system time of pid's threads (the exited included), ns: where the
+    kernel's own work for the trace (a record at every switch, wakeup and
+    futex call of the program's threads) is counted.  Clock ticks: coarse,
+    but a window's middle holds hundreds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[12]) * 1e9 / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -72,15 +78,14 @@ def main():
     windows = []
     for i in range(pairs):
         for kind in (("off", "on") if i % 2 == 0 else ("on", "off")):
-            # the last trace's events are released by a background process; wait for it
-            while subprocess.run(["pgrep", "-x", "gcscale-release"], stdout=subprocess.DEVNULL).returncode == 0:
-                time.sleep(0.05)
+            wait_release()
             tracer = None
             if kind == "on":
                 tracer = subprocess.Popen([gcscale, "trace", "-q", "-p", str(prog.pid), "-o",
                                            os.path.join(tmp, "t.trace")])
             t0 = time.monotonic_ns()
-            # CPU clocks at the middle's two ends: (monotonic ns, program's, tracer's)
+            # CPU clocks at the middle's two ends: (monotonic ns, program's,
+            # tracer's, program's system time)
             cpu = []
             for until in (margin, window - margin):
                 time.sleep(max(0.0, t0 / 1e9 + until - time.monotonic()))
@@ -88,7 +93,7 @@ def main():
                     tracer_ns = cpu_ns(tracer.pid) if tracer else 0
                 except OSError:
                     tracer_ns = None  # it has already exited: checked below
-                cpu.append((time.monotonic_ns(), cpu_ns(prog.pid), tracer_ns))
+                cpu.append((time.monotonic_ns(), cpu_ns(prog.pid), tracer_ns, sys_ns(prog.pid)))
             time.sleep(max(0.0, t0 / 1e9 + window - time.monotonic()))
             t1 = time.monotonic_ns()
             if tracer:
@@ -123,13 +128,14 @@ def main():
         die("COMMAND printed no progress around a window's middle")
 
     def cpu_per_work(cpu):
-        """CPU ns per unit of work over the middle: the program's, the tracer's."""
+        """CPU ns per unit of work over the middle: the program's, the
+        tracer's, the program's system time."""
         work = work_at(cpu[1][0]) - work_at(cpu[0][0])
         if work <= 0:
             die("COMMAND made no progress inside a window")
-        return (cpu[1][1] - cpu[0][1]) / work, (cpu[1][2] - cpu[0][2]) / work
+        return [(cpu[1][k] - cpu[0][k]) / work for k in (1, 2, 3)]
 
-    ratios, cpu_ratios, prog_ratios = [], [], []
+    ratios, cpu_ratios, prog_ratios, sys_shift = [], [], [], []
     print("# pair off_rate on_rate on/off cpu_per_work_off prog_on tracer_on cpu_on/off")
     for i in range(pairs):
         r, c = {}, {}
@@ -138,16 +144,14 @@ def main():
         ratios.append(r["on"] / r["off"])
         prog_ratios.append(c["on"][0] / c["off"][0])
         cpu_ratios.append((c["on"][0] + c["on"][1]) / c["off"][0])
+        sys_shift.append(1 + (c["on"][2] - c["off"][2]) / c["off"][0])
         print(f"{i + 1} {r['off']:.6g} {r['on']:.6g} {ratios[-1]:.4f} {c['off'][0]:.5g} {c['on'][0]:.5g} "
               f"{c['on'][1]:.4g} {cpu_ratios[-1]:.4f}")
 
-    def summary(what, xs):
-        mean, se = statistics.mean(xs), statistics.stdev(xs) / len(xs) ** 0.5
-        print(f"{what}: mean {mean:.4f} (SE {se:.4f}, {100 * (mean - 1):+.2f} %), median {statistics.median(xs):.4f}")
-
-    summary("on/off progress rate", ratios)
-    summary("on/off CPU per unit of work, the program's", prog_ratios)
-    summary("on/off CPU per unit of work, program and tracer", cpu_ratios)
+    print(summary("on/off progress rate", ratios))
+    print(summary("on/off CPU per unit of work, the program's", prog_ratios))
+    print(summary("on/off CPU per unit of work, program and tracer", cpu_ratios))
+    print(summary("1 + on - off system time per unit of work, of the off CPU", sys_shift))
     print(f"{pairs} pairs of {window:g} s windows, the middle {window - 2 * margin:g} s of each")
 
 

@@ -206,11 +206,31 @@ while True:
          /^on\/off CPU per unit of work, program and tracer: mean/ { t = $11 + 0 }
          END { exit !(n == 2 && ok == 2 && p > 0.5 && t > p) }' "$TMP/steady.out"
     _report $? "measure-overhead-steady.py: CPU per unit of work from the process clocks"
+    # measure-overhead-progress.py: runs of 1.6 s whose work is the time
+    # since their own start, so a traced run is behind by its tracer's start
+    # alone (tens of ms at 0.6 s)
+    expect_exit 2 "measure-overhead-progress.py: usage" python3 schedtrace/measure-overhead-progress.py "$GCSCALE" 2
+    python3 schedtrace/measure-overhead-progress.py "$GCSCALE" 2 -- python3 -u -c '
+import time
+t0 = time.monotonic_ns()
+while time.monotonic_ns() - t0 < 1600000000:
+    t = time.monotonic_ns()
+    print(t, t - t0, flush=True)
+    time.sleep(0.05)' >"$TMP/progress.out" 2>"$TMP/progress.err"
+    rc=$?
+    [ $rc -eq 0 ] && awk '/^[12] (plain|traced) [0-9]+$/ { n++ }
+        /after launch: traced\/plain progress: mean/ { m = $(NF - 6) + 0; ok = m > 0.5 && m <= 1.02 }
+        END { exit !(n == 4 && ok) }' "$TMP/progress.out"
+    rc=$?
+    _report $rc "measure-overhead-progress.py: plain and traced runs, the work done by a time"
+    [ $rc -eq 0 ] || sed 's/^/#   /' "$TMP/progress.out" "$TMP/progress.err"
 else
     skip "measure-overhead-steady.py: usage" "$steady_skip"
     skip "measure-overhead-steady.py: traced and untraced windows of one run" "$steady_skip"
     skip "measure-overhead-steady.py: a rate that does not change gives 1" "$steady_skip"
     skip "measure-overhead-steady.py: CPU per unit of work from the process clocks" "$steady_skip"
+    skip "measure-overhead-progress.py: usage" "$steady_skip"
+    skip "measure-overhead-progress.py: plain and traced runs, the work done by a time" "$steady_skip"
 fi
 
 if "$GCSCALE" help 2>/dev/null | grep -q "^  bottle "; then
