@@ -8,10 +8,12 @@
 #include "gcscale/snapshot.h"
 #include "gcscale/topology.h"
 
-/* The largest cache's size in bytes (0 without caches), of a profile or of
- * the topology whose caches the profile will get: the steps that size their
- * heaps beyond the caches (overlap.c, stream.c) ask it.  Defined in
- * overlap.c. */
+/* The last-level cache the steps that size their heaps beyond the caches
+ * (overlap.c, stream.c) size them by, in bytes (0 without caches): of a
+ * profile, its effective LLC where the latency sweep measured one
+ * (llc_effective_bytes), else its largest cache; of the topology whose
+ * caches the profile will get, the largest (before the sweep: the progress
+ * series' estimate, which may then be high).  Defined in overlap.c. */
 uint64_t _gcs_calibrate_llc_bytes(const gcs_profile *p);
 uint64_t _gcs_calibrate_llc_bytes_topo(const gcs_topo *t);
 

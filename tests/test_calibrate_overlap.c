@@ -59,6 +59,35 @@ static void test_overlap_fit_inverts_the_model(void **state)
     gcs_profile_free(p);
 }
 
+/* The heaps of the two fits are sized by the effective LLC where the sweep
+ * measured one, not by the nominal largest cache: a VM shown a 300 MiB L3
+ * that delivers 16 MiB gets a 64 MiB heap, not 1.2 GB (whose page walks the
+ * fit would put in F). */
+static void test_fits_sized_by_the_effective_llc(void **state)
+{
+    (void)state;
+    gcs_profile *p = gcs_profile_new(1);
+    int cpu0 = 0;
+    gcs_profile_cache l3 = {.level = 3, .type = "unified", .size_bytes = 300u << 20, .line_bytes = 64, .ways = 16,
+                            .ncpus = 1, .cpus = &cpu0};
+    assert_int_equal(gcs_profile_add_cache(p, &l3), 0);
+    assert_int_equal(_gcs_calibrate_llc_bytes(p), 300u << 20);
+    double nominal = _gcs_calibrate_overlap_work(p, 0, 0), nominal_stream = _gcs_calibrate_stream_work(p, 0, 0);
+    p->has_llc_effective = 1;
+    p->llc_effective_bytes = 16u << 20;
+    p->llc_hit_ns = 30;
+    assert_int_equal(_gcs_calibrate_llc_bytes(p), 16u << 20);
+    /* the work is proportional to the objects: 4 x 16 MiB of 32-byte
+     * objects against 4 x 300 MiB */
+    double effective = _gcs_calibrate_overlap_work(p, 0, 0);
+    assert_true(fabs(effective / nominal - 16.0 / 300.0) < 1e-9);
+    assert_true(_gcs_calibrate_stream_work(p, 0, 0) < nominal_stream / 10);
+    /* and at least 2^20 objects (half the 2^21 above), however small the cache */
+    p->llc_effective_bytes = 1u << 20;
+    assert_true(fabs(_gcs_calibrate_overlap_work(p, 0, 0) / effective - 0.5) < 1e-9);
+    gcs_profile_free(p);
+}
+
 /* The sequential-line fit (calibrate/stream.c) on a list far beyond a
  * (pretended) 256 KiB cache: model v2 at P = 1 with the fitted price gives
  * back the measured mark; without the chain's cost it refuses. */
@@ -130,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_overlap_fit_inverts_the_model),
         cmocka_unit_test(test_overlap_fit_refuses_when_a_collector_runs),
         cmocka_unit_test(test_stream_line_fit_inverts_the_model),
+        cmocka_unit_test(test_fits_sized_by_the_effective_llc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
