@@ -317,8 +317,7 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
      * ones' cost.  The least of each kind: a warm-up that the scheduler
      * preempted would otherwise make every decision look too dear for its
      * budget, and a new curve that is never made is never measured, so the
-     * guess would stand (a test of the budget saw it about once in a
-     * thousand runs on a busy 2-CPU VM). */
+     * guess would stand (docs/adaptive.md, "Cost"). */
     gcs_gc_stats *fake = calloc(1, sizeof *fake);
     if (!fake) {
         gcs_err_set(err, "adaptive: out of memory");

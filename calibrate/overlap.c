@@ -215,13 +215,13 @@ static double objects_work(uint64_t objects, int quick)
 }
 
 /* Why the effective LLC: a heap of 4 x a nominal LLC that the machine does
- * not deliver (a VM shown its host's 300-480 MiB L3, of which the sweep
- * finds 16-24 MiB) is gigabytes, and its mark then pays page walks on
- * nearly every miss (the collector's heap has 4 KiB pages; the page tables
- * of 2 GB are 4 MB), which the model has no term for: the fit put them in
- * F (1.11 on such a VM, against about 5 where the heap was 128 MiB) and so
- * priced every miss of every smaller heap as if it walked the page tables
- * too (docs/model.md, "The overlap heap sized by the effective LLC"). */
+ * not deliver (a VM shown its host's L3 of hundreds of MiB, of which the
+ * sweep finds tens) is gigabytes, and its mark then pays page walks on
+ * nearly every miss (the collector's heap has 4 KiB pages, and the page
+ * tables of gigabytes do not fit the caches), which the model has no term
+ * for: the fit puts them in F and so prices every miss of every smaller
+ * heap as if it walked the page tables too (docs/model.md, "The overlap
+ * heap sized by the effective LLC"). */
 uint64_t _gcs_calibrate_llc_bytes(const gcs_profile *p)
 {
     if (p->has_llc_effective && p->llc_effective_bytes >= 1)
