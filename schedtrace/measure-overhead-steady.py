@@ -89,6 +89,8 @@ def main():
             cpu = []
             for until in (margin, window - margin):
                 time.sleep(max(0.0, t0 / 1e9 + until - time.monotonic()))
+                if prog.poll() is not None:
+                    die(f"COMMAND exited ({prog.returncode}) before the last window ended")
                 try:
                     tracer_ns = cpu_ns(tracer.pid) if tracer else 0
                 except OSError:
@@ -124,7 +126,7 @@ def main():
         """The work done at monotonic time t, between the printed points."""
         for a, b in zip(points, points[1:]):
             if a[0] <= t <= b[0]:
-                return a[1] + (b[1] - a[1]) * (t - a[0]) / (b[0] - a[0])
+                return a[1] + (b[1] - a[1]) * (t - a[0]) / (b[0] - a[0]) if b[0] > a[0] else b[1]
         die("COMMAND printed no progress around a window's middle")
 
     def cpu_per_work(cpu):
