@@ -892,7 +892,6 @@ static inline void add_ref(imp *m, pass2 *w, uint64_t ref)
 
 static uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
 
-
 static int value_size(const imp *m, uint8_t type)
 {
     if (type == B_OBJECT)
@@ -1171,8 +1170,10 @@ __attribute__((always_inline)) static inline int run_ahead(const _gcs_idmap *map
                                                            const uint32_t *ro, uint32_t nrefs, int direct)
 {
     const size_t fixed = 1 + 2 * id + 8;
+    if (len - pos < (AHEAD_FAR + 1) * rec)
+        return 0;
     const uint8_t *q = buf + pos + AHEAD_FAR * rec;
-    if (len - pos < (AHEAD_FAR + 1) * rec || q[0] != S_INSTANCE_DUMP || read_id(q + 1 + id + 4, id) != cid)
+    if (q[0] != S_INSTANCE_DUMP || read_id(q + 1 + id + 4, id) != cid)
         return 0;
     for (uint32_t k = 0; k < nrefs && k < AHEAD_REFS; k++)
         _gcs_idmap_prefetch(map, read_id(q + fixed + ro[k], id));
