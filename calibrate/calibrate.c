@@ -1008,7 +1008,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
                    nn * (w_buf + 2.0 * nn * c.pl.w_latency + 2 * c.pl.w_occupancy + c.pl.w_bandwidth +
                          w_var + w_fr) +
                    _gcs_calibrate_overlap_work_topo(c.t, quick, opts->size_bytes) +
-                   _gcs_calibrate_stream_work_topo(c.t, quick, opts->size_bytes) + _gcs_calibrate_coord_work(quick) +
+                   _gcs_calibrate_stream_work_topo(c.t, quick, opts->size_bytes) +
+                   _gcs_calibrate_resident_work_guess(quick) + _gcs_calibrate_coord_work(quick) +
                    _gcs_calibrate_line_transfer_work(NULL, quick) + (opts->progress ? opts->extra_work : 0);
     c.pr = opts->progress ? opts->progress : &c.own_pr;
     gcs_progress_init(c.pr, total, opts->quiet);
@@ -1103,6 +1104,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     /* Last, outside the timed steps: it needs the gc costs just fitted. */
     _gcs_calibrate_overlap_step(p, quick, opts->size_bytes, c.pr);
     _gcs_calibrate_stream_step(p, quick, opts->size_bytes, c.pr);
+    _gcs_calibrate_resident_step(p, quick, c.pr);
     _gcs_calibrate_coord_step(p, quick, c.pr);
     _gcs_calibrate_line_transfer_step(p, quick, c.pr);
     record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
@@ -1137,7 +1139,8 @@ static double update_gc_cost_work(int quick)
 double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick)
 {
     return update_gc_cost_work(quick) + _gcs_calibrate_overlap_work(p, quick, 0) +
-           _gcs_calibrate_stream_work(p, quick, 0) + _gcs_calibrate_coord_work(quick) +
+           _gcs_calibrate_stream_work(p, quick, 0) + _gcs_calibrate_resident_work(p, quick) +
+           _gcs_calibrate_coord_work(quick) +
            _gcs_calibrate_line_transfer_work(p, quick);
 }
 
@@ -1159,6 +1162,7 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
                                                    quick ? "quick" : "full"));
     _gcs_calibrate_overlap_step(p, quick, 0, pr);
     _gcs_calibrate_stream_step(p, quick, 0, pr);
+    _gcs_calibrate_resident_step(p, quick, pr);
     _gcs_calibrate_coord_step(p, quick, pr);
     _gcs_calibrate_line_transfer_step(p, quick, pr);
     record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);

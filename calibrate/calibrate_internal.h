@@ -52,6 +52,24 @@ int _gcs_calibrate_speed_probe(double *t1_ns, gcs_err *err);
  * its own at P = 1, after one warm-up collection (overlap.c). */
 int _gcs_calibrate_timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err);
 
+/* A fit of the collector with the model on a heap of `objects` objects
+ * marked `reps` times (overlap.c, stream.c, resident.c): into p, details
+ * into *details; -1 with err set when it cannot fit. */
+typedef int (*_gcs_calibrate_fit_fn)(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err);
+/* Runs such a fit as the step `step` of pr, weighing `work`: its details
+ * with the step's "seconds", or {"note": "not fitted: the fit failed",
+ * "error"} (an optional step: a failure keeps the rest of the profile). */
+json_t *_gcs_calibrate_run_fit(gcs_profile *p, gcs_progress *pr, const char *step, double work,
+                               _gcs_calibrate_fit_fn fit, uint64_t objects, int reps);
+
+/* The fits' heaps, as snapshots of n 32-byte objects in consecutive slots
+ * (the order the collector allocates them in, gcs_gc_build_snapshot), on
+ * nnodes memory nodes: a random graph of two pointer fields per object to
+ * uniformly random objects from 16 roots (overlap.c), a list allocated in
+ * order from one root (stream.c).  NULL with err set on failure. */
+gcs_snapshot *_gcs_calibrate_random_graph(uint64_t n, int nnodes, gcs_err *err);
+gcs_snapshot *_gcs_calibrate_list_graph(uint64_t n, int nnodes, gcs_err *err);
+
 /* The sequential-line step (stream.c), after the overlap step:
  * gc_stream_line_ns into p from a linked list allocated in order, several
  * times the LLC, timed on the collector and counted with model v2's
@@ -65,6 +83,24 @@ void _gcs_calibrate_stream_step(gcs_profile *p, int quick, uint64_t size_bytes, 
 int _gcs_calibrate_fit_stream_line(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err);
 double _gcs_calibrate_stream_work(const gcs_profile *p, int quick, uint64_t size_bytes);
 double _gcs_calibrate_stream_work_topo(const gcs_topo *t, int quick, uint64_t size_bytes);
+
+/* The resident-lines step (resident.c), after the sequential-line step:
+ * gc_resident into p from a random graph and a list of one size between
+ * the private caches and the effective LLC, both timed on the collector
+ * and fitted together; details (or why not) under calibration.resident;
+ * optional, never fails the calibration.  Its expected seconds on pr (0
+ * when it will not fit). */
+void _gcs_calibrate_resident_step(gcs_profile *p, int quick, gcs_progress *pr);
+/* The fit itself on heaps of `objects` objects each, `reps` timed marks:
+ * into p (which needs gc_cost_ns, gc_class_cost_ns, gc_miss_overlap,
+ * caches and the effective LLC's hit latency), details into *details; -1
+ * with err set when it cannot fit (no collector may run). */
+int _gcs_calibrate_fit_resident(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err);
+/* The heaps' object count for p (0 with *note saying why not fitted). */
+uint64_t _gcs_calibrate_resident_objects(const gcs_profile *p, const char **note);
+double _gcs_calibrate_resident_work(const gcs_profile *p, int quick);
+/* Its weight in a plan made before the sweep (the effective LLC unknown). */
+double _gcs_calibrate_resident_work_guess(int quick);
 
 /* The coordination step (coord.c), after the overlap step: gc_coord into p,
  * details (or why not) under calibration.gc_coord; optional, never fails the

@@ -49,7 +49,7 @@
 
 /* The random graph as a snapshot, objects in consecutive 32-byte slots (the
  * collector allocates them in that order: gcs_gc_build_snapshot). */
-static gcs_snapshot *random_graph(uint64_t n, int nnodes, gcs_err *err)
+gcs_snapshot *_gcs_calibrate_random_graph(uint64_t n, int nnodes, gcs_err *err)
 {
     gcs_snapshot *g = gcs_snapshot_new(n, 2 * n, ROOTS, err);
     if (!g)
@@ -122,7 +122,7 @@ int gcs_calibrate_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t
         gcs_err_set(err, "gc overlap: a collector already runs in this process");
         return -1;
     }
-    gcs_snapshot *g = random_graph(objects, p->nnodes, err);
+    gcs_snapshot *g = _gcs_calibrate_random_graph(objects, p->nnodes, err);
     if (!g)
         return -1;
     double measured_ns = 0;
@@ -258,26 +258,32 @@ double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t s
     return objects ? objects_work(objects, quick) : 0;
 }
 
+json_t *_gcs_calibrate_run_fit(gcs_profile *p, gcs_progress *pr, const char *step, double work,
+                               _gcs_calibrate_fit_fn fit, uint64_t objects, int reps)
+{
+    json_t *details = NULL;
+    gcs_err err = {{0}};
+    gcs_progress_step(pr, step, work);
+    uint64_t t0 = gcs_now_ns();
+    int rc = fit(objects, reps, p, &details, &err);
+    if (rc == 0) /* the step's time, as calibrate's own steps record theirs */
+        json_object_set_new(details, "seconds", json_real((double)(gcs_now_ns() - t0) / 1e9));
+    gcs_progress_done(pr, work);
+    /* An optional step: a failed fit keeps the rest of the calibration, and
+     * the profile records why (the CLI warns from that record; the model
+     * prices without the key). */
+    if (rc < 0)
+        details = json_pack("{s:s, s:s}", "note", "not fitted: the fit failed", "error", err.msg);
+    return details;
+}
+
 void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes, gcs_progress *pr)
 {
     const char *note;
     uint64_t objects = overlap_objects(_gcs_calibrate_llc_bytes(p), p->ncaches, quick, size_bytes, &note);
-    json_t *details = NULL;
-    gcs_err err = {{0}};
-    if (!objects) {
-        details = json_pack("{s:s}", "note", note);
-    } else {
-        double w = objects_work(objects, quick);
-        gcs_progress_step(pr, "gc miss overlap (marker on a random heap beyond the LLC)", w);
-        uint64_t t0 = gcs_now_ns();
-        int rc = gcs_calibrate_fit_overlap(objects, quick ? 5 : 9, p, &details, &err);
-        if (rc == 0) /* the step's time, as calibrate's own steps record theirs */
-            json_object_set_new(details, "seconds", json_real((double)(gcs_now_ns() - t0) / 1e9));
-        gcs_progress_done(pr, w);
-        /* An optional step: a failed fit keeps the rest of the calibration,
-         * and the profile records why (the CLI warns from that record). */
-        if (rc < 0)
-            details = json_pack("{s:s, s:s}", "note", "not fitted: the fit failed", "error", err.msg);
-    }
+    json_t *details = objects ? _gcs_calibrate_run_fit(p, pr, "gc miss overlap (marker on a random heap beyond the LLC)",
+                                                       objects_work(objects, quick), gcs_calibrate_fit_overlap,
+                                                       objects, quick ? 5 : 9)
+                              : json_pack("{s:s}", "note", note);
     json_object_set_new(gcs_profile_calibration(p), "gc_overlap", details);
 }

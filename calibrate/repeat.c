@@ -85,6 +85,10 @@ static int profile_constants(const gcs_profile *p, constant *out, int max)
         add(out, &n, max, "gc_class_cost_ns.null_switch", p->gc_cost_null_switch_ns);
     if (p->has_gc_stream_line)
         add(out, &n, max, "gc_stream_line_ns", p->gc_stream_line_ns);
+    if (p->has_gc_resident) {
+        add(out, &n, max, "gc_resident.miss_overlap", p->gc_resident_overlap);
+        add(out, &n, max, "gc_resident.stream_line_ns", p->gc_resident_stream_ns);
+    }
     if (p->has_gc_line_transfer)
         add(out, &n, max, "gc_line_transfer_ns", p->gc_line_transfer_ns);
     if (p->has_gc_coord) {

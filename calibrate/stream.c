@@ -44,7 +44,7 @@
 #define PAGE_BYTES 65536
 
 /* The list as a snapshot: node i at slot i, pointing to node i + 1. */
-static gcs_snapshot *list_graph(uint64_t n, int nnodes, gcs_err *err)
+gcs_snapshot *_gcs_calibrate_list_graph(uint64_t n, int nnodes, gcs_err *err)
 {
     gcs_snapshot *g = gcs_snapshot_new(n, n, 1, err);
     if (!g)
@@ -99,7 +99,7 @@ int _gcs_calibrate_fit_stream_line(uint64_t objects, int reps, gcs_profile *p, j
         gcs_err_set(err, "stream line: a collector already runs in this process");
         return -1;
     }
-    gcs_snapshot *g = list_graph(objects, p->nnodes, err);
+    gcs_snapshot *g = _gcs_calibrate_list_graph(objects, p->nnodes, err);
     if (!g)
         return -1;
     double measured = 0, a = 0, b1 = 0;
@@ -195,8 +195,7 @@ void _gcs_calibrate_stream_step(gcs_profile *p, int quick, uint64_t size_bytes, 
 {
     const char *note;
     uint64_t objects = stream_objects(_gcs_calibrate_llc_bytes(p), p->ncaches, quick, size_bytes, p->has_gc_class_cost, &note);
-    json_t *details = NULL;
-    gcs_err err = {{0}};
+    json_t *details;
     /* a profile updated by --gc-only keeps no price from another collector */
     p->has_gc_stream_line = 0;
     if (!objects) {
@@ -204,17 +203,9 @@ void _gcs_calibrate_stream_step(gcs_profile *p, int quick, uint64_t size_bytes, 
         /* counted in the plan as if it would run: the series still ends at 100% */
         gcs_progress_done(pr, _gcs_calibrate_stream_work(p, quick, size_bytes));
     } else {
-        double w = objects_work(objects, quick);
-        gcs_progress_step(pr, "gc sequential line (marker on a list beyond the LLC)", w);
-        uint64_t t0 = gcs_now_ns();
-        int rc = _gcs_calibrate_fit_stream_line(objects, quick ? 5 : 9, p, &details, &err);
-        if (rc == 0)
-            json_object_set_new(details, "seconds", json_real((double)(gcs_now_ns() - t0) / 1e9));
-        gcs_progress_done(pr, w);
-        /* An optional step: a failed fit keeps the rest of the profile,
-         * which records why (model v2 then prices those lines nominally). */
-        if (rc < 0)
-            details = json_pack("{s:s, s:s}", "note", "not fitted: the fit failed", "error", err.msg);
+        details = _gcs_calibrate_run_fit(p, pr, "gc sequential line (marker on a list beyond the LLC)",
+                                         objects_work(objects, quick), _gcs_calibrate_fit_stream_line, objects,
+                                         quick ? 5 : 9);
     }
     json_object_set_new(gcs_profile_calibration(p), "stream_line", details);
 }

@@ -100,9 +100,11 @@ static void print_help(FILE *fp)
             "  --residency on|off   (--model v2) price a miss's line as in the effective\n"
             "                       LLC with probability min(1, LLC / footprint), at the\n"
             "                       LLC's hit latency (profile llc_effective_bytes and\n"
-            "                       llc_hit_ns, or the calibration sweep).  Default off:\n"
-            "                       measured, it double counts with the fitted overlap\n"
-            "                       (docs/model.md)\n"
+            "                       llc_hit_ns, or the calibration sweep), its misses at\n"
+            "                       the profile's gc_resident prices where it has them\n"
+            "                       (else as from memory, which double counts with the\n"
+            "                       fitted overlap).  Default: on where the profile has\n"
+            "                       gc_resident (docs/model.md, \"Resident lines\")\n"
             "  --null-switches on|off  (--model v2) price the NULL tests whose outcome\n"
             "                       switches at the profile's gc_class_cost_ns.null_switch\n"
             "                       (gcscale calibrate).  Default off: measured, it made cky\n"
@@ -178,12 +180,15 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
         cli_fail(cmd, &err);
 #define F(k) json_number_value(json_object_get(s, k))
     printf("model %s; serial time at P = 1: %.4g ms = T1 %.4g + streamed %.4g + memory misses %.4g + "
-           "LLC-resident misses %.4g + queueing %.4g\n",
+           "LLC-resident misses %.4g + queueing %.4g + wake and tail %.4g\n",
            model, F("time_ms"), F("t1_ms"), F("streamed_ms"), F("memory_miss_ms"),
-           F("llc_miss_ms"), F("queueing_ms"));
+           F("llc_miss_ms"), F("queueing_ms"), F("coord_ms"));
     printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s)\n", mo->overlap, src->overlap,
            src->llc_bytes / 1048576.0, gcs_llc_source_name(src->llc), F("residency"),
-           src->residency ? "priced, --residency on" : "not priced: --model v2 --residency on");
+           !src->residency && strcmp(model, "v2") != 0 ? "not priced: a term of --model v2"
+           : !src->residency                         ? "not priced: the profile has no gc_resident, or --residency off"
+           : src->resident                           ? "priced at the profile's gc_resident"
+                           : "priced as from memory: the profile has no gc_resident");
     if (src->classes) {
         json_t *c = json_object_get(s, "classes");
         printf("marker classes (%s): %lld chain steps, %lld array elements (%lld leaves unread); service %s\n",
@@ -246,7 +251,7 @@ int cmd_predict(int argc, char **argv)
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
-    int model_paper = 0, model_v2 = 0, residency = 0, overlap_given = 0, span_given = 0, wide = 0, shared_lines = 0;
+    int model_paper = 0, model_v2 = 0, residency = GCS_MODEL_RESIDENCY_DEFAULT, overlap_given = 0, span_given = 0, wide = 0, shared_lines = 0;
     int null_switches = 0, steal_work = 1, steal_work_given = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
@@ -383,14 +388,16 @@ int cmd_predict(int argc, char **argv)
     /* model v2's serial work (model/serial.c), or the paper's whole model */
     gcs_model_sources sources;
     if (model_paper) {
-        if (overlap_given || residency || span_given)
+        if (overlap_given || residency == 1 || span_given)
             cli_usage_error(cmd, "--model paper fixes the span, overlap and residency: drop --span, "
                                  "--overlap and --residency");
         gcs_model_opts_paper(&mopts);
         no_prefetch = 1;
     }
-    if (residency && !model_v2)
+    if (residency != GCS_MODEL_RESIDENCY_DEFAULT && !model_v2 && !model_paper)
         cli_usage_error(cmd, "--residency goes with --model v2");
+    if (!model_v2) /* the base and the paper's model price no residency */
+        residency = 0;
     if (shared_lines && !model_v2)
         cli_usage_error(cmd, "--shared-lines goes with --model v2");
     if (null_switches && !model_v2)

@@ -36,7 +36,7 @@
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
     "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord",
-    "gc_line_transfer_ns", "gc_stream_line_ns", "counters",
+    "gc_line_transfer_ns", "gc_stream_line_ns", "gc_resident", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -665,6 +665,9 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
             return -1;
         p->has_gc_stream_line = 1;
     }
+    if (number_pair(doc, "gc_resident", "miss_overlap", &p->gc_resident_overlap, "stream_line_ns",
+                    &p->gc_resident_stream_ns, &p->has_gc_resident, err) < 0)
+        return -1;
     json_t *transfer = json_object_get(doc, "gc_line_transfer_ns");
     if (transfer && !json_is_null(transfer)) {
         if (number_value(transfer, "gc_line_transfer_ns", &p->gc_line_transfer_ns, err) < 0)
@@ -1175,6 +1178,14 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
     if (p->has_gc_stream_line &&
         check_value(p->gc_stream_line_ns, "gc_stream_line_ns", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
+    if (p->has_gc_resident && !(p->gc_resident_overlap >= 1 && p->gc_resident_overlap <= 4096)) {
+        gcs_err_set(err, "gc_resident.miss_overlap: expected a number of misses in flight in [1, 4096], found %g",
+                    p->gc_resident_overlap);
+        return -1;
+    }
+    if (p->has_gc_resident &&
+        check_value(p->gc_resident_stream_ns, "gc_resident.stream_line_ns", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+        return -1;
     if (p->has_gc_line_transfer &&
         check_value(p->gc_line_transfer_ns, "gc_line_transfer_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
@@ -1334,6 +1345,9 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
     }
     if (p->has_gc_stream_line)
         json_object_set_new(doc, "gc_stream_line_ns", json_real(p->gc_stream_line_ns));
+    if (p->has_gc_resident)
+        json_object_set_new(doc, "gc_resident", json_pack("{s:f, s:f}", "miss_overlap", p->gc_resident_overlap,
+                                                          "stream_line_ns", p->gc_resident_stream_ns));
     if (p->has_gc_line_transfer)
         json_object_set_new(doc, "gc_line_transfer_ns", json_real(p->gc_line_transfer_ns));
     if (p->has_llc_effective) {

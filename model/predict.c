@@ -22,6 +22,8 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->overlap = 1;
     opts->llc_bytes = 0; /* no warm residency (serial.c) */
     opts->llc_hit_ns = NAN;
+    opts->resident_overlap = NAN; /* a resident line priced as from memory */
+    opts->resident_stream_ns = NAN;
     opts->coord = 1; /* used when the profile has gc_coord */
     /* off: measured on the dev corpus it made P = 2 worse (docs/model.md,
      * "Extra work in parallel"); predict --shared-lines on */
@@ -223,10 +225,19 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
     if (q1 > 0)
         for (int a = 0; a < GCS_ACCESS_COUNT; a++)
             class_share[a] = heap->q1[a] / q1;
+    /* A serial miss whose line is resident (residency r, serial.c) is served
+     * by the LLC: it pays its price but neither occupies nor queues at the
+     * memory node.  A thief's extra misses stay requests to memory. */
+    double memory_share = 1 - _gcs_serial_residency(heap, opts) * (1 - extra_frac);
+    /* a thief's miss on a stolen line at the shared LLC's latency is an LLC
+     * hit, overlapped as the resident lines' are where the profile has their
+     * price */
+    double steal_overlap = isfinite(opts->steal_miss_ns) && isfinite(opts->resident_overlap) ? opts->resident_overlap
+                                                                                             : overlap;
     double cpu_weight[GCS_MODEL_MAX_NODES];
     worker_nodes(prof, threads, cpu_weight);
     for (int j = 0; j < heap->nnodes; j++) {
-        double requests = heap->v[j] * misses;
+        double requests = heap->v[j] * misses * memory_share;
         c->visit[j] = heap->v[j];
         c->requests[j] = requests;
         double s = 0, m = 0;
@@ -236,21 +247,21 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
                 m1 += cpu_weight[i] * gcs_profile_latency(prof, (gcs_access)a, i, j);
             double so = prof->occupancy_ns[a][j];
             s += class_share[a] * _gcs_serial_service_ns(prof, opts, (gcs_access)a, j);
-            /* a non-streamed miss may find its line in the LLC (serial.c) */
+            /* a miss may find its line in the LLC; a sequential one costs
+             * its calibrated price (serial.c) */
+            gcs_line_prices lp;
+            _gcs_serial_line_prices(heap, opts, m1, so, &lp);
             double lat = _gcs_serial_miss_latency(heap, opts, m1);
             double steal_lat = isfinite(opts->steal_miss_ns) ? opts->steal_miss_ns : lat;
-            /* a line of a sequential run: its calibrated cost where the
-             * profile has one (serial.c), else as any streamed line */
-            double seq = isfinite(opts->cost_sequential_ns) ? opts->cost_sequential_ns : fmin(so, m1);
-            m += (class_share[a] * (1 - extra_frac) - prefetched[a]) * lat / overlap +
-                 class_share[a] * extra_frac * steal_lat / overlap +
-                 (prefetched[a] - sequential[a]) * fmin(so, m1) + sequential[a] * seq;
+            m += (class_share[a] * (1 - extra_frac) - prefetched[a]) * (lp.own_memory_ns + lp.own_llc_ns) +
+                 class_share[a] * extra_frac * steal_lat / steal_overlap +
+                 (prefetched[a] - sequential[a]) * lp.streamed_ns + sequential[a] * lp.sequential_ns;
         }
         c->service[j] = s;
         c->latency[j] = m;
         c->wait_seen[j] = wait_seen;
         c->load[j] = requests * s;
-        c->miss_time_idle += requests * m;
+        c->miss_time_idle += heap->v[j] * misses * m;
     }
 }
 
@@ -294,6 +305,13 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * ten times Q1 (docs/model.md, "Extra misses: at most the reuses"). */
     if (opts->reuse_bound && heap->private_hits > 0)
         extra_misses = fmin(extra_misses, heap->private_hits * (threads - 1.0) / threads);
+    /* With residency priced (serial.c), a thief's re-reads of resident
+     * lines are in the steal's own work already: gc_cost_ns.steal is the
+     * busy time a steal adds on a cache-resident tree (calibrate/gccost.c),
+     * where every line a thief re-reads is such a line.  Only the share
+     * from memory is extra misses (docs/model.md, "Resident lines"). */
+    if (opts->steal_work_ns > 0)
+        extra_misses *= 1 - _gcs_serial_residency(heap, opts);
     double q_p = q1 + extra_misses;
     gcs_contention c, serial;
 

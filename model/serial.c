@@ -12,9 +12,12 @@
  *     by default wherever the slow predictor runs (a profile with caches).
  *   - warm residency: part of the heap is in the LLC when a mark starts;
  *     r = min(1, effective LLC / footprint), the effective LLC read off
- *     calibrate's latency sweep (formats/profile_llc.c).  Off by default:
- *     on this machine it makes every cache-resident heap 30-46% too short
- *     beside the fitted overlap (docs/model.md has the measurement).
+ *     calibrate's latency sweep (formats/profile_llc.c); its misses at the
+ *     profile's gc_resident prices, fitted on resident heaps
+ *     (calibrate/resident.c).  On by default where the profile has
+ *     gc_resident; without it off (the overlap fitted beyond the LLC would
+ *     price those lines, which double counts: docs/model.md has the
+ *     measurements, "Resident lines").
  *   - the stream classes (2026-11-27): the replay's own streamer
  *     (model/cachesim.c: 64 pages, directions) counts the streamed misses,
  *     and of those the sequential ones, which cost gc_stream_line_ns (a
@@ -48,6 +51,33 @@ double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts
     double r = _gcs_serial_residency(heap, opts);
     /* an LLC hit never costs more than the memory it saves going to */
     return r > 0 ? r * fmin(opts->llc_hit_ns, m1) + (1 - r) * m1 : m1;
+}
+
+/* A resident line's streamed price: never more than the same line costs
+ * from memory (x), the calibrated one where there is one. */
+static double resident_stream(const gcs_model_opts *opts, double x)
+{
+    return isfinite(opts->resident_stream_ns) ? fmin(opts->resident_stream_ns, x) : x;
+}
+
+void _gcs_serial_line_prices(const gcs_model_heap *heap, const gcs_model_opts *opts, double m1, double so,
+                             gcs_line_prices *out)
+{
+    double r = _gcs_serial_residency(heap, opts);
+    /* Why two overlaps: the one fitted beyond the LLC is that of misses to
+     * memory, which the FIFO overlaps less than hits in the LLC (the FIFO
+     * is the same, but an LLC hit returns in a third of the time, so the
+     * marker's own work hides more of it); a single F fitted beyond the
+     * LLC priced a resident random heap at twice its mark on the Intel VM
+     * (docs/model.md, "Resident lines"). */
+    double f_llc = isfinite(opts->resident_overlap) ? opts->resident_overlap : opts->overlap;
+    gcs_assert_internal(r >= 0 && r <= 1 && opts->overlap >= 1 && f_llc >= 1);
+    out->own_memory_ns = (1 - r) * m1 / opts->overlap;
+    out->own_llc_ns = r > 0 ? r * fmin(opts->llc_hit_ns, m1) / f_llc : 0;
+    double streamed = fmin(so, m1);
+    double seq = isfinite(opts->cost_sequential_ns) ? opts->cost_sequential_ns : streamed;
+    out->streamed_ns = (1 - r) * streamed + r * resident_stream(opts, streamed);
+    out->sequential_ns = (1 - r) * seq + r * resident_stream(opts, seq);
 }
 
 /* T1 with the chain and array classes re-priced (below, _gcs_serial_t1). */
@@ -157,10 +187,23 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
     src->llc = gcs_profile_llc_effective(prof, &src->llc_bytes, &src->llc_hit_ns);
     opts->llc_bytes = 0;
     opts->llc_hit_ns = NAN;
+    opts->resident_overlap = NAN;
+    opts->resident_stream_ns = NAN;
+    src->resident = NULL;
+    /* by default only where calibrate measured a resident line's prices:
+     * without them a resident miss would be priced with the overlap fitted
+     * beyond the LLC, which double counts (docs/model.md, "Serial work") */
+    if (residency == GCS_MODEL_RESIDENCY_DEFAULT)
+        residency = prof->has_gc_resident;
     if (residency && isfinite(src->llc_hit_ns)) {
         opts->llc_bytes = src->llc_bytes;
         opts->llc_hit_ns = src->llc_hit_ns;
         src->residency = 1;
+        if (prof->has_gc_resident && opts->mva == GCS_MODEL_MVA_OPEN) {
+            opts->resident_overlap = prof->gc_resident_overlap;
+            opts->resident_stream_ns = prof->gc_resident_stream_ns;
+            src->resident = "gc_resident";
+        }
     }
     gcs_model_opts_steal_level(opts, prof); /* stolen lines: the shared level's latency (sharing.c) */
 }
@@ -171,6 +214,8 @@ void gcs_model_opts_paper(gcs_model_opts *opts)
     opts->overlap = 1;
     opts->llc_bytes = 0;
     opts->llc_hit_ns = NAN;
+    opts->resident_overlap = NAN;
+    opts->resident_stream_ns = NAN;
     opts->coord = 0; /* the paper has no wake, search or termination terms */
 }
 
@@ -195,7 +240,7 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
             cpu = i;
             break;
         }
-    double r = _gcs_serial_residency(heap, opts), streamed = 0, sequential = 0, memory = 0, llc = 0;
+    double streamed = 0, sequential = 0, memory = 0, llc = 0;
     int classes = opts->stream_classes && heap->streams_counted;
     double n_streamed = 0, n_sequential = 0;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
@@ -204,12 +249,13 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         n_streamed += pf;
         n_sequential += seq;
         for (int j = 0; j < heap->nnodes; j++) {
-            double m1 = gcs_profile_latency(prof, (gcs_access)a, cpu, j), so = fmin(prof->occupancy_ns[a][j], m1);
-            double seq_ns = isfinite(opts->cost_sequential_ns) ? opts->cost_sequential_ns : so;
-            streamed += heap->v[j] * ((pf - seq) * so + seq * seq_ns);
-            sequential += heap->v[j] * seq * seq_ns;
-            memory += heap->v[j] * own * (1 - r) * m1 / opts->overlap;
-            llc += heap->v[j] * own * r * (r > 0 ? fmin(opts->llc_hit_ns, m1) : 0) / opts->overlap;
+            double m1 = gcs_profile_latency(prof, (gcs_access)a, cpu, j);
+            gcs_line_prices lp;
+            _gcs_serial_line_prices(heap, opts, m1, prof->occupancy_ns[a][j], &lp);
+            streamed += heap->v[j] * ((pf - seq) * lp.streamed_ns + seq * lp.sequential_ns);
+            sequential += heap->v[j] * seq * lp.sequential_ns;
+            memory += heap->v[j] * own * lp.own_memory_ns;
+            llc += heap->v[j] * own * lp.own_llc_ns;
         }
     }
     double idle = heap->t1_ns + streamed + memory + llc;
@@ -224,9 +270,13 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_array_append_new(nominal, json_string("gc_class_cost_ns.null_switch"));
     if (src->sequential && strcmp(src->sequential, "nominal") == 0)
         json_array_append_new(nominal, json_string("gc_stream_line_ns"));
-    json_t *out = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b, s:f, s:f, s:o, s:s, s:o}", "t1_ms",
+    /* at P = 1 the time also holds the one worker's wake and tail
+     * (coordination, when the profile has gc_coord): not queueing */
+    double coord = r1.coord ? r1.time_ns - r1.time_no_coord_ns : 0;
+    json_t *out = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b, s:f, s:f, s:o, s:s, s:o}", "t1_ms",
                      ms(heap->t1_ns), "streamed_ms", ms(streamed), "memory_miss_ms", ms(memory), "llc_miss_ms",
-                     ms(llc), "queueing_ms", ms(fmax(0, r1.time_ns - idle)), "time_ms", ms(r1.time_ns),
+                     ms(llc), "queueing_ms", ms(fmax(0, r1.time_ns - coord - idle)), "coord_ms", ms(coord),
+                     "time_ms", ms(r1.time_ns),
                      "overlap", opts->overlap, "overlap_source", src->overlap, "residency_on", src->residency,
                      "residency", _gcs_serial_residency(heap, &(gcs_model_opts){.llc_bytes = src->llc_bytes,
                                                                                  .llc_hit_ns = src->llc_hit_ns}),
@@ -237,6 +287,17 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_object_set_new(out, "service_source", json_string(src->service ? src->service : "occupancy_ns"));
     if (out)
         json_object_set_new(out, "sequential_ms", json_real(ms(sequential)));
+    /* the resident lines' prices (2026-11-28): null where residency is off
+     * or priced as from memory */
+    if (out)
+        json_object_set_new(out, "resident",
+                            json_pack("{s:s, s:o, s:o}", "source", src->resident ? src->resident : "off",
+                                      "miss_overlap",
+                                      isfinite(opts->resident_overlap) ? json_real(opts->resident_overlap)
+                                                                       : json_null(),
+                                      "stream_line_ns",
+                                      isfinite(opts->resident_stream_ns) ? json_real(opts->resident_stream_ns)
+                                                                         : json_null()));
     /* model v2's stream classes and NULL fields (2026-11-27): the counts
      * and prices behind streamed_ms and t1_ms */
     if (out)

@@ -14,6 +14,19 @@ double _gcs_serial_residency(const gcs_model_heap *heap, const gcs_model_opts *o
  * them hit the LLC, the rest go to memory at m1. */
 double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts *opts, double m1);
 
+/* What one line of each miss class costs the worker at P = 1 before
+ * queueing (ns), with residency r (above): a non-streamed miss
+ * (1 - r) m1 / overlap from memory plus r min(llc_hit, m1) / the resident
+ * overlap; a streamed one min(S_O, m1), a sequential one
+ * cost_sequential_ns (else as streamed), each resident share at most the
+ * resident stream price (model.h, resident_overlap and resident_stream_ns). */
+typedef struct gcs_line_prices {
+    double own_memory_ns, own_llc_ns; /* a non-streamed miss: its two parts, already weighted by 1 - r and r */
+    double streamed_ns, sequential_ns;
+} gcs_line_prices;
+void _gcs_serial_line_prices(const gcs_model_heap *heap, const gcs_model_opts *opts, double m1, double so,
+                             gcs_line_prices *out);
+
 /* The time a request of class a occupies memory node `node` (S_O), bounded
  * by the node's measured bandwidth with opts->service_bandwidth (model.h). */
 double _gcs_serial_service_ns(const gcs_profile *prof, const gcs_model_opts *opts, gcs_access a, int node);

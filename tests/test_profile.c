@@ -320,6 +320,32 @@ static void test_optional_keys(void **state)
     assert_true(json_real_value(json_object_get(json_object_get(out, "gc_class_cost_ns"), "null_switch")) == 4.5);
     assert_true(json_real_value(json_object_get(out, "gc_stream_line_ns")) == 0.875);
     json_decref(out);
+    /* gc_resident (2026-11-28): optional, both members needed, an overlap
+     * of at least 1 and a positive stream price; kept and saved */
+    assert_int_equal(p->has_gc_resident, 0);
+    set_path(doc, "gc_resident", parse("{\"miss_overlap\": 2.5}"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_resident.stream_line_ns"));
+    set_path(doc, "gc_resident", parse("{\"miss_overlap\": 0.5, \"stream_line_ns\": 0.25}"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_resident.miss_overlap"));
+    set_path(doc, "gc_resident", parse("{\"miss_overlap\": 2.5, \"stream_line_ns\": 0}"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_resident.stream_line_ns"));
+    set_path(doc, "gc_resident", parse("[2.5, 0.25]"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_resident"));
+    set_path(doc, "gc_resident", parse("{\"miss_overlap\": 2.5, \"stream_line_ns\": 0.25}"));
+    gcs_profile *q = gcs_profile_from_json(doc, &err);
+    if (!q)
+        fail_msg("rejected: %s", err.msg);
+    assert_true(q->has_gc_resident && q->gc_resident_overlap == 2.5 && q->gc_resident_stream_ns == 0.25);
+    out = gcs_profile_to_json(q);
+    assert_true(json_real_value(json_object_get(json_object_get(out, "gc_resident"), "miss_overlap")) == 2.5);
+    assert_true(json_real_value(json_object_get(json_object_get(out, "gc_resident"), "stream_line_ns")) == 0.25);
+    json_decref(out);
+    gcs_profile_free(q);
+    json_object_del(doc, "gc_resident");
     /* a null_switch needs the class costs it belongs to */
     p->has_gc_class_cost = 0;
     assert_int_equal(gcs_profile_validate(p, &err), -1);

@@ -357,6 +357,105 @@ static void test_stream_classes_priced(void **state)
     gcs_profile_free(f.p);
 }
 
+/* Resident lines (2026-11-28): with residency on, r = LLC / footprint of
+ * each miss is priced at the profile's gc_resident prices (a non-streamed
+ * one llc_hit / its overlap, a streamed or sequential one at most the
+ * resident stream price) and 1 - r as from memory; the resident share
+ * neither occupies nor queues at the memory node.  v2's default prices it
+ * where the profile has gc_resident and only there; on without the key, a
+ * resident line is priced with the memory overlap; off is off. */
+static void test_resident_lines_priced(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 0, 100);
+    f.p->occupancy_ns[GCS_ACCESS_READ][0] = 10;
+    f.p->has_gc_overlap = 1;
+    f.p->gc_miss_overlap = 2;
+    f.p->has_gc_stream_line = 1;
+    f.p->gc_stream_line_ns = 4;
+    f.p->has_llc_effective = 1;
+    f.p->llc_effective_bytes = 32000; /* half the 1000 lines' footprint: r = 0.5 */
+    f.p->llc_hit_ns = 30;
+    f.h.q1[GCS_ACCESS_READ] = 1000;
+    f.h.live_lines = 1000;
+    f.h.streams_counted = 1;
+    f.h.q1_streamed[GCS_ACCESS_READ] = 600;
+    f.h.q1_sequential[GCS_ACCESS_READ] = 400;
+    double t1 = 10900, memory_only = t1 + 200 * 10 + 400 * 4 + 400 * 100 / 2.0;
+    /* the default without the key: off */
+    gcs_model_opts_init(&f.o);
+    f.o.coord = 0;
+    gcs_model_opts_v2(&f.o, f.p, GCS_MODEL_RESIDENCY_DEFAULT, 0, &f.src);
+    assert_int_equal(f.src.residency, 0);
+    f.p->has_gc_resident = 1;
+    f.p->gc_resident_overlap = 3;
+    f.p->gc_resident_stream_ns = 1;
+    /* off */
+    opts_v2(&f.o, f.p, &f.src);
+    assert_int_equal(f.src.residency, 0);
+    assert_null(f.src.resident);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, memory_only, 1e-12);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 2, &f.o, &f.r, &f.err), 0);
+    double load_off = f.r.rho[0] * f.r.time_ns;
+
+    /* the default with the key: on */
+    gcs_model_opts_init(&f.o);
+    f.o.coord = 0;
+    gcs_model_opts_v2(&f.o, f.p, GCS_MODEL_RESIDENCY_DEFAULT, 0, &f.src);
+    gcs_model_opts_v2_costs(&f.o, f.p, &f.src);
+    assert_int_equal(f.src.residency, 1);
+    assert_string_equal(f.src.resident, "gc_resident");
+    double own = 400 * (0.5 * 100 / 2 + 0.5 * 30 / 3.0), streamed = 200 * (0.5 * 10 + 0.5 * 1),
+           seq = 400 * (0.5 * 4 + 0.5 * 1);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + own + streamed + seq, 1e-12);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    assert_close(json_real_value(json_object_get(j, "memory_miss_ms")), 400 * 25 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "llc_miss_ms")), 400 * 5 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "streamed_ms")), (streamed + seq) / 1e6, 1e-12);
+    json_t *res = json_object_get(j, "resident");
+    assert_string_equal(json_string_value(json_object_get(res, "source")), "gc_resident");
+    assert_true(json_real_value(json_object_get(res, "miss_overlap")) == 3);
+    json_decref(j);
+    /* half the lines resident: half the memory node's load (no thief's
+     * misses here: the hand heap has no live lines per steal) */
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 2, &f.o, &f.r, &f.err), 0);
+    assert_true(load_off > 0);
+    assert_close(f.r.rho[0] * f.r.time_ns, load_off / 2, 1e-9);
+    /* a resident stream price above the one from memory is not used */
+    f.o.resident_stream_ns = 50;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + own + 200 * 10 + 400 * 4, 1e-12);
+    /* with the steals' own work priced (measured on a resident heap), a
+     * thief's extra misses are only the share from memory, 1 - r */
+    f.p->gc_cost_steal_ns = 100;
+    f.h.live_lines_avg = 10;
+    gcs_model_opts_v2_costs(&f.o, f.p, &f.src);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 2, &f.o, &f.r, &f.err), 0);
+    double extra_on = f.r.q_p - 1000;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 2, &f.o, &f.r, &f.err), 0);
+    assert_true(f.r.q_p - 1000 > 0);
+    assert_close(extra_on, (f.r.q_p - 1000) * 0.5, 1e-12);
+    f.h.live_lines_avg = 0;
+    f.p->gc_cost_steal_ns = 0;
+    /* on without the key: resident lines at the LLC's latency over the
+     * memory overlap, streams as from memory */
+    f.p->has_gc_resident = 0;
+    gcs_model_opts_init(&f.o);
+    f.o.coord = 0;
+    gcs_model_opts_v2(&f.o, f.p, 1, 0, &f.src);
+    gcs_model_opts_v2_costs(&f.o, f.p, &f.src);
+    assert_int_equal(f.src.residency, 1);
+    assert_null(f.src.resident);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 200 * 10 + 400 * 4 + 400 * (0.5 * 100 + 0.5 * 30) / 2.0, 1e-12);
+    gcs_profile_free(f.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_null_switches_priced),
         cmocka_unit_test(test_stream_classes_priced),
         cmocka_unit_test(test_steal_work_priced),
+        cmocka_unit_test(test_resident_lines_priced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

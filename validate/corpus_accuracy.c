@@ -27,6 +27,7 @@ void gcs_corpus_accuracy_opts_init(gcs_corpus_accuracy_opts *o)
     memset(o, 0, sizeof *o);
     o->predictor = -1;
     o->span = GCS_MODEL_SPAN_CRITICAL; /* as gcscale predict */
+    o->residency = GCS_MODEL_RESIDENCY_DEFAULT;
 }
 
 /* The heap's snapshot: the entry's file, or the shape rebuilt into the
@@ -108,7 +109,7 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
     mo.span = o->span;
     gcs_model_sources sources; /* as gcscale predict: --model v2 prices misses with the fitted overlap */
     if (o->model_v2) {
-        gcs_model_opts_v2(&mo, prof, 0, 0, &sources);
+        gcs_model_opts_v2(&mo, prof, o->residency, 0, &sources);
         gcs_model_opts_v2_costs(&mo, prof, &sources);
         /* As gcscale predict: the term needs the profile's transfer cost. */
         mo.sharing = io.shared_lines = o->shared_lines && prof->has_gc_line_transfer;
@@ -256,8 +257,11 @@ int gcs_corpus_accuracy(const char *const *dirs, int n, const gcs_corpus_accurac
         }
     gcs_progress_finish(&pr);
     char model[64];
-    snprintf(model, sizeof model, "%s%s%s", o->model_v2 ? "v2" : "base",
-             o->model_v2 && o->no_steal_work ? "-steal-work" : "", o->model_v2 && o->shared_lines ? "+shared-lines" : "");
+    snprintf(model, sizeof model, "%s%s%s%s", o->model_v2 ? "v2" : "base",
+             o->model_v2 && o->no_steal_work ? "-steal-work" : "", o->model_v2 && o->shared_lines ? "+shared-lines" : "",
+             !o->model_v2 || o->residency == GCS_MODEL_RESIDENCY_DEFAULT ? ""
+             : o->residency                                             ? "+residency"
+                                                                        : "-residency");
     *report = json_pack("{s:s, s:i, s:s, s:s, s:s, s:o}", "format", "gcscale-corpus-accuracy", "version", 1,
                         "predictor",
                         o->predictor < 0 ? "default" : gcs_inspect_predictor_name((gcs_inspect_predictor)o->predictor),

@@ -91,6 +91,11 @@ typedef struct gcs_corpus_accuracy_opts {
      * predict --model v2 --steal-work off; the report's model then says
      * "-steal-work" */
     int no_steal_work;
+    /* with model_v2 only: GCS_MODEL_RESIDENCY_DEFAULT (the default: warm
+     * residency priced where the entry's profile has gc_resident), 0 off or
+     * 1 on, as gcscale predict --model v2 --residency; the report's model
+     * says "-residency" or "+residency" when it is not the default */
+    int residency;
     const char *cache_dir;      /* where recipes are rebuilt; NULL: build/corpus-cache */
     int quiet;
 } gcs_corpus_accuracy_opts;

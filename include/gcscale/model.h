@@ -124,13 +124,21 @@ typedef struct gcs_model_opts {
      * for each of them; each still occupies its memory node for S_O.  The
      * open model only (GCS_MODEL_MVA_OPEN). */
     double overlap;
-    /* Beyond the paper, warm residency (docs/model.md, "Serial work"; off,
-     * 0, by default: measured, it double counts with the fitted overlap):
+    /* Beyond the paper, warm residency (docs/model.md, "Serial work" and
+     * "Resident lines"; off, 0, by default; gcs_model_opts_v2 turns it on
+     * where the profile has gc_resident):
      * with llc_bytes > 0 and llc_hit_ns finite, a miss the stream prefetcher
      * does not cover finds its line in the LLC at the start of the mark with
      * probability r = min(1, llc_bytes / (live_lines * 64)) and then costs
      * llc_hit_ns instead of M1. */
     double llc_bytes, llc_hit_ns;
+    /* With residency priced (above), what a resident line costs the marker
+     * (model v2, 2026-11-28; NaN, the default: as a line from memory, the
+     * overlap and the stream prices below): a non-streamed miss to a
+     * resident line waits llc_hit_ns / resident_overlap, a streamed one
+     * (sequential or not) min(resident_stream_ns, its price from memory).
+     * gcs_model_opts_v2 sets both from the profile's gc_resident. */
+    double resident_overlap, resident_stream_ns;
     /* Beyond the paper, per-class marker costs (model v2; 0, the default:
      * off): with both > 0, a chain step costs cost_chain_ns instead of
      * gc_cost_ns.object + .pointer, and an array element examined in place
@@ -207,6 +215,8 @@ typedef struct gcs_model_sources {
     gcs_llc_source llc;    /* the effective LLC's source (profile.h) */
     double llc_bytes, llc_hit_ns;  /* the figures, also when residency is off */
     int residency;         /* 1 when opts prices residency */
+    const char *resident;  /* a resident line's prices: "gc_resident", or NULL: as from memory (residency off,
+                              or on without the profile's gc_resident: the overlap and stream prices) */
     const char *classes;   /* "gc_class_cost_ns", "nominal" (gc_cost_ns for every class), or NULL:
                               not priced (gcs_model_opts_v2_costs not called: the base model) */
     const char *service;   /* the nodes' service time: "occupancy_ns" or "occupancy_ns+bandwidth_gbs" */
@@ -276,7 +286,11 @@ GCS_API void gcs_model_opts_init(gcs_model_opts *opts);
 /* The default model's serial work (model v2, model/serial.c): the profile's
  * fitted gc_miss_overlap when it has one and keep_overlap is 0 (an --overlap
  * given on the command line keeps its value: keep_overlap 1), and with
- * `residency` the warm-residency term from the effective LLC.  Fills *src. */
+ * `residency` 1 the warm-residency term from the effective LLC, priced by
+ * the profile's gc_resident where it has it; 0 leaves residency out, and
+ * GCS_MODEL_RESIDENCY_DEFAULT prices it where the profile has gc_resident
+ * (model v2's default).  Fills *src. */
+#define GCS_MODEL_RESIDENCY_DEFAULT (-1)
 GCS_API void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int residency, int keep_overlap,
                                gcs_model_sources *src);
 /* Model v2's calibrated prices beyond gcs_model_opts_v2: the per-class
@@ -295,7 +309,7 @@ GCS_API void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *pr
 GCS_API void gcs_model_opts_paper(gcs_model_opts *opts);
 /* The P = 1 mark time as its serial terms, for predict's output (a new
  * reference): {"t1_ms", "streamed_ms", "memory_miss_ms", "llc_miss_ms",
- * "queueing_ms", "time_ms", "overlap", "overlap_source", "residency",
+ * "queueing_ms", "coord_ms", "time_ms", "overlap", "overlap_source", "residency",
  * "llc_effective_bytes", "llc_hit_ns", "llc_source", "nominal": [terms on a
  * nominal value]}.  NULL on a model error (err set). */
 GCS_API json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *heap,

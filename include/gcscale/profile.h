@@ -110,6 +110,16 @@ typedef struct gcs_profile {
      * prices such a line as any streamed one, min(S_O, M1). */
     int has_gc_stream_line;
     double gc_stream_line_ns;
+    /* What the marker's misses cost when the heap fits the effective LLC
+     * (2026-11-28; optional key "gc_resident": {"miss_overlap" >= 1,
+     * "stream_line_ns" > 0}), fitted together by calibrate on a random
+     * graph and a list of the same size between the private caches and
+     * the effective LLC (calibrate/resident.c): a non-streamed miss to a
+     * resident line costs llc_hit_ns / miss_overlap, a streamed one
+     * stream_line_ns.  Absent: model v2 prices every miss as from memory
+     * (gc_miss_overlap, gc_stream_line_ns) unless asked for residency. */
+    int has_gc_resident;
+    double gc_resident_overlap, gc_resident_stream_ns;
     /* The effective last-level cache, derived by calibrate from its latency
      * sweep (optional keys "llc_effective_bytes" and "llc_hit_ns"; both or
      * neither): the working set at which the sweep's latency is halfway

@@ -143,7 +143,9 @@ ok = (len(d["nodes"]) == 4
       and "gc_miss_overlap" not in d
       and d["calibration"]["gc_overlap"]["note"].startswith("not fitted")
       and "gc_stream_line_ns" not in d
-      and d["calibration"]["stream_line"]["note"].startswith("not fitted"))
+      and d["calibration"]["stream_line"]["note"].startswith("not fitted")
+      and "gc_resident" not in d
+      and d["calibration"]["resident"]["note"].startswith("not fitted"))
 print("matrices ok" if ok else "matrices wrong")
 PY
 expect_grep "4x4 matrices, warnings and fits" "matrices ok" "$TMP/check"
@@ -245,6 +247,16 @@ expect_ok "... fits gc_miss_overlap and keeps the memory measurements" \
 expect_ok "... fits gc_stream_line_ns on a list beyond the LLC" \
     jq -e '.gc_stream_line_ns > 0 and .calibration.stream_line.objects == 1048576
            and .calibration.stream_line.b_lines > 0 and .calibration.stream_line.ns == .gc_stream_line_ns' \
+    "$TMP/small.json"
+# 2026-11-28: the resident lines' prices, fitted on heaps between the
+# private caches and the effective LLC, or why not (the pretended caches
+# may leave no room between them)
+expect_ok "... fits gc_resident within the LLC, or says why not" \
+    jq -e '.calibration.resident as $r
+           | if .gc_resident then .gc_resident.miss_overlap >= 1 and .gc_resident.stream_line_ns > 0
+                  and $r.miss_overlap == .gc_resident.miss_overlap and $r.objects > 0
+                  and $r.random.b_ns > 0 and $r.list.c_lines > 0
+             else ($r.note | startswith("not fitted")) end' \
     "$TMP/small.json"
 # the speed probe at the run's start and end: both times, their ratio, and
 # a warning exactly when they differ by more than the limit -- printed

@@ -77,6 +77,29 @@ expect_ok "... and predicts no higher speedup than without, lower somewhere" jq 
     '[$on[0].entries[0].heaps[].points[] | select(.threads > 1) | .predicted] as $a
      | [$off[0].entries[0].heaps[].points[] | select(.threads > 1) | .predicted] as $b
      | ($a | length) == ($b | length) and ([range($a | length)] | all($a[.] <= $b[.])) and ([range($a | length)] | any($a[.] < $b[.]))'
+# Warm residency (v2 only; by default where the profile has gc_resident):
+# priced at the profile's gc_resident; a line in the LLC costs no more than
+# one from memory, so no P = 1 time grows, and the small heaps fit it;
+# --residency on or off, when not the default, is named in the report.
+expect_exit 2 "--residency on without --model v2 is refused" \
+    "$GCSCALE" corpus accuracy --residency on --quiet --cache "$TMP/cache" "$TMP/entry2"
+cp -r "$TMP/entry2" "$TMP/entry3"
+jq '.gc_resident = {"miss_overlap": 3, "stream_line_ns": 0.5}' "$TMP/entry2/profile.json" >"$TMP/entry3/profile.json"
+expect_ok_to "accuracy --model v2, a profile with gc_resident" "$TMP/res.json" \
+    "$GCSCALE" corpus accuracy --fast --model v2 --quiet --json --cache "$TMP/cache" "$TMP/entry3"
+expect_jq "... is reported as model v2" '.model == "v2"' "$TMP/res.json"
+expect_ok_to "accuracy --model v2 --residency off" "$TMP/resoff.json" \
+    "$GCSCALE" corpus accuracy --fast --model v2 --residency off --quiet --json --cache "$TMP/cache" "$TMP/entry3"
+expect_jq "... is reported as model v2-residency, and predicts as without the key" \
+    '.model == "v2-residency"' "$TMP/resoff.json"
+expect_ok "... (the same P = 1 times as the profile without gc_resident)" jq -e -n \
+    --slurpfile a "$TMP/resoff.json" --slurpfile b "$TMP/off.json" \
+    '[$a[0].entries[0].heaps[].p1_predicted_ms] == [$b[0].entries[0].heaps[].p1_predicted_ms]'
+expect_ok "... and predicts no P = 1 time longer than without, a shorter one somewhere" jq -e -n \
+    --slurpfile on "$TMP/res.json" --slurpfile off "$TMP/off.json" \
+    '[$on[0].entries[0].heaps[].p1_predicted_ms] as $a | [$off[0].entries[0].heaps[].p1_predicted_ms] as $b
+     | ($a | length) == ($b | length) and ([range($a | length)] | all($a[.] <= $b[.] * (1 + 1e-9)))
+     and ([range($a | length)] | any($a[.] < $b[.]))'
 expect_exit 2 "record refuses an existing entry" \
     "$GCSCALE" corpus record --machine data/corpus/lent-16cpu-xeon/profile.json -o "$TMP/entry" --quick --quiet
 

@@ -165,6 +165,28 @@ expect_ok "the default model is base, overlap 1" \
 expect_ok "--model v2 takes the fitted overlap" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --model v2 | jq -e '.model == \"v2\" and .overlap == 6.5'"
 expect_exit 2 "--residency without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --residency on
+# 2026-11-28: residency (off by default) priced at the profile's gc_resident
+# where it has them, else as from memory; said in the JSON and the text
+jq '.gc_resident = {"miss_overlap": 3, "stream_line_ns": 0.25}' "$TMP/dev-overlap.json" > "$TMP/dev-resident.json"
+expect_ok "v2 leaves residency off by default without gc_resident" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --model v2 |
+        jq -e '.serial.residency_on == false and .serial.resident.source == \"off\" and .serial.llc_miss_ms == 0'"
+expect_ok "... and prices resident lines at gc_resident by default with it" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-resident.json' '$SNAP' --threads 1 --json --model v2 |
+        jq -e '.serial.residency_on and .serial.resident.source == \"gc_resident\"
+               and .serial.resident.miss_overlap == 3 and .serial.resident.stream_line_ns == 0.25'"
+expect_ok "--residency off turns it off" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-resident.json' '$SNAP' --threads 1 --json --model v2 --residency off |
+        jq -e '.serial.residency_on == false and .serial.llc_miss_ms == 0'"
+expect_ok "the base model prices no residency, gc_resident or not" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-resident.json' '$SNAP' --threads 1 --json |
+        jq -e '.serial.residency_on == false'"
+expect_ok "... and says so in the text (--wide)" "$GCSCALE" predict --machine "$TMP/dev-resident.json" "$SNAP" --threads 1 --wide \
+    --model v2
+expect_grep "... (the residency line)" "priced at the profile's gc_resident" "$TMP/out"
+expect_ok "--residency on without gc_resident" "$GCSCALE" predict --machine "$TMP/dev-overlap.json" "$SNAP" --threads 1 --wide \
+    --model v2 --residency on
+expect_grep "... prices them as from memory, and says so" "priced as from memory: the profile has no gc_resident" "$TMP/out"
 # --shared-lines (v2 only): the term where the profile has gc_line_transfer_ns, said off where not
 expect_exit 2 "--shared-lines without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --shared-lines on
 expect_ok "--shared-lines on, profile without gc_line_transfer_ns" "$GCSCALE" predict --machine "$DEV" "$SNAP" \
