@@ -6,12 +6,12 @@
  * heaps of 4 x the effective LLC, so they price lines that come from
  * memory.  A heap that fits the LLC is in it when a collection starts (the
  * last collection, or the mutator, touched it), and there the marker hides
- * far more: on the Intel VM a list's line cost 6.2 ns beyond its chain
- * step at 192 MiB and under 0.6 ns at 8-24 MiB, and a random graph's miss
- * a tenth of a memory latency instead of three fifths.  Pricing a resident
- * heap with the memory fits made it twice its mark.  Both prices are
- * properties of the marker on this machine, so, as those two, only the
- * real marker can measure them:
+ * far more of each miss: an LLC hit returns sooner, so the FIFO and the
+ * marker's own work cover more of it, and a stream from the LLC keeps ahead
+ * of the marker.  Priced with the memory fits a resident heap came out about
+ * twice its mark (docs/model.md, "Resident lines", has the measurements).
+ * Both prices are properties of the marker on this machine, so, as those
+ * two, only the real marker can measure them:
  *
  *   1. a random graph (overlap.c's) and a list (stream.c's) of the same
  *      number of 32-byte objects, sized between the private caches and the

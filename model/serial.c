@@ -65,11 +65,9 @@ void _gcs_serial_line_prices(const gcs_model_heap *heap, const gcs_model_opts *o
 {
     double r = _gcs_serial_residency(heap, opts);
     /* Why two overlaps: the one fitted beyond the LLC is that of misses to
-     * memory, which the FIFO overlaps less than hits in the LLC (the FIFO
-     * is the same, but an LLC hit returns in a third of the time, so the
-     * marker's own work hides more of it); a single F fitted beyond the
-     * LLC priced a resident random heap at twice its mark on the Intel VM
-     * (docs/model.md, "Resident lines"). */
+     * memory; an LLC hit returns sooner, so the same FIFO and the marker's
+     * own work hide more of it, and one overlap for both prices a resident
+     * heap far above its mark (docs/model.md, "Resident lines"). */
     double f_llc = isfinite(opts->resident_overlap) ? opts->resident_overlap : opts->overlap;
     gcs_assert_internal(r >= 0 && r <= 1 && opts->overlap >= 1 && f_llc >= 1);
     out->own_memory_ns = (1 - r) * m1 / opts->overlap;

@@ -127,10 +127,11 @@ typedef struct gcs_model_opts {
     /* Beyond the paper, warm residency (docs/model.md, "Serial work" and
      * "Resident lines"; off, 0, by default; gcs_model_opts_v2 turns it on
      * where the profile has gc_resident):
-     * with llc_bytes > 0 and llc_hit_ns finite, a miss the stream prefetcher
-     * does not cover finds its line in the LLC at the start of the mark with
-     * probability r = min(1, llc_bytes / (live_lines * 64)) and then costs
-     * llc_hit_ns instead of M1. */
+     * with llc_bytes > 0 and llc_hit_ns finite, a miss finds its line in the
+     * LLC at the start of the mark with probability r = min(1, llc_bytes /
+     * (live_lines * 64)); a non-streamed one then costs llc_hit_ns instead
+     * of M1 (over resident_overlap where set), a streamed one what
+     * resident_stream_ns says (below). */
     double llc_bytes, llc_hit_ns;
     /* With residency priced (above), what a resident line costs the marker
      * (model v2, 2026-11-28; NaN, the default: as a line from memory, the
