@@ -28,7 +28,8 @@ typedef struct _gcs_adaptive_bg _gcs_adaptive_bg;
 _gcs_adaptive_bg *_gcs_adaptive_bg_start(_gcs_adaptive_decide_fn decide, void *state, gcs_err *err);
 /* Stops and joins the thread, frees everything (not state). */
 void _gcs_adaptive_bg_stop(_gcs_adaptive_bg *bg);
-/* In the pause, never waiting: hands prev over (copied: the fields a
+/* In the pause, never waiting nor waking the thread (which finds the
+ * statistics on its timer): hands prev over (copied: the fields a
  * decision reads) for the thread to decide on, and takes the newest
  * decision not yet taken.  1: taken (*p and out's policy part); 0: none
  * new (*settled the last decision's P without exploration, 0 before any);
@@ -40,7 +41,8 @@ int _gcs_adaptive_bg_exchange(_gcs_adaptive_bg *bg, const gcs_gc_stats *prev, in
  * out. */
 int _gcs_adaptive_bg_wait_idle(_gcs_adaptive_bg *bg, int timeout_ms);
 
-/* Copies the fields of a collection's statistics that a decision reads. */
+/* Copies the fields of a collection's statistics that a decision reads (and
+ * its start time, the thread's timer). */
 void _gcs_adaptive_stats_copy(gcs_gc_stats *dst, const gcs_gc_stats *src);
 
 /* _gcs_adaptive_bg_wait_idle for a policy state of gcs_adaptive_policy_new

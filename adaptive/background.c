@@ -13,8 +13,16 @@
  *
  * Nothing the pause calls waits: the exchange tries the lock once and gives
  * up (the thread holds it only to copy statistics in or a decision out).
- * The policy's state belongs to the thread from its start on; the pause
- * touches only what is here. */
+ * Nor does it wake the thread: the thread looks for new statistics on a
+ * timer, a quarter of the time between the last collections (1-100 ms), so
+ * that a decision is ready well before the next collection.  Why: waking a
+ * thread is a system call, and on a VM waking one on another vCPU is an
+ * interrupt between CPUs that the hypervisor delivers, 4-30 us -- most of
+ * the exchange, and in a pause of 2-5 ms most of the 1 % it may cost
+ * (docs/adaptive.md, "Cost").  The price is the timer's wake-ups: at most
+ * 1000 a second while collections come every 4 ms or faster, 10 a second
+ * at most while none come.  The policy's state belongs to the thread from
+ * its start on; the pause touches only what is here. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -26,10 +34,17 @@
 #include "../common/internal.h"
 #include "adaptive_internal.h"
 
+/* The thread's timer: a quarter of the interval between collections, in
+ * these bounds; the first collections wait the initial period. */
+#define POLL_MIN_NS 1000000ull
+#define POLL_MAX_NS 100000000ull
+#define POLL_FIRST_NS 10000000ull
+
 struct _gcs_adaptive_bg {
     pthread_t thread;
-    pthread_mutex_t lock;
-    pthread_cond_t cond;      /* statistics posted, or stop */
+    pthread_mutex_t lock;     /* the exchange's: the pause only ever tries it, and so does the thread */
+    pthread_mutex_t sleep_lock; /* the thread's timer and stop, never taken by the pause */
+    pthread_cond_t cond;      /* stop (statistics are found on the timer), on CLOCK_MONOTONIC */
     pthread_cond_t done_cond; /* a decision made (for _gcs_adaptive_bg_wait_idle) */
     int stop;
     _gcs_adaptive_decide_fn decide;
@@ -52,6 +67,7 @@ struct _gcs_adaptive_bg {
 void _gcs_adaptive_stats_copy(gcs_gc_stats *d, const gcs_gc_stats *s)
 {
     d->index = s->index;
+    d->start_ns = s->start_ns; /* the thread's timer (bg_main) */
     d->threads = s->threads;
     d->mark_mode = s->mark_mode;
     d->remark = s->remark;
@@ -95,6 +111,28 @@ static void decision_copy(gcs_gc_decision *d, const gcs_gc_decision *s)
     memcpy(d->inputs, s->inputs, (size_t)s->ninputs * sizeof *s->inputs);
 }
 
+/* now + ns on CLOCK_MONOTONIC, the clock of bg->cond */
+static struct timespec deadline_after(uint64_t ns)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    uint64_t nsec = (uint64_t)t.tv_nsec + ns;
+    t.tv_sec += (time_t)(nsec / 1000000000ull);
+    t.tv_nsec = (long)(nsec % 1000000000ull);
+    return t;
+}
+
+/* The next timer period from the collections' start times: a quarter of
+ * the last interval, within the bounds (an interval that is not one, from
+ * a clock that went back or statistics made up, leaves it). */
+static uint64_t next_period(uint64_t period, uint64_t last_start, uint64_t start)
+{
+    if (last_start == 0 || start <= last_start)
+        return period;
+    uint64_t p = (start - last_start) / 4;
+    return p < POLL_MIN_NS ? POLL_MIN_NS : p > POLL_MAX_NS ? POLL_MAX_NS : p;
+}
+
 static void *bg_main(void *arg)
 {
     _gcs_adaptive_bg *bg = arg;
@@ -104,16 +142,32 @@ static void *bg_main(void *arg)
     (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     (void)pthread_setname_np(pthread_self(), "gcs-adaptive");
     gcs_gc_decision *d = malloc(sizeof *d);
-    pthread_mutex_lock(&bg->lock);
+    uint64_t period = POLL_FIRST_NS, last_start = 0;
     for (;;) {
-        while (!bg->stop && bg->done_seq == bg->posted)
-            pthread_cond_wait(&bg->cond, &bg->lock);
-        if (bg->stop)
+        /* One period, or until stopped, on a lock of the thread's own: a
+         * thread that waited on the exchange's lock would have to be woken
+         * by the pause's unlock. */
+        pthread_mutex_lock(&bg->sleep_lock);
+        if (!bg->stop) {
+            struct timespec until = deadline_after(period);
+            pthread_cond_timedwait(&bg->cond, &bg->sleep_lock, &until);
+        }
+        int stop = bg->stop;
+        pthread_mutex_unlock(&bg->sleep_lock);
+        if (stop)
             break;
+        if (pthread_mutex_trylock(&bg->lock) != 0)
+            continue; /* the pause is in the exchange: next period */
+        if (bg->done_seq == bg->posted) {
+            pthread_mutex_unlock(&bg->lock);
+            continue;
+        }
         uint64_t seq = bg->posted;
         int max = bg->in_max;
         _gcs_adaptive_stats_copy(bg->work, bg->in);
         pthread_mutex_unlock(&bg->lock);
+        period = next_period(period, last_start, bg->work->start_ns);
+        last_start = bg->work->start_ns;
 
         int p = 0, settled = 0;
         if (d) {
@@ -121,7 +175,9 @@ static void *bg_main(void *arg)
             p = bg->decide(bg->state, bg->work, max, d, &settled);
         }
 
-        pthread_mutex_lock(&bg->lock);
+        /* as above, never a waiter on the exchange's lock */
+        while (pthread_mutex_trylock(&bg->lock) != 0)
+            nanosleep(&(struct timespec){0, 20000}, NULL);
         bg->done_seq = seq;
         if (p >= 1 && p <= max) {
             bg->res_p = p;
@@ -130,8 +186,8 @@ static void *bg_main(void *arg)
             bg->taken = 0;
         }
         pthread_cond_broadcast(&bg->done_cond);
+        pthread_mutex_unlock(&bg->lock);
     }
-    pthread_mutex_unlock(&bg->lock);
     free(d);
     return NULL;
 }
@@ -153,13 +209,19 @@ _gcs_adaptive_bg *_gcs_adaptive_bg_start(_gcs_adaptive_decide_fn decide, void *s
     bg->work = work;
     bg->taken = 1; /* nothing to take yet */
     pthread_mutex_init(&bg->lock, NULL);
-    pthread_cond_init(&bg->cond, NULL);
+    pthread_mutex_init(&bg->sleep_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&bg->cond, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_cond_init(&bg->done_cond, NULL);
     int rc = pthread_create(&bg->thread, NULL, bg_main, bg);
     if (rc != 0) {
         gcs_err_set(err, "adaptive: cannot start the decision thread: %s", strerror(rc));
         pthread_cond_destroy(&bg->done_cond);
         pthread_cond_destroy(&bg->cond);
+        pthread_mutex_destroy(&bg->sleep_lock);
         pthread_mutex_destroy(&bg->lock);
         free(in);
         free(work);
@@ -173,13 +235,14 @@ void _gcs_adaptive_bg_stop(_gcs_adaptive_bg *bg)
 {
     if (!bg)
         return;
-    pthread_mutex_lock(&bg->lock);
+    pthread_mutex_lock(&bg->sleep_lock);
     bg->stop = 1;
     pthread_cond_signal(&bg->cond);
-    pthread_mutex_unlock(&bg->lock);
+    pthread_mutex_unlock(&bg->sleep_lock);
     pthread_join(bg->thread, NULL);
     pthread_cond_destroy(&bg->done_cond);
     pthread_cond_destroy(&bg->cond);
+    pthread_mutex_destroy(&bg->sleep_lock);
     pthread_mutex_destroy(&bg->lock);
     free(bg->in);
     free(bg->work);
@@ -207,10 +270,7 @@ int _gcs_adaptive_bg_exchange(_gcs_adaptive_bg *bg, const gcs_gc_stats *prev, in
         }
     }
     pthread_mutex_unlock(&bg->lock);
-    /* After the unlock: a thread woken under the lock would block on it at
-     * once and need a second wake-up (posted changed under the lock, so a
-     * thread not yet waiting sees it). */
-    pthread_cond_signal(&bg->cond);
+    /* no wake-up: the thread finds the statistics on its timer (above) */
     return got;
 }
 
