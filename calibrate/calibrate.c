@@ -1131,6 +1131,19 @@ fail:
 
 /* --gc-only: the marker's costs again, into a profile measured before (the
  * memory system has not changed, the collector has). */
+
+/* The steps of one key (gcs_calibrate_update_key), in one shape: the
+ * profile's own size limits do not apply to a profile already made. */
+static void overlap_step(gcs_profile *p, int quick, gcs_progress *pr) { _gcs_calibrate_overlap_step(p, quick, 0, pr); }
+static double overlap_work(const gcs_profile *p, int quick) { return _gcs_calibrate_overlap_work(p, quick, 0); }
+static void stream_step(gcs_profile *p, int quick, gcs_progress *pr) { _gcs_calibrate_stream_step(p, quick, 0, pr); }
+static double stream_work(const gcs_profile *p, int quick) { return _gcs_calibrate_stream_work(p, quick, 0); }
+static void coord_step(gcs_profile *p, int quick, gcs_progress *pr) { _gcs_calibrate_coord_step(p, quick, pr); }
+static double coord_work(const gcs_profile *p, int quick)
+{
+    (void)p;
+    return _gcs_calibrate_coord_work(quick);
+}
 static double update_gc_cost_work(int quick)
 {
     return quick ? 0.3 : 0.5; /* the plans' w_gc */
@@ -1142,6 +1155,56 @@ double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick)
            _gcs_calibrate_stream_work(p, quick, 0) + _gcs_calibrate_resident_work(p, quick) +
            _gcs_calibrate_coord_work(quick) +
            _gcs_calibrate_line_transfer_work(p, quick);
+}
+
+/* The keys one step measures, each with its step and weight (the steps
+ * that run after the marker's costs, in calibrate's order). */
+static const struct key_step {
+    const char *key;
+    void (*step)(gcs_profile *p, int quick, gcs_progress *pr);
+    double (*work)(const gcs_profile *p, int quick);
+} key_steps[] = {
+    {"gc_miss_overlap", overlap_step, overlap_work},
+    {"gc_stream_line_ns", stream_step, stream_work},
+    {"gc_resident", _gcs_calibrate_resident_step, _gcs_calibrate_resident_work},
+    {"gc_coord", coord_step, coord_work},
+    {"gc_line_transfer_ns", _gcs_calibrate_line_transfer_step, _gcs_calibrate_line_transfer_work},
+};
+
+static const struct key_step *find_key_step(const char *key)
+{
+    for (size_t i = 0; i < sizeof key_steps / sizeof *key_steps; i++)
+        if (strcmp(key_steps[i].key, key) == 0)
+            return &key_steps[i];
+    return NULL;
+}
+
+double gcs_calibrate_update_key_work(const gcs_profile *p, const char *key, int quick)
+{
+    const struct key_step *k = find_key_step(key);
+    return !k ? -1 : p ? k->work(p, quick) : 0;
+}
+
+int gcs_calibrate_update_key(gcs_profile *p, const char *key, int quick, gcs_progress *pr, gcs_err *err)
+{
+    const struct key_step *k = find_key_step(key);
+    if (!k) {
+        gcs_err_set(err, "calibrate: '%s' is no key a single step measures (gc_miss_overlap, gc_stream_line_ns, "
+                         "gc_resident, gc_coord, gc_line_transfer_ns)", key);
+        return -1;
+    }
+    k->step(p, quick, pr);
+    /* A record of its own: the profile's other figures keep theirs (a
+     * calibration's, or a --gc-only run's under gc_only). */
+    char when[64];
+    gcs_now_iso8601(when, sizeof when);
+    json_t *cal = gcs_profile_calibration(p), *added = json_object_get(cal, "keys_added");
+    if (!json_is_array(added)) {
+        added = json_array();
+        json_object_set_new(cal, "keys_added", added);
+    }
+    json_array_append_new(added, json_pack("{s:s, s:s, s:s}", "key", key, "time", when, "mode", quick ? "quick" : "full"));
+    return gcs_profile_validate(p, err);
 }
 
 int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err)

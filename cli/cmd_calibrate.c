@@ -3,7 +3,7 @@
  *
  *   gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]
  *                     [--seed N] [--repeat N] [--pin POLICY] [--quiet] [--json | --csv]
- *   gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--repeat N] [--quiet] [--json | --csv]
+ *   gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--repeat N] [--key KEY] [--quiet] [--json | --csv]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +23,7 @@ static void print_help(FILE *fp)
             "usage: gcscale calibrate [-o FILE] [--quick] [--topology SYNTH] [--size SIZE]\n"
             "                         [--seed N] [--repeat N] [--quiet] [--json | --csv]\n"
             "       gcscale calibrate --gc-only [-o FILE] [--force] [--quick] [--repeat N]\n"
-            "                         [--quiet] [--json | --csv]\n"
+            "                         [--key KEY] [--quiet] [--json | --csv]\n"
             "\n"
             "Measures this machine's memory system and writes its machine profile (JSON,\n"
             "format \"gcscale-machine\" version 1): nodes and caches (hwloc), idle read and\n"
@@ -73,6 +73,11 @@ static void print_help(FILE *fp)
             "                      differs from this one's) is refused, exit 2\n"
             "  --force             with --gc-only: write this machine's marker costs into\n"
             "                      another machine's profile all the same (with a warning)\n"
+            "  --key KEY           with --gc-only: measure only KEY (gc_miss_overlap,\n"
+            "                      gc_stream_line_ns, gc_resident, gc_coord or\n"
+            "                      gc_line_transfer_ns) into the profile, on its own\n"
+            "                      figures, keeping every other one: for a key calibrate\n"
+            "                      gained after the profile was made\n"
             "  --topology SYNTH    pretend the machine is an hwloc synthetic topology, e.g.\n"
             "                      \"pack:2 node:2 core:2 pu:1\"; nothing can be pinned or\n"
             "                      bound, so every pair is measured on this machine's\n"
@@ -278,6 +283,7 @@ int cmd_calibrate(int argc, char **argv)
         {"quick", no_argument, NULL, 'q'},
         {"gc-only", no_argument, NULL, 'g'},
         {"force", no_argument, NULL, 'F'},
+        {"key", required_argument, NULL, 'K'},
         {"topology", required_argument, NULL, 't'},
         {"size", required_argument, NULL, 's'},
         {"seed", required_argument, NULL, 'S'},
@@ -293,7 +299,7 @@ int cmd_calibrate(int argc, char **argv)
     const char *table = NULL;
     gcs_calibrate_opts opts;
     gcs_calibrate_opts_init(&opts);
-    const char *output = NULL;
+    const char *output = NULL, *key = NULL;
     gcs_format fmt = GCS_FORMAT_TEXT;
     int c, gc_only = 0, force = 0, repeat = 0;
     optind = 1;
@@ -303,6 +309,7 @@ int cmd_calibrate(int argc, char **argv)
         case 'q': opts.mode = GCS_CALIBRATE_QUICK; break;
         case 'g': gc_only = 1; break;
         case 'F': force = 1; break;
+        case 'K': key = optarg; break;
         case 't': opts.synthetic = optarg; break;
         case 's': {
             opts.size_bytes = cli_parse_size(cmd, "--size", optarg);
@@ -326,6 +333,13 @@ int cmd_calibrate(int argc, char **argv)
         cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     if (force && !gc_only)
         cli_usage_error(cmd, "--force goes with --gc-only (writing into another machine's profile)");
+    if (key && !gc_only)
+        cli_usage_error(cmd, "--key goes with --gc-only (one key into an existing profile)");
+    if (key && repeat)
+        cli_usage_error(cmd, "--key measures one key once: no --repeat");
+    if (key && gcs_calibrate_update_key_work(NULL, key, 0) < 0)
+        cli_usage_error(cmd, "--key: '%s' is none of gc_miss_overlap, gc_stream_line_ns, gc_resident, gc_coord, "
+                             "gc_line_transfer_ns", key);
     /* A malformed description is bad input: say so before measuring. */
     if (!gc_only) {
         gcs_err err;
@@ -380,10 +394,14 @@ int cmd_calibrate(int argc, char **argv)
             fprintf(stderr, "gcscale calibrate: warning: --force: %s; writing this machine's marker "
                     "costs into it\n", foreign);
         }
-        gcs_progress_init(&pr, gcs_calibrate_update_gc_work(p, quick) * (repeat ? repeat : 1), opts.quiet);
+        gcs_progress_init(&pr,
+                          key ? gcs_calibrate_update_key_work(p, key, quick)
+                              : gcs_calibrate_update_gc_work(p, quick) * (repeat ? repeat : 1),
+                          opts.quiet);
         gcs_profile *kept = NULL;
-        int rc = repeat ? gcs_calibrate_update_gc_repeat(p, quick, repeat, &pr, &kept, &spread, &err)
-                        : gcs_calibrate_update_gc(p, quick, &pr, &err);
+        int rc = key      ? gcs_calibrate_update_key(p, key, quick, &pr, &err)
+                 : repeat ? gcs_calibrate_update_gc_repeat(p, quick, repeat, &pr, &kept, &spread, &err)
+                          : gcs_calibrate_update_gc(p, quick, &pr, &err);
         if (rc < 0) {
             char msg[sizeof err.msg];
             snprintf(msg, sizeof msg, "%s", err.msg);

@@ -97,6 +97,23 @@ GCS_API int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr,
 /* The expected seconds of gcs_calibrate_update_gc(p, quick), in pr's units. */
 GCS_API double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick);
 
+/* Measures one of the collector's keys into p, a profile calibrated before
+ * on this machine, and keeps every other figure: for a key calibrate gained
+ * after the profile was recorded (a corpus entry's profile is given it on
+ * its machine, docs/corpus.md).  key: "gc_miss_overlap",
+ * "gc_stream_line_ns", "gc_resident", "gc_coord" or "gc_line_transfer_ns";
+ * the step is calibrate's own, on the profile's own figures (the overlap
+ * and its heap on its gc_cost_ns and effective LLC, and so on), with its
+ * details under "calibration" and a record {"key", "time", "mode"}
+ * appended to calibration.keys_added.
+ * A step that cannot fit leaves the key out and says why in its details,
+ * as in a calibration; -1 with err set for a key of another name.  Reports
+ * on pr, initialised with gcs_calibrate_update_key_work(p, key, quick). */
+GCS_API int gcs_calibrate_update_key(gcs_profile *p, const char *key, int quick, gcs_progress *pr, gcs_err *err);
+/* Its expected seconds, in pr's units; 0 for p NULL (a check of the key),
+ * -1 for a key of another name. */
+GCS_API double gcs_calibrate_update_key_work(const gcs_profile *p, const char *key, int quick);
+
 /* Fits gc_miss_overlap, how many misses the collector's marker overlaps
  * (docs/model.md, "Overlapped misses"), into p: times the collector's mark
  * at P = 1 of a random graph of `objects` objects (median of reps) and

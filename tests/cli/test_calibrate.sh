@@ -307,6 +307,28 @@ expect_ok "... keeps one run, with the spread of the gc_* constants only" \
               and (.[1].calibration.repeat.spread | length) >= 5
               and .[1].latency_ns == .[0].latency_ns and .[1].gc_cost_ns.object > 0' \
     "$TMP/small-before.json" "$TMP/rep2.json"
+# --gc-only --key: one key measured into the profile, on its own figures,
+# everything else kept; the record says which key and when.
+expect_exit 2 "--key without --gc-only" "$GCSCALE" calibrate --key gc_resident -o "$TMP/k.json"
+expect_exit 2 "--key of another name" "$GCSCALE" calibrate --gc-only --key gc_cost_ns -o "$TMP/small.json"
+expect_grep "... names the keys it measures" "is none of gc_miss_overlap" "$TMP/err"
+expect_exit 2 "--key with --repeat" "$GCSCALE" calibrate --gc-only --key gc_resident --repeat 2 -o "$TMP/small.json"
+cp "$TMP/small.json" "$TMP/k.json"
+expect_ok "--gc-only --key gc_resident" "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_resident -o "$TMP/k.json"
+expect_ok "... changes only that key, its details and the record" \
+    jq -e -s '(.[0] | del(.gc_resident, .calibration.resident, .calibration.keys_added)) as $a
+              | (.[1] | del(.gc_resident, .calibration.resident, .calibration.keys_added)) as $b
+              | $a.gc_cost_ns == $b.gc_cost_ns and $a.gc_miss_overlap == $b.gc_miss_overlap
+                and $a.latency_ns == $b.latency_ns and $a.gc_coord == $b.gc_coord
+                and .[1].calibration.keys_added[-1].key == "gc_resident"
+                and (.[1].calibration.resident | has("note"))
+                and ((.[1].gc_resident == null) == (.[1].calibration.resident.note | startswith("not fitted")))' \
+    "$TMP/small.json" "$TMP/k.json"
+cp "$TMP/small-before.json" "$TMP/k0.json"
+expect_ok "--key gc_resident on a profile without the overlap it builds on" \
+    "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_resident -o "$TMP/k0.json"
+expect_ok "... leaves it out and says why" \
+    jq -e '.gc_resident == null and (.calibration.resident.error | test("gc_miss_overlap"))' "$TMP/k0.json"
 # A profile calibrated on a synthetic topology here has the topology's CPUs:
 # its host is what counts.
 expect_ok "--gc-only onto this host's synthetic-topology profile" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/p.json"
