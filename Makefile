@@ -218,7 +218,8 @@ bench: all $(BENCH_BOEHM)
 # make fuzz: libFuzzer (clang) over the readers of user files, each for
 # FUZZ_SECONDS: the heap snapshot reader, from a seed corpus of small valid
 # snapshots (tests/fuzz/make_seeds.c); the machine-profile loader, from
-# data/machines/*.json with the dictionary tests/fuzz/profile.dict; the
+# data/machines/*.json and tests/data/profile/every-key.json with the
+# dictionary tests/fuzz/profile.dict; the
 # thread-state trace reader and its accounting, from tests/fuzz/trace-seeds;
 # the gc-bench result reader (predict --measured), from the committed gc-bench
 # JSON in data/results/; the corpus floor check (corpus accuracy --floor),
@@ -307,8 +308,10 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace 
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8
 	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
+	rm -rf $(FUZZ_DIR)/seeds-profile && mkdir -p $(FUZZ_DIR)/seeds-profile && cp data/machines/*.json $(FUZZ_DIR)/seeds-profile/
+	cp tests/data/profile/every-key.json $(FUZZ_DIR)/seeds-profile/
 	$(FUZZ_DIR)/fuzz_profile -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=1 \
-	  -dict=tests/fuzz/profile.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-profile data/machines
+	  -dict=tests/fuzz/profile.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-profile $(FUZZ_DIR)/seeds-profile
 	$(FUZZ_DIR)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-trace tests/fuzz/trace-seeds
 	$(FUZZ_DIR)/fuzz_gcbench_result -max_total_time=$(FUZZ_SECONDS) -max_len=32768 -print_final_stats=1 \

@@ -103,8 +103,10 @@ static void test_snapshot_target(void **state)
 static void test_profile_target(void **state)
 {
     (void)state;
+    /* the last: every key the loader reads (tests/data/profile/README.md) */
     static const char *const seeds[] = {"data/machines/dev-2core-kvm-epyc.json", "data/machines/dev-2core-kvm.json",
-                                        "data/machines/o2k.json", "data/machines/e10k.json"};
+                                        "data/machines/o2k.json", "data/machines/e10k.json",
+                                        "tests/data/profile/every-key.json"};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         size_t len;
         uint8_t *data = test_slurp(seeds[i], &len);
