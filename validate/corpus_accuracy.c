@@ -224,6 +224,17 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
         p1_ok += fabs(json_number_value(json_object_get(heap, "p1_time_error_pct"))) <= P1_BAR_PCT;
         rec_ok += json_number_value(json_object_get(heap, "recommended_over_best")) <= 1 + REC_BAR_PCT / 100;
     }
+    /* whether this entry's resident lines were priced apart (model v2 on a
+     * profile with gc_resident, or --residency on), as predict decides */
+    const char *residency = "off";
+    if (o->model_v2) {
+        gcs_model_opts mo;
+        gcs_model_sources src;
+        gcs_model_opts_init(&mo);
+        gcs_model_opts_v2(&mo, prof, o->residency, 0, &src);
+        residency = !src.residency ? "off" : src.resident ? "gc_resident" : "llc_hit_ns";
+    }
+    json_object_set_new(e, "residency", json_string(residency));
     json_object_set_new(e, "p1_within_15pct", json_integer(p1_ok));
     json_object_set_new(e, "recommended_within_5pct", json_integer(rec_ok));
     json_array_append_new(entries, e);
@@ -283,11 +294,15 @@ void gcs_corpus_accuracy_print(const json_t *report, FILE *fp)
             json_string_value(json_object_get(report, "model")) ?: "base",
             json_string_value(json_object_get(report, "predictor")), json_string_value(json_object_get(report, "span")));
     json_array_foreach(json_object_get(report, "entries"), i, e) {
-        fprintf(fp, "\n== %s (%lld CPUs%s%s; %s predictor)\n", json_string_value(json_object_get(e, "name")),
+        const char *res = json_string_value(json_object_get(e, "residency"));
+        fprintf(fp, "\n== %s (%lld CPUs%s%s; %s predictor%s)\n", json_string_value(json_object_get(e, "name")),
                 (long long)json_integer_value(json_object_get(e, "cpus")),
                 json_is_string(json_object_get(e, "cpu_model")) ? ", " : "",
                 json_string_value(json_object_get(e, "cpu_model")) ?: "",
-                json_string_value(json_object_get(e, "predictor")));
+                json_string_value(json_object_get(e, "predictor")),
+                !res || strcmp(res, "off") == 0 ? ""
+                : strcmp(res, "gc_resident") == 0 ? "; resident lines at the profile's gc_resident"
+                                                  : "; resident lines at llc_hit_ns / the overlap");
         json_array_foreach(json_object_get(e, "missing"), j, h)
             fprintf(fp, "missing: %s\n", json_string_value(h));
         static const char *const cols[] = {"heap", "P", "measured", "min", "max", "predicted", "error_pct"};

@@ -87,11 +87,12 @@ cp -r "$TMP/entry2" "$TMP/entry3"
 jq '.gc_resident = {"miss_overlap": 3, "stream_line_ns": 0.5}' "$TMP/entry2/profile.json" >"$TMP/entry3/profile.json"
 expect_ok_to "accuracy --model v2, a profile with gc_resident" "$TMP/res.json" \
     "$GCSCALE" corpus accuracy --fast --model v2 --quiet --json --cache "$TMP/cache" "$TMP/entry3"
-expect_jq "... is reported as model v2" '.model == "v2"' "$TMP/res.json"
+expect_jq "... is reported as model v2, the entry's residency at gc_resident" \
+    '.model == "v2" and .entries[0].residency == "gc_resident"' "$TMP/res.json"
 expect_ok_to "accuracy --model v2 --residency off" "$TMP/resoff.json" \
     "$GCSCALE" corpus accuracy --fast --model v2 --residency off --quiet --json --cache "$TMP/cache" "$TMP/entry3"
 expect_jq "... is reported as model v2-residency, and predicts as without the key" \
-    '.model == "v2-residency"' "$TMP/resoff.json"
+    '.model == "v2-residency" and .entries[0].residency == "off"' "$TMP/resoff.json"
 expect_ok "... (the same P = 1 times as the profile without gc_resident)" jq -e -n \
     --slurpfile a "$TMP/resoff.json" --slurpfile b "$TMP/off.json" \
     '[$a[0].entries[0].heaps[].p1_predicted_ms] == [$b[0].entries[0].heaps[].p1_predicted_ms]'
