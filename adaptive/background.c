@@ -17,8 +17,8 @@
  * timer, a quarter of the time between the last collections (1-100 ms), so
  * that a decision is ready well before the next collection.  Why: waking a
  * thread is a system call, and on a VM waking one on another vCPU is an
- * interrupt between CPUs that the hypervisor delivers, 4-30 us -- most of
- * the exchange, and in a pause of 2-5 ms most of the 1 % it may cost
+ * interrupt between CPUs that the hypervisor delivers: it was most of the
+ * exchange, and of the 1 % of a short pause the exchange may cost
  * (docs/adaptive.md, "Cost").  The price is the timer's wake-ups: at most
  * 1000 a second while collections come every 4 ms or faster, 10 a second
  * at most while none come.  The policy's state belongs to the thread from

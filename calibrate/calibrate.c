@@ -1132,18 +1132,6 @@ fail:
 /* --gc-only: the marker's costs again, into a profile measured before (the
  * memory system has not changed, the collector has). */
 
-/* The steps of one key (gcs_calibrate_update_key), in one shape: the
- * profile's own size limits do not apply to a profile already made. */
-static void overlap_step(gcs_profile *p, int quick, gcs_progress *pr) { _gcs_calibrate_overlap_step(p, quick, 0, pr); }
-static double overlap_work(const gcs_profile *p, int quick) { return _gcs_calibrate_overlap_work(p, quick, 0); }
-static void stream_step(gcs_profile *p, int quick, gcs_progress *pr) { _gcs_calibrate_stream_step(p, quick, 0, pr); }
-static double stream_work(const gcs_profile *p, int quick) { return _gcs_calibrate_stream_work(p, quick, 0); }
-static void coord_step(gcs_profile *p, int quick, gcs_progress *pr) { _gcs_calibrate_coord_step(p, quick, pr); }
-static double coord_work(const gcs_profile *p, int quick)
-{
-    (void)p;
-    return _gcs_calibrate_coord_work(quick);
-}
 static double update_gc_cost_work(int quick)
 {
     return quick ? 0.3 : 0.5; /* the plans' w_gc */
@@ -1155,6 +1143,65 @@ double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick)
            _gcs_calibrate_stream_work(p, quick, 0) + _gcs_calibrate_resident_work(p, quick) +
            _gcs_calibrate_coord_work(quick) +
            _gcs_calibrate_line_transfer_work(p, quick);
+}
+
+int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err)
+{
+    double w = update_gc_cost_work(quick);
+    gcs_progress_step(pr, "gc costs (marker on cache-resident heaps)", w);
+    json_t *cal = gcs_profile_calibration(p);
+    /* The old costs' warning goes with them (the new fit's problems, if any,
+     * are marked unreliable and said by the caller, gcs_profile_unreliable). */
+    drop_warning(cal, json_object_get(json_object_get(cal, "gc_costs"), "warning"));
+    double probe_start = probe(), probe_t0 = (double)gcs_now_ns();
+    if (gc_costs_checked(quick, p, cal, NULL, err) < 0)
+        return -1;
+    gcs_progress_done(pr, w);
+    char when[64];
+    gcs_now_iso8601(when, sizeof when);
+    json_object_set_new(cal, "gc_only", json_pack("{s:s, s:s}", "time", when, "mode",
+                                                   quick ? "quick" : "full"));
+    _gcs_calibrate_overlap_step(p, quick, 0, pr);
+    _gcs_calibrate_stream_step(p, quick, 0, pr);
+    _gcs_calibrate_resident_step(p, quick, pr);
+    _gcs_calibrate_coord_step(p, quick, pr);
+    _gcs_calibrate_line_transfer_step(p, quick, pr);
+    record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
+    return gcs_profile_validate(p, err);
+}
+
+/* --gc-only --key: one key into a profile made before calibrate had it.
+ * The steps of one key, in one shape (the profile's own size limits do
+ * not apply to a profile already made). */
+static void overlap_step(gcs_profile *p, int quick, gcs_progress *pr)
+{
+    _gcs_calibrate_overlap_step(p, quick, 0, pr);
+}
+
+static double overlap_work(const gcs_profile *p, int quick)
+{
+    return _gcs_calibrate_overlap_work(p, quick, 0);
+}
+
+static void stream_step(gcs_profile *p, int quick, gcs_progress *pr)
+{
+    _gcs_calibrate_stream_step(p, quick, 0, pr);
+}
+
+static double stream_work(const gcs_profile *p, int quick)
+{
+    return _gcs_calibrate_stream_work(p, quick, 0);
+}
+
+static void coord_step(gcs_profile *p, int quick, gcs_progress *pr)
+{
+    _gcs_calibrate_coord_step(p, quick, pr);
+}
+
+static double coord_work(const gcs_profile *p, int quick)
+{
+    (void)p;
+    return _gcs_calibrate_coord_work(quick);
 }
 
 /* The keys one step measures, each with its step and weight (the steps
@@ -1204,30 +1251,5 @@ int gcs_calibrate_update_key(gcs_profile *p, const char *key, int quick, gcs_pro
         json_object_set_new(cal, "keys_added", added);
     }
     json_array_append_new(added, json_pack("{s:s, s:s, s:s}", "key", key, "time", when, "mode", quick ? "quick" : "full"));
-    return gcs_profile_validate(p, err);
-}
-
-int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err *err)
-{
-    double w = update_gc_cost_work(quick);
-    gcs_progress_step(pr, "gc costs (marker on cache-resident heaps)", w);
-    json_t *cal = gcs_profile_calibration(p);
-    /* The old costs' warning goes with them (the new fit's problems, if any,
-     * are marked unreliable and said by the caller, gcs_profile_unreliable). */
-    drop_warning(cal, json_object_get(json_object_get(cal, "gc_costs"), "warning"));
-    double probe_start = probe(), probe_t0 = (double)gcs_now_ns();
-    if (gc_costs_checked(quick, p, cal, NULL, err) < 0)
-        return -1;
-    gcs_progress_done(pr, w);
-    char when[64];
-    gcs_now_iso8601(when, sizeof when);
-    json_object_set_new(cal, "gc_only", json_pack("{s:s, s:s}", "time", when, "mode",
-                                                   quick ? "quick" : "full"));
-    _gcs_calibrate_overlap_step(p, quick, 0, pr);
-    _gcs_calibrate_stream_step(p, quick, 0, pr);
-    _gcs_calibrate_resident_step(p, quick, pr);
-    _gcs_calibrate_coord_step(p, quick, pr);
-    _gcs_calibrate_line_transfer_step(p, quick, pr);
-    record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
     return gcs_profile_validate(p, err);
 }
