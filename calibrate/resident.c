@@ -15,7 +15,7 @@
  *
  *   1. a random graph (overlap.c's) and a list (stream.c's) of the same
  *      number of 32-byte objects, sized between the private caches and the
- *      effective LLC (resident_objects), each marked at P = 1 in a
+ *      effective LLC (_gcs_calibrate_resident_objects), each marked at P = 1 in a
  *      collector of its own (median of reps after a warm-up);
  *   2. both inspected with the slow predictor;
  *   3. model v2 at P = 1 with every line resident (r = 1) is, on each heap,
@@ -50,7 +50,6 @@
 
 /* One heap of the fit: its measured mark and the model's A, B, C. */
 typedef struct resident_heap {
-    const char *name;
     double measured_ns, a, b, c;
     gcs_inspect_result ir;
 } resident_heap;
@@ -126,7 +125,7 @@ int _gcs_calibrate_fit_resident(uint64_t objects, int reps, gcs_profile *p, json
         gcs_err_set(err, "resident lines: a collector already runs in this process");
         return -1;
     }
-    resident_heap rnd = {.name = "random"}, lst = {.name = "list"};
+    resident_heap rnd = {0}, lst = {0};
     int rc = -1;
     gcs_snapshot *g = _gcs_calibrate_random_graph(objects, p->nnodes, err);
     if (!g || measure_heap(g, reps, p, &rnd, err) < 0)
