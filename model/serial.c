@@ -75,7 +75,13 @@ void _gcs_serial_line_prices(const gcs_model_heap *heap, const gcs_model_opts *o
     double streamed = fmin(so, m1);
     double seq = isfinite(opts->cost_sequential_ns) ? opts->cost_sequential_ns : streamed;
     out->streamed_ns = (1 - r) * streamed + r * resident_stream(opts, streamed);
-    out->sequential_ns = (1 - r) * seq + r * resident_stream(opts, seq);
+    /* A sequential run is marked in the same order every collection: when
+     * the heap is larger than the LLC, each of its lines is evicted before
+     * the next pass comes round to it (least recently used), so only a
+     * heap that fits holds them; r, a random access's chance, is not theirs
+     * (docs/model.md, "Resident lines"). */
+    double r_seq = r >= 1 ? 1 : 0;
+    out->sequential_ns = (1 - r_seq) * seq + r_seq * resident_stream(opts, seq);
 }
 
 /* T1 with the chain and array classes re-priced (below, _gcs_serial_t1). */

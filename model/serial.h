@@ -19,7 +19,8 @@ double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts
  * (1 - r) m1 / overlap from memory plus r min(llc_hit, m1) / the resident
  * overlap; a streamed one min(S_O, m1), a sequential one
  * cost_sequential_ns (else as streamed), each resident share at most the
- * resident stream price (model.h, resident_overlap and resident_stream_ns). */
+ * resident stream price (model.h, resident_overlap and resident_stream_ns);
+ * a sequential line is resident only when the whole heap is (r = 1). */
 typedef struct gcs_line_prices {
     double own_memory_ns, own_llc_ns; /* a non-streamed miss: its two parts, already weighted by 1 - r and r */
     double streamed_ns, sequential_ns;
