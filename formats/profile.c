@@ -568,6 +568,16 @@ static int number_pair(const json_t *doc, const char *key, const char *m1, doubl
     return 0;
 }
 
+/* A number of misses in flight per worker (gc_miss_overlap, gc_resident's
+ * miss_overlap): at least 1 (no overlap), at most a bound no FIFO reaches. */
+static int check_overlap(double v, const char *key, gcs_err *err)
+{
+    if (v >= 1 && v <= 4096)
+        return 0;
+    gcs_err_set(err, "%s: expected a number of misses in flight in [1, 4096], found %g", key, v);
+    return -1;
+}
+
 static int check_coord(const gcs_profile *p, gcs_err *err)
 {
     if (!p->has_gc_coord)
@@ -1178,22 +1188,16 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
     if (p->has_gc_stream_line &&
         check_value(p->gc_stream_line_ns, "gc_stream_line_ns", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
-    if (p->has_gc_resident && !(p->gc_resident_overlap >= 1 && p->gc_resident_overlap <= 4096)) {
-        gcs_err_set(err, "gc_resident.miss_overlap: expected a number of misses in flight in [1, 4096], found %g",
-                    p->gc_resident_overlap);
+    if (p->has_gc_resident && check_overlap(p->gc_resident_overlap, "gc_resident.miss_overlap", err) < 0)
         return -1;
-    }
     if (p->has_gc_resident &&
         check_value(p->gc_resident_stream_ns, "gc_resident.stream_line_ns", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
     if (p->has_gc_line_transfer &&
         check_value(p->gc_line_transfer_ns, "gc_line_transfer_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
-    if (p->has_gc_overlap && !(p->gc_miss_overlap >= 1 && p->gc_miss_overlap <= 4096)) {
-        gcs_err_set(err, "gc_miss_overlap: expected a number of misses in flight in [1, 4096], found %g",
-                    p->gc_miss_overlap);
+    if (p->has_gc_overlap && check_overlap(p->gc_miss_overlap, "gc_miss_overlap", err) < 0)
         return -1;
-    }
     if (p->has_llc_effective) {
         /* 1 PB: past it the number is not bytes */
         if (!(p->llc_effective_bytes >= 4096 && p->llc_effective_bytes <= 1e15)) {

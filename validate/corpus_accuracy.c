@@ -83,11 +83,32 @@ static inline double pct(double pred, double meas) { return 100 * (pred / meas -
 #define P1_BAR_PCT 15.0 /* the model issue's bars, counted per heap */
 #define REC_BAR_PCT 5.0
 
-/* Predicts one heap and compares; appends its report to heaps.  Adds its
- * errors to the entry's sums (per P, and of |P = 1 time error|). */
+/* The model and inspection options for an entry's profile, as gcscale
+ * predict sets them: the same for every heap of the entry. */
+static void entry_opts(const gcs_profile *prof, const gcs_corpus_accuracy_opts *o, gcs_model_opts *mo,
+                       gcs_model_sources *sources, gcs_inspect_opts *io)
+{
+    gcs_inspect_opts_init(io);
+    io->predictor = o->predictor >= 0 ? (gcs_inspect_predictor)o->predictor : gcs_inspect_default_predictor(prof);
+    gcs_model_opts_init(mo);
+    mo->span = o->span;
+    memset(sources, 0, sizeof *sources);
+    if (o->model_v2) { /* as gcscale predict: --model v2 prices misses with the fitted overlap */
+        gcs_model_opts_v2(mo, prof, o->residency, 0, sources);
+        gcs_model_opts_v2_costs(mo, prof, sources);
+        /* As gcscale predict: the term needs the profile's transfer cost. */
+        mo->sharing = io->shared_lines = o->shared_lines && prof->has_gc_line_transfer;
+        if (o->no_steal_work)
+            mo->steal_work_ns = 0;
+    }
+}
+
+/* Predicts one heap with the entry's options and compares; appends its
+ * report to heaps.  Adds its errors to the entry's sums (per P, and of
+ * |P = 1 time error|). */
 static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs_profile *prof,
-                     const gcs_corpus_accuracy_opts *o, const char *cache_dir, json_t *heaps, double *sum_err,
-                     int *cnt_err, double *sum_p1, gcs_err *err)
+                     const gcs_model_opts *mo, const gcs_inspect_opts *io, const char *cache_dir, json_t *heaps,
+                     double *sum_err, int *cnt_err, double *sum_p1, gcs_err *err)
 {
     const char *name = json_string_value(json_object_get(heap, "name"));
     gcs_corpus_measured m[GCS_GC_MAX_THREADS];
@@ -101,27 +122,12 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
     gcs_snapshot *g = load_heap(dir, entry, heap, cache_dir, &rebuilt, err);
     if (!g)
         return -1;
-    gcs_inspect_opts io;
-    gcs_inspect_opts_init(&io);
-    io.predictor = o->predictor >= 0 ? (gcs_inspect_predictor)o->predictor : gcs_inspect_default_predictor(prof);
-    gcs_model_opts mo;
-    gcs_model_opts_init(&mo);
-    mo.span = o->span;
-    gcs_model_sources sources; /* as gcscale predict: --model v2 prices misses with the fitted overlap */
-    if (o->model_v2) {
-        gcs_model_opts_v2(&mo, prof, o->residency, 0, &sources);
-        gcs_model_opts_v2_costs(&mo, prof, &sources);
-        /* As gcscale predict: the term needs the profile's transfer cost. */
-        mo.sharing = io.shared_lines = o->shared_lines && prof->has_gc_line_transfer;
-        if (o->no_steal_work)
-            mo.steal_work_ns = 0;
-    }
     gcs_inspect_result ir;
     gcs_model_result res[GCS_GC_MAX_THREADS];
-    int rc = gcs_inspect_heap(g, prof, &io, &ir, err);
+    int rc = gcs_inspect_heap(g, prof, io, &ir, err);
     uint64_t objects = g->nobjects;
     gcs_snapshot_free(g);
-    if (rc < 0 || gcs_predict_curve(prof, &ir.heap, threads, (int)np, &mo, res, err) < 0) {
+    if (rc < 0 || gcs_predict_curve(prof, &ir.heap, threads, (int)np, mo, res, err) < 0) {
         gcs_err_set(err, "%s/%s: %s", entry, name, err->msg);
         return -1;
     }
@@ -180,6 +186,10 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
     snprintf(path, sizeof path, "%s/%s", dir, json_string_value(json_object_get(doc, "profile")) ?: "profile.json");
     if (!(prof = gcs_profile_load(path, err)))
         goto done;
+    gcs_model_opts mo;
+    gcs_model_sources sources;
+    gcs_inspect_opts io;
+    entry_opts(prof, o, &mo, &sources, &io);
     double sum_err[GCS_GC_MAX_THREADS] = {0}, sum_p1 = 0;
     int cnt_err[GCS_GC_MAX_THREADS] = {0};
     json_t *heaps = json_array();
@@ -189,7 +199,7 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
         char step[300];
         snprintf(step, sizeof step, "%s: %s", ename, json_string_value(json_object_get(heap, "name")) ?: "?");
         gcs_progress_step(pr, step, 1);
-        if (eval_heap(dir, ename, heap, prof, o, cache_dir, heaps, sum_err, cnt_err, &sum_p1, err) < 0) {
+        if (eval_heap(dir, ename, heap, prof, &mo, &io, cache_dir, heaps, sum_err, cnt_err, &sum_p1, err) < 0) {
             json_decref(heaps);
             goto done;
         }
@@ -226,15 +236,9 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
     }
     /* whether this entry's resident lines were priced apart (model v2 on a
      * profile with gc_resident, or --residency on), as predict decides */
-    const char *residency = "off";
-    if (o->model_v2) {
-        gcs_model_opts mo;
-        gcs_model_sources src;
-        gcs_model_opts_init(&mo);
-        gcs_model_opts_v2(&mo, prof, o->residency, 0, &src);
-        residency = !src.residency ? "off" : src.resident ? "gc_resident" : "llc_hit_ns";
-    }
-    json_object_set_new(e, "residency", json_string(residency));
+    json_object_set_new(e, "residency", json_string(!sources.residency ? "off"
+                                                    : sources.resident ? "gc_resident"
+                                                                       : "llc_hit_ns"));
     json_object_set_new(e, "p1_within_15pct", json_integer(p1_ok));
     json_object_set_new(e, "recommended_within_5pct", json_integer(rec_ok));
     json_array_append_new(entries, e);
