@@ -1,36 +1,38 @@
-/* sharing.c -- extra work in parallel: cache lines that more than one worker
- * touches (docs/model.md, "Extra work in parallel").
+/* sharing.c -- extra work in parallel: mark-table lines that more than one
+ * worker touches (docs/model.md, "Extra work in parallel").
  *
- * With one worker, two objects that share a cache line (an object line, or
- * the mark-table line holding their marks) and that the mark visits close
- * together cost one miss: the second finds the line in the worker's own
- * cache.  With P workers the two may be marked by different workers, and the
- * second touch then takes the line from the other worker's cache (a
- * transfer, gc_line_transfer_ns, calibrate/sharing.c) instead of a hit.  Two
- * touches far apart in the mark order cost a miss each whatever P is, so
- * they add nothing.
+ * With one worker, two objects whose marks share a cache line of the mark
+ * table and that the mark visits close together cost one miss: the second
+ * finds the line in the worker's own cache.  With P workers the two may be
+ * marked by different workers, and the second mark then takes the line
+ * from the other worker's cache (a transfer, gc_line_transfer_ns,
+ * calibrate/sharing.c) instead of a hit.  Two marks far apart in the mark
+ * order cost a miss each whatever P is, so they add nothing.  Object lines
+ * do not transfer: the collector never writes an object during the mark
+ * (its marks are in the side table, gc/heap.c), so a line read by two
+ * workers stays shared in both caches.
  *
  * Inspection (_gcs_inspect_sharing) replays the serial mark order (depth
- * first, field 0 first, as gc/mark.c) and, for every line, the gaps between
- * the mark positions of its objects, counting a gap only below the window
- * of objects the worker's private caches hold.  The gaps go to log2 bins:
- * count and sum per bin (gcs_model_heap.share_gap_*).  With P workers the
- * mark order is cut into segments of S = objects / (steals + P) objects,
- * each marked by one worker; a gap d crosses a cut with probability
- * min(1, d / S), and the other side is then another worker's with
- * probability 1 - 1/P:
+ * first, field 0 first, as gc/mark.c) and, for every mark-table line, the
+ * gaps between the mark positions of its objects, counting a gap only
+ * below the window of objects the worker's private caches hold.  The gaps
+ * go to log2 bins: count and sum per bin (gcs_model_heap.share_gap_*).
+ * With P workers the mark order is cut into segments of S = objects /
+ * (steals + P) objects, each marked by one worker; a gap d crosses a cut
+ * with probability min(1, d / S), and the other side is then another
+ * worker's with probability 1 - 1/P:
  *
  *     transfers(P) = (1 - 1/P) sum over gaps of min(1, d / S)
  *
  * each costing gc_line_transfer_ns / overlap (predict.c) on top of the
  * busy time.
  *
- * A list or a tree laid out in mark order has gaps of 1 (two transfers per
- * cut: an object line and a mark-table line); a line whose objects are
- * marked a little apart transfers; one whose objects are marked far apart
- * (beyond the window) was a miss each time anyway.  Measured against the
- * collector the term is far off (docs/model.md), so it is opt-in
- * (gcs_model_opts.sharing, gcs_inspect_opts.shared_lines). */
+ * A list or a tree laid out in mark order has gaps of 1 (one transfer per
+ * cut); a line whose objects are marked a little apart transfers; one whose
+ * objects are marked far apart (beyond the window) was a miss each time
+ * anyway.  Measured against the collector the term is far off
+ * (docs/model.md), so it is opt-in (gcs_model_opts.sharing,
+ * gcs_inspect_opts.shared_lines). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,37 +129,29 @@ int _gcs_inspect_sharing(const gcs_snapshot *g, const layout *ly, double window,
     uint32_t *pos = _gcs_huge_alloc((n ? n : 1) * sizeof *pos);
     /* a mark-table line holds the marks of 64 granules (bytes) or 512 (bits) */
     uint32_t maxk = ly->bits ? 512u << (ly->lshift - 6) : 64u << (ly->lshift - 6);
-    uint32_t *obj_v = malloc((size_t)maxk * sizeof *obj_v), *mark_v = malloc((size_t)maxk * sizeof *mark_v);
-    if (!pos || !obj_v || !mark_v) {
+    uint32_t *mark_v = malloc((size_t)maxk * sizeof *mark_v);
+    if (!pos || !mark_v) {
         free(pos);
-        free(obj_v);
         free(mark_v);
         gcs_err_set(err, "inspect: out of memory for the shared lines");
         return -1;
     }
     int rc = mark_order(g, pos, err);
-    uint32_t ko = 0, km = 0;
-    uint64_t obj_line = UINT64_MAX, mark_line = UINT64_MAX;
+    uint32_t km = 0;
+    uint64_t mark_line = UINT64_MAX;
     for (uint64_t i = 0; rc == 0 && i < n; i++) {
         if (pos[i] == UINT32_MAX)
             continue; /* not marked: no worker touches it */
         /* ids are in address order, so a line's objects are consecutive */
-        uint64_t ol = (g->addr[i] - ly->hdr) >> ly->lshift, ml = mark_addr(ly, g->addr[i]) >> ly->lshift;
-        if (ol != obj_line || ko == maxk) {
-            line_gaps(obj_v, ko, window, h);
-            ko = 0, obj_line = ol;
-        }
+        uint64_t ml = mark_addr(ly, g->addr[i]) >> ly->lshift;
         if (ml != mark_line || km == maxk) {
             line_gaps(mark_v, km, window, h);
             km = 0, mark_line = ml;
         }
-        obj_v[ko++] = pos[i];
         mark_v[km++] = pos[i];
     }
-    line_gaps(obj_v, ko, window, h);
     line_gaps(mark_v, km, window, h);
     free(pos);
-    free(obj_v);
     free(mark_v);
     h->share_counted = rc == 0;
     return rc;

@@ -99,10 +99,10 @@ typedef struct gcs_model_heap {
      * counted by the slow predictor's replay; 0 otherwise).  gc_cost_ns
      * prices neither (calibrate fits it on heaps without NULL fields). */
     uint64_t null_fields, null_switches;
-    /* Lines more than one worker may touch (docs/model.md, "Extra work in
-     * parallel"; model/sharing.c): for every cache line (object lines and
-     * mark-table lines), the gaps between the serial mark positions of its
-     * objects, those below share_window (the objects the worker's private
+    /* Lines more than one worker may write (docs/model.md, "Extra work in
+     * parallel"; model/sharing.c): for every line of the mark table (object
+     * lines are only read during the mark), the gaps between the serial
+     * mark positions of its objects, those below share_window (the objects the worker's private
      * caches hold), in log2 bins: count and sum of the gaps.  share_counted 0:
      * not counted (the profile has no gc_line_transfer_ns), no term. */
     int share_counted;
