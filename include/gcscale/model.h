@@ -102,9 +102,10 @@ typedef struct gcs_model_heap {
     /* Lines more than one worker may write (docs/model.md, "Extra work in
      * parallel"; model/sharing.c): for every line of the mark table (object
      * lines are only read during the mark), the gaps between the serial
-     * mark positions of its objects, those below share_window (the objects the worker's private
-     * caches hold), in log2 bins: count and sum of the gaps.  share_counted 0:
-     * not counted (the profile has no gc_line_transfer_ns), no term. */
+     * mark positions of its objects, those below share_window (the objects
+     * the worker's private caches hold), in log2 bins: count and sum of the
+     * gaps.  share_counted 0: not counted (the profile has no
+     * gc_line_transfer_ns), no term. */
     int share_counted;
     double share_window;
     double share_gap_count[GCS_MODEL_GAP_BINS], share_gap_sum[GCS_MODEL_GAP_BINS];
