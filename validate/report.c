@@ -19,9 +19,9 @@ static gcs_table *error_table(const gcs_validate_report *r)
     static const char *const cols[] = {"workload", "P", "measured", "pred", "pred_m_p_eq_m1",
                                        "pred_q_p_eq_q1", "error_pct", "pred_fast", "error_fast_pct",
                                        "pred_critical_span", "error_critical_pct", "pred_overlap",
-                                       "error_overlap_pct", "measured_median"};
+                                       "error_overlap_pct", "pred_v2", "error_v2_pct", "measured_median"};
     gcs_table *t = gcs_table_new("prediction error (speedup over P = 1; Pred = slow predictor)",
-                                 14, cols);
+                                 16, cols);
     for (int i = 0; i < r->nworkloads; i++)
         for (int p = 2; p <= r->w[i].npoints; p++) {
             const gcs_validate_point *pt = &r->w[i].points[p - 1];
@@ -38,6 +38,8 @@ static gcs_table *error_table(const gcs_validate_report *r)
             gcs_table_add_num(t, PCT(pt->error_critical_pct), 1);
             gcs_table_add_num(t, pt->pred_overlap, 2);
             gcs_table_add_num(t, PCT(pt->error_overlap_pct), 1);
+            gcs_table_add_num(t, pt->pred_v2, 2);
+            gcs_table_add_num(t, PCT(pt->error_v2_pct), 1);
             gcs_table_add_num(t, pt->speedup_median, 2);
         }
     return t;
@@ -46,26 +48,28 @@ static gcs_table *error_table(const gcs_validate_report *r)
 static gcs_table *mae_table(const gcs_validate_report *r)
 {
     static const char *const cols[] = {"P", "mae_pct", "mae_fast_pct", "mae_critical_pct",
-                                       "mae_overlap_pct", "target_pct"};
-    gcs_table *t = gcs_table_new("mean absolute error over the workloads", 6, cols);
+                                       "mae_overlap_pct", "mae_v2_pct", "target_pct"};
+    gcs_table *t = gcs_table_new("mean absolute error over the workloads", 7, cols);
     for (int p = 2; p <= r->max_threads; p++) {
         gcs_table_add_int(t, p);
         gcs_table_add_num(t, r->mae_pct[p], 1);
         gcs_table_add_num(t, r->mae_fast_pct[p], 1);
         gcs_table_add_num(t, r->mae_critical_pct[p], 1);
         gcs_table_add_num(t, PCT(r->mae_overlap_pct[p]), 1);
+        gcs_table_add_num(t, PCT(r->mae_v2_pct[p]), 1);
         gcs_table_add_num(t, GCS_VALIDATE_ERROR_TARGET, 0);
     }
     return t;
 }
 
 /* The mark time itself, not its ratio: the paper's form makes every miss
- * wait its whole latency, --overlap fitted does not (docs/model.md). */
+ * wait its whole latency, --overlap fitted does not, and model v2 prices
+ * the serial work as the collector spends it (docs/model.md). */
 static gcs_table *time_table(const gcs_validate_report *r)
 {
     static const char *const cols[] = {"workload", "P", "measured_ms", "pred_ms", "error_pct",
-                                       "pred_overlap_ms", "error_overlap_pct"};
-    gcs_table *t = gcs_table_new("mark time per snapshot (fastest re-mark; Pred = slow predictor)", 7, cols);
+                                       "pred_overlap_ms", "error_overlap_pct", "pred_v2_ms", "error_v2_pct"};
+    gcs_table *t = gcs_table_new("mark time per snapshot (fastest re-mark; Pred = slow predictor)", 9, cols);
     for (int i = 0; i < r->nworkloads; i++)
         for (int p = 1; p <= r->w[i].npoints; p++) {
             const gcs_validate_point *pt = &r->w[i].points[p - 1];
@@ -76,6 +80,8 @@ static gcs_table *time_table(const gcs_validate_report *r)
             gcs_table_add_num(t, PCT(100 * (pt->pred_ms[0] / pt->mark_ms - 1)), 1);
             gcs_table_add_num(t, pt->pred_ms[5], 3);
             gcs_table_add_num(t, PCT(100 * (pt->pred_ms[5] / pt->mark_ms - 1)), 1);
+            gcs_table_add_num(t, pt->pred_ms[6], 3);
+            gcs_table_add_num(t, PCT(100 * (pt->pred_ms[6] / pt->mark_ms - 1)), 1);
         }
     return t;
 }
@@ -320,13 +326,15 @@ json_t *gcs_validate_report_json(const gcs_validate_report *r)
 static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
 {
     gcs_table *e = error_table(r), *m = mae_table(r), *a = verdict_table(r), *tm = time_table(r);
-    char overlap_note[160];
+    char overlap_note[320];
     if (isfinite(r->overlap))
         snprintf(overlap_note, sizeof overlap_note, "overlap columns: the profile's gc_miss_overlap, %.3g "
-                 "misses in flight per worker (predict --overlap fitted)", r->overlap);
+                 "misses in flight per worker (predict --overlap fitted); v2 columns: predict --model v2 "
+                 "(docs/model.md)", r->overlap);
     else
         snprintf(overlap_note, sizeof overlap_note, "overlap columns empty: the profile has no "
-                 "gc_miss_overlap (gcscale calibrate --gc-only fits it)");
+                 "gc_miss_overlap (gcscale calibrate --gc-only fits it); v2 columns: predict --model v2 "
+                 "(docs/model.md)");
     if (markdown) {
         fprintf(fp, "## Prediction error\n\n");
         markdown_table(fp, e);

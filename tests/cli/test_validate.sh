@@ -27,9 +27,21 @@ expect_ok "times: measured and predicted mark time at P = 1, 2; no overlap colum
 jq '.gc_miss_overlap = 12' "$DEV" > "$TMP/dev-overlap.json"
 expect_ok "with the profile's gc_miss_overlap" \
     "$GCSCALE" validate --machine "$TMP/dev-overlap.json" --workloads cky --snapshots 1 --reps 3 --runs 1 --threads 2 \
-    --quick --quiet -o "$TMP/report-overlap"
+    --quick --quiet --keep-snapshots -o "$TMP/report-overlap"
 expect_ok "... the overlap columns are filled" \
     jq -e '.overlap == 12 and all(.times[]; .pred_overlap_ms > 0 and .pred_overlap_ms < .pred_ms) and (.errors[0].pred_overlap > 0)' "$TMP/report-overlap/report.json"
+# The v2 columns are gcscale predict --model v2's times for the snapshot.
+snap=$(ls "$TMP"/report-overlap/snapshots/* | head -n 1)
+expect_ok "predict --model v2 on the kept snapshot" "$GCSCALE" predict --model v2 --slow -t 1,2 \
+    -m "$TMP/dev-overlap.json" "$snap" --json
+cp "$TMP/out" "$TMP/v2.json"
+expect_ok "... the v2 columns are its times, and the speedup their ratio" \
+    jq -e --slurpfile p "$TMP/v2.json" '
+      def near(a; b): ((a - b) | fabs) <= 1e-3 * b;
+      ($p[0].rows | map(.time_ms)) as $t
+      | near(.times[0].pred_v2_ms; $t[0]) and near(.times[1].pred_v2_ms; $t[1])
+        and near(.errors[0].pred_v2; $t[0] / $t[1]) and (.mean_absolute_error[0].mae_v2_pct >= 0)' \
+    "$TMP/report-overlap/report.json"
 expect_ok "the runs include adaptive:2" jq -e '[.runs[] | select(.run == "adaptive:2")] | length == 1' "$OUT/report.json"
 expect_ok "the snapshots were removed" test ! -e "$OUT/snapshots"
 
