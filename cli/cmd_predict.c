@@ -180,9 +180,9 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
         cli_fail(cmd, &err);
 #define F(k) json_number_value(json_object_get(s, k))
     printf("model %s; serial time at P = 1: %.4g ms = T1 %.4g + streamed %.4g + memory misses %.4g + "
-           "LLC-resident misses %.4g + queueing %.4g + wake and tail %.4g\n",
+           "LLC-resident misses %.4g + a chain's dependent misses %.4g + queueing %.4g + wake and tail %.4g\n",
            model, F("time_ms"), F("t1_ms"), F("streamed_ms"), F("memory_miss_ms"),
-           F("llc_miss_ms"), F("queueing_ms"), F("coord_ms"));
+           F("llc_miss_ms"), F("dependent_ms"), F("queueing_ms"), F("coord_ms"));
     printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s)\n", mo->overlap, src->overlap,
            src->llc_bytes / 1048576.0, gcs_llc_source_name(src->llc), F("residency"),
            !src->residency && strcmp(model, "v2") != 0 ? "not priced: a term of --model v2"

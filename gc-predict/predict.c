@@ -229,11 +229,14 @@ int gcs_predict_plot(const gcs_model_result *r, int n, const gcs_predict_measure
         nseries = 5;
     }
     /* The ideal line would dwarf a curve that saturates early: cap the y axis
-     * a little above the highest model or measured value. */
+     * a little above the highest model or measured value, and never below
+     * one (a small heap's measured speedup can beat the ideal: P = 2 at 2.2
+     * lay outside the plot area under a cap of 1.05 P). */
+    double ycap = fmin(ymax * 1.15, fmax(pmax * 1.05, ymax * 1.05));
     char mark[64];
     snprintf(mark, sizeof mark, "recommended P = %d", recommended);
     gcs_plot plot = {title, subtitle, "GC threads P", "speedup of the mark phase over P = 1",
-                     nseries, s, NAN, NAN, 0, fmin(ymax * 1.15, pmax * 1.05), recommended,
+                     nseries, s, NAN, NAN, 0, ycap, recommended,
                      recommended > 0 ? mark : NULL};
     int rc = gcs_plot_write_svg(&plot, path, err);
     free(x);

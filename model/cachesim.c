@@ -310,6 +310,7 @@ void gcs_cachesim_reset(gcs_cachesim *s)
     memset(s->lane_hashed, 0, sizeof s->lane_hashed);
     s->walk = 0;
     memset(s->class_misses, 0, sizeof s->class_misses);
+    memset(s->dependent_unstreamed, 0, sizeof s->dependent_unstreamed);
     memset(s->class_sampled, 0, sizeof s->class_sampled);
     memset(s->class_memory, 0, sizeof s->class_memory);
     s->mru_line = 0;
@@ -651,6 +652,7 @@ static inline int access_levels(gcs_cachesim *s, uint64_t addr, gcs_access cls, 
                 if (lane == GCS_CACHESIM_SEQUENTIAL && !s->walk)
                     lane = GCS_CACHESIM_STREAMED;
                 s->class_misses[cls][lane]++;
+                s->dependent_unstreamed[cls] += (uint64_t)(s->walk == 2 && lane == GCS_CACHESIM_NOT_STREAMED);
                 s->class_sampled[cls][lane] += (uint64_t)last_level_sampled(s, addr);
             }
             if (k == s->nlevels - 1) {

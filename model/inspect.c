@@ -556,6 +556,8 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
                                                         "rw", h->q1_streamed[GCS_ACCESS_RW]));
         json_object_set_new(j, "q1_sequential", json_pack("{s:f, s:f}", "read", h->q1_sequential[GCS_ACCESS_READ],
                                                           "rw", h->q1_sequential[GCS_ACCESS_RW]));
+        json_object_set_new(j, "q1_dependent", json_pack("{s:f, s:f}", "read", h->q1_dependent[GCS_ACCESS_READ],
+                                                         "rw", h->q1_dependent[GCS_ACCESS_RW]));
     }
     if (j && r->predictor == GCS_INSPECT_SLOW)
     {

@@ -103,6 +103,11 @@ int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err
                              "the streamed");
             return -1;
         }
+    for (int a = 0; heap->streams_counted && a < GCS_ACCESS_COUNT; a++)
+        if (!finite_nonneg(heap->q1_dependent[a]) || !(heap->q1_dependent[a] <= heap->q1[a] - heap->q1_streamed[a])) {
+            gcs_err_set(err, "heap: dependent misses must be between 0 and the misses no stream covers");
+            return -1;
+        }
     double sum = 0;
     for (int j = 0; j < heap->nnodes; j++) {
         if (!finite_nonneg(heap->v[j])) {
@@ -203,6 +208,9 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
      * Model v2's stream classes (opts->stream_classes) take the streams its
      * streamer counted instead, and price the sequential ones apart. */
     double prefetched[GCS_ACCESS_COUNT] = {0, 0}, sequential[GCS_ACCESS_COUNT] = {0, 0}, streamed = 0;
+    /* and the share no overlap hides: a chain's next object (model.h,
+     * q1_dependent; model v2) */
+    double dependent[GCS_ACCESS_COUNT] = {0, 0}, dependent_all = 0;
     int classes = opts->stream_classes && heap->streams_counted;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++)
         if (misses > 0) {
@@ -210,14 +218,17 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
             prefetched[a] = fmin(pf, heap->q1[a]) / misses;
             if (classes)
                 sequential[a] = fmin(heap->q1_sequential[a], fmin(pf, heap->q1[a])) / misses;
+            if (classes && opts->dependent_misses)
+                dependent[a] = fmin(heap->q1_dependent[a], heap->q1[a] - fmin(pf, heap->q1[a])) / misses;
             streamed += prefetched[a];
+            dependent_all += dependent[a];
         }
     /* Overlapped misses (model.h): the worker waits 1/overlap of the latency
      * and of the queueing delay of the misses it fetches itself. */
     double overlap = opts->overlap;
     /* shares of one worker's misses: the validated inputs keep them in [0, 1] */
     gcs_assert_internal(c->miss_share >= 0 && c->miss_share <= 1 && streamed >= 0 && streamed <= 1 + 1e-12);
-    double wait_seen = overlap == 1 ? 1 : (1 - streamed) / overlap + streamed;
+    double wait_seen = overlap == 1 ? 1 : (1 - streamed - dependent_all) / overlap + streamed + dependent_all;
     /* The misses beyond Q1 are a thief's on the lines it stole; with
      * opts->steal_miss_ns they cost the latency of the level thief and
      * victim share (sharing.c) instead of a miss to memory. */
@@ -253,8 +264,9 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
             _gcs_serial_line_prices(heap, opts, m1, so, &lp);
             double lat = _gcs_serial_miss_latency(heap, opts, m1);
             double steal_lat = isfinite(opts->steal_miss_ns) ? opts->steal_miss_ns : lat;
-            m += (class_share[a] * (1 - extra_frac) - prefetched[a]) * (lp.own_memory_ns + lp.own_llc_ns) +
-                 class_share[a] * extra_frac * steal_lat / steal_overlap +
+            m += (class_share[a] * (1 - extra_frac) - prefetched[a] - dependent[a]) *
+                     (lp.own_memory_ns + lp.own_llc_ns) +
+                 dependent[a] * lat + class_share[a] * extra_frac * steal_lat / steal_overlap +
                  (prefetched[a] - sequential[a]) * lp.streamed_ns + sequential[a] * lp.sequential_ns;
         }
         c->service[j] = s;

@@ -11,6 +11,7 @@
  * of the one-thread replay.  Called from inspect.c (_gcs_inspect_replay,
  * model/inspect_internal.h).
  */
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -100,7 +101,9 @@ typedef struct replay {
     uint64_t nmarked;
     uint64_t chain_steps, array_elements, array_leaves; /* the marker's step classes (model.h) */
     uint64_t null_fields, null_switches; /* NULL pointer fields read, NULL tests switching (model.h) */
-    int walk;             /* the accesses now made walk the heap in address order (WALKED) */
+    int walk;             /* the accesses now made walk the heap in address order: 1, and 2
+                             where the address came from the load before, on another page
+                             (a chain's jump: gcs_cachesim_access_walk) */
     uint8_t last_null[3];  /* per NULL test of the mark loop (NULL_AT_*): the last outcome */
     int oom;
     uint64_t last_line;   /* line of the last access put in the ring + 1 */
@@ -146,13 +149,13 @@ static inline const uint32_t *r_edges(const replay *r, uint32_t obj)
     return r->g->edges + r->g->edge_start[obj];
 }
 
-/* An access's class and whether the marker walks it itself in address order
- * (model v2's sequential lines, cachesim.h), in raccess.cls. */
-#define WALKED 2u
+/* An access's class (bit 0) and, above it, how the marker reaches it
+ * (replay.walk: gcs_cachesim_access_walk's walk), in raccess.cls. */
+#define WALK_SHIFT 1
 
 static inline void rsim(replay *r, const raccess *a)
 {
-    if (gcs_cachesim_access_walk(r->sim, a->addr, (gcs_access)(a->cls & 1), (a->cls & WALKED) != 0) == r->nlevels)
+    if (gcs_cachesim_access_walk(r->sim, a->addr, (gcs_access)(a->cls & 1), (int)(a->cls >> WALK_SHIFT)) == r->nlevels)
         r->node_miss[a->node] += 1;
 }
 
@@ -174,7 +177,7 @@ static void stage_push(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
         r->stage = s;
         r->stage_cap = ncap;
     }
-    r->stage[r->nstage++] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
+    r->stage[r->nstage++] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (uint32_t)r->walk << WALK_SHIFT};
 }
 
 static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
@@ -188,7 +191,7 @@ static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
     if (r->pipe) {
         /* the node now, from the record the walk has at hand, not from
          * the simulator's thread at random later */
-        r->cur[r->ncur++] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
+        r->cur[r->ncur++] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (uint32_t)r->walk << WALK_SHIFT};
         if (__builtin_expect(r->ncur == PIPE_CHUNK, 0))
             pipe_publish(r);
         return;
@@ -212,7 +215,7 @@ static inline void racc(replay *r, uint64_t addr, gcs_access cls, uint32_t obj)
     } else {
         r->rcount++;
     }
-    r->ring[slot] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (r->walk ? WALKED : 0)};
+    r->ring[slot] = (raccess){addr, r_node(r, obj), (uint32_t)cls | (uint32_t)r->walk << WALK_SHIFT};
 }
 
 static void rdrain(replay *r)
@@ -533,8 +536,11 @@ static void replay_run(replay *r)
             uint32_t c = r_edges(r, obj)[0];
             rnull_test(r, NULL_AT_CHAIN, c == GCS_SNAPSHOT_NULL);
             if (c != GCS_SNAPSHOT_NULL) {
+                /* followed directly: the chain is walked, not prefetched;
+                 * a jump to another page is a load no prefetcher saw coming */
+                uint64_t from = r_addr(r, obj), to = r_addr(r, c);
+                r->walk = (to > from ? to - from : from - to) >= 4096 ? 2 : 1;
                 obj = c;
-                r->walk = 1; /* followed directly: the chain is walked, not prefetched */
                 goto examine;
             }
             r->walk = 0;
@@ -638,6 +644,16 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
             h->q1_sequential[k] = (double)out->sim.memory_sequential[k];
         }
         h->streams_counted = opts->stream_prefetch != 0;
+        /* the chain's share of the unstreamed misses, counted exactly at the
+         * private levels, applied to the memory's (which the last level
+         * may sample) */
+        for (int k = 0; k < GCS_ACCESS_COUNT; k++) {
+            uint64_t none = r.sim->class_misses[k][GCS_CACHESIM_NOT_STREAMED];
+            double own = h->q1[k] - fmin(h->q1_streamed[k], h->q1[k]);
+            h->q1_dependent[k] = h->streams_counted && none > 0 && own > 0
+                                     ? fmin(own, own * (double)r.sim->dependent_unstreamed[k] / (double)none)
+                                     : 0;
+        }
 #if GCS_ASSERT_ON
         {
             /* the per-node misses are the last level's misses, split by node

@@ -155,6 +155,7 @@ void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_
         src->nulls = prof->has_gc_null_switch ? "gc_class_cost_ns.null_switch" : "nominal";
     }
     opts->stream_classes = 1;
+    opts->dependent_misses = 1;
     opts->cost_sequential_ns = prof->has_gc_stream_line ? prof->gc_stream_line_ns : NAN;
     src->sequential = prof->has_gc_stream_line ? "gc_stream_line_ns" : "nominal";
     /* The busy time a steal adds: what calibrate measured for it, on a
@@ -244,12 +245,15 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
             cpu = i;
             break;
         }
-    double streamed = 0, sequential = 0, memory = 0, llc = 0;
+    double streamed = 0, sequential = 0, memory = 0, llc = 0, dependent = 0;
     int classes = opts->stream_classes && heap->streams_counted;
     double n_streamed = 0, n_sequential = 0;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
         double pf = fmin(classes ? heap->q1_streamed[a] : heap->q1_prefetched[a], heap->q1[a]);
         double seq = classes ? fmin(heap->q1_sequential[a], pf) : 0, own = heap->q1[a] - pf;
+        /* a chain's misses wait whole (predict.c, model.h q1_dependent) */
+        double dep = classes && opts->dependent_misses ? fmin(heap->q1_dependent[a], own) : 0;
+        own -= dep;
         n_streamed += pf;
         n_sequential += seq;
         for (int j = 0; j < heap->nnodes; j++) {
@@ -260,9 +264,10 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
             sequential += heap->v[j] * seq * lp.sequential_ns;
             memory += heap->v[j] * own * lp.own_memory_ns;
             llc += heap->v[j] * own * lp.own_llc_ns;
+            dependent += heap->v[j] * dep * _gcs_serial_miss_latency(heap, opts, m1);
         }
     }
-    double idle = heap->t1_ns + streamed + memory + llc;
+    double idle = heap->t1_ns + streamed + memory + llc + dependent;
     json_t *nominal = json_array();
     if (strcmp(src->overlap, "nominal") == 0)
         json_array_append_new(nominal, json_string("overlap"));
@@ -291,6 +296,8 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_object_set_new(out, "service_source", json_string(src->service ? src->service : "occupancy_ns"));
     if (out)
         json_object_set_new(out, "sequential_ms", json_real(ms(sequential)));
+    if (out)
+        json_object_set_new(out, "dependent_ms", json_real(ms(dependent)));
     /* the resident lines' prices (2026-11-28): null where residency is off
      * or priced as from memory */
     if (out)

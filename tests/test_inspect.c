@@ -955,6 +955,54 @@ static void test_step_classes(void **state)
     gcs_profile_free(p);
 }
 
+/* Dependent misses (model v2, model.h q1_dependent): a chain whose next
+ * object is on another page has no prefetch and no stream to hide its
+ * miss; a list in address order steps a few bytes at a time and has none.
+ * The same n objects both ways: a list, then one chain through them in a
+ * shuffled order. */
+static void test_dependent_misses(void **state)
+{
+    (void)state;
+    const uint64_t n = 20000; /* 24 bytes each: 480 KB, beyond the 256 KiB L3 */
+    gcs_profile *p = make_profile(1, 1);
+    gcs_inspect_result r;
+    gcs_snapshot *g = make_list(n);
+    inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
+    assert_int_equal(r.heap.streams_counted, 1);
+    assert_true(r.heap.q1_dependent[GCS_ACCESS_READ] == 0 && r.heap.q1_dependent[GCS_ACCESS_RW] == 0);
+    gcs_snapshot_free(g);
+    uint32_t *order = malloc(n * sizeof *order);
+    uint64_t seed = 7;
+    for (uint64_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    for (uint64_t i = n - 1; i > 0; i--) {
+        uint64_t j = rnd(&seed) % (i + 1);
+        uint32_t x = order[i];
+        order[i] = order[j];
+        order[j] = x;
+    }
+    gb b;
+    gb_init(&b, n, n);
+    for (uint64_t i = 0; i < n; i++)
+        gb_obj(&b, i, 1, 2);
+    for (uint64_t k = 0; k + 1 < n; k++)
+        EDGE(&b, order[k], 0) = order[k + 1];
+    b.roots[b.nr++] = order[0];
+    free(order);
+    g = gb_snapshot(&b, 1);
+    inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
+    assert_int_equal(r.heap.chain_steps, n); /* as a list: every object */
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        double own = r.heap.q1[a] - r.heap.q1_streamed[a];
+        /* nearly every unstreamed miss is one of the chain's jumps */
+        assert_true(r.heap.q1_dependent[a] <= own + 1e-9);
+        assert_true(r.heap.q1_dependent[a] >= 0.9 * own);
+    }
+    assert_true(r.heap.q1_dependent[GCS_ACCESS_READ] > n / 2);
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
 /* The slow predictor on g with Tinf given, replay_threads and walk_only as
  * asked (the benchmark-only knobs, model/inspect_internal.h); bout may be NULL. */
 static void run_slow_bench(const gcs_snapshot *g, const gcs_profile *p, int replay_threads, int walk_only,
@@ -1220,6 +1268,7 @@ int main(void)
         cmocka_unit_test(test_stages_same_results),
         cmocka_unit_test(test_span_agrees_with_collector),
         cmocka_unit_test(test_step_classes),
+        cmocka_unit_test(test_dependent_misses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -357,6 +357,46 @@ static void test_stream_classes_priced(void **state)
     gcs_profile_free(f.p);
 }
 
+/* Dependent misses (model.h q1_dependent): with the profile's overlap F a
+ * miss waits 1/F of its latency, a chain's jump to another page all of it;
+ * the P = 1 breakdown says how much (dependent_ms).  Without counted
+ * streams, or with the term off, every unstreamed miss is overlapped. */
+static void test_dependent_misses_priced(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 0, 100);
+    f.p->has_gc_overlap = 1;
+    f.p->gc_miss_overlap = 4;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_true(f.o.overlap == 4 && f.o.dependent_misses == 1);
+    f.h.q1[GCS_ACCESS_READ] = 1000;
+    f.h.streams_counted = 1;
+    f.h.q1_dependent[GCS_ACCESS_READ] = 300;
+    double t1 = 10900;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 700 * 100 / 4.0 + 300 * 100.0, 1e-12);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    assert_close(json_real_value(json_object_get(j, "dependent_ms")), 300 * 100 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "memory_miss_ms")), 700 * 100 / 4.0 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "time_ms")), f.r.time_ns / 1e6, 1e-12);
+    json_decref(j);
+    f.o.dependent_misses = 0;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 1000 * 100 / 4.0, 1e-12);
+    f.o.dependent_misses = 1;
+    f.h.streams_counted = 0;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 1000 * 100 / 4.0, 1e-12);
+    /* counts that do not nest are refused */
+    f.h.streams_counted = 1;
+    f.h.q1_streamed[GCS_ACCESS_READ] = 800;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), -1);
+    assert_non_null(strstr(f.err.msg, "dependent"));
+    gcs_profile_free(f.p);
+}
+
 /* Resident lines (2026-11-28): with residency on, r = LLC / footprint of
  * each miss is priced at the profile's gc_resident prices (a non-streamed
  * one llc_hit / its overlap, a streamed or sequential one at most the
@@ -472,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_service_bounded_by_bandwidth),
         cmocka_unit_test(test_null_switches_priced),
         cmocka_unit_test(test_stream_classes_priced),
+        cmocka_unit_test(test_dependent_misses_priced),
         cmocka_unit_test(test_steal_work_priced),
         cmocka_unit_test(test_resident_lines_priced),
     };

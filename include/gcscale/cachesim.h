@@ -215,6 +215,11 @@ typedef struct gcs_cachesim {
      * never streamed, sit at fixed lines of it, which a set sample takes or
      * leaves as a whole.) */
     uint64_t class_misses[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
+    /* Of class_misses[c][0] (no stream covers them), those of dependent
+     * accesses (gcs_cachesim_access_walk with walk 2): a chain's next object
+     * on another page, whose address the marker has only once the load
+     * before it returned. */
+    uint64_t dependent_unstreamed[GCS_ACCESS_COUNT];
     uint64_t class_sampled[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
     uint64_t class_memory[GCS_ACCESS_COUNT][GCS_CACHESIM_STREAM_CLASSES];
 } gcs_cachesim;
@@ -287,7 +292,10 @@ static inline int gcs_cachesim_line_sample(const gcs_cachesim *s) { return s->ge
 
 /* gcs_cachesim_access for an access the caller makes itself in address
  * order (walk 1: a chain's next object, a large array's elements), which
- * model v2's streamer may call sequential; walk 0 is gcs_cachesim_access. */
+ * model v2's streamer may call sequential; walk 2 is walk 1 for an access
+ * whose address came from the load before it, on another page (counted in
+ * dependent_unstreamed when no stream covers it); walk 0 is
+ * gcs_cachesim_access. */
 static inline int gcs_cachesim_access_walk(gcs_cachesim *s, uint64_t addr, gcs_access cls, int walk)
 {
     s->walk = walk;

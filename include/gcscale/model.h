@@ -79,6 +79,14 @@ typedef struct gcs_model_heap {
     int streams_counted;
     double q1_streamed[GCS_ACCESS_COUNT];
     double q1_sequential[GCS_ACCESS_COUNT];
+    /* Of q1's misses no stream covers, those of lines the marker reaches
+     * along a chain (gc/mark.c's chain shortcut: the next object's address
+     * is known only once the load before it returned, so no prefetch and no
+     * other miss overlaps them): the share the replay's walked accesses
+     * take of the unstreamed misses of the private levels, times q1's
+     * unstreamed misses (model v2, docs/model.md "Dependent misses"; 0
+     * where the streams were not counted). */
+    double q1_dependent[GCS_ACCESS_COUNT];
     double live_lines_avg;    /* L: time-average live cache lines (docs/model.md) */
     /* Accesses of the serial mark that hit a private cache level (the slow
      * predictor's simulation; 0: not counted): the most that steals can
@@ -165,6 +173,9 @@ typedef struct gcs_model_opts {
      * min(S_O, M1) as well. */
     int stream_classes;
     double cost_sequential_ns;
+    /* Model v2 (gcs_model_opts_v2_costs; 0, the default: off): the misses of
+     * heap.q1_dependent wait their whole latency, not 1/overlap of it. */
+    int dependent_misses;
     /* Beyond the paper, the memory node's service time bounded by its
      * measured bandwidth (model v2; 0, the default: off): with 1, a request
      * occupies node j for min(S_O, k * line_bytes / bandwidth_gbs[j]), k = 1

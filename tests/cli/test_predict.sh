@@ -90,7 +90,9 @@ expect_grep "... is flagged" "warning: .*other.json measured a heap of 5 objects
 # Measured thread counts beyond the predicted ones: the y axis still holds them.
 expect_ok "predict --threads 1 with a measured P = 2" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1 --fast --measured "$TMP/tree.json" --plot "$TMP/p1.svg"
-expect_ok "every measured point lies inside the plot area" python3 - "$TMP/p1.svg" <<'PY'
+# The measured points (red circles) of the plot SVG all lie inside its plot area.
+points_inside() {
+    python3 - "$1" <<'PY'
 import sys, xml.dom.minidom as m
 d = m.parse(sys.argv[1])
 area = d.getElementsByTagName("clipPath")[0].getElementsByTagName("rect")[0]
@@ -99,6 +101,13 @@ ys = [float(c.getAttribute("cy")) for c in d.getElementsByTagName("circle") if c
 assert len(ys) >= 2, ys
 assert all(top <= y <= top + height for y in ys), (ys, top, height)
 PY
+}
+expect_ok "every measured point lies inside the plot area" points_inside "$TMP/p1.svg"
+# ... and so does a measured speedup above the ideal (a small heap's P = 2 at 3.5)
+jq '(.rows[] | select(.threads == 2) | .speedup_mark) = 3.5' "$TMP/tree.json" > "$TMP/super.json"
+expect_ok "predict --threads 1 with a superlinear measured P = 2" \
+    "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1 --fast --measured "$TMP/super.json" --plot "$TMP/p2.svg"
+expect_ok "... inside the plot area too" points_inside "$TMP/p2.svg"
 
 # A profile whose caches are all instruction caches has nothing to simulate:
 # the default is then the fast predictor (it was the slow one, which failed).
