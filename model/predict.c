@@ -211,15 +211,13 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
     /* and the share no overlap hides: a chain's next object (model.h,
      * q1_dependent; model v2) */
     double dependent[GCS_ACCESS_COUNT] = {0, 0}, dependent_all = 0;
-    int classes = opts->stream_classes && heap->streams_counted;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++)
         if (misses > 0) {
-            double pf = classes ? heap->q1_streamed[a] : heap->q1_prefetched[a];
-            prefetched[a] = fmin(pf, heap->q1[a]) / misses;
-            if (classes)
-                sequential[a] = fmin(heap->q1_sequential[a], fmin(pf, heap->q1[a])) / misses;
-            if (classes && opts->dependent_misses)
-                dependent[a] = fmin(heap->q1_dependent[a], heap->q1[a] - fmin(pf, heap->q1[a])) / misses;
+            double pf, seq, dep;
+            _gcs_serial_miss_split(heap, opts, a, &pf, &seq, &dep);
+            prefetched[a] = pf / misses;
+            sequential[a] = seq / misses;
+            dependent[a] = dep / misses;
             streamed += prefetched[a];
             dependent_all += dependent[a];
         }

@@ -532,13 +532,14 @@ static void replay_run(replay *r)
         if (end == 1 && fifo_count == 0 && r->hi == 0) {
             /* a chain: follow the pointer directly */
             r->chain_steps++;
-            racc(r, r_addr(r, obj), GCS_ACCESS_READ, obj);
+            uint64_t from = r_addr(r, obj);
+            racc(r, from, GCS_ACCESS_READ, obj);
             uint32_t c = r_edges(r, obj)[0];
             rnull_test(r, NULL_AT_CHAIN, c == GCS_SNAPSHOT_NULL);
             if (c != GCS_SNAPSHOT_NULL) {
                 /* followed directly: the chain is walked, not prefetched;
                  * a jump to another page is a load no prefetcher saw coming */
-                uint64_t from = r_addr(r, obj), to = r_addr(r, c);
+                uint64_t to = r_addr(r, c);
                 r->walk = (to > from ? to - from : from - to) >= 4096 ? 2 : 1;
                 obj = c;
                 goto examine;

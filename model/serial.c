@@ -53,6 +53,15 @@ double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts
     return r > 0 ? r * fmin(opts->llc_hit_ns, m1) + (1 - r) * m1 : m1;
 }
 
+void _gcs_serial_miss_split(const gcs_model_heap *heap, const gcs_model_opts *opts, int a, double *pf,
+                            double *seq, double *dep)
+{
+    int classes = opts->stream_classes && heap->streams_counted;
+    *pf = fmin(classes ? heap->q1_streamed[a] : heap->q1_prefetched[a], heap->q1[a]);
+    *seq = classes ? fmin(heap->q1_sequential[a], *pf) : 0;
+    *dep = classes && opts->dependent_misses ? fmin(heap->q1_dependent[a], heap->q1[a] - *pf) : 0;
+}
+
 /* A resident line's streamed price: never more than the same line costs
  * from memory (x), the calibrated one where there is one. */
 static double resident_stream(const gcs_model_opts *opts, double x)
@@ -246,14 +255,11 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
             break;
         }
     double streamed = 0, sequential = 0, memory = 0, llc = 0, dependent = 0;
-    int classes = opts->stream_classes && heap->streams_counted;
     double n_streamed = 0, n_sequential = 0;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
-        double pf = fmin(classes ? heap->q1_streamed[a] : heap->q1_prefetched[a], heap->q1[a]);
-        double seq = classes ? fmin(heap->q1_sequential[a], pf) : 0, own = heap->q1[a] - pf;
-        /* a chain's misses wait whole (predict.c, model.h q1_dependent) */
-        double dep = classes && opts->dependent_misses ? fmin(heap->q1_dependent[a], own) : 0;
-        own -= dep;
+        double pf, seq, dep; /* a chain's dependent misses wait whole (model.h q1_dependent) */
+        _gcs_serial_miss_split(heap, opts, a, &pf, &seq, &dep);
+        double own = heap->q1[a] - pf - dep;
         n_streamed += pf;
         n_sequential += seq;
         for (int j = 0; j < heap->nnodes; j++) {
@@ -314,7 +320,7 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
     if (out)
         json_object_set_new(out, "streams",
                             json_pack("{s:s, s:f, s:f, s:o, s:s}", "counted_by",
-                                      classes ? "streamer" : "prefetcher", "streamed", n_streamed, "sequential",
+                                      opts->stream_classes && heap->streams_counted ? "streamer" : "prefetcher", "streamed", n_streamed, "sequential",
                                       n_sequential, "sequential_ns",
                                       isfinite(opts->cost_sequential_ns) ? json_real(opts->cost_sequential_ns)
                                                                          : json_null(),

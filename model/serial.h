@@ -14,6 +14,15 @@ double _gcs_serial_residency(const gcs_model_heap *heap, const gcs_model_opts *o
  * them hit the LLC, the rest go to memory at m1. */
 double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts *opts, double m1);
 
+/* Q1's misses of access class a split as the miss pricing takes them
+ * (counts, not shares): pf those a stream covers (model v2's stream classes,
+ * else the base model's prefetched ones), seq the sequential ones among pf
+ * (v2), dep those no stream covers that a chain's jump waits for whole
+ * (v2 with opts->dependent_misses, model.h q1_dependent); the rest,
+ * q1 - pf - dep, is overlapped. */
+void _gcs_serial_miss_split(const gcs_model_heap *heap, const gcs_model_opts *opts, int a, double *pf,
+                            double *seq, double *dep);
+
 /* What one line of each miss class costs the worker at P = 1 before
  * queueing (ns), with residency r (above): a non-streamed miss
  * (1 - r) m1 / overlap from memory plus r min(llc_hit, m1) / the resident
