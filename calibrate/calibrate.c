@@ -1010,7 +1010,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
                    _gcs_calibrate_overlap_work_topo(c.t, quick, opts->size_bytes) +
                    _gcs_calibrate_stream_work_topo(c.t, quick, opts->size_bytes) +
                    _gcs_calibrate_resident_work_guess(quick) + _gcs_calibrate_coord_work(quick) +
-                   _gcs_calibrate_line_transfer_work(NULL, quick) + (opts->progress ? opts->extra_work : 0);
+                   _gcs_calibrate_line_transfer_work(NULL, quick) + _gcs_calibrate_dependent_load_work(NULL, quick) +
+                   (opts->progress ? opts->extra_work : 0);
     c.pr = opts->progress ? opts->progress : &c.own_pr;
     gcs_progress_init(c.pr, total, opts->quiet);
     double probe_start = probe(), probe_t0 = (double)gcs_now_ns();
@@ -1108,6 +1109,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     _gcs_calibrate_coord_step(p, quick, c.pr);
     _gcs_calibrate_line_transfer_step(p, quick, c.pr);
     record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
+    /* not the marker's: outside the speed probe's span, which times it */
+    _gcs_calibrate_dependent_load_step(p, quick, c.pr);
     if (!opts->progress)
         gcs_progress_finish(c.pr);
     gcs_topo_free(c.t);
@@ -1216,6 +1219,9 @@ static const struct key_step {
     {"gc_resident", _gcs_calibrate_resident_step, _gcs_calibrate_resident_work},
     {"gc_coord", coord_step, coord_work},
     {"gc_line_transfer_ns", _gcs_calibrate_line_transfer_step, _gcs_calibrate_line_transfer_work},
+    /* the memory system's, not the collector's: only by its key (not in a
+     * --gc-only run, which keeps the memory figures) */
+    {"dependent_load_ns", _gcs_calibrate_dependent_load_step, _gcs_calibrate_dependent_load_work},
 };
 
 static const struct key_step *find_key_step(const char *key)
@@ -1237,7 +1243,7 @@ int gcs_calibrate_update_key(gcs_profile *p, const char *key, int quick, gcs_pro
     const struct key_step *k = find_key_step(key);
     if (!k) {
         gcs_err_set(err, "calibrate: '%s' is no key a single step measures (gc_miss_overlap, gc_stream_line_ns, "
-                         "gc_resident, gc_coord, gc_line_transfer_ns)", key);
+                         "gc_resident, gc_coord, gc_line_transfer_ns, dependent_load_ns)", key);
         return -1;
     }
     k->step(p, quick, pr);

@@ -135,6 +135,12 @@ int _gcs_calibrate_class_slope(int n, const double *x, const double *y, double *
  * the profile exists, taken as two CPUs). */
 void _gcs_calibrate_line_transfer_step(gcs_profile *p, int quick, gcs_progress *pr);
 double _gcs_calibrate_line_transfer_work(const gcs_profile *p, int quick);
+/* The dependent-load step (dependent.c), after the line-transfer step:
+ * dependent_load_ns into p, details (or why not) under
+ * calibration.dependent_load; optional, never fails the calibration.  Its
+ * expected seconds on pr (p NULL: before the sweep, at its smallest top). */
+void _gcs_calibrate_dependent_load_step(gcs_profile *p, int quick, gcs_progress *pr);
+double _gcs_calibrate_dependent_load_work(const gcs_profile *p, int quick);
 
 /* The marker's cost fit (costfit.c): T1 = c0 + c_obj * objects + c_ptr *
  * pointers by least squares with rows weighted by 1/T1, and what it is

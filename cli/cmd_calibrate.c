@@ -74,8 +74,10 @@ static void print_help(FILE *fp)
             "  --force             with --gc-only: write this machine's marker costs into\n"
             "                      another machine's profile all the same (with a warning)\n"
             "  --key KEY           with --gc-only: measure only KEY (gc_miss_overlap,\n"
-            "                      gc_stream_line_ns, gc_resident, gc_coord or\n"
-            "                      gc_line_transfer_ns) into the profile, on its own\n"
+            "                      gc_stream_line_ns, gc_resident, gc_coord,\n"
+            "                      gc_line_transfer_ns or dependent_load_ns, the last\n"
+            "                      not the collector's: a chase on 4 KiB pages) into the\n"
+            "                      profile, on its own\n"
             "                      figures, keeping every other one: for a key calibrate\n"
             "                      gained after the profile was made\n"
             "  --topology SYNTH    pretend the machine is an hwloc synthetic topology, e.g.\n"
@@ -339,7 +341,7 @@ int cmd_calibrate(int argc, char **argv)
         cli_usage_error(cmd, "--key measures one key once: no --repeat");
     if (key && gcs_calibrate_update_key_work(NULL, key, 0) < 0)
         cli_usage_error(cmd, "--key: '%s' is none of gc_miss_overlap, gc_stream_line_ns, gc_resident, gc_coord, "
-                             "gc_line_transfer_ns", key);
+                             "gc_line_transfer_ns, dependent_load_ns", key);
     /* A malformed description is bad input: say so before measuring. */
     if (!gc_only) {
         gcs_err err;

@@ -33,8 +33,8 @@ static void print_help(FILE *fp)
             "  --json      print the profile document itself (JSON)\n"
             "  --csv       one table as plain CSV (a header and rows): the nodes, or the\n"
             "              one --table names\n"
-            "  --table NAME  nodes, caches, latency_read, latency_rw, page_walks, per_node,\n"
-            "              gc_costs, counters, unreliable\n"
+            "  --table NAME  nodes, caches, latency_read, latency_rw, page_walks,\n"
+            "              dependent_load, per_node, gc_costs, counters, unreliable\n"
             "  -h, --help  this text\n"
             "\n"
             "The format is described in docs/machine-profile.md.\n");

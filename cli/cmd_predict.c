@@ -204,6 +204,12 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
                (long long)json_integer_value(json_object_get(nu, "null_fields")),
                (long long)json_integer_value(json_object_get(nu, "null_switches")),
                json_number_value(json_object_get(nu, "ms")));
+        json_t *d = json_object_get(s, "dependent");
+        double dn = json_number_value(json_object_get(d, "misses"));
+        if (dn > 0)
+            printf("dependent misses (%s): %.0f, each waited whole at %.3g ns\n",
+                   json_string_value(json_object_get(d, "source")), dn,
+                   json_number_value(json_object_get(d, "latency_ns")));
     }
     json_t *nominal = json_object_get(s, "nominal");
     if (json_array_size(nominal) > 0) {

@@ -36,7 +36,7 @@
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
     "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord",
-    "gc_line_transfer_ns", "gc_stream_line_ns", "gc_resident", "counters",
+    "gc_line_transfer_ns", "gc_stream_line_ns", "gc_resident", "dependent_load_ns", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -193,6 +193,56 @@ double gcs_profile_page_walk(const gcs_profile *p, gcs_pages pages, int cpu_node
     if (!isfinite(full) || !isfinite(m1))
         return NAN;
     return full > m1 ? full - m1 : 0;
+}
+
+/* The curve's rules, one message each, in the order a reader fixes them. */
+static int check_dependent_load(const double *bytes, const double *ns, int n, gcs_err *err)
+{
+    if (n < 1 || n > GCS_PROFILE_DEPENDENT_MAX) {
+        gcs_err_set(err, "dependent_load_ns: %d points, expected 1 to %d", n, GCS_PROFILE_DEPENDENT_MAX);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!(bytes[i] > 0) || !isfinite(bytes[i]) || (i > 0 && !(bytes[i] > bytes[i - 1]))) {
+            gcs_err_set(err, "dependent_load_ns.size_bytes[%d]: %g, expected sizes > 0 and increasing", i, bytes[i]);
+            return -1;
+        }
+        if (!(ns[i] > 0) || !(ns[i] < PLAUSIBLE_NS_MAX)) {
+            gcs_err_set(err, "dependent_load_ns.ns[%d]: %g, expected a latency > 0 and below %g ns", i, ns[i],
+                        PLAUSIBLE_NS_MAX);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int gcs_profile_set_dependent_load(gcs_profile *p, const double *bytes, const double *ns, int n, gcs_err *err)
+{
+    if (check_dependent_load(bytes, ns, n, err) < 0)
+        return -1;
+    memcpy(p->dependent_load_bytes, bytes, (size_t)n * sizeof *bytes);
+    memcpy(p->dependent_load_ns, ns, (size_t)n * sizeof *ns);
+    p->ndependent_load = n;
+    return 0;
+}
+
+double gcs_profile_dependent_load(const gcs_profile *p, double bytes)
+{
+    int n = p ? p->ndependent_load : 0;
+    if (n == 0 || !(bytes > 0))
+        return n == 0 ? NAN : p->dependent_load_ns[0];
+    const double *x = p->dependent_load_bytes, *y = p->dependent_load_ns;
+    if (bytes <= x[0])
+        return y[0];
+    if (bytes >= x[n - 1])
+        return y[n - 1];
+    int i = 1;
+    while (x[i] < bytes)
+        i++;
+    /* a latency staircase is straight between points in log(size), as the
+     * effective LLC's crossing is found (profile_llc.c) */
+    double t = log(bytes / x[i - 1]) / log(x[i] / x[i - 1]);
+    return y[i - 1] + t * (y[i] - y[i - 1]);
 }
 
 /* ---- reading the document's shape ----------------------------------------------- */
@@ -542,6 +592,48 @@ static int parse_coord(const json_t *coord, gcs_profile *p, gcs_err *err)
 static int check_value(double v, const char *key, int positive, double limit, const char *unit,
                        gcs_err *err);
 
+/* "dependent_load_ns": {"size_bytes": [...], "ns": [...]}, absent or null
+ * leaves the curve empty. */
+static int parse_dependent_load(const json_t *o, gcs_profile *p, gcs_err *err)
+{
+    if (!o || json_is_null(o))
+        return 0;
+    if (!json_is_object(o)) {
+        gcs_err_set(err, "dependent_load_ns: expected an object with \"size_bytes\" and \"ns\", found %s",
+                    json_type_name(o));
+        return -1;
+    }
+    const char *member[2] = {"size_bytes", "ns"};
+    double *dest[2] = {p->dependent_load_bytes, p->dependent_load_ns};
+    size_t n[2];
+    for (int m = 0; m < 2; m++) {
+        json_t *a = json_object_get(o, member[m]);
+        if (!json_is_array(a)) {
+            gcs_err_set(err, "dependent_load_ns.%s: expected an array of numbers, found %s", member[m],
+                        a ? json_type_name(a) : "nothing");
+            return -1;
+        }
+        n[m] = json_array_size(a);
+        if (n[m] < 1 || n[m] > GCS_PROFILE_DEPENDENT_MAX) {
+            gcs_err_set(err, "dependent_load_ns.%s: %zu points, expected 1 to %d", member[m], n[m],
+                        GCS_PROFILE_DEPENDENT_MAX);
+            return -1;
+        }
+        for (size_t i = 0; i < n[m]; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "dependent_load_ns.%s[%zu]", member[m], i);
+            if (number_value(json_array_get(a, i), key, &dest[m][i], err) < 0)
+                return -1;
+        }
+    }
+    if (n[0] != n[1]) {
+        gcs_err_set(err, "dependent_load_ns: %zu sizes but %zu latencies", n[0], n[1]);
+        return -1;
+    }
+    p->ndependent_load = (int)n[0];
+    return 0;
+}
+
 /* An optional object of two required numbers, {"m1": n, "m2": n} under
  * `key` (gc_steals, gc_class_cost_ns): absent or null leaves *has 0. */
 static int number_pair(const json_t *doc, const char *key, const char *m1, double *d1, const char *m2, double *d2,
@@ -684,6 +776,9 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
             return -1;
         p->has_gc_line_transfer = 1;
     }
+
+    if (parse_dependent_load(json_object_get(doc, "dependent_load_ns"), p, err) < 0)
+        return -1;
 
     json_t *llc = json_object_get(doc, "llc_effective_bytes"), *hit = json_object_get(doc, "llc_hit_ns");
     if ((llc && !json_is_null(llc)) || (hit && !json_is_null(hit))) {
@@ -1196,6 +1291,9 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
     if (p->has_gc_line_transfer &&
         check_value(p->gc_line_transfer_ns, "gc_line_transfer_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
+    if (p->ndependent_load && check_dependent_load(p->dependent_load_bytes, p->dependent_load_ns,
+                                                   p->ndependent_load, err) < 0)
+        return -1;
     if (p->has_gc_overlap && check_overlap(p->gc_miss_overlap, "gc_miss_overlap", err) < 0)
         return -1;
     if (p->has_llc_effective) {
@@ -1354,6 +1452,14 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
                                                           "stream_line_ns", p->gc_resident_stream_ns));
     if (p->has_gc_line_transfer)
         json_object_set_new(doc, "gc_line_transfer_ns", json_real(p->gc_line_transfer_ns));
+    if (p->ndependent_load) {
+        json_t *sizes = json_array(), *lat = json_array();
+        for (int i = 0; i < p->ndependent_load; i++) {
+            json_array_append_new(sizes, json_real(p->dependent_load_bytes[i]));
+            json_array_append_new(lat, json_real(p->dependent_load_ns[i]));
+        }
+        json_object_set_new(doc, "dependent_load_ns", json_pack("{s:o, s:o}", "size_bytes", sizes, "ns", lat));
+    }
     if (p->has_llc_effective) {
         json_object_set_new(doc, "llc_effective_bytes", json_real(p->llc_effective_bytes));
         json_object_set_new(doc, "llc_hit_ns", json_real(p->llc_hit_ns));

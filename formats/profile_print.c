@@ -186,6 +186,22 @@ static void print_page_walks(const gcs_profile *p, FILE *fp, gcs_format fmt)
                     p->full_random_note[k][0] ? p->full_random_note[k] : "not measured");
 }
 
+/* The dependent-load curve (calibrate/dependent.c), one row per working
+ * set; nothing when the profile has none. */
+static void print_dependent_load(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    if (p->ndependent_load == 0)
+        return;
+    const char *title = "dependent load on 4 KiB pages (ns): a random chase by working set, page walks included";
+    const char *cols[] = {"size_bytes", "ns"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 2, cols);
+    for (int i = 0; i < p->ndependent_load; i++) {
+        gcs_table_add_num(t, p->dependent_load_bytes[i], 0);
+        gcs_table_add_num(t, p->dependent_load_ns[i], 1);
+    }
+    emit_table(t, title, fp, fmt);
+}
+
 static void print_per_node(const gcs_profile *p, FILE *fp, gcs_format fmt)
 {
     const char *title = "per memory node: occupancy S_O (ns) and bandwidth (GB/s)";
@@ -297,6 +313,7 @@ void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
     print_latency(p, GCS_ACCESS_READ, fp, fmt);
     print_latency(p, GCS_ACCESS_RW, fp, fmt);
     print_page_walks(p, fp, fmt);
+    print_dependent_load(p, fp, fmt);
     print_per_node(p, fp, fmt);
     print_gc_cost(p, fp, fmt);
     print_counters(p, fp, fmt);
@@ -319,7 +336,8 @@ static const struct {
     void (*print)(const gcs_profile *, FILE *, gcs_format);
 } tables[] = {
     {"nodes", print_nodes},           {"caches", print_caches},     {"latency_read", print_latency_read},
-    {"latency_rw", print_latency_rw}, {"page_walks", print_page_walks}, {"per_node", print_per_node},
+    {"latency_rw", print_latency_rw}, {"page_walks", print_page_walks}, {"dependent_load", print_dependent_load},
+    {"per_node", print_per_node},
     {"gc_costs", print_gc_cost},      {"counters", print_counters}, {"unreliable", print_unreliable},
 };
 

@@ -53,6 +53,24 @@ double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts
     return r > 0 ? r * fmin(opts->llc_hit_ns, m1) + (1 - r) * m1 : m1;
 }
 
+double _gcs_serial_dependent_latency(const gcs_profile *prof, const gcs_model_heap *heap,
+                                     const gcs_model_opts *opts, double m1)
+{
+    double chase = opts->dependent_load ? gcs_profile_dependent_load(prof, (double)heap->live_lines * LINE_BYTES)
+                                        : NAN;
+    if (!isfinite(chase))
+        return _gcs_serial_miss_latency(heap, opts, m1);
+    /* The curve was chased on the first CPU's node over its own memory: a
+     * line from another node costs what its M1 adds (its resident share
+     * is in the LLC, wherever it came from). */
+    int node = 0;
+    while (node + 1 < prof->nnodes && prof->nodes[node].ncpus == 0)
+        node++;
+    double local = gcs_profile_latency(prof, GCS_ACCESS_READ, node, node);
+    double r = _gcs_serial_residency(heap, opts);
+    return chase + (1 - r) * fmax(0, m1 - local);
+}
+
 void _gcs_serial_miss_split(const gcs_model_heap *heap, const gcs_model_opts *opts, int a, double *pf,
                             double *seq, double *dep)
 {
@@ -165,6 +183,10 @@ void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_
     }
     opts->stream_classes = 1;
     opts->dependent_misses = 1;
+    /* a chain's next object at what a chase over the heap's footprint
+     * costs on the collector's pages, where calibrate measured it */
+    opts->dependent_load = prof->ndependent_load > 0;
+    src->dependent = opts->dependent_load ? "dependent_load_ns" : "llc_hit_ns and M1";
     opts->cost_sequential_ns = prof->has_gc_stream_line ? prof->gc_stream_line_ns : NAN;
     src->sequential = prof->has_gc_stream_line ? "gc_stream_line_ns" : "nominal";
     /* The busy time a steal adds: what calibrate measured for it, on a
@@ -192,6 +214,7 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
     src->nulls = NULL;
     src->sequential = NULL;
     src->steal_work = NULL;
+    src->dependent = NULL;
     src->service = "occupancy_ns";
     /* the closed MVA has one outstanding request per worker: no overlap */
     if (!keep_overlap && prof->has_gc_overlap && opts->mva == GCS_MODEL_MVA_OPEN) {
@@ -255,13 +278,14 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
             break;
         }
     double streamed = 0, sequential = 0, memory = 0, llc = 0, dependent = 0;
-    double n_streamed = 0, n_sequential = 0;
+    double n_streamed = 0, n_sequential = 0, n_dependent = 0;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
         double pf, seq, dep; /* a chain's dependent misses wait whole (model.h q1_dependent) */
         _gcs_serial_miss_split(heap, opts, a, &pf, &seq, &dep);
         double own = heap->q1[a] - pf - dep;
         n_streamed += pf;
         n_sequential += seq;
+        n_dependent += dep;
         for (int j = 0; j < heap->nnodes; j++) {
             double m1 = gcs_profile_latency(prof, (gcs_access)a, cpu, j);
             gcs_line_prices lp;
@@ -270,7 +294,7 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
             sequential += heap->v[j] * seq * lp.sequential_ns;
             memory += heap->v[j] * own * lp.own_memory_ns;
             llc += heap->v[j] * own * lp.own_llc_ns;
-            dependent += heap->v[j] * dep * _gcs_serial_miss_latency(heap, opts, m1);
+            dependent += heap->v[j] * dep * _gcs_serial_dependent_latency(prof, heap, opts, m1);
         }
     }
     double idle = heap->t1_ns + streamed + memory + llc + dependent;
@@ -304,6 +328,13 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_object_set_new(out, "sequential_ms", json_real(ms(sequential)));
     if (out)
         json_object_set_new(out, "dependent_ms", json_real(ms(dependent)));
+    /* what dependent_ms holds: the count and the mean price of one
+     * (2026-11-28: a chase's price where the profile has the curve) */
+    if (out)
+        json_object_set_new(out, "dependent",
+                            json_pack("{s:f, s:o, s:s}", "misses", n_dependent, "latency_ns",
+                                      n_dependent > 0 ? json_real(dependent / n_dependent) : json_null(), "source",
+                                      src->dependent ? src->dependent : "off"));
     /* the resident lines' prices (2026-11-28): null where residency is off
      * or priced as from memory */
     if (out)

@@ -14,6 +14,13 @@ double _gcs_serial_residency(const gcs_model_heap *heap, const gcs_model_opts *o
  * them hit the LLC, the rest go to memory at m1. */
 double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts *opts, double m1);
 
+/* The latency a dependent miss waits for, whole (model.h, dependent_load):
+ * the profile's dependent-load curve at the heap's footprint where opts
+ * takes it, the share from memory raised by what node j's m1 adds over the
+ * curve's own (local) node; else _gcs_serial_miss_latency. */
+double _gcs_serial_dependent_latency(const gcs_profile *prof, const gcs_model_heap *heap,
+                                     const gcs_model_opts *opts, double m1);
+
 /* Q1's misses of access class a split as the miss pricing takes them
  * (counts, not shares): pf those a stream covers (model v2's stream classes,
  * else the base model's prefetched ones), seq the sequential ones among pf

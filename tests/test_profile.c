@@ -845,6 +845,86 @@ static void test_page_walks(void **state)
     json_decref(doc);
 }
 
+/* The dependent-load curve (2026-11-28): read, interpolated in log(size)
+ * with its end points beyond its ends, written back, printed; each rule of
+ * its shape refused with a line naming the member. */
+static void test_dependent_load(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    json_t *doc = load_base();
+    gcs_profile *p = gcs_profile_from_json(doc, &err);
+    assert_non_null(p);
+    assert_int_equal(p->ndependent_load, 0);
+    assert_true(isnan(gcs_profile_dependent_load(p, 1e6)));
+    gcs_profile_free(p);
+
+    set_path(doc, "dependent_load_ns", parse("{\"size_bytes\": [1000, 4000, 16000], \"ns\": [10, 30, 90]}"));
+    p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+    assert_int_equal(p->ndependent_load, 3);
+    assert_true(gcs_profile_dependent_load(p, 500) == 10);   /* below the first: the first */
+    assert_true(gcs_profile_dependent_load(p, 1e9) == 90);   /* beyond the last: the last */
+    assert_true(gcs_profile_dependent_load(p, 4000) == 30);  /* on a point */
+    assert_true(fabs(gcs_profile_dependent_load(p, 2000) - 20) < 1e-9);  /* halfway in log size */
+    assert_true(fabs(gcs_profile_dependent_load(p, 8000) - 60) < 1e-9);
+    json_t *out = gcs_profile_to_json(p);
+    gcs_profile *again = gcs_profile_from_json(out, &err);
+    if (!again)
+        fail_msg("saved form rejected: %s", err.msg);
+    assert_int_equal(again->ndependent_load, 3);
+    assert_true(again->dependent_load_bytes[2] == 16000 && again->dependent_load_ns[1] == 30);
+    char *text = print_to_string(again, GCS_FORMAT_TEXT);
+    assert_non_null(strstr(text, "dependent load on 4 KiB pages"));
+    free(text);
+    gcs_profile_free(again);
+    json_decref(out);
+    gcs_profile_free(p);
+
+    static const struct {
+        const char *value, *message;
+    } bad[] = {
+        {"[1, 2]", "dependent_load_ns: expected an object"},
+        {"{\"ns\": [10]}", "dependent_load_ns.size_bytes: expected an array"},
+        {"{\"size_bytes\": [1000], \"ns\": 10}", "dependent_load_ns.ns: expected an array"},
+        {"{\"size_bytes\": [], \"ns\": []}", "dependent_load_ns.size_bytes: 0 points"},
+        {"{\"size_bytes\": [1000, 2000], \"ns\": [10]}", "dependent_load_ns: 2 sizes but 1 latencies"},
+        {"{\"size_bytes\": [1000, \"x\"], \"ns\": [10, 20]}", "dependent_load_ns.size_bytes[1]: expected a number"},
+        {"{\"size_bytes\": [2000, 1000], \"ns\": [10, 20]}", "dependent_load_ns.size_bytes[1]: 1000, expected sizes > 0 and increasing"},
+        {"{\"size_bytes\": [0], \"ns\": [10]}", "dependent_load_ns.size_bytes[0]: 0"},
+        {"{\"size_bytes\": [1000], \"ns\": [0]}", "dependent_load_ns.ns[0]: 0, expected a latency > 0"},
+        {"{\"size_bytes\": [1000], \"ns\": [-5]}", "dependent_load_ns.ns[0]: -5"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        set_path(doc, "dependent_load_ns", parse(bad[i].value));
+        assert_null(gcs_profile_from_json(doc, &err));
+        if (!strstr(err.msg, bad[i].message))
+            fail_msg("%s: said '%s', expected '%s'", bad[i].value, err.msg, bad[i].message);
+    }
+    /* more points than a sweep has */
+    json_t *many = json_pack("{s:[], s:[]}", "size_bytes", "ns");
+    for (int i = 0; i <= GCS_PROFILE_DEPENDENT_MAX; i++) {
+        json_array_append_new(json_object_get(many, "size_bytes"), json_real(1000.0 * (i + 1)));
+        json_array_append_new(json_object_get(many, "ns"), json_real(10));
+    }
+    set_path(doc, "dependent_load_ns", many);
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "97 points, expected 1 to 96"));
+    /* the setter: the same rules, the profile unchanged on refusal */
+    set_path(doc, "dependent_load_ns", NULL);
+    p = gcs_profile_from_json(doc, &err);
+    assert_non_null(p);
+    double sizes[2] = {1000, 1000}, ns[2] = {5, 6};
+    assert_int_equal(gcs_profile_set_dependent_load(p, sizes, ns, 2, &err), -1);
+    assert_int_equal(p->ndependent_load, 0);
+    sizes[1] = 2000;
+    assert_int_equal(gcs_profile_set_dependent_load(p, sizes, ns, 2, &err), 0);
+    assert_true(gcs_profile_dependent_load(p, 2000) == 6);
+    gcs_profile_free(p);
+    json_decref(doc);
+}
+
 /* The effective LLC off a sweep staircase: the dev VM's recorded points
  * around its edge (12 MiB at 12.35 ns, 16 MiB at 90.1 ns, memory 137 ns). */
 static void test_llc_from_sweep(void **state)
@@ -884,6 +964,7 @@ int main(void)
         cmocka_unit_test(test_fit_quality),
         cmocka_unit_test(test_page_walks),
         cmocka_unit_test(test_llc_from_sweep),
+        cmocka_unit_test(test_dependent_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

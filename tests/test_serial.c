@@ -397,6 +397,69 @@ static void test_dependent_misses_priced(void **state)
     gcs_profile_free(f.p);
 }
 
+/* A dependent miss at the profile's dependent-load curve (2026-11-28):
+ * v2 takes the curve where the profile has it, read at the heap's
+ * footprint (live_lines x 64 B, in log size between points); a heap on a
+ * remote node adds what its M1 adds over the local one to the share from
+ * memory; without the curve the latency residency gives, as before. */
+static void test_dependent_load_priced(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 0, 100);
+    f.p->has_gc_overlap = 1;
+    f.p->gc_miss_overlap = 4;
+    f.h.q1[GCS_ACCESS_READ] = 1000;
+    f.h.streams_counted = 1;
+    f.h.q1_dependent[GCS_ACCESS_READ] = 300;
+    f.h.live_lines = 2000; /* 128 000 bytes: halfway from 64 000 to 256 000 in log size */
+    double sizes[2] = {64000, 256000}, ns[2] = {40, 80};
+    assert_int_equal(gcs_profile_set_dependent_load(f.p, sizes, ns, 2, &f.err), 0);
+    opts_v2(&f.o, f.p, &f.src);
+    assert_int_equal(f.o.dependent_load, 1);
+    assert_string_equal(f.src.dependent, "dependent_load_ns");
+    double t1 = 10900;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 700 * 100 / 4.0 + 300 * 60.0, 1e-12);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    json_t *d = json_object_get(j, "dependent");
+    assert_close(json_real_value(json_object_get(d, "misses")), 300, 1e-12);
+    assert_close(json_real_value(json_object_get(d, "latency_ns")), 60, 1e-12);
+    assert_string_equal(json_string_value(json_object_get(d, "source")), "dependent_load_ns");
+    assert_close(json_real_value(json_object_get(j, "dependent_ms")), 300 * 60 / 1e6, 1e-12);
+    json_decref(j);
+    /* off: the whole M1, said so */
+    f.p->ndependent_load = 0;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_int_equal(f.o.dependent_load, 0);
+    assert_string_equal(f.src.dependent, "llc_hit_ns and M1");
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 700 * 100 / 4.0 + 300 * 100.0, 1e-12);
+    gcs_profile_free(f.p);
+
+    /* two nodes, the heap on the second (no CPUs there): + (150 - 100) */
+    gcs_profile *p = gcs_profile_new(2);
+    p->nodes[0].ncpus = 4;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        p->latency_ns[a][0] = 100, p->latency_ns[a][1] = 150;
+        p->latency_ns[a][2] = 150, p->latency_ns[a][3] = 100;
+    }
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = COBJ;
+    p->gc_cost_pointer_ns = CPTR;
+    p->has_gc_overlap = 1;
+    p->gc_miss_overlap = 4;
+    assert_int_equal(gcs_profile_set_dependent_load(p, sizes, ns, 2, &f.err), 0);
+    gcs_model_heap h = f.h;
+    h.nnodes = 2;
+    h.v[0] = 0, h.v[1] = 1;
+    opts_v2(&f.o, p, &f.src);
+    assert_int_equal(gcs_model_predict(p, &h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 700 * 150 / 4.0 + 300 * 110.0, 1e-12);
+    gcs_profile_free(p);
+}
+
 /* Resident lines (2026-11-28): with residency on, r = LLC / footprint of
  * each miss is priced at the profile's gc_resident prices (a non-streamed
  * one llc_hit / its overlap, a streamed or sequential one at most the
@@ -513,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_null_switches_priced),
         cmocka_unit_test(test_stream_classes_priced),
         cmocka_unit_test(test_dependent_misses_priced),
+        cmocka_unit_test(test_dependent_load_priced),
         cmocka_unit_test(test_steal_work_priced),
         cmocka_unit_test(test_resident_lines_priced),
     };

@@ -339,6 +339,42 @@ static void test_profile_key_round_trip(void **state)
     gcs_profile_free(p);
 }
 
+/* The dependent-load step (calibrate/dependent.c, 2026-11-28): a curve
+ * from 256 KiB to its top (64 MiB: this profile has no effective LLC),
+ * sizes increasing, every latency > 0, the largest set's dependent load
+ * well above the smallest's (a random chase over 64 MiB leaves the private
+ * caches and the TLB's reach, over 256 KiB it does not), the details
+ * beside it; refused without a CPU. */
+static void test_calibrate_dependent_load(void **state)
+{
+    (void)state;
+    gcs_profile *p = make_profile(-1);
+    json_t *d = NULL;
+    gcs_err err;
+    if (gcs_calibrate_dependent_load(1, p, &d, &err) < 0)
+        fail_msg("%s", err.msg);
+    int n = p->ndependent_load;
+    assert_true(n >= 2);
+    assert_true(p->dependent_load_bytes[0] == 256 << 10);
+    assert_true(p->dependent_load_bytes[n - 1] == 64 << 20);
+    for (int i = 0; i < n; i++) {
+        assert_true(p->dependent_load_ns[i] > 0 && isfinite(p->dependent_load_ns[i]));
+        assert_true(i == 0 || p->dependent_load_bytes[i] > p->dependent_load_bytes[i - 1]);
+    }
+    if (!(p->dependent_load_ns[n - 1] > 2 * p->dependent_load_ns[0]))
+        fail_msg("64 MiB at %.1f ns, 256 KiB at %.1f ns", p->dependent_load_ns[n - 1], p->dependent_load_ns[0]);
+    assert_int_equal(json_array_size(json_object_get(d, "points")), (size_t)n);
+    assert_string_equal(json_string_value(json_object_get(d, "pages")), "4k");
+    assert_int_equal(gcs_profile_validate(p, &err), 0);
+    json_decref(d);
+    p->nodes[0].ncpus = 0;
+    p->ndependent_load = 0;
+    assert_int_equal(gcs_calibrate_dependent_load(1, p, &d, &err), -1);
+    assert_non_null(strstr(err.msg, "no CPU"));
+    assert_int_equal(p->ndependent_load, 0);
+    gcs_profile_free(p);
+}
+
 /* The calibrate step on this machine's first two CPUs: a figure, its
  * uncertainty, its details; refused with one CPU. */
 static void test_calibrate_line_transfer(void **state)
@@ -379,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_steal_level),
         cmocka_unit_test(test_profile_key_round_trip),
         cmocka_unit_test(test_calibrate_line_transfer),
+        cmocka_unit_test(test_calibrate_dependent_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

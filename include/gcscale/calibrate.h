@@ -101,7 +101,8 @@ GCS_API double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick);
  * on this machine, and keeps every other figure: for a key calibrate gained
  * after the profile was recorded (a corpus entry's profile is given it on
  * its machine, docs/corpus.md).  key: "gc_miss_overlap",
- * "gc_stream_line_ns", "gc_resident", "gc_coord" or "gc_line_transfer_ns";
+ * "gc_stream_line_ns", "gc_resident", "gc_coord", "gc_line_transfer_ns" or
+ * "dependent_load_ns";
  * the step is calibrate's own, on the profile's own figures (the overlap
  * and its heap on its gc_cost_ns and effective LLC, and so on), with its
  * details under "calibration" and a record {"key", "time", "mode"}
@@ -141,6 +142,14 @@ GCS_API int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json
  * reference).  -1 with fewer than two CPUs in p or when a thread cannot be
  * started or pinned. */
 GCS_API int gcs_calibrate_line_transfer(int quick, gcs_profile *p, json_t **details, gcs_err *err);
+
+/* Measures what a dependent load costs by working set on 4 KiB pages, the
+ * collector's (dependent_load_ns; docs/model.md "Dependent misses: the
+ * chase's price"): a uniformly random chase over sizes from 256 KiB to 4 x
+ * the effective LLC (64 MiB to 1 GiB), on p's first CPU.  Sets p's curve;
+ * *details gets the points (new reference).  -1 when the buffer cannot be
+ * made or the thread cannot be started or pinned. */
+GCS_API int gcs_calibrate_dependent_load(int quick, gcs_profile *p, json_t **details, gcs_err *err);
 
 /* Copies nodes and caches into a profile made by gcs_profile_new(nnodes)
  * with nnodes == gcs_topo_nnodes(t).  Arrays are malloc'ed (the profile

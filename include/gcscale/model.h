@@ -174,8 +174,13 @@ typedef struct gcs_model_opts {
     int stream_classes;
     double cost_sequential_ns;
     /* Model v2 (gcs_model_opts_v2_costs; 0, the default: off): the misses of
-     * heap.q1_dependent wait their whole latency, not 1/overlap of it. */
-    int dependent_misses;
+     * heap.q1_dependent wait their whole latency, not 1/overlap of it.
+     * With dependent_load 1 too (v2 where the profile has dependent_load_ns)
+     * that latency is the profile's dependent-load curve at the heap's
+     * footprint (a random chase on 4 KiB pages, page walks included), plus
+     * what a remote node adds to the share from memory; else the latency
+     * residency gives (_gcs_serial_miss_latency). */
+    int dependent_misses, dependent_load;
     /* Beyond the paper, the memory node's service time bounded by its
      * measured bandwidth (model v2; 0, the default: off): with 1, a request
      * occupies node j for min(S_O, k * line_bytes / bandwidth_gbs[j]), k = 1
@@ -239,6 +244,8 @@ typedef struct gcs_model_sources {
                                NULL: the stream classes are off (the base model) */
     const char *steal_work; /* a steal's busy time: "gc_cost_ns.steal", or NULL: not priced (the base
                                model, or a profile without it) */
+    const char *dependent;  /* a dependent miss's latency: "dependent_load_ns", "llc_hit_ns and M1" (the
+                               profile has no curve), or NULL: not priced apart (the base model) */
 } gcs_model_sources;
 
 /* Per-worker coordination times with P workers, ns (docs/model.md,

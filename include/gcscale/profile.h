@@ -16,6 +16,9 @@
 #define GCS_PROFILE_FORMAT "gcscale-machine"
 #define GCS_PROFILE_VERSION 1
 
+/* Points of the dependent-load curve (a latency sweep's). */
+#define GCS_PROFILE_DEPENDENT_MAX 96
+
 typedef struct gcs_profile_node {
     int id;               /* memory/CPU node number (hwloc logical index) */
     int ncpus;
@@ -141,6 +144,15 @@ typedef struct gcs_profile {
      * parallel").  Absent: the model has no shared-line term. */
     int has_gc_line_transfer;
     double gc_line_transfer_ns;
+    /* What a dependent load costs by working set on 4 KiB pages, the
+     * collector's (2026-11-28; optional key "dependent_load_ns":
+     * {"size_bytes": [...], "ns": [...]}, 1 to GCS_PROFILE_DEPENDENT_MAX
+     * points, sizes increasing): the median latency of a uniformly random
+     * chase over that many bytes, page walks included (calibrate/
+     * dependent.c).  ndependent_load 0: absent, and a chain's next object
+     * costs the miss latency residency gives (model/serial.c). */
+    int ndependent_load;
+    double dependent_load_bytes[GCS_PROFILE_DEPENDENT_MAX], dependent_load_ns[GCS_PROFILE_DEPENDENT_MAX];
 
     /* Latency with page walks (optional keys "latency_full_random_ns" and
      * "page_walk_ns"): full_random_ns[pages][cpu_node * nnodes + mem_node]
@@ -196,6 +208,15 @@ GCS_API double gcs_profile_page_walk(const gcs_profile *p, gcs_pages pages, int 
                                      int mem_node);
 /* "4k" or "huge". */
 GCS_API const char *gcs_profile_pages_name(gcs_pages pages);
+/* The dependent-load latency at a working set of `bytes` (ns): the
+ * profile's dependent_load_ns curve interpolated linearly in log(size),
+ * its end points beyond its ends; NaN without the curve. */
+GCS_API double gcs_profile_dependent_load(const gcs_profile *p, double bytes);
+/* Sets the curve from n points (sizes > 0 and increasing, latencies > 0
+ * and finite, 1 <= n <= GCS_PROFILE_DEPENDENT_MAX): 0, or -1 with err set
+ * and the profile unchanged. */
+GCS_API int gcs_profile_set_dependent_load(gcs_profile *p, const double *bytes, const double *ns, int n,
+                                           gcs_err *err);
 /* Allocates full_random_ns[pages] (zeros, to be filled for every pair):
  * 0, or -1 when out of memory. */
 GCS_API int gcs_profile_alloc_full_random(gcs_profile *p, gcs_pages pages);

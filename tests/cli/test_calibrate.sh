@@ -329,6 +329,21 @@ expect_ok "--key gc_resident on a profile without the overlap it builds on" \
     "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_resident -o "$TMP/k0.json"
 expect_ok "... leaves it out and says why" \
     jq -e '.gc_resident == null and (.calibration.resident.error | test("gc_miss_overlap"))' "$TMP/k0.json"
+# dependent_load_ns: in every calibration, and by its key into a profile
+# made before it (the memory system's, so not in a --gc-only run).
+expect_ok "a calibration has the dependent-load curve" \
+    jq -e '(.dependent_load_ns.size_bytes | length) >= 2
+           and (.dependent_load_ns.size_bytes | length) == (.dependent_load_ns.ns | length)
+           and (.dependent_load_ns.ns | all(. > 0)) and .calibration.dependent_load.pages == "4k"' "$TMP/p.json"
+jq 'del(.dependent_load_ns, .calibration.dependent_load)' "$TMP/small.json" > "$TMP/d.json"
+expect_ok "--gc-only without --key leaves it out" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/d.json"
+expect_ok "... (no curve)" jq -e '.dependent_load_ns == null' "$TMP/d.json"
+expect_ok "--gc-only --key dependent_load_ns" \
+    "$GCSCALE" calibrate --gc-only --quick --quiet --key dependent_load_ns -o "$TMP/d.json"
+expect_ok "... adds the curve and its record, nothing else moved" \
+    jq -e -s '(.[1].dependent_load_ns.ns | length) >= 2 and .[1].calibration.keys_added[-1].key == "dependent_load_ns"
+              and .[0].latency_ns == .[1].latency_ns and .[0].llc_effective_bytes == .[1].llc_effective_bytes' \
+    "$TMP/small.json" "$TMP/d.json"
 # A profile calibrated on a synthetic topology here has the topology's CPUs:
 # its host is what counts.
 expect_ok "--gc-only onto this host's synthetic-topology profile" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/p.json"
