@@ -368,7 +368,8 @@ bench-model: $(BUILD)/bench-model
 # and a gzip file (formats/bench/bench_import.c; docs/heap-dumps.md,
 # "Performance").  BENCH_IMPORT_ARGS: its options (--shapes list,tree,random,
 # --objects 1e5,1e6,1e7, --reps N, --order shuffled|address, --refs K,
-# --gzip-objects N|0, --plain-objects N|0, --threads N, --dir DIR, --json;
+# --gzip-objects N|0, --gzip-block BYTES|0 (HotSpot's -gz members, "gzm"),
+# --plain-objects N|0, --threads N, --dir DIR, --json;
 # --format v8: the V8 importer on tests/fuzz/v8_gen.h's snapshots, which
 # `make bench-import` runs too; --file DUMP, repeatable: real dumps instead,
 # e.g. BENCH_IMPORT_ARGS="--file app.hprof --reps 5").
