@@ -1,8 +1,8 @@
 /* hprof.c -- Java heap dumps (HPROF 1.0.1-1.0.3) imported as heap snapshots.
  *
  * Two passes over the dump, each streamed through bounded windows (a
- * buffer, a plain file, or gzip -- concatenated members as `GC.heap_dump
- * -gz` writes them; dumpstream.c):
+ * buffer, a plain file, or gzip -- one member, or HotSpot's `GC.heap_dump
+ * -gz` members, inflated member by member with libdeflate; dumpstream.c):
  *
  *   pass 1  sequential: strings, class loads, class dumps (fields, statics),
  *           root records; every object's id (8 bytes per object) and the
