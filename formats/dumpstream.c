@@ -246,7 +246,8 @@ static int plain_fill(gcs_dumpstream *r, size_t cap)
 
 /* ---- gzip members inflated whole (libdeflate) ------------------------------------ */
 
-#define GZ_BLOCK_MAX (16u << 20) /* a bigger BLOCKSIZE is streamed through zlib: the buffers are per thread */
+#define GZ_BLOCK_MAX (4u << 20) /* HotSpot's is 1 MiB; a bigger one is streamed through zlib (buffers of 2-8
+                                   * times it per thread) */
 
 static int members_on = 1; /* _gcs_dumpstream_set_members */
 
@@ -316,13 +317,15 @@ static ssize_t mb_zlib(gcs_dumpstream *r, uint64_t in, uint64_t out, uint8_t *ds
         return mb_fail(r, out, "cannot restart inflate");
     mb->zready = 1;
     uint64_t foff = in;
+    /* only want bytes: a few KiB of input at a time, not a whole member's */
+    size_t step = whole || want > ZIN_BYTES / 2 ? ZIN_BYTES : want + 4096;
     uint8_t over; /* whole: where a byte past want would go */
     z->avail_in = 0;
     z->next_out = dst;
     z->avail_out = (uInt)want;
     for (;;) {
         if (!z->avail_in) {
-            ssize_t got = ds_pread(r, r->zin, ZIN_BYTES, foff);
+            ssize_t got = ds_pread(r, r->zin, step, foff);
             if (got < 0)
                 return -1;
             if (got == 0)
