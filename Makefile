@@ -17,7 +17,7 @@ BUILD    ?= build
 SAN      ?=
 CC       ?= cc
 
-PKGS      := hwloc gsl jansson numa papi zlib libzstd
+PKGS      := hwloc gsl jansson numa papi zlib libzstd libdeflate
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # PAPI is compiled against but not linked: common/papi.c loads it by its
 # soname the first time counters are asked for (the dynamic loader's work
@@ -267,7 +267,7 @@ FUZZ_NEED_CC  = @command -v $(FUZZ_CC) >/dev/null || \
 $(FUZZ_DIR)/fuzz_snapshot: $(FUZZ_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -ljansson -lz -lzstd
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -ljansson -lz -lzstd -ldeflate
 $(FUZZ_DIR)/fuzz_profile: $(FUZZ_PROFILE_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
@@ -291,11 +291,11 @@ $(FUZZ_DIR)/fuzz_corpus_entry: $(FUZZ_ENTRY_SRCS) $(HEADERS) Makefile
 $(FUZZ_DIR)/fuzz_hprof: $(FUZZ_HPROF_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(FUZZ_DIR)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_HPROF_SRCS) -ljansson -lz -lzstd
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_HPROF_SRCS) -ljansson -lz -lzstd -ldeflate
 $(FUZZ_DIR)/fuzz_v8: $(FUZZ_V8_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(FUZZ_DIR)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_V8_SRCS) -ljansson -lz -lzstd
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_V8_SRCS) -ljansson -lz -lzstd -ldeflate
 $(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c tests/fuzz/v8_gen.h $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
@@ -368,7 +368,8 @@ bench-model: $(BUILD)/bench-model
 # and a gzip file (formats/bench/bench_import.c; docs/heap-dumps.md,
 # "Performance").  BENCH_IMPORT_ARGS: its options (--shapes list,tree,random,
 # --objects 1e5,1e6,1e7, --reps N, --order shuffled|address, --refs K,
-# --gzip-objects N|0, --plain-objects N|0, --threads N, --dir DIR, --json;
+# --gzip-objects N|0, --gzip-block BYTES|0 (HotSpot's -gz members, "gzm"),
+# --plain-objects N|0, --threads N, --dir DIR, --json;
 # --format v8: the V8 importer on tests/fuzz/v8_gen.h's snapshots, which
 # `make bench-import` runs too; --file DUMP, repeatable: real dumps instead,
 # e.g. BENCH_IMPORT_ARGS="--file app.hprof --reps 5").

@@ -327,19 +327,26 @@ static int import(const char *path, const char *out, const char *format)
                 (unsigned long long)rep.element_copies,
                 (unsigned long long)rep.unreachable_nodes, (unsigned long long)rep.references,
                 (unsigned long long)rep.jvm_bytes, (unsigned long long)rep.moved_objects);
-    else
+    else {
+        char gz[96] = "";
+        if (rep.gzip_members) /* HotSpot's -gz members, inflated whole (libdeflate) */
+            snprintf(gz, sizeof gz, ", gzip: %llu members of <= %u bytes", (unsigned long long)rep.gzip_members,
+                     rep.gzip_block_bytes);
+        else if (rep.compressed)
+            snprintf(gz, sizeof gz, ", gzip");
         fprintf(stderr,
                 "imported %s (HPROF %s, %u-byte ids%s, %llu bytes): %llu instances, %llu object arrays, "
                 "%llu primitive arrays, %llu classes; %llu references, %llu to objects not in the dump; "
                 "%llu root records (%llu missing) + %llu classes as roots; %llu unknown records skipped; "
                 "layout: %u-byte references, %u-byte headers, %llu JVM bytes, %llu objects moved up\n",
-                path, rep.version, rep.id_bytes, rep.compressed ? ", gzip" : "", (unsigned long long)rep.dump_bytes,
+                path, rep.version, rep.id_bytes, gz, (unsigned long long)rep.dump_bytes,
                 (unsigned long long)rep.instances, (unsigned long long)rep.object_arrays,
                 (unsigned long long)rep.primitive_arrays, (unsigned long long)rep.classes,
                 (unsigned long long)rep.references, (unsigned long long)rep.missing_refs,
                 (unsigned long long)rep.root_records, (unsigned long long)rep.missing_roots,
                 (unsigned long long)rep.classes, (unsigned long long)rep.skipped_records, rep.ref_bytes,
                 rep.object_header_bytes, (unsigned long long)rep.jvm_bytes, (unsigned long long)rep.moved_objects);
+    }
     fprintf(stderr, "wrote %s: %llu objects, %llu pointer fields, %llu roots\n", out,
             (unsigned long long)g->nobjects, (unsigned long long)g->nfields, (unsigned long long)g->nroots);
     gcs_snapshot_free(g);

@@ -1,8 +1,8 @@
 /* hprof.c -- Java heap dumps (HPROF 1.0.1-1.0.3) imported as heap snapshots.
  *
  * Two passes over the dump, each streamed through bounded windows (a
- * buffer, a plain file, or gzip -- concatenated members as `GC.heap_dump
- * -gz` writes them; dumpstream.c):
+ * buffer, a plain file, or gzip -- one member, or HotSpot's `GC.heap_dump
+ * -gz` members, inflated member by member with libdeflate; dumpstream.c):
  *
  *   pass 1  sequential: strings, class loads, class dumps (fields, statics),
  *           root records; every object's id (8 bytes per object) and the
@@ -1784,7 +1784,7 @@ static int open_chunk(imp *m, hr *r, const chunk *c)
         return 0;
     }
     const _gcs_gzpoint *pt = c->point == SIZE_MAX ? NULL : &m->gzi.p[c->point];
-    return _gcs_dumpstream_open_at(r, m->path, HPROF_BUF, pt, c->start, c->end);
+    return _gcs_dumpstream_open_at(r, m->path, HPROF_BUF, &m->gzi, pt, c->start, c->end);
 }
 
 /* Whether a chunk is read with the look-ahead (prefetch_ahead).  It pays
@@ -2672,6 +2672,10 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->rep.passes = 1;
     if (path)
         _gcs_dumpstream_close(&m->r);
+    if (m->gzi.block) { /* the members listed, now that the pipe (if any) has stopped */
+        m->rep.gzip_members = m->gzi.nm;
+        m->rep.gzip_block_bytes = m->gzi.block;
+    }
     uint64_t n = m->ids.n;
     if (n > GCS_SNAPSHOT_MAX_OBJECTS) {
         gcs_err_set(err, "%s: %llu objects: a snapshot holds at most %llu", name, (unsigned long long)n,

@@ -20,13 +20,22 @@ enum { DS_MEMORY = 0, DS_PLAIN = 1, DS_GZIP = 2 };
 /* A place a gzip dump can be inflated from again (zran): the compressed
  * offset in (the first byte inflate had not used up), the bits of the byte
  * before it that belong to what follows, the uncompressed offset out and
- * the (up to) 32 KiB of output before it. */
+ * the (up to) 32 KiB of output before it.  In a dump of bounded members
+ * (below) a point is a member's start, which needs no window: member is
+ * its index in the index's member table (window NULL, wlen 0). */
 typedef struct _gcs_gzpoint {
     uint64_t in, out;
     int bits;
     unsigned wlen;
     uint8_t *window;
+    size_t member;
 } _gcs_gzpoint;
+
+/* A gzip member: the file offset of its header, the dump offset of its
+ * first byte. */
+typedef struct _gcs_gzmember {
+    uint64_t in, out;
+} _gcs_gzmember;
 
 /* The points recorded by a first pass, one per span bytes of output or
  * more (at the next deflate block's end).  used and next_cut are the
@@ -39,6 +48,17 @@ typedef struct _gcs_gzindex {
     uint64_t span, last_out;
     size_t used;
     uint64_t next_cut;
+    /* A dump cut into gzip members of at most block bytes of output each
+     * (HotSpot's `GC.heap_dump -gz`, which names the bound in its first
+     * member's header: "HPROF BLOCKSIZE=N"), read member by member with
+     * libdeflate: block is N (0: zlib streamed the dump), and the first
+     * pass lists every member in m[0..nm), the last ending at file offset
+     * end_in and dump offset end_out; max_in: the most compressed bytes of
+     * one.  The second pass reads its members from the list. */
+    uint32_t block;
+    _gcs_gzmember *m;
+    size_t nm, mcap;
+    uint64_t end_in, end_out, max_in;
 } _gcs_gzindex;
 
 /* A dump read through a window buf[pos..len) whose first byte is at dump
@@ -62,6 +82,7 @@ typedef struct gcs_dumpstream {
     uint8_t *zin;            /* compressed input */
     _gcs_gzindex *ix;        /* a first pass of a gzip dump records points here */
     struct ds_pipe *pipe;    /* gzip inflated on a thread of its own (dumpstream.c), or NULL */
+    struct ds_members *mb;   /* gzip read member by member (libdeflate; dumpstream.c), or NULL */
 } gcs_dumpstream;
 
 /* File source: moves the unread bytes to the front of the window and reads
@@ -75,11 +96,16 @@ int _gcs_dumpstream_refill(gcs_dumpstream *r, size_t cap);
  * -1 with err set. */
 int _gcs_dumpstream_open(gcs_dumpstream *r, const char *path, size_t cap, _gcs_gzindex *ix);
 /* Opens path for the region [start, limit) of the dump: a plain file read
- * from start, a gzip file inflated from point pt (NULL: from the file's
- * start; its output must lie at or before start) and the bytes before start
- * dropped.  0, or -1 with err set. */
-int _gcs_dumpstream_open_at(gcs_dumpstream *r, const char *path, size_t cap, const _gcs_gzpoint *pt, uint64_t start,
-                            uint64_t limit);
+ * from start, a gzip file inflated from point pt of ix, the first pass's
+ * index (pt NULL: from the file's start; its output must lie at or before
+ * start) and the bytes before start dropped.  0, or -1 with err set. */
+int _gcs_dumpstream_open_at(gcs_dumpstream *r, const char *path, size_t cap, const _gcs_gzindex *ix,
+                            const _gcs_gzpoint *pt, uint64_t start, uint64_t limit);
+/* Whether a gzip dump of bounded members (_gcs_gzindex) is read member by
+ * member with libdeflate, for every later open: 1 (the default), or 0:
+ * streamed through zlib as any gzip file.  Tests and the benchmark compare
+ * the two on one file. */
+void _gcs_dumpstream_set_members(int on);
 /* Closes the file and inflate (the window is kept for another open). */
 void _gcs_dumpstream_close(gcs_dumpstream *r);
 /* Closes and frees the window. */

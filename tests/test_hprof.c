@@ -152,7 +152,7 @@ static void test_parallel_files(void **state)
         write_file(path, &d, variant > 0, variant == 2 ? 7 : 1);
         check_parallel(&d, path, 8192);
         gcs_snapshot *gf = import_with(&d, path, 2, 8192, &rf);
-        rf.compressed = 0; /* the one field a file adds */
+        rf.compressed = 0; /* the one field a file adds (these files name no BLOCKSIZE) */
         assert_same(gm, gf, &rm, &rf);
         gcs_snapshot_free(gf);
     }
@@ -488,6 +488,291 @@ static void test_gzip_damage(void **state)
     free(d.p);
 }
 
+/* ---- HotSpot's gzip members (formats/dumpstream.c, ds_members) ---------------------- */
+
+static void write_bytes(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* path imported with the given threads and chunks, members read with
+ * libdeflate (members 1) or the whole file streamed through zlib (0);
+ * NULL with the message in msg on failure. */
+static gcs_snapshot *import_gz(const char *path, int threads, size_t chunk, int members, gcs_heapdump_report *rep,
+                               char *msg, size_t msgsz)
+{
+    _gcs_heapdump_set_threads(threads);
+    _gcs_hprof_set_chunk_bytes(chunk);
+    _gcs_dumpstream_set_members(members);
+    gcs_err err = {{0}};
+    gcs_snapshot *g = gcs_heapdump_import(path, GCS_HEAPDUMP_HPROF, rep, &err);
+    _gcs_heapdump_set_threads(0);
+    _gcs_hprof_set_chunk_bytes(0);
+    _gcs_dumpstream_set_members(1);
+    if (msg)
+        snprintf(msg, msgsz, "%s", g ? "" : err.msg);
+    if (g)
+        assert_int_equal(gcs_snapshot_validate(g, &err), 0);
+    else
+        assert_null(strchr(err.msg, '\n'));
+    return g;
+}
+
+/* The file offsets of the members of z (zlib reading it), and their count. */
+static size_t member_starts(const hgen *z, size_t *at, size_t max)
+{
+    size_t k = 0, o = 0;
+    static uint8_t out[1 << 16];
+    while (o + 2 <= z->n && z->p[o] == 0x1f && z->p[o + 1] == 0x8b && k < max) {
+        z_stream s;
+        memset(&s, 0, sizeof s);
+        assert_int_equal(inflateInit2(&s, 31), Z_OK);
+        s.next_in = z->p + o;
+        s.avail_in = (uInt)(z->n - o);
+        int rc;
+        do {
+            s.next_out = out;
+            s.avail_out = sizeof out;
+            rc = inflate(&s, Z_NO_FLUSH);
+        } while (rc == Z_OK);
+        assert_int_equal(rc, Z_STREAM_END);
+        at[k++] = o;
+        o += s.total_in;
+        inflateEnd(&s);
+    }
+    at[k] = o;
+    return k;
+}
+
+/* g imported as gm was (from memory) but for what a file adds. */
+static void assert_same_but_file(const gcs_snapshot *gm, const gcs_heapdump_report *rm, const gcs_snapshot *g,
+                                 gcs_heapdump_report r)
+{
+    r.compressed = 0;
+    r.gzip_members = 0;
+    r.gzip_block_bytes = 0;
+    assert_same(gm, g, rm, &r);
+}
+
+/* A dump written as HotSpot's -gz writes it, members of several sizes
+ * (997 bytes: every chunk's first record begins in a member before it, and
+ * most records cross a member's end), imports member by member with
+ * libdeflate -- the report says so: the members' count and BLOCKSIZE --
+ * on 1 and 4 threads and chunks of a few records to the default, exactly
+ * as from memory, as from one gzip member, and as the same file streamed
+ * through zlib; with a header CRC on every member (FHCRC, which libdeflate
+ * does not check: zlib inflates those members) too. */
+static void test_gzip_members(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-hprof-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    static const size_t blocks[] = {997, 4096, 65536, 1 << 20};
+    static const size_t chunks[] = {0, 8192, 700};
+    for (int shape = 0; shape < 2; shape++) {
+        hgen d = shape == 0 ? hprof_generate_shape(HG_RANDOM, 30000, 4, 1, 64 << 10, 5)
+                            : hprof_generate_mirrors(HG_LIST, 30000, 1, 0, 64 << 10, 6); /* address order */
+        gcs_heapdump_report rm, r;
+        gcs_snapshot *gm = import_with(&d, NULL, 1, 0, &rm);
+        write_file(path, &d, 1, 1); /* one member, as gzip writes */
+        gcs_snapshot *g = import_gz(path, 2, 8192, 1, &r, NULL, 0);
+        assert_non_null(g);
+        assert_int_equal(r.gzip_members, 0);
+        assert_same_but_file(gm, &rm, g, r);
+        gcs_snapshot_free(g);
+        for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+            for (int hcrc = 0; hcrc <= (blocks[b] == 4096); hcrc++) {
+                hgen z = hprof_gzip_members(d.p, d.n, blocks[b], (uint32_t)blocks[b], 1, hcrc);
+                write_bytes(path, z.p, z.n);
+                uint64_t want = (d.n + blocks[b] - 1) / blocks[b];
+                for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+                    for (int t = 1; t <= 4; t += 3) {
+                        g = import_gz(path, t, chunks[c], 1, &r, NULL, 0);
+                        assert_non_null(g);
+                        assert_int_equal(r.compressed, 1);
+                        assert_int_equal(r.gzip_members, want);
+                        assert_int_equal(r.gzip_block_bytes, blocks[b]);
+                        assert_same_but_file(gm, &rm, g, r);
+                        gcs_snapshot_free(g);
+                    }
+                }
+                g = import_gz(path, 2, 8192, 0, &r, NULL, 0); /* zlib streams the same file */
+                assert_non_null(g);
+                assert_int_equal(r.gzip_members, 0);
+                assert_same_but_file(gm, &rm, g, r);
+                gcs_snapshot_free(g);
+                free(z.p);
+            }
+        }
+        /* members of no stated bound (no comment, or one naming no size
+         * this reader takes) are streamed through zlib */
+        for (uint32_t stated = 0; stated <= 1; stated++) {
+            hgen z = hprof_gzip_members(d.p, d.n, 4096, stated ? 0x7fffffffu : 0, 1, 0);
+            write_bytes(path, z.p, z.n);
+            g = import_gz(path, 3, 8192, 1, &r, NULL, 0);
+            assert_non_null(g);
+            assert_int_equal(r.gzip_members, 0);
+            assert_same_but_file(gm, &rm, g, r);
+            gcs_snapshot_free(g);
+            free(z.p);
+        }
+        gcs_snapshot_free(gm);
+        free(d.p);
+    }
+    unlink(path);
+}
+
+/* The fixture made by a real JVM (tests/data/hprof/make.sh: jcmd -gz=1,
+ * four members of at most 1 MiB, not all full) imports as zlib reads it. */
+static void test_gzip_members_jvm(void **state)
+{
+    (void)state;
+    const char *path = "tests/data/hprof/tree-14.hprof.gz";
+    gcs_heapdump_report rz, r;
+    gcs_snapshot *gz = import_gz(path, 1, 0, 0, &rz, NULL, 0);
+    assert_non_null(gz);
+    assert_int_equal(rz.gzip_members, 0);
+    for (int t = 1; t <= 2; t++) {
+        for (size_t chunk = 0; chunk <= 65536; chunk += 65536) {
+            gcs_snapshot *g = import_gz(path, t, chunk, 1, &r, NULL, 0);
+            assert_non_null(g);
+            assert_int_equal(r.gzip_members, 4);
+            assert_int_equal(r.gzip_block_bytes, 1 << 20);
+            r.gzip_members = 0;
+            r.gzip_block_bytes = 0;
+            assert_same(gz, g, &rz, &r);
+            gcs_snapshot_free(g);
+        }
+    }
+    gcs_snapshot_free(gz);
+}
+
+/* The file z with n bytes, damaged by fn, fails alike member by member (1
+ * and 3 threads) and streamed through zlib on one thread (whose offsets are
+ * the reference): the same one line; or, where zlib takes the file, both
+ * import the same. */
+static void expect_same_outcome(const char *path, const hgen *z, size_t n)
+{
+    write_bytes(path, z->p, n);
+    char ref[600], msg[600];
+    gcs_heapdump_report rz, r;
+    gcs_snapshot *gz = import_gz(path, 1, 4096, 0, &rz, ref, sizeof ref);
+    for (int t = 1; t <= 3; t += 2) {
+        gcs_snapshot *g = import_gz(path, t, 4096, 1, &r, msg, sizeof msg);
+        if (!gz) {
+            assert_null(g);
+            assert_non_null(strstr(ref, ": offset "));
+            if (strcmp(msg, ref) != 0)
+                fail_msg("%d threads: \"%s\", zlib: \"%s\"", t, msg, ref);
+        } else {
+            if (!g)
+                fail_msg("%d threads: \"%s\"; zlib imported it", t, msg);
+            assert_true(r.gzip_members > 0);
+            r.gzip_members = 0;
+            r.gzip_block_bytes = 0;
+            rz.compressed = r.compressed;
+            assert_same(gz, g, &rz, &r);
+            gcs_snapshot_free(g);
+        }
+    }
+    gcs_snapshot_free(gz);
+}
+
+static char *damaged_path;
+static size_t damaged_at;
+
+/* Between the passes: a byte of the file's compressed data flipped. */
+static void damage_file(void *arg)
+{
+    (void)arg;
+    FILE *f = fopen(damaged_path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)damaged_at, SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_int_equal(fseek(f, (long)damaged_at, SEEK_SET), 0);
+    fputc(c ^ 0x55, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Damaged member-wise dumps: a member cut short, cut right after its
+ * magic's first byte (the end, as zlib takes it: then a truncated dump),
+ * a flipped byte of its deflate data, of its CRC, of its length (ISIZE),
+ * garbage after the last member (ignored, as zlib ignores it) and a
+ * damaged member after it: member by member each fails (or imports)
+ * exactly as the zlib path does.  A member over the stated BLOCKSIZE is
+ * refused (zlib, which knows no bound, imports it), and a file damaged
+ * between the passes fails in one line. */
+static void test_gzip_members_damage(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-hprof-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    hgen d = hprof_generate_shape(HG_LIST, 20000, 1, 1, 64 << 10, 4);
+    hgen z = hprof_gzip_members(d.p, d.n, 4096, 4096, 1, 0);
+    static size_t at[4096];
+    size_t nm = member_starts(&z, at, 4095);
+    assert_int_equal(nm, (d.n + 4095) / 4096);
+    assert_true(nm > 40);
+    uint8_t *orig = malloc(z.n + 64);
+    assert_non_null(orig);
+    memcpy(orig, z.p, z.n);
+    z.p = realloc(z.p, z.n + 64);
+    assert_non_null(z.p);
+    const size_t k = 30; /* the member damaged */
+    expect_same_outcome(path, &z, at[k] + (at[k + 1] - at[k]) / 2); /* cut in a member */
+    expect_same_outcome(path, &z, at[k] + 1);                         /* cut after 0x1f */
+    expect_same_outcome(path, &z, at[k] + 2);                         /* cut after the magic */
+    for (int how = 0; how < 3; how++) {
+        size_t o = how == 0 ? at[k] + (at[k + 1] - at[k]) / 2 : how == 1 ? at[k + 1] - 7 : at[k + 1] - 3;
+        z.p[o] ^= 0x21; /* the deflate data, the CRC-32, ISIZE */
+        expect_same_outcome(path, &z, z.n);
+        memcpy(z.p, orig, z.n);
+    }
+    memcpy(z.p + z.n, "garbage after the dump\n", 23);
+    expect_same_outcome(path, &z, z.n + 23);
+    memcpy(z.p + z.n, "\x1f\x8b\x08\x00garbage", 11);
+    expect_same_outcome(path, &z, z.n + 11);
+    memcpy(z.p, orig, z.n);
+
+    /* members of 4096 bytes, 2048 stated */
+    hgen big = hprof_gzip_members(d.p, d.n, 4096, 2048, 1, 0);
+    write_bytes(path, big.p, big.n);
+    char msg[600];
+    gcs_heapdump_report r;
+    for (int t = 1; t <= 3; t += 2) {
+        assert_null(import_gz(path, t, 4096, 1, &r, msg, sizeof msg));
+        if (!strstr(msg, ": offset 2048: gzip member inflates to more than its BLOCKSIZE=2048 bytes"))
+            fail_msg("%s", msg);
+    }
+    gcs_snapshot *g = import_gz(path, 1, 4096, 0, &r, msg, sizeof msg);
+    assert_non_null(g);
+    gcs_snapshot_free(g);
+    free(big.p);
+
+    /* a member of a later chunk damaged between the passes: pass 2 finds it */
+    damaged_path = path;
+    damaged_at = at[nm - 3] + (at[nm - 2] - at[nm - 3]) / 2;
+    for (int t = 1; t <= 3; t += 2) {
+        write_bytes(path, z.p, z.n);
+        _gcs_hprof_set_between_passes(damage_file, NULL);
+        g = import_gz(path, t, 4096, 1, &r, msg, sizeof msg);
+        _gcs_hprof_set_between_passes(NULL, NULL);
+        assert_null(g);
+        assert_non_null(strstr(msg, ": offset "));
+    }
+    free(orig);
+    free(z.p);
+    free(d.p);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +784,8 @@ int main(void)
         cmocka_unit_test(test_sparse_ids),        cmocka_unit_test(test_first_error),
         cmocka_unit_test(test_dumped_twice),      cmocka_unit_test(test_gzip_damage),
         cmocka_unit_test(test_changed_between_passes),
+        cmocka_unit_test(test_gzip_members),      cmocka_unit_test(test_gzip_members_jvm),
+        cmocka_unit_test(test_gzip_members_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,8 @@
  *
  *   bench-import [--format hprof|v8] [--shapes list,tree,random]
  *                [--objects 1e5,1e6,1e7] [--reps N] [--order shuffled|address]
- *                [--refs K] [--gzip-objects N|0] [--plain-objects N|0]
- *                [--threads N] [--dir DIR] [--json]
+ *                [--refs K] [--gzip-objects N|0] [--gzip-block BYTES|0]
+ *                [--plain-objects N|0] [--threads N] [--dir DIR] [--json]
  *   bench-import --file DUMP [--file DUMP]... [--format hprof|v8] [--reps N]
  *                [--threads N] [--json]
  *
@@ -30,8 +30,12 @@
  *             8 B per edge (edges: the snapshot's pointer fields)
  * With --gzip-objects N (default 10^6; 0: none) the shapes of N objects are
  * also written to a gzip file (level 1, as `jcmd GC.heap_dump -gz=1`) in
- * --dir and imported from it with gcs_heapdump_import; MB/s is still of the
- * uncompressed bytes.  --plain-objects N (default 0: none) does the same
+ * --dir and imported from it with gcs_heapdump_import ("gz": one gzip
+ * member, as `gzip` writes); MB/s is still of the uncompressed bytes.  With
+ * --gzip-block BYTES (default 1048576; 0: none) they are also written as
+ * HotSpot's `GC.heap_dump -gz=1` writes a dump, members of BYTES each named
+ * in the first header ("gzm": inflated member by member, libdeflate).
+ * --plain-objects N (default 0: none) does the same
  * with a plain file, as `gcscale snapshot import` reads one.  --threads N:
  * the importer's threads (default: OpenMP's count, OMP_NUM_THREADS, or the
  * CPUs); cpuMB/s counts every thread's CPU time.  "peak" is the child's
@@ -268,10 +272,21 @@ static void print_row(const result *r, int json, int *first)
     *first = 0;
 }
 
-/* The dump written to path, gzip-compressed (level 1) or plain; its size
- * on disk. */
+static size_t gz_block = 1u << 20; /* --gzip-block */
+
+/* The dump written to path, plain (gz 0), gzip-compressed (level 1) in one
+ * member (1) or in HotSpot's members of gz_block bytes (2); its size on
+ * disk. */
 static uint64_t write_dump(const hgen *d, const char *path, int gz)
 {
+    if (gz == 2) {
+        hgen z = hprof_gzip_members(d->p, d->n, gz_block, (uint32_t)gz_block, 1, 0);
+        FILE *f = fopen(path, "wb");
+        if (!f || fwrite(z.p, 1, z.n, f) != z.n || fclose(f) != 0)
+            die("cannot write the gzip dump");
+        free(z.p);
+        return z.n;
+    }
     gzFile z = gzopen(path, gz ? "wb1" : "wbT");
     if (!z)
         die("cannot write the gzip dump");
@@ -316,8 +331,8 @@ int main(int argc, char **argv)
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             puts("bench-import [--format hprof|v8] [--shapes list,tree,random] [--objects 1e5,1e6,1e7] [--reps N]\n"
-                 "             [--order shuffled|address] [--refs K] [--gzip-objects N|0] [--plain-objects N|0]\n"
-                 "             [--threads N] [--dir DIR] [--json]\n"
+                 "             [--order shuffled|address] [--refs K] [--gzip-objects N|0] [--gzip-block BYTES|0]\n"
+                 "             [--plain-objects N|0] [--threads N] [--dir DIR] [--json]\n"
                  "bench-import --file DUMP [--file DUMP]... [--format hprof|v8] [--reps N] [--threads N] [--json]\n"
                  "             a real dump, plain or gzip, imported as gcscale snapshot import reads it");
             return 0;
@@ -335,6 +350,8 @@ int main(int argc, char **argv)
             nref = (uint32_t)parse_count(v);
         else if (!strcmp(a, "--gzip-objects"))
             gz_objects = !strcmp(v, "0") ? 0 : parse_count(v);
+        else if (!strcmp(a, "--gzip-block"))
+            gz_block = !strcmp(v, "0") ? 0 : (size_t)parse_count(v);
         else if (!strcmp(a, "--plain-objects"))
             plain_objects = !strcmp(v, "0") ? 0 : parse_count(v);
         else if (!strcmp(a, "--threads") && atoi(v) >= 1 && atoi(v) <= 64)
@@ -416,14 +433,14 @@ int main(int argc, char **argv)
             if (!made)
                 die("the import does not have the objects and edges the dump was made with");
             print_row(&r, json, &first);
-            for (int gz = 0; gz <= 1; gz++) {
-                if ((gz ? gz_objects : plain_objects) != n)
+            for (int gz = 0; gz <= 2; gz++) {
+                if ((gz ? gz_objects : plain_objects) != n || (gz == 2 && !gz_block))
                     continue;
                 char path[4096];
                 snprintf(path, sizeof path, "%s/bench-import-%d.%s%s", dir, (int)getpid(),
                          fmt_v8 ? "heapsnapshot" : "hprof", gz ? ".gz" : "");
                 uint64_t fb = write_dump(&d, path, gz);
-                r = measure(sh, gz ? "gz" : "file", &d, path, fb, reps);
+                r = measure(sh, gz == 2 ? "gzm" : gz ? "gz" : "file", &d, path, fb, reps);
                 unlink(path);
                 print_row(&r, json, &first);
             }

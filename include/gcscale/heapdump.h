@@ -67,6 +67,12 @@ typedef struct gcs_heapdump_report {
     uint64_t element_copies;    /* element edges dropped: the object's backing store lists
                                  * the same targets, and is traced (docs/heap-dumps.md) */
     uint64_t unreachable_nodes; /* nodes not strongly reachable from the root, dropped */
+    /* HPROF, gzip: HotSpot's `-gz` members (at most BLOCKSIZE bytes each,
+     * named in the first member's header) inflated whole with libdeflate,
+     * and that BLOCKSIZE; both 0 where zlib streamed the dump (one member,
+     * as gzip writes, or members of no stated bound) or it is plain */
+    uint64_t gzip_members;
+    uint32_t gzip_block_bytes;
 } gcs_heapdump_report;
 
 /* The format of the file at path from its content (gzip is looked into).

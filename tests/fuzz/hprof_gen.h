@@ -15,8 +15,10 @@
 #define GCSCALE_HPROF_GEN_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 typedef struct hgen {
     uint8_t *p;
@@ -365,6 +367,50 @@ static inline hgen hprof_generate_shape(int shape, uint64_t n, uint32_t nref, in
                                         uint64_t seed)
 {
     return hprof_generate_spread(shape, n, nref, shuffled, seg_bytes, seed, 0);
+}
+
+/* The n bytes at p as gzip members of block bytes of input each (the last
+ * shorter), deflated at level, as HotSpot's `GC.heap_dump -gz=level` writes
+ * a dump (heapDumperCompression.cpp): the first member's header carries the
+ * comment "HPROF BLOCKSIZE=stated" (stated 0: no comment).  hcrc: every
+ * member's header also carries its CRC (FHCRC), which HotSpot's do not. */
+static inline hgen hprof_gzip_members(const uint8_t *p, size_t n, size_t block, uint32_t stated, int level, int hcrc)
+{
+    hgen g = {0};
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        abort();
+    char comment[40];
+    snprintf(comment, sizeof comment, "HPROF BLOCKSIZE=%u", stated);
+    size_t o = 0;
+    do {
+        size_t k = n - o < block ? n - o : block;
+        gz_header h;
+        memset(&h, 0, sizeof h);
+        h.os = 3;
+        h.hcrc = hcrc;
+        if (o == 0 && stated)
+            h.comment = (Bytef *)comment;
+        if (deflateReset(&z) != Z_OK || deflateSetHeader(&z, &h) != Z_OK)
+            abort();
+        size_t bound = deflateBound(&z, (uLong)k) + sizeof comment + 64;
+        if (g.n + bound > g.cap) {
+            g.cap = 2 * (g.n + bound);
+            if (!(g.p = realloc(g.p, g.cap)))
+                abort();
+        }
+        z.next_in = (Bytef *)(p + o);
+        z.avail_in = (uInt)k;
+        z.next_out = g.p + g.n;
+        z.avail_out = (uInt)bound;
+        if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+            abort();
+        g.n += bound - z.avail_out;
+        o += k;
+    } while (o < n);
+    deflateEnd(&z);
+    return g;
 }
 
 #endif

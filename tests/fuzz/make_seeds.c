@@ -4,7 +4,9 @@
  * table), a chain, a binary tree, random graphs; each in format version 3
  * (read in place) and, as NAME.v2, in version 2 (read by copying), and the
  * version 3 file zstd-compressed as NAME.zst (the frame states its size, as
- * the writer's do) and NAME.unsized.zst (it does not, as before 2026-11-28). */
+ * the writer's do) and NAME.unsized.zst (it does not, as before 2026-11-28);
+ * into HPROF_DIR the HPROF seeds, plain and gzip (one member, HotSpot's
+ * members, and the "GZ" inputs fuzz_hprof compresses itself). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +111,27 @@ int main(int argc, char **argv)
         hgen h = hprof_generate(nh[k], (uint32_t)k + 1, 200, (uint64_t)k + 3);
         snprintf(path, sizeof path, "%s/gen-%d.hprof", argv[2], k);
         write_seed(path, h.p, h.n);
+        /* gzip (fuzz_hprof reads these from a file): one member (zlib's
+         * stream), HotSpot's -gz members of 128 bytes named in the first
+         * header (libdeflate, member by member), and "GZ" + a byte: the
+         * target writes the rest as members of 1 + 8 * byte bytes */
+        hgen z = hprof_gzip_members(h.p, h.n, h.n, 0, 1, 0);
+        snprintf(path, sizeof path, "%s/gen-%d.hprof.gz", argv[2], k);
+        write_seed(path, z.p, z.n);
+        free(z.p);
+        z = hprof_gzip_members(h.p, h.n, 128, 128, 1, 0);
+        snprintf(path, sizeof path, "%s/gen-%d.members.hprof.gz", argv[2], k);
+        write_seed(path, z.p, z.n);
+        free(z.p);
+        uint8_t *gz = malloc(h.n + 3);
+        if (!gz)
+            abort();
+        memcpy(gz, "GZ", 2);
+        gz[2] = (uint8_t)(8 + 20 * k);
+        memcpy(gz + 3, h.p, h.n);
+        snprintf(path, sizeof path, "%s/gen-%d.gz-members", argv[2], k);
+        write_seed(path, gz, h.n + 3);
+        free(gz);
         free(h.p);
         /* classes among the instances, dumped first (HotSpot's order) */
         h = hprof_generate_mirrors(k, nh[k] + 20, 2, 0, 256, (uint64_t)k + 3);
