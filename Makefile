@@ -259,7 +259,7 @@ FUZZ_GCBENCH_SRCS := tests/fuzz/fuzz_gcbench_result.c formats/gcbench_result.c c
 FUZZ_FLOOR_SRCS := tests/fuzz/fuzz_corpus_floor.c validate/corpus_floor.c common/err.c
 FUZZ_ENTRY_SRCS := tests/fuzz/fuzz_corpus_entry.c validate/corpus_entry.c gcbench/shapes.c common/err.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
-                accounting/stack.c common/err.c common/outfile.c common/table.c common/plot.c
+                accounting/stack.c accounting/runtime.c common/err.c common/outfile.c common/table.c common/plot.c
 .PHONY: fuzz
 # The fuzz builds' first step: say what to install when clang is missing.
 FUZZ_NEED_CC  = @command -v $(FUZZ_CC) >/dev/null || \
