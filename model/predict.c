@@ -264,7 +264,8 @@ static void setup(const gcs_profile *prof, const gcs_model_heap *heap, int threa
             double steal_lat = isfinite(opts->steal_miss_ns) ? opts->steal_miss_ns : lat;
             m += (class_share[a] * (1 - extra_frac) - prefetched[a] - dependent[a]) *
                      (lp.own_memory_ns + lp.own_llc_ns) +
-                 dependent[a] * _gcs_serial_dependent_latency(prof, heap, opts, m1) + class_share[a] * extra_frac * steal_lat / steal_overlap +
+                 dependent[a] * _gcs_serial_dependent_latency(prof, heap, opts, m1) +
+                 class_share[a] * extra_frac * steal_lat / steal_overlap +
                  (prefetched[a] - sequential[a]) * lp.streamed_ns + sequential[a] * lp.sequential_ns;
         }
         c->service[j] = s;

@@ -328,8 +328,8 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
         json_object_set_new(out, "sequential_ms", json_real(ms(sequential)));
     if (out)
         json_object_set_new(out, "dependent_ms", json_real(ms(dependent)));
-    /* what dependent_ms holds: the count and the mean price of one
-     * (2026-11-28: a chase's price where the profile has the curve) */
+    /* what dependent_ms holds: the count, the mean price of one, and
+     * where the price came from (model.h, dependent_load) */
     if (out)
         json_object_set_new(out, "dependent",
                             json_pack("{s:f, s:o, s:s}", "misses", n_dependent, "latency_ns",
