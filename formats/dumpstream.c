@@ -815,6 +815,21 @@ static int ds_start(gcs_dumpstream *r, const char *path, size_t cap)
     return 0;
 }
 
+/* A gzip dump read from its start: access points recorded into ix (may be
+ * NULL), none cut yet, and inflated on a thread of its own where there
+ * are two or more. */
+static void first_pass_begin(gcs_dumpstream *r, _gcs_gzindex *ix)
+{
+    r->ix = ix;
+    if (ix) {
+        ix->last_out = 0;
+        ix->used = SIZE_MAX;
+        ix->next_cut = UINT64_MAX;
+    }
+    if (_gcs_heapdump_threads() > 1)
+        (void)pipe_start(r);
+}
+
 int _gcs_dumpstream_open(gcs_dumpstream *r, const char *path, size_t cap, _gcs_gzindex *ix)
 {
     if (ds_start(r, path, cap) < 0)
@@ -832,14 +847,7 @@ int _gcs_dumpstream_open(gcs_dumpstream *r, const char *path, size_t cap, _gcs_g
         if (mb_start(r, block, 2 * bound) < 0)
             return -1;
         r->mb->list = ix;
-        r->ix = ix;
-        if (ix) {
-            ix->last_out = 0;
-            ix->used = SIZE_MAX;
-            ix->next_cut = UINT64_MAX;
-        }
-        if (_gcs_heapdump_threads() > 1)
-            (void)pipe_start(r);
+        first_pass_begin(r, ix);
         return 0;
     }
     if (r->kind == DS_GZIP) {
@@ -849,14 +857,7 @@ int _gcs_dumpstream_open(gcs_dumpstream *r, const char *path, size_t cap, _gcs_g
             gcs_err_set(r->err, "%s: out of memory", path);
             return -1;
         }
-        r->ix = ix;
-        if (ix) {
-            ix->last_out = 0;
-            ix->used = SIZE_MAX;
-            ix->next_cut = UINT64_MAX;
-        }
-        if (_gcs_heapdump_threads() > 1)
-            (void)pipe_start(r);
+        first_pass_begin(r, ix);
     }
     return 0;
 }

@@ -53,6 +53,16 @@ double _gcs_serial_miss_latency(const gcs_model_heap *heap, const gcs_model_opts
     return r > 0 ? r * fmin(opts->llc_hit_ns, m1) + (1 - r) * m1 : m1;
 }
 
+/* The first node with CPUs: where one worker runs (the collector pins
+ * worker 0 there) and where calibrate chases from. */
+static int first_cpu_node(const gcs_profile *prof)
+{
+    for (int i = 0; i < prof->nnodes; i++)
+        if (prof->nodes[i].ncpus > 0)
+            return i;
+    return 0;
+}
+
 double _gcs_serial_dependent_latency(const gcs_profile *prof, const gcs_model_heap *heap,
                                      const gcs_model_opts *opts, double m1)
 {
@@ -63,9 +73,7 @@ double _gcs_serial_dependent_latency(const gcs_profile *prof, const gcs_model_he
     /* The curve was chased on the first CPU's node over its own memory: a
      * line from another node costs what its M1 adds (its resident share
      * is in the LLC, wherever it came from). */
-    int node = 0;
-    while (node + 1 < prof->nnodes && prof->nodes[node].ncpus == 0)
-        node++;
+    int node = first_cpu_node(prof);
     double local = gcs_profile_latency(prof, GCS_ACCESS_READ, node, node);
     double r = _gcs_serial_residency(heap, opts);
     return chase + (1 - r) * fmax(0, m1 - local);
@@ -271,12 +279,7 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
     heap = _gcs_serial_priced_heap(prof, heap, opts, &priced_store);
     /* The idle parts at P = 1, as setup() in predict.c prices them: the one
      * worker sits on the first node with CPUs, as the collector pins it. */
-    int cpu = 0;
-    for (int i = 0; i < prof->nnodes; i++)
-        if (prof->nodes[i].ncpus > 0) {
-            cpu = i;
-            break;
-        }
+    int cpu = first_cpu_node(prof);
     double streamed = 0, sequential = 0, memory = 0, llc = 0, dependent = 0;
     double n_streamed = 0, n_sequential = 0, n_dependent = 0;
     for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
