@@ -4,7 +4,7 @@
  *   gcscale corpus record --machine PROFILE -o DIR [--threads N] [--reps R]
  *                         [--snapshots S] [--heaps LIST] [--quick] [--quiet]
  *   gcscale corpus accuracy [ENTRY_DIR...] [--json] [--fast|--slow] [--span paper|critical] [--model base|v2]
- *                         [--shared-lines on|off] [--steal-work on|off] [--residency on|off] [--floor FILE] [--write-floor FILE] [--cache DIR] [--quiet]
+ *                         [--shared-lines on|off] [--steal-work on|off] [--steal-count fitted|simulated] [--residency on|off] [--floor FILE] [--write-floor FILE] [--cache DIR] [--quiet]
  *   gcscale corpus checksum SNAPSHOT...
  */
 #include <getopt.h>
@@ -56,6 +56,11 @@ static void usage(FILE *fp)
             "                          (off by default), as gcscale predict\n"
             "  --steal-work on|off     with --model v2: the steals' own busy time (on by\n"
             "                          default), as gcscale predict\n"
+            "  --steal-count fitted|simulated  with --model v2: the coordination's steal\n"
+            "                          count from the profile's fit (default) or simulated\n"
+            "                          on each heap's graph, as gcscale predict; simulated\n"
+            "                          also sets each point's simulated steals beside the\n"
+            "                          measured ones\n"
             "  --residency on|off      with --model v2: lines in the effective LLC priced\n"
             "                          apart (default: where the entry's profile has\n"
             "                          gc_resident), as gcscale predict\n"
@@ -138,13 +143,14 @@ static int cmd_record(int argc, char **argv)
 static int cmd_accuracy(int argc, char **argv)
 {
     const char *cmd = "corpus accuracy";
-    enum { O_JSON = 256, O_SLOW, O_FAST, O_SPAN, O_MODEL, O_SHARED, O_STEAL_WORK, O_RESIDENCY, O_FLOOR, O_WRITE_FLOOR, O_CACHE, O_QUIET, O_HELP };
+    enum { O_JSON = 256, O_SLOW, O_FAST, O_SPAN, O_MODEL, O_SHARED, O_STEAL_WORK, O_STEAL_COUNT, O_RESIDENCY, O_FLOOR, O_WRITE_FLOOR, O_CACHE, O_QUIET, O_HELP };
     static const struct option opts[] = {
         {"json", no_argument, NULL, O_JSON},           {"slow", no_argument, NULL, O_SLOW}, {"fast", no_argument, NULL, O_FAST},
         {"span", required_argument, NULL, O_SPAN},     {"model", required_argument, NULL, O_MODEL},
         {"shared-lines", required_argument, NULL, O_SHARED},
         {"steal-work", required_argument, NULL, O_STEAL_WORK},     {"floor", required_argument, NULL, O_FLOOR},
         {"residency", required_argument, NULL, O_RESIDENCY},
+        {"steal-count", required_argument, NULL, O_STEAL_COUNT},
         {"write-floor", required_argument, NULL, O_WRITE_FLOOR},
         {"cache", required_argument, NULL, O_CACHE},   {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, O_HELP},           {NULL, 0, NULL, 0},
@@ -153,7 +159,7 @@ static int cmd_accuracy(int argc, char **argv)
     gcs_corpus_accuracy_opts_init(&o);
     const char *floor_path = NULL, *write_floor = NULL;
     gcs_format fmt = GCS_FORMAT_TEXT;
-    int c;
+    int c, steal_count_given = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case O_JSON: cli_set_format(cmd, &fmt, GCS_FORMAT_JSON); break;
@@ -166,6 +172,12 @@ static int cmd_accuracy(int argc, char **argv)
             break;
         case O_SHARED: o.shared_lines = cli_parse_on_off(cmd, "--shared-lines", optarg); break;
         case O_STEAL_WORK: o.no_steal_work = !cli_parse_on_off(cmd, "--steal-work", optarg); break;
+        case O_STEAL_COUNT:
+            if (strcmp(optarg, "simulated") != 0 && strcmp(optarg, "fitted") != 0)
+                cli_usage_error(cmd, "--steal-count: '%s' is neither fitted nor simulated", optarg);
+            o.steal_count_sim = strcmp(optarg, "simulated") == 0;
+            steal_count_given = 1;
+            break;
         case O_RESIDENCY: o.residency = cli_parse_on_off(cmd, "--residency", optarg); break;
         case O_SPAN:
             if (strcmp(optarg, "paper") == 0)
@@ -187,6 +199,8 @@ static int cmd_accuracy(int argc, char **argv)
         cli_usage_error(cmd, "--shared-lines on is a term of model v2: add --model v2");
     if (o.no_steal_work && !o.model_v2)
         cli_usage_error(cmd, "--steal-work off: the steals' work is a term of model v2 only: add --model v2");
+    if (steal_count_given && !o.model_v2)
+        cli_usage_error(cmd, "--steal-count is a term of model v2: add --model v2");
     if (o.residency != GCS_MODEL_RESIDENCY_DEFAULT && !o.model_v2)
         cli_usage_error(cmd, "--residency is a term of model v2: add --model v2");
     if (write_floor)

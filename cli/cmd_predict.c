@@ -118,6 +118,13 @@ static void print_help(FILE *fp)
             "  --steal-work on|off  (--model v2) extra work in parallel: the busy time each\n"
             "                       of the collector's steals adds (profile gc_cost_ns.steal\n"
             "                       times the gc_steals count).  Default on (docs/model.md)\n"
+            "  --steal-count fitted|simulated  (--model v2) the collector's steal count the\n"
+            "                       coordination's steal attempts are priced with: the\n"
+            "                       profile's gc_steals fit (default), or a simulation of\n"
+            "                       the collector's work stealing on the snapshot's graph\n"
+            "                       at every P (one pass over the graph per P; needs the\n"
+            "                       profile's gc_coord; docs/model.md \"Steals from the\n"
+            "                       graph\").  The steal work keeps the fit\n"
             "  --steals paper|fitted|A,B  N_S = P ln(T1) (default), the profile's\n"
             "                       gc_steals fit (gcscale calibrate), or (P-1)(A ln(T1) + B)\n"
             "  --costs OBJ,PTR      marker costs in ns per object and per edge, instead of\n"
@@ -228,7 +235,7 @@ int cmd_predict(int argc, char **argv)
 {
     enum { O_FAST = 256, O_SLOW, O_NO_PREFETCH, O_NO_COORD, O_MVA, O_SPAN, O_OVERLAP, O_STEALS, O_COSTS, O_MEASURED,
            O_PLOT, O_JSON, O_CSV, O_MODEL, O_RESIDENCY, O_WIDE, O_SHARED_LINES, O_NULL_SWITCHES,
-           O_STEAL_WORK };
+           O_STEAL_WORK, O_STEAL_COUNT };
     static const struct option options[] = {
         {"machine", required_argument, NULL, 'm'},
         {"threads", required_argument, NULL, 't'},
@@ -243,6 +250,7 @@ int cmd_predict(int argc, char **argv)
         {"shared-lines", required_argument, NULL, O_SHARED_LINES},
         {"null-switches", required_argument, NULL, O_NULL_SWITCHES},
         {"steal-work", required_argument, NULL, O_STEAL_WORK},
+        {"steal-count", required_argument, NULL, O_STEAL_COUNT},
         {"overlap", required_argument, NULL, O_OVERLAP},
         {"steals", required_argument, NULL, O_STEALS},
         {"costs", required_argument, NULL, O_COSTS},
@@ -258,7 +266,7 @@ int cmd_predict(int argc, char **argv)
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
     int model_paper = 0, model_v2 = 0, residency = GCS_MODEL_RESIDENCY_DEFAULT, overlap_given = 0, span_given = 0, wide = 0, shared_lines = 0;
-    int null_switches = 0, steal_work = 1, steal_work_given = 0;
+    int null_switches = 0, steal_work = 1, steal_work_given = 0, steal_count_sim = 0, steal_count_given = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
     gcs_model_opts_init(&mopts);
@@ -306,6 +314,12 @@ int cmd_predict(int argc, char **argv)
         case O_STEAL_WORK:
             steal_work = cli_parse_on_off(cmd, "--steal-work", optarg);
             steal_work_given = 1;
+            break;
+        case O_STEAL_COUNT:
+            if (strcmp(optarg, "simulated") != 0 && strcmp(optarg, "fitted") != 0)
+                cli_usage_error(cmd, "--steal-count: '%s' is neither fitted nor simulated", optarg);
+            steal_count_sim = strcmp(optarg, "simulated") == 0;
+            steal_count_given = 1;
             break;
         case O_NULL_SWITCHES:
             null_switches = cli_parse_on_off(cmd, "--null-switches", optarg);
@@ -410,6 +424,13 @@ int cmd_predict(int argc, char **argv)
         cli_usage_error(cmd, "--null-switches goes with --model v2");
     if (steal_work_given && !model_v2)
         cli_usage_error(cmd, "--steal-work goes with --model v2");
+    if (steal_count_given && !model_v2)
+        cli_usage_error(cmd, "--steal-count goes with --model v2");
+    if (steal_count_sim && !prof->has_gc_coord) {
+        gcs_err_set(&err, "%s: --steal-count simulated: the profile has no gc_coord to price a steal attempt "
+                          "(run gcscale calibrate on the machine)", machine);
+        cli_fail(cmd, &err);
+    }
     mopts.sharing = shared_lines;
     mopts.null_switches = null_switches;
     /* the base model keeps the overlap it was given (1: none); v2 takes the
@@ -461,6 +482,8 @@ int cmd_predict(int argc, char **argv)
     gcs_inspect_opts_init(&iopts);
     iopts.stream_prefetch = !no_prefetch;
     iopts.shared_lines = shared_lines;
+    if (steal_count_sim) /* model v2: the collector's steals from the heap's graph (model/steals.c) */
+        iopts.steal_sim_threads = max_threads;
     mopts.coord = !no_coord;
     iopts.predictor = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
     gcs_inspect_result ir;
@@ -572,6 +595,12 @@ int cmd_predict(int argc, char **argv)
                 printf("shared lines at P = %d: %.0f transfers at %.1f ns (gc_line_transfer_ns), %.1f us per worker\n\n",
                        results[nthreads - 1].threads, results[nthreads - 1].shared_transfers, prof->gc_line_transfer_ns,
                        results[nthreads - 1].shared_ns / 1e3);
+            if (nthreads > 0 && ir.heap.steals_simulated >= results[nthreads - 1].threads)
+                printf("steals simulated on the graph at P = %d: %.0f entries in %.0f searches; %.0f mark-table "
+                       "lines moved between workers (not priced)\n\n",
+                       results[nthreads - 1].threads, ir.heap.sim_steals[results[nthreads - 1].threads],
+                       ir.heap.sim_searches[results[nthreads - 1].threads],
+                       ir.heap.sim_transfers[results[nthreads - 1].threads]);
             if (nthreads > 0 && sources.steal_work)
                 printf("steal work at P = %d: %.0f ns per steal (%s), %.1f us per worker\n\n",
                        results[nthreads - 1].threads, mopts.steal_work_ns, sources.steal_work,

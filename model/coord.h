@@ -13,7 +13,9 @@
 int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int threads, double collector_steals,
                      const gcs_model_opts *opts, gcs_model_coord *at_p, gcs_model_coord *serial);
 
-/* The collector's own steal count with P workers (gc_steals, fitted by
+/* The collector's own steal count with P workers: the heap's simulated
+ * count where opts->steal_sim and inspection simulated P (steals.c), else
+ * gc_steals (fitted by
  * calibrate) where the profile has it, else model_steals: the count the
  * terms that follow the collector's steals use (coordination, the segments
  * of sharing.c), not the paper's N_S of the extra misses; with

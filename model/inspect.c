@@ -522,6 +522,8 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
         }
     }
     free(c.node_lines);
+    if (opts->steal_sim_threads >= 2 && _gcs_inspect_steals(g, prof, opts->steal_sim_threads, h, err) < 0)
+        return -1;
     uint64_t tend = gcs_now_ns();
     out->misses_ns = (double)(tm1 - tm0) + (double)(tend - tm2);
     out->elapsed_ns = (double)(tend - t0);
@@ -545,6 +547,14 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
                           "depth", (json_int_t)r->depth, "q1", "read", h->q1[GCS_ACCESS_READ], "rw",
                           h->q1[GCS_ACCESS_RW], "live_lines_avg", h->live_lines_avg, "v", v,
                           "inspect_ns", r->elapsed_ns, "span_ns", r->span_ns, "predictor_ns", r->misses_ns);
+    if (j && h->steals_simulated >= 2) { /* model/steals.c, one row per P */
+        json_t *st = json_array();
+        for (int p = 2; p <= h->steals_simulated; p++)
+            json_array_append_new(st, json_pack("{s:i, s:f, s:f, s:f}", "threads", p, "steals", h->sim_steals[p],
+                                                "searches", h->sim_searches[p], "mark_line_transfers",
+                                                h->sim_transfers[p]));
+        json_object_set_new(j, "steal_simulation", st);
+    }
     if (j && h->private_hits > 0)
         json_object_set_new(j, "private_hits", json_real(h->private_hits));
     if (j)

@@ -164,4 +164,44 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
                         const gcs_inspect_opts *opts, const _gcs_inspect_bench_opts *bench,
                         gcs_inspect_result *out, _gcs_inspect_bench_result *bout, gcs_err *err);
 
+/* ---- steals.c ------------------------------------------------------------- */
+
+/* What the steal simulation prices each of its events at (ns): model v2's
+ * serial mark spread over them (steals.c), and a steal attempt at the
+ * profile's gc_coord.steal_attempt_ns. */
+typedef struct gcs_steal_costs {
+    double cost_object_ns, cost_pointer_ns; /* scanning an object: gc_cost_ns, per field read */
+    double chain_step_ns;                  /* a chain step (gc_class_cost_ns.chain, else object + pointer) */
+    double element_ns;                     /* a large array's element in place (.array_element, else pointer) */
+    double null_switch_ns;                 /* a NULL test unlike the one before (.null_switch, else 0) */
+    double line_ns;                        /* every line read (a mark test's, an object's): the overlapped misses' share */
+    double chain_ns;                       /* a chain step's dependent miss, on top of its step */
+    double attempt_ns;                     /* one steal attempt; also noticing a publication */
+} gcs_steal_costs;
+
+typedef struct gcs_steal_sim {
+    uint64_t steals;     /* entries taken from other workers' deques (the collector's `steals`) */
+    uint64_t searches;   /* searches that found work (`steal_searches`) */
+    uint64_t transfers;  /* mark-table lines moved between the workers' caches */
+    double makespan_ns;  /* when the last worker went idle */
+} gcs_steal_sim;
+
+/* The prices for heap h on prof, whose objects have `fields` pointer fields
+ * (NULL ones included) and `lines` lines of headers and pointer fields: 1
+ * with *c set, 0 when the profile cannot price a steal (no gc_coord), -1
+ * with err set on a model error. */
+int _gcs_steal_costs(const gcs_profile *prof, const gcs_model_heap *h, uint64_t fields, double lines,
+                     gcs_steal_costs *c, gcs_err *err);
+/* The collector's work distribution on g with `threads` workers
+ * (1..GCS_MODEL_SIM_MAX_THREADS), simulated at prices c.  -1 with err set
+ * when out of memory. */
+int _gcs_steal_sim(const gcs_snapshot *g, int threads, const gcs_steal_costs *c, gcs_steal_sim *out,
+                   gcs_err *err);
+/* h->sim_steals[P] for P = 2..max_threads, and h->steals_simulated, from
+ * _gcs_steal_sim at _gcs_steal_costs (h's counts, T1 and misses must be
+ * set).  Nothing (steals_simulated 0) when max_threads < 2 or the profile
+ * has no gc_coord.  -1 with err set on failure. */
+int _gcs_inspect_steals(const gcs_snapshot *g, const gcs_profile *prof, int max_threads, gcs_model_heap *h,
+                        gcs_err *err);
+
 #endif

@@ -100,6 +100,9 @@ static void entry_opts(const gcs_profile *prof, const gcs_corpus_accuracy_opts *
         mo->sharing = io->shared_lines = o->shared_lines && prof->has_gc_line_transfer;
         if (o->no_steal_work)
             mo->steal_work_ns = 0;
+        /* at most this many P; eval_heap lowers it to the heap's points */
+        if (o->steal_count_sim && prof->has_gc_coord)
+            io->steal_sim_threads = GCS_MODEL_SIM_MAX_THREADS;
     }
 }
 
@@ -124,7 +127,10 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
         return -1;
     gcs_inspect_result ir;
     gcs_model_result res[GCS_GC_MAX_THREADS];
-    int rc = gcs_inspect_heap(g, prof, io, &ir, err);
+    gcs_inspect_opts hio = *io; /* the steals simulated up to the measured P */
+    if (hio.steal_sim_threads > threads[np - 1])
+        hio.steal_sim_threads = threads[np - 1];
+    int rc = gcs_inspect_heap(g, prof, &hio, &ir, err);
     uint64_t objects = g->nobjects;
     gcs_snapshot_free(g);
     if (rc < 0 || gcs_predict_curve(prof, &ir.heap, threads, (int)np, mo, res, err) < 0) {
@@ -132,6 +138,7 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
         return -1;
     }
     json_t *points = json_array();
+    int simulated = ir.heap.steals_simulated;
     double t1 = m[0].median, max_abs = 0;
     int best = 0;
     for (size_t i = 0; i < np; i++) {
@@ -149,6 +156,12 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
                                                 m[i].max / 1e6, "speedup", sp, "speedup_min", t1 / m[i].max,
                                                 "speedup_max", t1 / m[i].min, "predicted", res[i].speedup,
                                                 "predicted_ms", res[i].time_ns / 1e6, "error_pct", e));
+        json_t *pt = json_array_get(points, i);
+        if (threads[i] >= 2 && threads[i] <= simulated) { /* --steal-count simulated */
+            json_object_set_new(pt, "steals_simulated", json_real(ir.heap.sim_steals[threads[i]]));
+            if (isfinite(m[i].steals_median))
+                json_object_set_new(pt, "steals_measured", json_real(m[i].steals_median));
+        }
     }
     int rec = gcs_model_recommend(res, (int)np, GCS_PREDICT_TOLERANCE);
     size_t ri = 0;
@@ -164,6 +177,37 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
                           "points", points);
     json_array_append_new(heaps, h);
     return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The simulated steals against the measured ones over an entry's points
+ * (P >= 2, both known): how many within a factor of 2, and the median
+ * ratio, each count + 1 so that a list's 0 against 0 is a match. */
+static json_t *steal_count_summary(json_t *heaps)
+{
+    double r[GCS_GC_MAX_THREADS * 64];
+    int n = 0, within = 0;
+    size_t i, k;
+    json_t *heap, *pt;
+    json_array_foreach(heaps, i, heap) {
+        json_array_foreach(json_object_get(heap, "points"), k, pt) {
+            json_t *meas = json_object_get(pt, "steals_measured"), *sim = json_object_get(pt, "steals_simulated");
+            if (!meas || !sim || n == (int)(sizeof r / sizeof *r))
+                continue;
+            r[n] = (json_number_value(sim) + 1) / (json_number_value(meas) + 1);
+            within += r[n] >= 0.5 && r[n] <= 2;
+            n++;
+        }
+    }
+    qsort(r, (size_t)n, sizeof *r, cmp_double);
+    double median = n == 0 ? NAN : n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+    return json_pack("{s:i, s:i, s:o}", "points", n, "within_2x", within, "median_ratio",
+                     n ? json_real(median) : json_null());
 }
 
 static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const char *cache_dir, json_t *entries,
@@ -239,6 +283,8 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
     json_object_set_new(e, "residency", json_string(!sources.residency ? "off"
                                                     : sources.resident ? "gc_resident"
                                                                        : "llc_hit_ns"));
+    if (o->model_v2 && o->steal_count_sim)
+        json_object_set_new(e, "steal_count", steal_count_summary(heaps));
     json_object_set_new(e, "p1_within_15pct", json_integer(p1_ok));
     json_object_set_new(e, "recommended_within_5pct", json_integer(rec_ok));
     json_array_append_new(entries, e);
@@ -272,8 +318,9 @@ int gcs_corpus_accuracy(const char *const *dirs, int n, const gcs_corpus_accurac
         }
     gcs_progress_finish(&pr);
     char model[64];
-    snprintf(model, sizeof model, "%s%s%s%s", o->model_v2 ? "v2" : "base",
+    snprintf(model, sizeof model, "%s%s%s%s%s", o->model_v2 ? "v2" : "base",
              o->model_v2 && o->no_steal_work ? "-steal-work" : "", o->model_v2 && o->shared_lines ? "+shared-lines" : "",
+             o->model_v2 && o->steal_count_sim ? "+simulated-steals" : "",
              !o->model_v2 || o->residency == GCS_MODEL_RESIDENCY_DEFAULT ? ""
              : o->residency                                             ? "+residency"
                                                                         : "-residency");
@@ -353,6 +400,15 @@ void gcs_corpus_accuracy_print(const json_t *report, FILE *fp)
                     "best: %lld of %zu\n",
                 (long long)json_integer_value(json_object_get(e, "p1_within_15pct")), nh,
                 (long long)json_integer_value(json_object_get(e, "recommended_within_5pct")), nh);
+        json_t *sc = json_object_get(e, "steal_count");
+        if (sc && json_integer_value(json_object_get(sc, "points")) > 0)
+            fprintf(fp, "steals simulated against measured (P > 1): within 2x at %lld of %lld points, median "
+                        "ratio %.2f\n",
+                    (long long)json_integer_value(json_object_get(sc, "within_2x")),
+                    (long long)json_integer_value(json_object_get(sc, "points")), num(sc, "median_ratio"));
+        else if (sc)
+            fprintf(fp, "steals not simulated: %s\n", "the entry's profile has no gc_coord, or its "
+                                                         "measurements no steal counts");
         heaps_all += nh;
         p1_all += json_integer_value(json_object_get(e, "p1_within_15pct"));
         rec_all += json_integer_value(json_object_get(e, "recommended_within_5pct"));

@@ -11,6 +11,7 @@
  * inside the entry's directory.  tests/fuzz/fuzz_corpus_entry.c runs any
  * document through _gcs_corpus_entry_check.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,10 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Median, min and max of one measurement's repetitions (mark_ns). */
+static double median_sorted(const double *v, size_t n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
+
+/* Median, min and max of one measurement's repetitions (mark_ns), and the
+ * median of their steals. */
 static int measure_point(const json_t *point, gcs_corpus_measured *m, const char *entry, const char *heap,
                          gcs_err *err)
 {
@@ -48,9 +52,19 @@ static int measure_point(const json_t *point, gcs_corpus_measured *m, const char
     }
     qsort(v, n, sizeof *v, cmp_double);
     m->n = (int)n;
-    m->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    m->median = median_sorted(v, n);
     m->min = v[0];
     m->max = v[n - 1];
+    /* the steals, where every repetition counted them (older entries did not) */
+    m->steals_median = NAN;
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = json_object_get(json_array_get(reps, i), "steals");
+        if (!json_is_integer(x) || json_integer_value(x) < 0)
+            return 0;
+        v[i] = (double)json_integer_value(x);
+    }
+    qsort(v, n, sizeof *v, cmp_double);
+    m->steals_median = median_sorted(v, n);
     return 0;
 }
 

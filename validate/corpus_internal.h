@@ -14,7 +14,8 @@
 /* One measurement of a corpus heap: its repetitions' mark times, ns. */
 typedef struct gcs_corpus_measured {
     int threads, n;
-    double median, min, max;
+    double median, min, max;   /* mark_ns */
+    double steals_median;      /* the collector's steals; NAN where a repetition does not say */
 } gcs_corpus_measured;
 
 /* entry.json, checked whole (corpus_entry.c): format, version, every heap's

@@ -91,6 +91,11 @@ typedef struct gcs_corpus_accuracy_opts {
      * predict --model v2 --steal-work off; the report's model then says
      * "-steal-work" */
     int no_steal_work;
+    /* 1 (with model_v2 only): the coordination's steal count simulated on
+     * each heap's graph (gcscale predict --model v2 --steal-count
+     * simulated); the report then sets each point's simulated steals beside
+     * the measured ones, and its model says "+simulated-steals" */
+    int steal_count_sim;
     /* with model_v2 only: GCS_MODEL_RESIDENCY_DEFAULT (the default: warm
      * residency priced where the entry's profile has gc_resident), 0 off or
      * 1 on, as gcscale predict --model v2 --residency; the report's model

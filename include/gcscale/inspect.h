@@ -66,6 +66,12 @@ typedef struct gcs_inspect_opts {
      * is not the default.  geom.line_sample_shift of the result says what
      * ran (0 where the profile's caches do not allow it). */
     int sim_sample;
+    /* Simulate the collector's work distribution on the graph at P =
+     * 2..steal_sim_threads (at most GCS_MODEL_SIM_MAX_THREADS) for model
+     * v2's steal count (heap.sim_steals, model/steals.c); 0 (the default):
+     * not simulated.  Needs the profile's gc_coord (else nothing is
+     * simulated); one pass over the graph per P, on OpenMP's threads. */
+    int steal_sim_threads;
 } gcs_inspect_opts;
 
 typedef struct gcs_inspect_result {

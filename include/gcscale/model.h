@@ -29,6 +29,8 @@
 #define GCS_MODEL_MAX_NODES 256
 /* log2 bins of the gaps between mark positions on a shared line (sharing.c) */
 #define GCS_MODEL_GAP_BINS 32
+/* most workers the steal simulation models (= GCS_GC_MAX_THREADS) */
+#define GCS_MODEL_SIM_MAX_THREADS 64
 
 /* How contention at a memory node is priced. */
 typedef enum gcs_model_mva {
@@ -117,6 +119,19 @@ typedef struct gcs_model_heap {
     int share_counted;
     double share_window;
     double share_gap_count[GCS_MODEL_GAP_BINS], share_gap_sum[GCS_MODEL_GAP_BINS];
+    /* The collector's work distribution with P workers simulated on the
+     * heap's graph (model/steals.c, heap inspection with
+     * gcs_inspect_opts.steal_sim_threads), for P = 2..steals_simulated
+     * (0: not simulated; index P): the entries stolen (the collector's
+     * `steals`), the searches that found work (`steal_searches`), and the
+     * mark-table lines that moved between the workers' caches (not priced:
+     * docs/model.md "Steals from the graph").  Model v2's coordination takes
+     * sim_steals where they are (gcs_model_opts.steal_sim), else
+     * calibrate's fitted gc_steals. */
+    int steals_simulated;
+    double sim_steals[GCS_MODEL_SIM_MAX_THREADS + 1];
+    double sim_searches[GCS_MODEL_SIM_MAX_THREADS + 1];
+    double sim_transfers[GCS_MODEL_SIM_MAX_THREADS + 1];
     int nnodes;
     double v[GCS_MODEL_MAX_NODES]; /* V_j: share of miss requests to memory node j */
 } gcs_model_heap;
@@ -223,6 +238,13 @@ typedef struct gcs_model_opts {
      * cache level thief and victim share (gcs_model_opts_steal_level).  NaN
      * (the default): the miss cost of every other non-streamed miss. */
     double steal_miss_ns;
+    /* The collector's steal count of the coordination's steal attempts and
+     * of the shared lines' segments from the heap's simulated steals where
+     * inspection simulated them (gcs_model_heap.sim_steals; model v2 sets
+     * it, docs/model.md "Steals from the graph"); 0, the default and the
+     * base model's, or a heap without them: calibrate's gc_steals fit.  The
+     * steal work keeps the fit, whose price it was calibrated with. */
+    int steal_sim;
 } gcs_model_opts;
 
 /* Where the serial-work terms of the default model came from

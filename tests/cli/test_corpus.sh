@@ -72,6 +72,14 @@ expect_jq "... is reported as model v2+shared-lines" '.model == "v2+shared-lines
 expect_ok_to "accuracy --model v2 --steal-work off" "$TMP/nosw.json" \
     "$GCSCALE" corpus accuracy --fast --model v2 --steal-work off --quiet --json --cache "$TMP/cache" "$TMP/entry2"
 expect_jq "... is reported as model v2-steal-work" '.model == "v2-steal-work"' "$TMP/nosw.json"
+expect_ok_to "accuracy --model v2 --steal-count simulated" "$TMP/simst.json" \
+    "$GCSCALE" corpus accuracy --fast --model v2 --steal-count simulated --quiet --json --cache "$TMP/cache" "$TMP/entry2"
+expect_jq "... is reported as model v2+simulated-steals, each point from P = 2 with both counts" \
+    '.model == "v2+simulated-steals" and ([.entries[0].heaps[].points[] | select(.threads > 1)] | length > 0
+     and all(has("steals_simulated") and has("steals_measured")))
+     and .entries[0].steal_count.points == ([.entries[0].heaps[].points[] | select(.threads > 1)] | length)' "$TMP/simst.json"
+expect_exit 2 "--steal-count without --model v2 is refused" \
+    "$GCSCALE" corpus accuracy --steal-count simulated --quiet --cache "$TMP/cache" "$TMP/entry2"
 expect_ok "... and predicts no higher speedup than without, lower somewhere" jq -e -n \
     --slurpfile on "$TMP/on.json" --slurpfile off "$TMP/off.json" \
     '[$on[0].entries[0].heaps[].points[] | select(.threads > 1) | .predicted] as $a

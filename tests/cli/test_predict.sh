@@ -211,6 +211,24 @@ expect_ok "v2 prices the steals' work at gc_cost_ns.steal" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-steal.json' '$SNAP' --threads 1,2 --json --model v2 | jq -e '.rows[0].lost_steal_work == 0 and .rows[1].lost_steal_work > 0 and .rows[1].extra_work >= .rows[1].lost_extra_misses + .rows[1].lost_steal_work - 0.02'"
 expect_ok "... and --steal-work off leaves it out" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-steal.json' '$SNAP' --threads 1,2 --json --model v2 --steal-work off | jq -e '.rows[1].lost_steal_work == 0'"
+# --steal-count (v2 only): the coordination's steal count simulated on the
+# snapshot's graph, one row per P from 2 in the inputs; needs gc_coord
+expect_exit 2 "--steal-count without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --steal-count simulated
+expect_exit 2 "--steal-count with a bad value" "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v2 --steal-count often
+expect_exit 2 "--steal-count simulated on a profile without gc_coord" \
+    "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v2 --steal-count simulated
+expect_grep "... says why" "no gc_coord to price a steal attempt" "$TMP/err"
+COORD=data/corpus/dev-2core-kvm-xeon-2/profile.json
+expect_ok "--steal-count simulated: the simulation's rows, P = 2..4" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$COORD' '$SNAP' --threads 1-4 --json --model v2 --steal-count simulated 2>/dev/null |
+        jq -e '(.inputs.steal_simulation | length) == 3 and .inputs.steal_simulation[0].threads == 2
+               and all(.inputs.steal_simulation[]; .steals >= .searches and .searches >= 0 and .mark_line_transfers >= 0)'"
+expect_ok "... the fitted count (default) simulates nothing" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$COORD' '$SNAP' --threads 1-4 --json --model v2 2>/dev/null |
+        jq -e '.inputs.steal_simulation == null'"
+expect_ok "... and --wide says the simulated count" "$GCSCALE" predict --machine "$COORD" "$SNAP" --threads 1,2 --wide \
+    --model v2 --steal-count simulated
+expect_grep "... (the line)" "steals simulated on the graph at P = 2: [0-9]+ entries in [0-9]+ searches" "$TMP/out"
 # 2026-11-27: v2's stream classes and NULL switches, with their counts and
 # sources; the NULL switches only with --null-switches on (v2 only)
 expect_ok "v2's breakdown: streams and NULL tests, nominal without the keys" \
