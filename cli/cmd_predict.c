@@ -597,10 +597,11 @@ int cmd_predict(int argc, char **argv)
                        results[nthreads - 1].shared_ns / 1e3);
             if (nthreads > 0 && ir.heap.steals_simulated >= results[nthreads - 1].threads)
                 printf("steals simulated on the graph at P = %d: %.0f entries in %.0f searches; %.0f mark-table "
-                       "lines moved between workers (not priced)\n\n",
+                       "lines moved between workers (not priced); the simulated schedule's own speedup %.2f\n\n",
                        results[nthreads - 1].threads, ir.heap.sim_steals[results[nthreads - 1].threads],
                        ir.heap.sim_searches[results[nthreads - 1].threads],
-                       ir.heap.sim_transfers[results[nthreads - 1].threads]);
+                       ir.heap.sim_transfers[results[nthreads - 1].threads],
+                       ir.heap.sim_makespan_ns[1] / ir.heap.sim_makespan_ns[results[nthreads - 1].threads]);
             if (nthreads > 0 && sources.steal_work)
                 printf("steal work at P = %d: %.0f ns per steal (%s), %.1f us per worker\n\n",
                        results[nthreads - 1].threads, mopts.steal_work_ns, sources.steal_work,

@@ -550,9 +550,13 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
     if (j && h->steals_simulated >= 2) { /* model/steals.c, one row per P */
         json_t *st = json_array();
         for (int p = 2; p <= h->steals_simulated; p++)
-            json_array_append_new(st, json_pack("{s:i, s:f, s:f, s:f}", "threads", p, "steals", h->sim_steals[p],
-                                                "searches", h->sim_searches[p], "mark_line_transfers",
-                                                h->sim_transfers[p]));
+            json_array_append_new(st, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "threads", p, "steals",
+                                                h->sim_steals[p], "searches", h->sim_searches[p],
+                                                "mark_line_transfers", h->sim_transfers[p], "makespan_ms",
+                                                h->sim_makespan_ns[p] / 1e6, "schedule_speedup",
+                                                h->sim_makespan_ns[p] > 0
+                                                    ? h->sim_makespan_ns[1] / h->sim_makespan_ns[p]
+                                                    : 0.0));
         json_object_set_new(j, "steal_simulation", st);
     }
     if (j && h->private_hits > 0)

@@ -493,7 +493,7 @@ int _gcs_inspect_steals(const gcs_snapshot *g, const gcs_profile *prof, int max_
      * OpenMP's threads.  Its one failure is running out of memory. */
     int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : failed)
-    for (int p = 2; p <= max_threads; p++) {
+    for (int p = 1; p <= max_threads; p++) { /* P = 1: the schedules' reference */
         gcs_steal_sim r;
         gcs_err e;
         if (_gcs_steal_sim(g, p, &c, &r, &e) < 0) {
@@ -503,13 +503,13 @@ int _gcs_inspect_steals(const gcs_snapshot *g, const gcs_profile *prof, int max_
         h->sim_steals[p] = (double)r.steals;
         h->sim_searches[p] = (double)r.searches;
         h->sim_transfers[p] = (double)r.transfers;
+        h->sim_makespan_ns[p] = r.makespan_ns;
     }
     if (failed) {
         gcs_err_set(err, "steal simulation: out of memory");
         return -1;
     }
-    h->sim_steals[0] = h->sim_steals[1] = h->sim_searches[0] = h->sim_searches[1] = 0;
-    h->sim_transfers[0] = h->sim_transfers[1] = 0;
+    h->sim_steals[0] = h->sim_searches[0] = h->sim_transfers[0] = h->sim_makespan_ns[0] = 0;
     h->steals_simulated = max_threads;
     return 0;
 }

@@ -301,12 +301,18 @@ static void test_inspection_fills_heap(void **state)
         assert_true(ir.heap.sim_steals[t] == (double)r.steals);
         assert_true(ir.heap.sim_searches[t] == (double)r.searches);
         assert_true(ir.heap.sim_transfers[t] == (double)r.transfers);
+        assert_true(ir.heap.sim_makespan_ns[t] == r.makespan_ns);
     }
+    /* P = 1 is simulated too, as the schedules' reference */
+    assert_true(ir.heap.sim_makespan_ns[1] > ir.heap.sim_makespan_ns[2]);
+    assert_true(ir.heap.sim_makespan_ns[2] > ir.heap.sim_makespan_ns[4]);
     json_t *j = gcs_inspect_result_to_json(&ir);
     json_t *rows = json_object_get(j, "steal_simulation");
     assert_int_equal(json_array_size(rows), 3);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(rows, 0), "threads")), 2);
     assert_true(json_number_value(json_object_get(json_array_get(rows, 2), "steals")) == ir.heap.sim_steals[4]);
+    assert_close(json_number_value(json_object_get(json_array_get(rows, 2), "schedule_speedup")),
+                 ir.heap.sim_makespan_ns[1] / ir.heap.sim_makespan_ns[4], 1e-12);
     json_decref(j);
     gcs_snapshot_free(g);
     gcs_profile_free(p);

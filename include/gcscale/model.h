@@ -123,15 +123,18 @@ typedef struct gcs_model_heap {
      * heap's graph (model/steals.c, heap inspection with
      * gcs_inspect_opts.steal_sim_threads), for P = 2..steals_simulated
      * (0: not simulated; index P): the entries stolen (the collector's
-     * `steals`), the searches that found work (`steal_searches`), and the
+     * `steals`), the searches that found work (`steal_searches`), the
      * mark-table lines that moved between the workers' caches (not priced:
-     * docs/model.md "Steals from the graph").  Model v2's coordination takes
-     * sim_steals where they are (gcs_model_opts.steal_sim), else
-     * calibrate's fitted gc_steals. */
+     * docs/model.md "Steals from the graph"), and when the last worker went
+     * idle (from P = 1: the schedule's own speedup, work, span and stealing
+     * alone, is sim_makespan_ns[1] / sim_makespan_ns[P]).  Model v2's
+     * coordination takes sim_steals where they are
+     * (gcs_model_opts.steal_sim), else calibrate's fitted gc_steals. */
     int steals_simulated;
     double sim_steals[GCS_MODEL_SIM_MAX_THREADS + 1];
     double sim_searches[GCS_MODEL_SIM_MAX_THREADS + 1];
     double sim_transfers[GCS_MODEL_SIM_MAX_THREADS + 1];
+    double sim_makespan_ns[GCS_MODEL_SIM_MAX_THREADS + 1];
     int nnodes;
     double v[GCS_MODEL_MAX_NODES]; /* V_j: share of miss requests to memory node j */
 } gcs_model_heap;

@@ -222,7 +222,8 @@ COORD=data/corpus/dev-2core-kvm-xeon-2/profile.json
 expect_ok "--steal-count simulated: the simulation's rows, P = 2..4" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$COORD' '$SNAP' --threads 1-4 --json --model v2 --steal-count simulated 2>/dev/null |
         jq -e '(.inputs.steal_simulation | length) == 3 and .inputs.steal_simulation[0].threads == 2
-               and all(.inputs.steal_simulation[]; .steals >= .searches and .searches >= 0 and .mark_line_transfers >= 0)'"
+               and all(.inputs.steal_simulation[]; .steals >= .searches and .searches >= 0 and .mark_line_transfers >= 0)
+               and all(.inputs.steal_simulation[]; .schedule_speedup >= 1 and .schedule_speedup <= .threads * 1.3)'"
 expect_ok "... the fitted count (default) simulates nothing" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$COORD' '$SNAP' --threads 1-4 --json --model v2 2>/dev/null |
         jq -e '.inputs.steal_simulation == null'"

@@ -40,6 +40,8 @@ run "bench occupancy" bench-occupancy.json "$GCSCALE" bench occupancy --size 4M 
 run "bench bandwidth" bench-bandwidth.json "$GCSCALE" bench bandwidth --size 1M --reps 1 --quiet --json
 run "bench topology" bench-topology.json "$GCSCALE" bench topology --topology "$SYN" --json
 run "corpus accuracy" corpus-accuracy.json "$GCSCALE" corpus accuracy --quiet --fast --json
+run "corpus accuracy, simulated steals" corpus-accuracy-steals.json "$GCSCALE" corpus accuracy --quiet --fast --json \
+    --model v2 --steal-count simulated data/corpus/dev-2core-kvm-xeon-2
 small_validation "validate"
 expect_ok "the log has a line per collection" test -s "$D/gc.log"
 
