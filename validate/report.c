@@ -86,6 +86,25 @@ static gcs_table *time_table(const gcs_validate_report *r)
     return t;
 }
 
+/* The collector's steals against the simulation's on the same snapshots
+ * (model/steals.c; predict --model v2 --steal-count simulated prices
+ * them): a live check of the simulation on this machine. */
+static gcs_table *steal_table(const gcs_validate_report *r)
+{
+    static const char *const cols[] = {"workload", "P", "measured", "simulated"};
+    gcs_table *t = gcs_table_new("steals per re-mark (the collector's median re-mark; simulated on the "
+                                 "snapshot's graph)", 4, cols);
+    for (int i = 0; i < r->nworkloads; i++)
+        for (int p = 2; p <= r->w[i].npoints; p++) {
+            const gcs_validate_point *pt = &r->w[i].points[p - 1];
+            gcs_table_add_str(t, r->w[i].name);
+            gcs_table_add_int(t, p);
+            gcs_table_add_num(t, pt->steals_measured, 0);
+            gcs_table_add_num(t, PCT(pt->steals_simulated), 0);
+        }
+    return t;
+}
+
 static gcs_table *adaptive_table(const gcs_validate_report *r)
 {
     static const char *const cols[] = {"workload", "run", "collections", "mark_ms", "pause_ms",
@@ -303,6 +322,8 @@ json_t *gcs_validate_report_json(const gcs_validate_report *r)
     json_object_set_new(doc, "times", gcs_table_to_json(t = time_table(r)));
     gcs_table_free(t);
     json_object_set_new(doc, "overlap", isfinite(r->overlap) ? json_real(r->overlap) : json_null());
+    json_object_set_new(doc, "steals", gcs_table_to_json(t = steal_table(r)));
+    gcs_table_free(t);
     json_object_set_new(doc, "runs", gcs_table_to_json(t = adaptive_table(r)));
     gcs_table_free(t);
     json_object_set_new(doc, "adaptive", gcs_table_to_json(t = verdict_table(r)));
@@ -325,7 +346,8 @@ json_t *gcs_validate_report_json(const gcs_validate_report *r)
 
 static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
 {
-    gcs_table *e = error_table(r), *m = mae_table(r), *a = verdict_table(r), *tm = time_table(r);
+    gcs_table *e = error_table(r), *m = mae_table(r), *a = verdict_table(r), *tm = time_table(r),
+              *st = steal_table(r);
     char overlap_note[320];
     if (isfinite(r->overlap))
         snprintf(overlap_note, sizeof overlap_note, "overlap columns: the profile's gc_miss_overlap, %.3g "
@@ -341,6 +363,8 @@ static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
         markdown_table(fp, m);
         fprintf(fp, "## Predicted mark time\n\n%s.\n\n", overlap_note);
         markdown_table(fp, tm);
+        fprintf(fp, "## Steals\n\n");
+        markdown_table(fp, st);
         fprintf(fp, "## Adaptive GC threads\n\n");
         markdown_table(fp, a);
     } else {
@@ -350,6 +374,8 @@ static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
         fprintf(fp, "\n");
         gcs_table_print(tm, fp, GCS_FORMAT_TEXT);
         fprintf(fp, "%s\n\n", overlap_note);
+        gcs_table_print(st, fp, GCS_FORMAT_TEXT);
+        fprintf(fp, "\n");
         gcs_table_print(a, fp, GCS_FORMAT_TEXT);
         fprintf(fp, "\n");
     }
@@ -383,6 +409,7 @@ static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
     gcs_table_free(m);
     gcs_table_free(a);
     gcs_table_free(tm);
+    gcs_table_free(st);
 }
 
 void gcs_validate_print_summary(const gcs_validate_report *r, FILE *fp)
@@ -403,6 +430,10 @@ int gcs_validate_write(const gcs_validate_report *r, const char *dir, gcs_err *e
     gcs_table_free(t);
     if (rc == 0) {
         rc = write_table_csv(t = time_table(r), dir, "times.csv", err);
+        gcs_table_free(t);
+    }
+    if (rc == 0) {
+        rc = write_table_csv(t = steal_table(r), dir, "steals.csv", err);
         gcs_table_free(t);
     }
     if (rc == 0) {

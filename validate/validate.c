@@ -295,6 +295,7 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
     if (prof->ncaches > 0) {
         io.predictor = GCS_INSPECT_SLOW;
         io.tinf_ns = ir.heap.tinf_ns; /* the same span: walked once */
+        io.steal_sim_threads = max_threads; /* the steals, beside the collector's (no model reads them here) */
         gcs_err serr;
         if (gcs_inspect_heap(g, prof, &io, &ir, &serr) < 0) {
             snprintf(slow_note, note_n, "slow predictor failed: %s", serr.msg);
@@ -317,6 +318,7 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
             gcs_model_opts_init(&m2);
             gcs_model_opts_v2(&m2, prof, GCS_MODEL_RESIDENCY_DEFAULT, 0, &src);
             gcs_model_opts_v2_costs(&m2, prof, &src);
+            m2.steal_sim = 0; /* as predict --model v2: the fitted steal count */
             if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &m2, v2, err) < 0)
                 goto done;
             have_slow = 1;
@@ -342,7 +344,9 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
         if (first) {
             memset(pt->pred_stack, 0, sizeof pt->pred_stack);
             memset(pt->pred_ms, 0, sizeof pt->pred_ms);
+            pt->steals_simulated = 0;
         }
+        pt->steals_simulated += ir.heap.steals_simulated >= p ? ir.heap.sim_steals[p] : p == 1 ? 0 : NAN;
         pt->pred_ms[0] += s->time_ns / 1e6;
         pt->pred_ms[1] += s->time_no_contention_ns / 1e6;
         pt->pred_ms[2] += s->time_no_extra_misses_ns / 1e6;
@@ -433,6 +437,7 @@ static void finish_workload(gcs_validate_workload *w, int nsnap)
         gcs_validate_point *pt = &w->points[p - 1];
         for (int k = 0; k < 7; k++)
             pt->pred_ms[k] /= nsnap;
+        pt->steals_simulated /= nsnap;
         pt->speedup = ratio(p1->mark_ms, pt->mark_ms);
         pt->speedup_median = ratio(p1->mark_ms_median, pt->mark_ms_median);
         pt->error_pct = 100 * (pt->pred / pt->speedup - 1);
@@ -647,6 +652,8 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
                 double best1 = fastest_remark_ns(rc_ctx, k, 1), bestp = fastest_remark_ns(rc_ctx, k, p);
                 pt->mark_ms += bestp / 1e6 / rc_ctx->taken;
                 pt->mark_ms_median += med[p - 1] / 1e6 / rc_ctx->taken;
+                pt->steals_measured +=
+                    (double)median[(size_t)k * (size_t)o.max_threads + (size_t)(p - 1)].steals / rc_ctx->taken;
                 /* the stack weighted by this snapshot's share of the
                  * fastest serial time (see gcs_validate_point) */
                 double weight = best1 / sum_best1;

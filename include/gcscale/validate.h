@@ -97,6 +97,10 @@ typedef struct gcs_validate_point {
     double pred_v2;             /* slow predictor, --model v2 (NaN: no slow predictor) */
     double error_pct, error_critical_pct, error_fast_pct, error_overlap_pct, error_v2_pct; /* predicted / measured - 1 */
     gcs_validate_stack measured_stack;
+    /* The collector's steals (the median re-mark's) and the steal
+     * simulation's on the same snapshot (model/steals.c; NaN where the
+     * profile has no gc_coord), each the mean over the snapshots. */
+    double steals_measured, steals_simulated;
     double pred_stack[7];       /* speedup, lost to span, to extra work (extra misses and
                                    shared lines: lost_extra_work), to contention,
                                    and the coordination parts named as the measured

@@ -13,7 +13,7 @@ small_validation "a small validation (cky, 1 snapshot, 3 re-marks, P = 1..2)"
 OUT=$VAL
 expect_grep "the summary names both targets" "prediction target .* (met|NOT met)" "$TMP/out"
 expect_grep "... and the adaptive one" "adaptive target" "$TMP/out"
-for f in summary.md errors.csv times.csv adaptive.csv stacks.csv report.json cky-speedup.svg cky-stack.svg; do
+for f in summary.md errors.csv times.csv steals.csv adaptive.csv stacks.csv report.json cky-speedup.svg cky-stack.svg; do
     expect_ok "wrote $f" test -s "$OUT/$f"
 done
 expect_ok "report.json parses, with one error row per P >= 2" \
@@ -43,6 +43,21 @@ expect_ok "... the v2 columns are its times, and the speedup their ratio" \
         and near(.errors[0].pred_v2; $t[0] / $t[1]) and (.mean_absolute_error[0].mae_v2_pct >= 0)' \
     "$TMP/report-overlap/report.json"
 expect_ok "the runs include adaptive:2" jq -e '[.runs[] | select(.run == "adaptive:2")] | length == 1' "$OUT/report.json"
+# The steals: the collector's beside the simulation's, which needs gc_coord
+expect_ok "steals: the collector's at P = 2, none simulated without gc_coord" \
+    jq -e '(.steals | length) == 1 and .steals[0].P == 2 and .steals[0].measured >= 0 and .steals[0].simulated == null' \
+    "$OUT/report.json"
+COORD=data/corpus/dev-2core-kvm-xeon-2/profile.json
+expect_ok "with a profile that has gc_coord" \
+    "$GCSCALE" validate --machine "$COORD" --workloads cky --snapshots 1 --reps 3 --runs 1 --threads 2 \
+    --quick --quiet --keep-snapshots -o "$TMP/report-coord"
+snap=$(ls "$TMP"/report-coord/snapshots/* | head -n 1)
+expect_ok "... predict --model v2 --steal-count simulated on its snapshot" "$GCSCALE" predict --model v2 --slow -t 1,2 \
+    -m "$COORD" "$snap" --steal-count simulated --json
+cp "$TMP/out" "$TMP/sim.json"
+expect_ok "... the simulated steals are that simulation's" \
+    jq -e --slurpfile p "$TMP/sim.json" '.steals[0].simulated == $p[0].inputs.steal_simulation[0].steals' \
+    "$TMP/report-coord/report.json"
 expect_ok "the snapshots were removed" test ! -e "$OUT/snapshots"
 
 expect_exit 2 "unknown workload" "$GCSCALE" validate --machine "$DEV" --workloads tree -o "$TMP/x"
