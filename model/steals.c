@@ -187,11 +187,14 @@ static void publish(ssim *s, double t)
         }
 }
 
-/* The lines of object i that a scan reads: its header and pointer fields. */
+/* The lines of object i that a scan reads: its header and pointer fields
+ * (at least one: a dump without headers still has the object's first). */
 static inline double object_lines(const gcs_snapshot *g, uint64_t hdr, uint64_t i)
 {
-    uint64_t first = (g->addr[i] - hdr) >> 6, last = (g->addr[i] + 8 * (uint64_t)g->nptrs[i] - 1) >> 6;
-    return (double)(last - first + 1);
+    uint64_t start = g->addr[i] >= hdr ? g->addr[i] - hdr : 0, end = g->addr[i] + 8 * (uint64_t)g->nptrs[i];
+    if (end <= start)
+        end = start + 1;
+    return (double)(((end - 1) >> 6) - (start >> 6) + 1);
 }
 
 /* The mark table's lines between the workers' private caches, as a
