@@ -10,7 +10,9 @@
  *           about 2 MiB at record boundaries, each with its objects and the
  *           references they hold (instances counted per class until the
  *           classes are resolved) -- in a gzip dump at the access points
- *           the reader records, so that a chunk can be inflated on its own.
+ *           the reader records, so that a chunk can be inflated on its own;
+ *           and, within the memory bar, a gzip dump's chunks as inflated,
+ *           so that pass 2 need not inflate those again (keep_begin).
  *   then    the ids indexed (hprof_ids.c: a rank bitmap over the id range,
  *           whose ranks are the dump's address order; the ids freed), the
  *           classes resolved, the snapshot allocated, and each chunk given
@@ -19,8 +21,9 @@
  *           otherwise only a count of words, the records going to buckets
  *           by index range.
  *   pass 2  parallel (par.c), a worker per thread taking chunks in file
- *           order and reading each itself (from memory, with pread, or
- *           inflating it from its access point): each object's size, type
+ *           order and reading each itself (from memory, as pass 1 kept
+ *           it, with pread, or inflating it from its access point): each
+ *           object's size, type
  *           and pointer count, its references as indices (place, add_ref;
  *           runs of instances of one class in a loop of their own,
  *           instance_run2).  In address order an object's index is the
@@ -46,13 +49,16 @@
  * B per object); out of address order, the records, 8 B per instance of a
  * run or 16 B per other object and 4 B per edge, the part of each worker's
  * last block per bucket left unused, and per worker 8 B per index of a
- * bucket (edges_in_order); a 4 MiB window per thread.
+ * bucket (edges_in_order); a 4 MiB window per thread; a gzip dump's kept
+ * chunks, up to what the bar leaves (keep_bound).
  *
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
  * of the JDK (jdk/src/hotspot/share/services/heapDumper.cpp's comment) and
  * Android's additions; docs/heap-dumps.md. */
+#define _GNU_SOURCE /* mremap */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "../common/internal.h"
@@ -93,6 +99,10 @@ void _gcs_hprof_set_between_passes(void (*fn)(void *arg), void *arg)
     between_passes = fn;
     between_arg = arg;
 }
+
+static int64_t keep_limit = -1; /* _gcs_hprof_set_keep */
+
+void _gcs_hprof_set_keep(int64_t n) { __atomic_store_n(&keep_limit, n < 0 ? -1 : n, __ATOMIC_RELAXED); }
 
 /* top-level record tags */
 enum {
@@ -224,6 +234,8 @@ typedef struct chunk {
     uint64_t run, run_refs; /* direct: the indices of its run (its objects but classes, and the classes
                              * dumped elsewhere whose index falls inside: holes), their references */
     size_t point;           /* gzip: the access point it is inflated from (SIZE_MAX: the file's start) */
+    uint8_t *kept;          /* gzip: its bytes as pass 1 inflated them (keep_end), or NULL */
+    size_t kept_cap;        /* the mapping's bytes */
 } chunk;
 
 typedef struct hist_pair {
@@ -342,6 +354,14 @@ typedef struct imp {
     uint64_t cut_plain;     /* plain or memory: the next chunk starts at a record at or after this */
     const uint64_t *cut_at; /* &cut_plain, or &gzi.next_cut for gzip */
     _gcs_gzindex gzi;
+    /* gzip: the chunks pass 1 keeps inflated for pass 2 (keep_begin) */
+    int64_t keep_limit;     /* _gcs_hprof_set_keep's when the import began */
+    int keeping;            /* the open chunk's bytes go to keep_buf */
+    uint8_t *keep_buf;      /* a mapping of keep_cap bytes, keep_len of them the open chunk's first */
+    size_t keep_len, keep_cap;
+    uint64_t keep_start;    /* the open chunk's start */
+    uint64_t kept;          /* bytes kept, the open chunk's included */
+    uint64_t keep_refs;     /* references in the closed chunks (instances: their class's own fields only) */
     /* pass 2 */
     gcs_snapshot *g;
     unsigned nworkers;
@@ -459,6 +479,180 @@ static cls *class_find(const imp *m, uint64_t id)
 }
 
 
+/* ---- chunks kept inflated (gzip, pass 1) ------------------------------------------- */
+
+/* A gzip dump's pass 2 would inflate it a second time, as much CPU as the
+ * rest of the import (docs/heap-dumps.md), unless pass 1 keeps a chunk's
+ * bytes as it inflated them: pass 2 then reads that chunk from memory.
+ * What is kept is bounded by the issue's memory bar, 16 B per object + 8
+ * per reference beyond the snapshot, less the import's buffers: in pass 1
+ * the bar of the objects and references read so far (keep_allowed), and
+ * between the passes, less the id map too, the bar of the whole dump
+ * (keep_trim), since pass 2's peak is the snapshot, the id map and the
+ * kept chunks; a chunk is freed as soon as pass 2 has read it.  (Pass 1's
+ * ids, 8 B per object beside the kept chunks, are less than the snapshot
+ * that is not yet allocated then.)  Only a dump
+ * in address order keeps them: out of it pass 2's records take that room
+ * (the pool), so that pass 1 stops keeping when the order breaks and the
+ * chunks kept are freed before pass 2 (keep_trim).  The bytes are
+ * copied as they leave pass 1's window (keep_tap) into a mapping of the
+ * chunk's own, which munmap gives back to the system at once. */
+
+static void keep_unmap(uint8_t *p, size_t cap)
+{
+    if (p)
+        munmap(p, cap);
+}
+
+/* What the import's buffers take beside the kept chunks, at most: per
+ * thread a window of HPROF_BUF and a gzip member's input and output (pass
+ * 2), and pass 1's read-ahead blocks. */
+static uint64_t keep_reserve(void) { return (uint64_t)(_gcs_heapdump_threads() + 1) * (2 * HPROF_BUF); }
+
+/* The bytes that may be kept for objects objects and refs references
+ * beside map bytes of id map (0 in pass 1): the bar less those and the
+ * buffers. */
+static uint64_t keep_bound(const imp *m, uint64_t objects, uint64_t refs, uint64_t map)
+{
+    if (m->keep_limit >= 0)
+        return (uint64_t)m->keep_limit;
+    uint64_t bar = 16 * objects + 8 * refs, off = keep_reserve() + map;
+    return bar > off ? bar - off : 0;
+}
+
+/* The bytes pass 1 may keep now (kept included). */
+static uint64_t keep_allowed(const imp *m)
+{
+    return keep_bound(m, m->ids.n, m->keep_refs + m->cur_fixed_refs + m->cur_class_refs, 0);
+}
+
+/* The open chunk is not kept after all. */
+static void keep_drop(imp *m)
+{
+    keep_unmap(m->keep_buf, m->keep_cap);
+    m->kept -= m->keep_len;
+    m->keep_buf = NULL;
+    m->keep_len = m->keep_cap = 0;
+    m->keeping = 0;
+}
+
+/* n more bytes of the open chunk kept -- or none of it, where the bound or
+ * memory runs out. */
+static void keep_append(imp *m, const uint8_t *p, size_t n)
+{
+    if (!m->ordered || m->kept + n > keep_allowed(m)) {
+        keep_drop(m);
+        return;
+    }
+    if (m->keep_len + n > m->keep_cap) {
+        size_t cap = m->keep_cap ? m->keep_cap : ((m->chunk_bytes + m->chunk_bytes / 2) | 4095) + 1;
+        while (cap < m->keep_len + n)
+            cap *= 2;
+        void *q = m->keep_buf ? mremap(m->keep_buf, m->keep_cap, cap, MREMAP_MAYMOVE)
+                              : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (q == MAP_FAILED) {
+            keep_drop(m);
+            return;
+        }
+        m->keep_buf = q;
+        m->keep_cap = cap;
+    }
+    memcpy(m->keep_buf + m->keep_len, p, n);
+    m->keep_len += n;
+    m->kept += n;
+}
+
+/* pass 1's window drops [off, off + n): the open chunk's part of it kept */
+static void keep_tap(void *arg, const uint8_t *p, size_t n, uint64_t off)
+{
+    imp *m = arg;
+    if (!m->keeping)
+        return;
+    uint64_t at = m->keep_start + m->keep_len;
+    gcs_assert_internal(off <= at); /* keep_begin: the chunk's start was in the window */
+    if (off + n > at)
+        keep_append(m, p + (at - off), (size_t)(off + n - at));
+}
+
+/* The chunk opening at off is kept if the bound leaves room for one of
+ * chunk_bytes now and its start is still in the window (a record's start,
+ * unless a refill inside the record dropped it: rare, and then not kept). */
+static void keep_begin(imp *m, uint64_t off)
+{
+    if (!m->r.tap || !m->ordered || off < m->r.base)
+        return;
+    uint64_t allowed = keep_allowed(m);
+    if (allowed < m->kept || allowed - m->kept < m->chunk_bytes)
+        return;
+    m->keeping = 1;
+    m->keep_start = off;
+    m->keep_len = 0;
+}
+
+/* The open chunk c ends at end: its bytes still in the window kept, and the
+ * whole chunk handed to c. */
+static void keep_end(imp *m, chunk *c, uint64_t end)
+{
+    if (!m->keeping)
+        return;
+    gcs_assert_internal(c->start == m->keep_start);
+    uint64_t at = m->keep_start + m->keep_len;
+    if (at > end) { /* the window dropped bytes of the next chunk's first record */
+        m->kept -= at - end;
+        m->keep_len = (size_t)(end - m->keep_start);
+    } else if (at < end) {
+        gcs_assert_internal(at >= m->r.base && end <= m->r.base + m->r.len);
+        keep_append(m, m->r.buf + (at - m->r.base), (size_t)(end - at));
+    }
+    if (!m->keeping)
+        return;
+    c->kept = m->keep_buf;
+    c->kept_cap = m->keep_cap;
+    m->keep_buf = NULL;
+    m->keep_len = m->keep_cap = 0;
+    m->keeping = 0;
+}
+
+/* Chunk c's kept bytes given back (pass 2 has read them). */
+static void keep_free(chunk *c)
+{
+    keep_unmap(c->kept, c->kept_cap);
+    c->kept = NULL;
+    c->kept_cap = 0;
+}
+
+/* The chunks kept given back, the last first, until at most keep bytes
+ * are: pass 2 inflates those again. */
+static void keep_trim(imp *m, uint64_t keep)
+{
+    keep_drop(m);
+    chunk *cs = m->chunks.p;
+    for (size_t k = m->chunks.n; k-- > 0 && m->kept > keep;)
+        if (cs[k].kept) {
+            m->kept -= cs[k].end - cs[k].start;
+            keep_free(&cs[k]);
+        }
+}
+
+/* The references of the open chunk's instances that pass 1 knows of: the
+ * reference fields their classes declare (a superclass's, perhaps not yet
+ * dumped, are left out). */
+static uint64_t chunk_instance_refs(const imp *m)
+{
+    const cls *cs = m->classes.p;
+    const uint32_t *t = m->touched.p;
+    uint64_t refs = 0;
+    for (size_t k = 0; k < m->touched.n; k++) {
+        const cls *c = &cs[t[k]];
+        const uint8_t *ft = (const uint8_t *)m->fields.p + c->field_start;
+        uint64_t own = 0;
+        for (uint64_t j = 0; j < c->nfields; j++)
+            own += ft[j] == B_OBJECT;
+        refs += own * c->chunk_count;
+    }
+    return refs;
+}
+
 /* ---- the chunks (pass 1) ---------------------------------------------------------- */
 
 /* Ends the open chunk at end: its instances per class go to hist. */
@@ -466,6 +660,8 @@ static int chunk_close(imp *m, uint64_t end)
 {
     if (!m->chunks.n)
         return 0;
+    if (m->r.tap)
+        m->keep_refs += m->cur_fixed_refs + m->cur_class_refs + chunk_instance_refs(m);
     chunk *c = (chunk *)m->chunks.p + m->chunks.n - 1;
     c->end = end;
     c->objects = m->cur_objects;
@@ -489,6 +685,7 @@ static int chunk_close(imp *m, uint64_t end)
     c->hist_n = m->hist.n - c->hist_start;
     m->touched.n = 0;
     m->cur_objects = m->cur_fixed_refs = m->cur_classes = m->cur_class_refs = 0;
+    keep_end(m, c, end);
     return 0;
 }
 
@@ -507,6 +704,7 @@ static int chunk_open(imp *m, uint64_t off, uint64_t seg_end)
     c->start = off;
     c->seg_end = seg_end;
     c->point = SIZE_MAX;
+    keep_begin(m, off);
     if (m->r.kind == DS_GZIP) {
         _gcs_gzindex *ix = &m->gzi;
         size_t q = ix->used;
@@ -1770,10 +1968,20 @@ static int run_chunk(imp *m, pass2 *w, const chunk *c)
     return 0;
 }
 
-/* Positions worker stream r at chunk c: the dump in memory, or the file
- * read (or inflated from the chunk's access point) from there. */
+/* Positions worker stream r at chunk c: the dump in memory, the chunk as
+ * pass 1 kept it, or the file read (or inflated from the chunk's access
+ * point) from there. */
 static int open_chunk(imp *m, hr *r, const chunk *c)
 {
+    if (c->kept) {
+        _gcs_dumpstream_close(r);
+        r->buf = c->kept;
+        r->base = c->start;
+        r->pos = 0;
+        r->len = (size_t)(c->end - c->start);
+        r->eof = 1;
+        return 0;
+    }
     if (!m->path) {
         r->kind = DS_MEMORY;
         r->buf = m->data;
@@ -1833,12 +2041,12 @@ static void pass2_worker(void *arg, int t)
 {
     imp *m = arg;
     worker *wk = &m->workers[t];
-    const chunk *cs = m->chunks.p;
+    chunk *cs = m->chunks.p;
     for (;;) {
         uint64_t k = __atomic_fetch_add(&m->next_chunk, 1, __ATOMIC_RELAXED);
         if (k >= m->chunks.n || k > __atomic_load_n(&m->fail_at, __ATOMIC_RELAXED))
             break;
-        const chunk *c = &cs[k];
+        chunk *c = &cs[k];
         int ahead = lookahead_choice(wk, c);
         pass2 w = {.r = &wk->r,
                    .tmp_n = c->tmp_base,
@@ -1850,7 +2058,9 @@ static void pass2_worker(void *arg, int t)
         if (m->direct && c->run)
             _gcs_idmap_seek(&m->map, c->first_id, c->first_index, &w.cur);
         double t0 = thread_cpu();
-        if (open_chunk(m, &wk->r, c) < 0 || run_chunk(m, &w, c) < 0) {
+        int rc = open_chunk(m, &wk->r, c) < 0 || run_chunk(m, &w, c) < 0 ? -1 : 0;
+        keep_free(c);
+        if (rc < 0) {
             wk->fail_chunk = k;
             uint64_t seen = __atomic_load_n(&m->fail_at, __ATOMIC_RELAXED);
             while (k < seen && !__atomic_compare_exchange_n(&m->fail_at, &seen, k, 0, __ATOMIC_RELAXED,
@@ -2146,6 +2356,7 @@ static void imp_free(imp *m)
     free(m->class_edge);
     free(m->ids.p);
     _gcs_idmap_free(&m->map);
+    keep_trim(m, 0);
     free(m->chunks.p);
     free(m->hist.p);
     free(m->touched.p);
@@ -2649,6 +2860,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->rep.format = GCS_HEAPDUMP_HPROF;
     m->jlc = UINT32_MAX;
     m->chunk_bytes = __atomic_load_n(&chunk_bytes, __ATOMIC_RELAXED);
+    m->keep_limit = __atomic_load_n(&keep_limit, __ATOMIC_RELAXED);
     m->gzi.span = m->chunk_bytes;
     m->cut_at = &m->cut_plain;
     m->ordered = 1;
@@ -2662,12 +2874,17 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
             goto fail;
         if (m->r.kind == DS_GZIP)
             m->cut_at = &m->gzi.next_cut;
+        if (m->r.kind == DS_GZIP && m->keep_limit != 0) {
+            m->r.tap = keep_tap;
+            m->r.tap_arg = m;
+        }
     } else {
         m->r.buf = m->data;
         m->r.len = m->len;
     }
     if (scan(m) < 0)
         goto fail;
+    m->r.tap = NULL;
     m->rep.dump_bytes = hr_off(&m->r);
     m->rep.passes = 1;
     if (path)
@@ -2713,6 +2930,9 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
         goto fail;
     chunk_slices(m);
     m->direct = edges_direct(m);
+    /* pass 2's peak: the snapshot, the id map, the kept chunks (the
+     * records instead out of address order) */
+    keep_trim(m, m->direct ? keep_bound(m, n, m->nfields_total, m->map.bytes) : 0);
     m->popcnt = _gcs_cpu_popcnt();
     uint64_t nroots = m->rootids.n + m->rep.classes;
     m->addr_ids = m->direct && m->ids.p && m->ids_ascending;

@@ -83,6 +83,11 @@ typedef struct gcs_dumpstream {
     _gcs_gzindex *ix;        /* a first pass of a gzip dump records points here */
     struct ds_pipe *pipe;    /* gzip inflated on a thread of its own (dumpstream.c), or NULL */
     struct ds_members *mb;   /* gzip read member by member (libdeflate; dumpstream.c), or NULL */
+    /* a reader that keeps what it read (hprof.c, pass 1 of a gzip dump):
+     * before a refill drops buf[0..pos), the bytes at dump offsets base..,
+     * it hands them to tap(tap_arg, buf, pos, base); NULL: none */
+    void (*tap)(void *arg, const uint8_t *p, size_t n, uint64_t off);
+    void *tap_arg;
 } gcs_dumpstream;
 
 /* File source: moves the unread bytes to the front of the window and reads
@@ -156,6 +161,7 @@ typedef struct _gcs_idmap {
     unsigned dshift;
     uint32_t *dir;           /* [ndir + 1]: first index of each bucket of 2^dshift */
     uint64_t ndir;
+    uint64_t bytes;          /* the memory the map holds (sorted: the ids' too) */
 } _gcs_idmap;
 
 /* What the map's layout depends on, gathered as the ids are collected
@@ -289,6 +295,11 @@ void _gcs_hprof_set_chunk_bytes(size_t n);
 /* Has every later import call fn(arg) between its passes (NULL: none):
  * tests change the dump there, as a dump rewritten while it is read. */
 void _gcs_hprof_set_between_passes(void (*fn)(void *arg), void *arg);
+/* How much of a gzip dump pass 1 keeps inflated for pass 2, for every later
+ * import: -1 (the default) what the memory bar leaves (hprof.c, "chunks
+ * kept"), 0 nothing (pass 2 inflates every chunk again), or up to n bytes
+ * whatever the dump's counts: tests keep all of it, or a few chunks. */
+void _gcs_hprof_set_keep(int64_t n);
 /* The V8 .heapsnapshot importer (v8snap.c). */
 gcs_snapshot *_gcs_v8_import(const char *path, gcs_heapdump_report *rep, gcs_err *err);
 /* 1 when the file at path starts with gzip's magic (the report's

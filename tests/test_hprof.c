@@ -773,6 +773,98 @@ static void test_gzip_members_damage(void **state)
     unlink(path);
 }
 
+/* path imported with pass 1 keeping up to keep bytes of it for pass 2
+ * (_gcs_hprof_set_keep), the file damaged between the passes where damage
+ * is set; as import_gz. */
+static gcs_snapshot *import_kept(const char *path, int64_t keep, int damage, int threads, size_t chunk,
+                                 int members, gcs_heapdump_report *rep, char *msg, size_t msgsz)
+{
+    _gcs_hprof_set_keep(keep);
+    if (damage)
+        _gcs_hprof_set_between_passes(damage_file, NULL);
+    gcs_snapshot *g = import_gz(path, threads, chunk, members, rep, msg, msgsz);
+    _gcs_hprof_set_between_passes(NULL, NULL);
+    _gcs_hprof_set_keep(-1);
+    return g;
+}
+
+/* Chunks pass 1 kept inflated (hprof.c, keep_begin): a gzip dump in
+ * address order (the list with class mirrors among its objects, and the
+ * random graph of object arrays), one member through zlib and HotSpot's
+ * members, imports exactly as from memory whether pass 1 keeps all of it,
+ * about a third (chunks dropped half way where the bound runs out) or
+ * none, on 1 and 4 threads and chunks of a few records to the default.
+ * That pass 2 read the kept chunks, and only those: the file damaged
+ * between the passes two thirds in still imports when everything was
+ * kept, and fails in one line when nothing was and when the dump is
+ * shuffled (its kept chunks are freed before pass 2: its records need the
+ * room). */
+static void test_gzip_kept(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-hprof-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    static const size_t chunks[] = {0, 8192, 700};
+    for (int shape = 0; shape < 3; shape++) {
+        /* over pass 1's window of 4 MiB, which it then drops as it reads on */
+        hgen d = shape == 0   ? hprof_generate_mirrors(HG_LIST, 150000, 1, 0, 64 << 10, 6)
+                 : shape == 1 ? hprof_generate_shape(HG_ARRAYS, 60000, 4, 0, 64 << 10, 7)
+                              : hprof_generate_shape(HG_TREE, 20000, 2, 1, 64 << 10, 8); /* shuffled */
+        gcs_heapdump_report rm, r;
+        gcs_snapshot *gm = import_with(&d, NULL, 1, 0, &rm);
+        const int64_t keeps[] = {INT64_MAX, (int64_t)d.n / 3, 0};
+        for (int members = 0; members <= 1; members++) {
+            hgen z = hprof_gzip_members(d.p, d.n, members ? 4096 : d.n, members ? 4096 : 0, 1, 0);
+            write_bytes(path, z.p, z.n);
+            for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++)
+                for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
+                    for (int t = 1; t <= 4; t += 3) {
+                        gcs_snapshot *g = import_kept(path, keeps[k], 0, t, chunks[c], 1, &r, NULL, 0);
+                        assert_non_null(g);
+                        assert_int_equal(r.gzip_members, members ? (d.n + 4095) / 4096 : 0);
+                        assert_same_but_file(gm, &rm, g, r);
+                        gcs_snapshot_free(g);
+                    }
+            damaged_path = path;
+            damaged_at = z.n * 2 / 3; /* deflate data: the middle of a member */
+            if (members) {
+                static size_t at[4096];
+                size_t nm = member_starts(&z, at, 4095), m = nm * 2 / 3;
+                assert_true(nm > 3 && nm < 4095);
+                damaged_at = at[m] + (at[m + 1] - at[m]) / 2;
+            }
+            for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++)
+                for (int t = 1; t <= 4; t += 3) {
+                    char msg[600];
+                    write_bytes(path, z.p, z.n);
+                    gcs_snapshot *g = import_kept(path, keeps[k], 1, t, 8192, 1, &r, msg, sizeof msg);
+                    if (k == 0 && shape < 2) {
+                        if (!g)
+                            fail_msg("shape %d, members %d, %d threads, all kept: %s", shape, members, t, msg);
+                        assert_same_but_file(gm, &rm, g, r);
+                    } else if (k == 1 && shape < 2) { /* whether that chunk was kept */
+                        if (g)
+                            assert_same_but_file(gm, &rm, g, r);
+                        else
+                            assert_non_null(strstr(msg, ": offset "));
+                    } else {
+                        if (g)
+                            fail_msg("shape %d, members %d, %d threads, keep %lld: imported", shape, members, t,
+                                     (long long)keeps[k]);
+                        assert_non_null(strstr(msg, ": offset "));
+                    }
+                    gcs_snapshot_free(g);
+                }
+            free(z.p);
+        }
+        gcs_snapshot_free(gm);
+        free(d.p);
+    }
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -785,7 +877,7 @@ int main(void)
         cmocka_unit_test(test_dumped_twice),      cmocka_unit_test(test_gzip_damage),
         cmocka_unit_test(test_changed_between_passes),
         cmocka_unit_test(test_gzip_members),      cmocka_unit_test(test_gzip_members_jvm),
-        cmocka_unit_test(test_gzip_members_damage),
+        cmocka_unit_test(test_gzip_members_damage), cmocka_unit_test(test_gzip_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
