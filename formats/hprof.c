@@ -101,6 +101,9 @@ void _gcs_hprof_set_between_passes(void (*fn)(void *arg), void *arg)
 }
 
 static int64_t keep_limit = -1; /* _gcs_hprof_set_keep */
+static int ahead_mode = -1;     /* _gcs_hprof_set_ahead */
+
+void _gcs_hprof_set_ahead(int mode) { __atomic_store_n(&ahead_mode, mode < 0 ? -1 : mode > 0, __ATOMIC_RELAXED); }
 
 void _gcs_hprof_set_keep(int64_t n) { __atomic_store_n(&keep_limit, n < 0 ? -1 : n, __ATOMIC_RELAXED); }
 
@@ -279,6 +282,8 @@ typedef struct pass2 {
     uint64_t acid;           /* the class of the last object array read, if ac_known */
     const cls *ac;
     int ac_known;
+    int batch;               /* direct: references stored as their granules, resolved after the chunk
+                              * (resolve_refs) */
     /* the look-ahead (prefetch_ahead): a cursor, records ahead of the
      * one being read, and the class of its last instance */
     int ahead;               /* look ahead (lookahead_choice) */
@@ -342,6 +347,7 @@ typedef struct imp {
     uint64_t forced_cuts;
     int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
     int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
+    int batchable;          /* direct, and every id's granule fits a reference code (ref_code) */
     int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
     uint32_t *edst;         /* direct: the snapshot's edges, where pass 2 writes references */
     uint64_t *class_edge;   /* direct: per class, its first edge where no chunk's run holds it; else
@@ -356,6 +362,7 @@ typedef struct imp {
     _gcs_gzindex gzi;
     /* gzip: the chunks pass 1 keeps inflated for pass 2 (keep_begin) */
     int64_t keep_limit;     /* _gcs_hprof_set_keep's when the import began */
+    int ahead_mode;         /* _gcs_hprof_set_ahead's when the import began */
     int keeping;            /* the open chunk's bytes go to keep_buf */
     uint8_t *keep_buf;      /* a mapping of keep_cap bytes, keep_len of them the open chunk's first */
     size_t keep_len, keep_cap;
@@ -901,6 +908,11 @@ static uint64_t array_run(imp *m, hr *r, uint64_t end)
  * refused when the ids were indexed; a dump that changed between the
  * passes is caught by its chunk's counts, which count TMP_HEADER words per
  * object whatever its record, before any record is written past them.) */
+/* References as pass 2 stores them where it resolves them later
+ * (resolve_refs): a granule of the id map, or one of these. */
+#define REF_NULL GCS_SNAPSHOT_NULL          /* a NULL reference, and a class hole's place (write_classes) */
+#define REF_MISSING (GCS_SNAPSHOT_NULL - 1) /* an id no object can have */
+
 #define TMP_HEADER 4     /* index, words, nptrs, type */
 #define TMP_RUN_HEADER 2 /* index | TMP_RUN, its class */
 #define TMP_RUN 0x80000000u
@@ -977,6 +989,8 @@ __attribute__((noinline)) static holes_passed past_holes(imp *m, const _gcs_idma
             return h;
         gcs_assert_internal(m->class_edge[c - (const cls *)m->classes.p] == UINT64_MAX);
         m->g->edge_start[first_index + h.objects] = h.tmp_n;
+        for (uint64_t k = 0; k < 2 + c->nstatics; k++) /* resolve_refs passes them over */
+            m->edst[h.tmp_n + k] = REF_NULL;
         h.tmp_n += 2 + c->nstatics;
         if (++h.objects >= run)
             return h;
@@ -1023,6 +1037,81 @@ __attribute__((always_inline)) static inline uint32_t ref_index(const _gcs_idmap
     }
     ++*found;
     return t;
+}
+
+/* ---- references resolved in batches (direct) ------------------------------------------- */
+
+/* A dump whose references go to random places spends pass 2 waiting on
+ * the id map's words, one lookup per reference, which the look-ahead
+ * prefetches only as far as it parses ahead (16 records).  Direct, where
+ * every chunk's references fill a range of the snapshot's edges, pass 2
+ * can store each reference as its granule (ref_code: the id map's
+ * coordinate, computed without loading anything) and resolve the chunk's
+ * range afterwards in a loop of its own (resolve_refs), which does nothing
+ * but lookups and so can keep many of them in flight: the word of the
+ * reference REF_AHEAD places on is prefetched.  The range is the chunk's
+ * last, still in the cache.  Whether it pays is a chunk's look-ahead
+ * choice (lookahead_choice): a tree or list, whose lookups hit, does not
+ * batch them. */
+#define REF_AHEAD 32
+
+/* Reference ref as resolve_refs takes it: REF_NULL, REF_MISSING, or its
+ * granule (m->batchable: below REF_MISSING). */
+__attribute__((always_inline)) static inline uint32_t ref_code(const _gcs_idmap *map, uint64_t ref)
+{
+    if (!ref)
+        return REF_NULL;
+    uint64_t d = ref - map->min, g = d >> map->gshift;
+    return (d & map->gmask) || g > map->gmax ? REF_MISSING : (uint32_t)g;
+}
+
+/* e[0..n) from codes to indices: ref_index's for the references the codes
+ * stand for. */
+__attribute__((always_inline)) static inline void resolve_refs_hw(const _gcs_idmap *map, uint32_t *e, uint64_t n,
+                                                                  int hw, uint64_t *found, uint64_t *missing)
+{
+    uint64_t f = 0, miss = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (i + REF_AHEAD < n && e[i + REF_AHEAD] < REF_MISSING)
+            _gcs_idmap_prefetch_granule(map, e[i + REF_AHEAD]);
+        uint32_t c = e[i];
+        if (c == REF_NULL)
+            continue;
+        uint32_t t = c == REF_MISSING ? IDMAP_NONE : _gcs_idmap_find_granule_hw(map, c, hw);
+        miss += t == IDMAP_NONE;
+        f += t != IDMAP_NONE;
+        e[i] = t == IDMAP_NONE ? GCS_SNAPSHOT_NULL : t;
+    }
+    *found += f;
+    *missing += miss;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TARGET_POPCNT __attribute__((target("popcnt")))
+#else /* never called: _gcs_cpu_popcnt says no */
+#define TARGET_POPCNT
+#endif
+
+static void resolve_refs_sw(const _gcs_idmap *map, uint32_t *e, uint64_t n, uint64_t *found, uint64_t *missing)
+{
+    resolve_refs_hw(map, e, n, 0, found, missing);
+}
+
+TARGET_POPCNT static void resolve_refs_popcnt(const _gcs_idmap *map, uint32_t *e, uint64_t n, uint64_t *found,
+                                              uint64_t *missing)
+{
+    resolve_refs_hw(map, e, n, 1, found, missing);
+}
+
+/* The chunk's references stored by pass 2 as codes (w->batch), edges
+ * [from, to) of the snapshot, resolved. */
+static void resolve_refs(imp *m, pass2 *w, uint64_t from, uint64_t to)
+{
+    const _gcs_idmap map = m->map; /* in locals: the stores are of uint32_t */
+    if (m->popcnt)
+        resolve_refs_popcnt(&map, m->edst + from, to - from, &w->references, &w->missing_refs);
+    else
+        resolve_refs_sw(&map, m->edst + from, to - from, &w->references, &w->missing_refs);
 }
 
 /* The index of the object with id, the next one of the chunk w reads, or
@@ -1084,7 +1173,7 @@ static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes
 
 static inline void add_ref(imp *m, pass2 *w, uint64_t ref)
 {
-    *w->wp++ = ref_index(&m->map, ref, 0, &w->references, &w->missing_refs);
+    *w->wp++ = w->batch ? ref_code(&m->map, ref) : ref_index(&m->map, ref, 0, &w->references, &w->missing_refs);
     w->tmp_n++;
 }
 
@@ -1431,6 +1520,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     uint64_t *block_refs = direct ? NULL : wk->block_refs;
     const unsigned bshift = m->bshift;
     uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0;
+    const int batch = w->batch;
     int64_t k = 0;
     const char *bad = NULL;
     for (;;) {
@@ -1473,8 +1563,12 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
             tmp_n += TMP_HEADER;
             block_refs[b] += nrefs;
         }
-        for (uint32_t j = 0; j < nrefs; j++)
-            out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
+        if (direct && batch)
+            for (uint32_t j = 0; j < nrefs; j++)
+                out[j] = ref_code(&map, read_id(p + fixed + ro[j], id));
+        else
+            for (uint32_t j = 0; j < nrefs; j++)
+                out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
         tmp_n += nrefs;
         objects++;
         pos += rec;
@@ -1489,12 +1583,6 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     w->jvm_bytes += (uint64_t)k * c->jvm_size;
     return bad ? hr_fail(r, hr_off(r), bad) : k;
 }
-
-#if defined(__x86_64__) || defined(__i386__)
-#define TARGET_POPCNT __attribute__((target("popcnt")))
-#else /* never called: _gcs_cpu_popcnt says no */
-#define TARGET_POPCNT
-#endif
 
 /* The four versions of a pass-2 run (hw: popcnt; direct: stored at the
  * indices), each compiled for its case, and name, which calls the one for
@@ -1566,6 +1654,7 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
     const unsigned bshift = m->bshift;
     const uint64_t tmp_end = w->tmp_end;
     uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0, jvm_bytes = 0;
+    const int batch = w->batch;
     int64_t k = 0;
     const char *bad = NULL;
     for (;;) {
@@ -1619,8 +1708,12 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
             block_refs[b] += n;
         }
         const uint8_t *v = p + fixed;
-        for (uint64_t j = 0; j < n; j++)
-            out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
+        if (direct && batch)
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = ref_code(&map, read_id(v + j * id, id));
+        else
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
         tmp_n += n;
         objects++;
         jvm_bytes += bytes;
@@ -1965,6 +2058,8 @@ static int run_chunk(imp *m, pass2 *w, const chunk *c)
                  (unsigned long long)objects, (unsigned long long)refs);
         return hr_fail(r, c->start, msg);
     }
+    if (w->batch)
+        resolve_refs(m, w, c->tmp_base, w->tmp_n);
     return 0;
 }
 
@@ -2047,14 +2142,15 @@ static void pass2_worker(void *arg, int t)
         if (k >= m->chunks.n || k > __atomic_load_n(&m->fail_at, __ATOMIC_RELAXED))
             break;
         chunk *c = &cs[k];
-        int ahead = lookahead_choice(wk, c);
+        int ahead = m->ahead_mode >= 0 ? m->ahead_mode : lookahead_choice(wk, c);
         pass2 w = {.r = &wk->r,
                    .tmp_n = c->tmp_base,
                    .tmp_end = c->tmp_base + (m->direct ? c->run_refs : c->refs + TMP_HEADER * c->objects),
                    .wk = wk,
                    .first_index = c->first_index,
                    .chunk_objects = m->direct ? c->run : c->objects,
-                   .ahead = ahead};
+                   .batch = m->batchable && ahead,
+                   .ahead = ahead && !m->batchable};
         if (m->direct && c->run)
             _gcs_idmap_seek(&m->map, c->first_id, c->first_index, &w.cur);
         double t0 = thread_cpu();
@@ -2861,6 +2957,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->jlc = UINT32_MAX;
     m->chunk_bytes = __atomic_load_n(&chunk_bytes, __ATOMIC_RELAXED);
     m->keep_limit = __atomic_load_n(&keep_limit, __ATOMIC_RELAXED);
+    m->ahead_mode = __atomic_load_n(&ahead_mode, __ATOMIC_RELAXED);
     m->gzi.span = m->chunk_bytes;
     m->cut_at = &m->cut_plain;
     m->ordered = 1;
@@ -2934,6 +3031,7 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
      * records instead out of address order) */
     keep_trim(m, m->direct ? keep_bound(m, n, m->nfields_total, m->map.bytes) : 0);
     m->popcnt = _gcs_cpu_popcnt();
+    m->batchable = m->direct && !m->map.sorted && m->map.gmax < REF_MISSING;
     uint64_t nroots = m->rootids.n + m->rep.classes;
     m->addr_ids = m->direct && m->ids.p && m->ids_ascending;
     /* pass 2 writes every type; the snapshot takes the ids over, or they are freed */

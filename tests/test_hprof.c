@@ -865,6 +865,73 @@ static void test_gzip_kept(void **state)
     unlink(path);
 }
 
+static void put_be64(uint8_t *p, uint64_t v)
+{
+    for (int b = 0; b < 8; b++)
+        p[b] = (uint8_t)(v >> (56 - 8 * b));
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++)
+        v = v << 8 | p[b];
+    return v;
+}
+
+/* References resolved in batches after each chunk (hprof.c, resolve_refs:
+ * the look-ahead's way in address order) or one at a time: the same
+ * snapshot and report, on 1 and 4 threads and chunks of a few records to
+ * the default -- with references to no object (an aligned id between two
+ * objects, a misaligned one, ids below and above every object's) counted
+ * as missing, NULLs, and class mirrors among the objects (holes in the
+ * chunks' runs, whose references write_classes fills after pass 2). */
+static void test_batched_refs(void **state)
+{
+    (void)state;
+    for (int mirrors = 0; mirrors <= 1; mirrors++) {
+        hgen d = mirrors ? hprof_generate_mirrors(HG_RANDOM, 20000, 4, 0, 64 << 10, 31)
+                         : hprof_generate_spread(HG_RANDOM, 20000, 4, 0, 64 << 10, 31, 64);
+        /* the instances: of class Node (hprof_gen.h's hprof_generate_layout) */
+        const uint64_t c_node = mirrors ? 0x700000000ull + 2 * 20000 / 3 * 40 + 8 : 0x700000000ull - 0x100;
+        static size_t at[30000];
+        size_t n = 0;
+        for (size_t o = 0; o + 21 <= d.n && n < 30000; o++)
+            if (d.p[o] == 0x21 && get_be64(d.p + o + 13) == c_node)
+                at[n++] = o;
+        assert_int_equal(n, 20000);
+        for (size_t i = 0; i < n; i++) {
+            uint8_t *f = d.p + at[i] + 1 + 8 + 4 + 8 + 4; /* the reference fields */
+            if (i % 5 == 0 && get_be64(f))
+                put_be64(f, get_be64(f) + 8); /* mirrors: between objects 40 bytes apart; else misaligned (64) */
+            if (i % 7 == 0)
+                put_be64(f + 8, get_be64(f + 8) + 4); /* misaligned */
+            if (i % 11 == 0)
+                put_be64(f + 16, 0x10);
+            if (i % 13 == 0)
+                put_be64(f + 24, 0xffff000000000000ull);
+            if (i % 17 == 0)
+                put_be64(f, 0);
+        }
+        gcs_heapdump_report r0, r;
+        _gcs_hprof_set_ahead(0);
+        gcs_snapshot *g0 = import_with(&d, NULL, 1, 0, &r0);
+        assert_true(r0.missing_refs > n / 3);
+        for (int ahead = 0; ahead <= 1; ahead++) {
+            _gcs_hprof_set_ahead(ahead);
+            for (int t = 1; t <= 4; t += 3)
+                for (size_t chunk = 0; chunk <= 4096; chunk += 4096) {
+                    gcs_snapshot *g = import_with(&d, NULL, t, chunk ? chunk : 700, &r);
+                    assert_same(g0, g, &r0, &r);
+                    gcs_snapshot_free(g);
+                }
+        }
+        _gcs_hprof_set_ahead(-1);
+        gcs_snapshot_free(g0);
+        free(d.p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -878,6 +945,7 @@ int main(void)
         cmocka_unit_test(test_changed_between_passes),
         cmocka_unit_test(test_gzip_members),      cmocka_unit_test(test_gzip_members_jvm),
         cmocka_unit_test(test_gzip_members_damage), cmocka_unit_test(test_gzip_kept),
+        cmocka_unit_test(test_batched_refs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
