@@ -347,7 +347,8 @@ typedef struct imp {
     uint64_t forced_cuts;
     int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
     int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
-    int batchable;          /* direct, and every id's granule fits a reference code (ref_code) */
+    int batchable;          /* every id's granule fits a reference code (ref_code), and the map is a bitmap */
+    int batch_records;      /* out of address order: references stored as codes, resolved by edge_worker */
     int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
     uint32_t *edst;         /* direct: the snapshot's edges, where pass 2 writes references */
     uint64_t *class_edge;   /* direct: per class, its first edge where no chunk's run holds it; else
@@ -1103,15 +1104,16 @@ TARGET_POPCNT static void resolve_refs_popcnt(const _gcs_idmap *map, uint32_t *e
     resolve_refs_hw(map, e, n, 1, found, missing);
 }
 
-/* The chunk's references stored by pass 2 as codes (w->batch), edges
- * [from, to) of the snapshot, resolved. */
-static void resolve_refs(imp *m, pass2 *w, uint64_t from, uint64_t to)
+/* References e[0..n) stored as codes (pass2's batch), resolved: direct,
+ * a chunk's edges after pass 2 read it; out of address order, a bucket's
+ * after edge_worker put them in order. */
+static void resolve_refs(const imp *m, uint32_t *e, uint64_t n, uint64_t *found, uint64_t *missing)
 {
     const _gcs_idmap map = m->map; /* in locals: the stores are of uint32_t */
     if (m->popcnt)
-        resolve_refs_popcnt(&map, m->edst + from, to - from, &w->references, &w->missing_refs);
+        resolve_refs_popcnt(&map, e, n, found, missing);
     else
-        resolve_refs_sw(&map, m->edst + from, to - from, &w->references, &w->missing_refs);
+        resolve_refs_sw(&map, e, n, found, missing);
 }
 
 /* The index of the object with id, the next one of the chunk w reads, or
@@ -1386,7 +1388,7 @@ static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t
             const cls *c = cid == w->la_cid ? w->la_c : class_find(m, cid);
             w->la_cid = cid;
             w->la_c = c;
-            if (c && c->dumped && c->value_bytes == nbytes && c->nrefs) {
+            if (c && c->dumped && c->value_bytes == nbytes && c->nrefs && !w->batch) {
                 const uint32_t *ro = (const uint32_t *)m->refs.p + c->ref_start;
                 const uint8_t *v = q + 1 + 2 * id + 8;
                 for (uint32_t k = 0; k < c->nrefs && k < AHEAD_REFS; k++)
@@ -1401,7 +1403,7 @@ static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t
         if (next > lim)
             return 0;
         const uint8_t *v = q + 1 + 2 * id + 8;
-        for (uint64_t k = 0; k < n && k < AHEAD_REFS && p + 2 * id + 9 + (k + 1) * id <= r->len; k++)
+        for (uint64_t k = 0; k < n && k < AHEAD_REFS && !w->batch && p + 2 * id + 9 + (k + 1) * id <= r->len; k++)
             _gcs_idmap_prefetch(&m->map, get_id(m, v + k * id));
         break;
     }
@@ -1531,7 +1533,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
         __builtin_prefetch(p + READ_AHEAD);
         if (p[0] != S_INSTANCE_DUMP || read_id(p + 1 + id + 4, id) != cid || be32(p + 1 + 2 * id + 4) != nbytes)
             break;
-        if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, nrefs, direct))
+        if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, batch ? 0 : nrefs, direct))
             prefetch_ahead(m, r, w, off, lim);
         uint64_t oid = read_id(p + 1, id);
         uint32_t idx;
@@ -1563,7 +1565,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
             tmp_n += TMP_HEADER;
             block_refs[b] += nrefs;
         }
-        if (direct && batch)
+        if (batch)
             for (uint32_t j = 0; j < nrefs; j++)
                 out[j] = ref_code(&map, read_id(p + fixed + ro[j], id));
         else
@@ -1708,7 +1710,7 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
             block_refs[b] += n;
         }
         const uint8_t *v = p + fixed;
-        if (direct && batch)
+        if (batch)
             for (uint64_t j = 0; j < n; j++)
                 out[j] = ref_code(&map, read_id(v + j * id, id));
         else
@@ -2058,8 +2060,8 @@ static int run_chunk(imp *m, pass2 *w, const chunk *c)
                  (unsigned long long)objects, (unsigned long long)refs);
         return hr_fail(r, c->start, msg);
     }
-    if (w->batch)
-        resolve_refs(m, w, c->tmp_base, w->tmp_n);
+    if (w->batch && m->direct)
+        resolve_refs(m, m->edst + c->tmp_base, w->tmp_n - c->tmp_base, &w->references, &w->missing_refs);
     return 0;
 }
 
@@ -2149,8 +2151,8 @@ static void pass2_worker(void *arg, int t)
                    .wk = wk,
                    .first_index = c->first_index,
                    .chunk_objects = m->direct ? c->run : c->objects,
-                   .batch = m->batchable && ahead,
-                   .ahead = ahead && !m->batchable};
+                   .batch = m->direct ? m->batchable && ahead : m->batch_records,
+                   .ahead = ahead && !(m->direct && m->batchable)};
         if (m->direct && c->run)
             _gcs_idmap_seek(&m->map, c->first_id, c->first_index, &w.cur);
         double t0 = thread_cpu();
@@ -2758,6 +2760,7 @@ typedef struct edge_job {
     const uint64_t *ext_at;   /* [nblocks + 1]: bucket b's are ext[ext_at[b] .. ext_at[b + 1]) */
     uint64_t next, bad;       /* atomic: the next bucket; the first object not placed (UINT64_MAX) */
     int oom;                  /* atomic: a worker could not start */
+    uint64_t found, missing;  /* atomic: m->batch_records, the references resolved (resolve_refs) */
 } edge_job;
 
 static void edge_worker(void *arg, int t)
@@ -2773,7 +2776,7 @@ static void edge_worker(void *arg, int t)
     /* the places of a bucket's records, by index within it: the worker's
      * own, used again for every bucket, so that it stays in the cache
      * (addr[] would be pages first touched here) */
-    uint64_t *place = malloc(sizeof *place << bshift);
+    uint64_t *place = malloc(sizeof *place << bshift), found = 0, missing = 0;
     if (!place) {
         __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
         return;
@@ -2834,6 +2837,8 @@ static void edge_worker(void *arg, int t)
             }
             at += k;
         }
+        if (m->batch_records && bad == UINT64_MAX)
+            resolve_refs(m, g->edges + j->base[b], at - j->base[b], &found, &missing);
         if (bad != UINT64_MAX) {
             uint64_t seen = __atomic_load_n(&j->bad, __ATOMIC_RELAXED);
             while (bad < seen && !__atomic_compare_exchange_n(&j->bad, &seen, bad, 0, __ATOMIC_RELAXED,
@@ -2842,6 +2847,8 @@ static void edge_worker(void *arg, int t)
         }
     }
     free(place);
+    __atomic_fetch_add(&j->found, found, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&j->missing, missing, __ATOMIC_RELAXED);
 }
 
 /* The workers' extents, and their open blocks, grouped by bucket (a
@@ -2916,6 +2923,8 @@ static int edges_in_order(imp *m, gcs_err *err)
         nt = j.nblocks ? (int)j.nblocks : 1;
     if (j.bad == UINT64_MAX && !m->direct)
         _gcs_par_run(nt, edge_worker, &j);
+    m->rep.references += j.found;
+    m->rep.missing_refs += j.missing;
     free(j.base);
     free((void *)j.ext);
     free((void *)j.ext_at);
@@ -3031,7 +3040,8 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
      * records instead out of address order) */
     keep_trim(m, m->direct ? keep_bound(m, n, m->nfields_total, m->map.bytes) : 0);
     m->popcnt = _gcs_cpu_popcnt();
-    m->batchable = m->direct && !m->map.sorted && m->map.gmax < REF_MISSING;
+    m->batchable = !m->map.sorted && m->map.gmax < REF_MISSING;
+    m->batch_records = !m->direct && m->batchable && m->ahead_mode != 0;
     uint64_t nroots = m->rootids.n + m->rep.classes;
     m->addr_ids = m->direct && m->ids.p && m->ids_ascending;
     /* pass 2 writes every type; the snapshot takes the ids over, or they are freed */

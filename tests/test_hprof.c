@@ -879,19 +879,22 @@ static uint64_t get_be64(const uint8_t *p)
     return v;
 }
 
-/* References resolved in batches after each chunk (hprof.c, resolve_refs:
- * the look-ahead's way in address order) or one at a time: the same
- * snapshot and report, on 1 and 4 threads and chunks of a few records to
- * the default -- with references to no object (an aligned id between two
- * objects, a misaligned one, ids below and above every object's) counted
- * as missing, NULLs, and class mirrors among the objects (holes in the
- * chunks' runs, whose references write_classes fills after pass 2). */
+/* References resolved in batches (hprof.c, resolve_refs: in address order
+ * after each chunk, the look-ahead's way; out of it after edge_worker puts
+ * a bucket in order) or one at a time: the same snapshot and report, on 1
+ * and 4 threads and chunks of a few records to the default -- with
+ * references to no object (an aligned id between two objects, a misaligned
+ * one, ids below and above every object's) counted as missing, NULLs, and
+ * class mirrors among the objects (holes in the chunks' runs, whose
+ * references write_classes fills after pass 2). */
 static void test_batched_refs(void **state)
 {
     (void)state;
-    for (int mirrors = 0; mirrors <= 1; mirrors++) {
-        hgen d = mirrors ? hprof_generate_mirrors(HG_RANDOM, 20000, 4, 0, 64 << 10, 31)
-                         : hprof_generate_spread(HG_RANDOM, 20000, 4, 0, 64 << 10, 31, 64);
+    for (int variant = 0; variant < 3; variant++) {
+        const int mirrors = variant == 1;
+        hgen d = variant == 0   ? hprof_generate_spread(HG_RANDOM, 20000, 4, 0, 64 << 10, 31, 64)
+                 : variant == 1 ? hprof_generate_mirrors(HG_RANDOM, 20000, 4, 0, 64 << 10, 31)
+                                : hprof_generate_shape(HG_RANDOM, 20000, 4, 1, 64 << 10, 31); /* shuffled */
         /* the instances: of class Node (hprof_gen.h's hprof_generate_layout) */
         const uint64_t c_node = mirrors ? 0x700000000ull + 2 * 20000 / 3 * 40 + 8 : 0x700000000ull - 0x100;
         static size_t at[30000];
@@ -903,7 +906,7 @@ static void test_batched_refs(void **state)
         for (size_t i = 0; i < n; i++) {
             uint8_t *f = d.p + at[i] + 1 + 8 + 4 + 8 + 4; /* the reference fields */
             if (i % 5 == 0 && get_be64(f))
-                put_be64(f, get_be64(f) + 8); /* mirrors: between objects 40 bytes apart; else misaligned (64) */
+                put_be64(f, get_be64(f) + 8); /* between objects 40 bytes apart; misaligned where 64 */
             if (i % 7 == 0)
                 put_be64(f + 8, get_be64(f + 8) + 4); /* misaligned */
             if (i % 11 == 0)
