@@ -652,6 +652,8 @@ static uint64_t chunk_instance_refs(const imp *m)
     uint64_t refs = 0;
     for (size_t k = 0; k < m->touched.n; k++) {
         const cls *c = &cs[t[k]];
+        if (!c->nfields) /* fields.p is NULL while no class has a field */
+            continue;
         const uint8_t *ft = (const uint8_t *)m->fields.p + c->field_start;
         uint64_t own = 0;
         for (uint64_t j = 0; j < c->nfields; j++)
