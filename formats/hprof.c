@@ -30,7 +30,9 @@
  *           next of its chunk's run, its id checked against the ids pass 1
  *           saw there (object_index); otherwise the id map's lookup, and a
  *           look-ahead prefetches what the next records will miss on
- *           (prefetch_ahead, run_ahead).
+ *           (prefetch_ahead, run_ahead).  References to random places are
+ *           stored as the id map's granules and resolved in batches
+ *           (resolve_refs), after the chunk or after edges_in_order.
  *   then    out of address order, the objects' records put in index order
  *           a bucket at a time, which the caches hold (edges_in_order); the
  *           addresses, each object's fields checked on the way
@@ -896,6 +898,11 @@ static uint64_t array_run(imp *m, hr *r, uint64_t end)
     return k;
 }
 
+/* References as pass 2 stores them where it resolves them later
+ * (resolve_refs): a granule of the id map, or one of these. */
+#define REF_NULL GCS_SNAPSHOT_NULL          /* a NULL reference, and a class hole's place (write_classes) */
+#define REF_MISSING (GCS_SNAPSHOT_NULL - 1) /* an id no object can have */
+
 /* Per-object work of pass 2, object idx: its size, type, pointer count
  * and the place of its references.  Direct (edges_direct): stored at idx,
  * edge_start[idx] the place of its references in the snapshot's edges.
@@ -911,11 +918,6 @@ static uint64_t array_run(imp *m, hr *r, uint64_t end)
  * refused when the ids were indexed; a dump that changed between the
  * passes is caught by its chunk's counts, which count TMP_HEADER words per
  * object whatever its record, before any record is written past them.) */
-/* References as pass 2 stores them where it resolves them later
- * (resolve_refs): a granule of the id map, or one of these. */
-#define REF_NULL GCS_SNAPSHOT_NULL          /* a NULL reference, and a class hole's place (write_classes) */
-#define REF_MISSING (GCS_SNAPSHOT_NULL - 1) /* an id no object can have */
-
 #define TMP_HEADER 4     /* index, words, nptrs, type */
 #define TMP_RUN_HEADER 2 /* index | TMP_RUN, its class */
 #define TMP_RUN 0x80000000u
@@ -1042,20 +1044,22 @@ __attribute__((always_inline)) static inline uint32_t ref_index(const _gcs_idmap
     return t;
 }
 
-/* ---- references resolved in batches (direct) ------------------------------------------- */
+/* ---- references resolved in batches ---------------------------------------------------- */
 
 /* A dump whose references go to random places spends pass 2 waiting on
  * the id map's words, one lookup per reference, which the look-ahead
- * prefetches only as far as it parses ahead (16 records).  Direct, where
- * every chunk's references fill a range of the snapshot's edges, pass 2
- * can store each reference as its granule (ref_code: the id map's
- * coordinate, computed without loading anything) and resolve the chunk's
- * range afterwards in a loop of its own (resolve_refs), which does nothing
- * but lookups and so can keep many of them in flight: the word of the
- * reference REF_AHEAD places on is prefetched.  The range is the chunk's
- * last, still in the cache.  Whether it pays is a chunk's look-ahead
- * choice (lookahead_choice): a tree or list, whose lookups hit, does not
- * batch them. */
+ * prefetches only as far as it parses ahead (16 records).  So pass 2 may
+ * store each reference as its granule (ref_code: the id map's coordinate,
+ * computed without loading anything) and leave the lookups to a loop of
+ * their own (resolve_refs), which does nothing else and so keeps many in
+ * flight: the word of the reference REF_AHEAD places on is prefetched.
+ * Direct, every chunk's references fill a range of the snapshot's edges,
+ * resolved right after pass 2 read the chunk, still in the cache; where
+ * that pays is a chunk's look-ahead choice (lookahead_choice): a tree or
+ * list, whose lookups hit, does not batch them.  Out of address order the
+ * records hold the codes, and edge_worker resolves a bucket's edges once
+ * it has put them in order; an object's own lookup cannot wait (its
+ * bucket depends on it). */
 #define REF_AHEAD 32
 
 /* Reference ref as resolve_refs takes it: REF_NULL, REF_MISSING, or its
