@@ -719,6 +719,7 @@ static int pipe_start(gcs_dumpstream *r)
     P->src.ix = r->ix ? &P->ix : NULL;
     P->ix.span = r->ix ? r->ix->span : 0;
     P->src.own = NULL;
+    P->src.tap = NULL; /* the consumer's refills hand on what it read */
     if (pthread_mutex_init(&P->mu, NULL) != 0)
         goto undo;
     if (pthread_cond_init(&P->cv, NULL) != 0) {
@@ -769,6 +770,8 @@ int _gcs_dumpstream_refill(gcs_dumpstream *r, size_t cap)
 {
     if (r->kind == DS_MEMORY)
         return 0;
+    if (r->tap && r->pos)
+        r->tap(r->tap_arg, r->own, r->pos, r->base);
     memmove(r->own, r->own + r->pos, r->len - r->pos);
     r->base += r->pos;
     r->len -= r->pos;

@@ -10,7 +10,9 @@
  *           about 2 MiB at record boundaries, each with its objects and the
  *           references they hold (instances counted per class until the
  *           classes are resolved) -- in a gzip dump at the access points
- *           the reader records, so that a chunk can be inflated on its own.
+ *           the reader records, so that a chunk can be inflated on its own;
+ *           and, within the memory bar, a gzip dump's chunks as inflated,
+ *           so that pass 2 need not inflate those again (keep_begin).
  *   then    the ids indexed (hprof_ids.c: a rank bitmap over the id range,
  *           whose ranks are the dump's address order; the ids freed), the
  *           classes resolved, the snapshot allocated, and each chunk given
@@ -19,15 +21,18 @@
  *           otherwise only a count of words, the records going to buckets
  *           by index range.
  *   pass 2  parallel (par.c), a worker per thread taking chunks in file
- *           order and reading each itself (from memory, with pread, or
- *           inflating it from its access point): each object's size, type
+ *           order and reading each itself (from memory, as pass 1 kept
+ *           it, with pread, or inflating it from its access point): each
+ *           object's size, type
  *           and pointer count, its references as indices (place, add_ref;
  *           runs of instances of one class in a loop of their own,
  *           instance_run2).  In address order an object's index is the
  *           next of its chunk's run, its id checked against the ids pass 1
  *           saw there (object_index); otherwise the id map's lookup, and a
  *           look-ahead prefetches what the next records will miss on
- *           (prefetch_ahead, run_ahead).
+ *           (prefetch_ahead, run_ahead).  References to random places are
+ *           stored as the id map's granules and resolved in batches
+ *           (resolve_refs), after the chunk or after edges_in_order.
  *   then    out of address order, the objects' records put in index order
  *           a bucket at a time, which the caches hold (edges_in_order); the
  *           addresses, each object's fields checked on the way
@@ -46,13 +51,16 @@
  * B per object); out of address order, the records, 8 B per instance of a
  * run or 16 B per other object and 4 B per edge, the part of each worker's
  * last block per bucket left unused, and per worker 8 B per index of a
- * bucket (edges_in_order); a 4 MiB window per thread.
+ * bucket (edges_in_order); a 4 MiB window per thread; a gzip dump's kept
+ * chunks, up to what the bar leaves (keep_bound).
  *
  * Byte order: HPROF is big-endian.  Layout of the records: the HPROF format
  * of the JDK (jdk/src/hotspot/share/services/heapDumper.cpp's comment) and
  * Android's additions; docs/heap-dumps.md. */
+#define _GNU_SOURCE /* mremap */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "../common/internal.h"
@@ -93,6 +101,13 @@ void _gcs_hprof_set_between_passes(void (*fn)(void *arg), void *arg)
     between_passes = fn;
     between_arg = arg;
 }
+
+static int64_t keep_limit = -1; /* _gcs_hprof_set_keep */
+static int ahead_mode = -1;     /* _gcs_hprof_set_ahead */
+
+void _gcs_hprof_set_ahead(int mode) { __atomic_store_n(&ahead_mode, mode < 0 ? -1 : mode > 0, __ATOMIC_RELAXED); }
+
+void _gcs_hprof_set_keep(int64_t n) { __atomic_store_n(&keep_limit, n < 0 ? -1 : n, __ATOMIC_RELAXED); }
 
 /* top-level record tags */
 enum {
@@ -224,6 +239,8 @@ typedef struct chunk {
     uint64_t run, run_refs; /* direct: the indices of its run (its objects but classes, and the classes
                              * dumped elsewhere whose index falls inside: holes), their references */
     size_t point;           /* gzip: the access point it is inflated from (SIZE_MAX: the file's start) */
+    uint8_t *kept;          /* gzip: its bytes as pass 1 inflated them (keep_end), or NULL */
+    size_t kept_cap;        /* the mapping's bytes */
 } chunk;
 
 typedef struct hist_pair {
@@ -267,6 +284,8 @@ typedef struct pass2 {
     uint64_t acid;           /* the class of the last object array read, if ac_known */
     const cls *ac;
     int ac_known;
+    int batch;               /* direct: references stored as their granules, resolved after the chunk
+                              * (resolve_refs) */
     /* the look-ahead (prefetch_ahead): a cursor, records ahead of the
      * one being read, and the class of its last instance */
     int ahead;               /* look ahead (lookahead_choice) */
@@ -330,6 +349,8 @@ typedef struct imp {
     uint64_t forced_cuts;
     int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
     int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
+    int batchable;          /* every id's granule fits a reference code (ref_code), and the map is a bitmap */
+    int batch_records;      /* out of address order: references stored as codes, resolved by edge_worker */
     int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
     uint32_t *edst;         /* direct: the snapshot's edges, where pass 2 writes references */
     uint64_t *class_edge;   /* direct: per class, its first edge where no chunk's run holds it; else
@@ -342,6 +363,15 @@ typedef struct imp {
     uint64_t cut_plain;     /* plain or memory: the next chunk starts at a record at or after this */
     const uint64_t *cut_at; /* &cut_plain, or &gzi.next_cut for gzip */
     _gcs_gzindex gzi;
+    /* gzip: the chunks pass 1 keeps inflated for pass 2 (keep_begin) */
+    int64_t keep_limit;     /* _gcs_hprof_set_keep's when the import began */
+    int ahead_mode;         /* _gcs_hprof_set_ahead's when the import began */
+    int keeping;            /* the open chunk's bytes go to keep_buf */
+    uint8_t *keep_buf;      /* a mapping of keep_cap bytes, keep_len of them the open chunk's first */
+    size_t keep_len, keep_cap;
+    uint64_t keep_start;    /* the open chunk's start */
+    uint64_t kept;          /* bytes kept, the open chunk's included */
+    uint64_t keep_refs;     /* references in the closed chunks (instances: their class's own fields only) */
     /* pass 2 */
     gcs_snapshot *g;
     unsigned nworkers;
@@ -459,6 +489,182 @@ static cls *class_find(const imp *m, uint64_t id)
 }
 
 
+/* ---- chunks kept inflated (gzip, pass 1) ------------------------------------------- */
+
+/* A gzip dump's pass 2 would inflate it a second time, as much CPU as the
+ * rest of the import (docs/heap-dumps.md), unless pass 1 keeps a chunk's
+ * bytes as it inflated them: pass 2 then reads that chunk from memory.
+ * What is kept is bounded by the issue's memory bar, 16 B per object + 8
+ * per reference beyond the snapshot, less the import's buffers: in pass 1
+ * the bar of the objects and references read so far (keep_allowed), and
+ * between the passes, less the id map too, the bar of the whole dump
+ * (keep_trim), since pass 2's peak is the snapshot, the id map and the
+ * kept chunks; a chunk is freed as soon as pass 2 has read it.  (Pass 1's
+ * ids, 8 B per object beside the kept chunks, are less than the snapshot
+ * that is not yet allocated then.)  Only a dump
+ * in address order keeps them: out of it pass 2's records take that room
+ * (the pool), so that pass 1 stops keeping when the order breaks and the
+ * chunks kept are freed before pass 2 (keep_trim).  The bytes are
+ * copied as they leave pass 1's window (keep_tap) into a mapping of the
+ * chunk's own, which munmap gives back to the system at once. */
+
+static void keep_unmap(uint8_t *p, size_t cap)
+{
+    if (p)
+        munmap(p, cap);
+}
+
+/* What the import's buffers take beside the kept chunks, at most: per
+ * thread a window of HPROF_BUF and a gzip member's input and output (pass
+ * 2), and pass 1's read-ahead blocks. */
+static uint64_t keep_reserve(void) { return (uint64_t)(_gcs_heapdump_threads() + 1) * (2 * HPROF_BUF); }
+
+/* The bytes that may be kept for objects objects and refs references
+ * beside map bytes of id map (0 in pass 1): the bar less those and the
+ * buffers. */
+static uint64_t keep_bound(const imp *m, uint64_t objects, uint64_t refs, uint64_t map)
+{
+    if (m->keep_limit >= 0)
+        return (uint64_t)m->keep_limit;
+    uint64_t bar = 16 * objects + 8 * refs, off = keep_reserve() + map;
+    return bar > off ? bar - off : 0;
+}
+
+/* The bytes pass 1 may keep now (kept included). */
+static uint64_t keep_allowed(const imp *m)
+{
+    return keep_bound(m, m->ids.n, m->keep_refs + m->cur_fixed_refs + m->cur_class_refs, 0);
+}
+
+/* The open chunk is not kept after all. */
+static void keep_drop(imp *m)
+{
+    keep_unmap(m->keep_buf, m->keep_cap);
+    m->kept -= m->keep_len;
+    m->keep_buf = NULL;
+    m->keep_len = m->keep_cap = 0;
+    m->keeping = 0;
+}
+
+/* n more bytes of the open chunk kept -- or none of it, where the bound or
+ * memory runs out. */
+static void keep_append(imp *m, const uint8_t *p, size_t n)
+{
+    if (!m->ordered || m->kept + n > keep_allowed(m)) {
+        keep_drop(m);
+        return;
+    }
+    if (m->keep_len + n > m->keep_cap) {
+        size_t cap = m->keep_cap ? m->keep_cap : ((m->chunk_bytes + m->chunk_bytes / 2) | 4095) + 1;
+        while (cap < m->keep_len + n)
+            cap *= 2;
+        void *q = m->keep_buf ? mremap(m->keep_buf, m->keep_cap, cap, MREMAP_MAYMOVE)
+                              : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (q == MAP_FAILED) {
+            keep_drop(m);
+            return;
+        }
+        m->keep_buf = q;
+        m->keep_cap = cap;
+    }
+    memcpy(m->keep_buf + m->keep_len, p, n);
+    m->keep_len += n;
+    m->kept += n;
+}
+
+/* pass 1's window drops [off, off + n): the open chunk's part of it kept */
+static void keep_tap(void *arg, const uint8_t *p, size_t n, uint64_t off)
+{
+    imp *m = arg;
+    if (!m->keeping)
+        return;
+    uint64_t at = m->keep_start + m->keep_len;
+    gcs_assert_internal(off <= at); /* keep_begin: the chunk's start was in the window */
+    if (off + n > at)
+        keep_append(m, p + (at - off), (size_t)(off + n - at));
+}
+
+/* The chunk opening at off is kept if the bound leaves room for one of
+ * chunk_bytes now and its start is still in the window (a record's start,
+ * unless a refill inside the record dropped it: rare, and then not kept). */
+static void keep_begin(imp *m, uint64_t off)
+{
+    if (!m->r.tap || !m->ordered || off < m->r.base)
+        return;
+    uint64_t allowed = keep_allowed(m);
+    if (allowed < m->kept || allowed - m->kept < m->chunk_bytes)
+        return;
+    m->keeping = 1;
+    m->keep_start = off;
+    m->keep_len = 0;
+}
+
+/* The open chunk c ends at end: its bytes still in the window kept, and the
+ * whole chunk handed to c. */
+static void keep_end(imp *m, chunk *c, uint64_t end)
+{
+    if (!m->keeping)
+        return;
+    gcs_assert_internal(c->start == m->keep_start);
+    uint64_t at = m->keep_start + m->keep_len;
+    if (at > end) { /* the window dropped bytes of the next chunk's first record */
+        m->kept -= at - end;
+        m->keep_len = (size_t)(end - m->keep_start);
+    } else if (at < end) {
+        gcs_assert_internal(at >= m->r.base && end <= m->r.base + m->r.len);
+        keep_append(m, m->r.buf + (at - m->r.base), (size_t)(end - at));
+    }
+    if (!m->keeping)
+        return;
+    c->kept = m->keep_buf;
+    c->kept_cap = m->keep_cap;
+    m->keep_buf = NULL;
+    m->keep_len = m->keep_cap = 0;
+    m->keeping = 0;
+}
+
+/* Chunk c's kept bytes given back (pass 2 has read them). */
+static void keep_free(chunk *c)
+{
+    keep_unmap(c->kept, c->kept_cap);
+    c->kept = NULL;
+    c->kept_cap = 0;
+}
+
+/* The chunks kept given back, the last first, until at most keep bytes
+ * are: pass 2 inflates those again. */
+static void keep_trim(imp *m, uint64_t keep)
+{
+    keep_drop(m);
+    chunk *cs = m->chunks.p;
+    for (size_t k = m->chunks.n; k-- > 0 && m->kept > keep;)
+        if (cs[k].kept) {
+            m->kept -= cs[k].end - cs[k].start;
+            keep_free(&cs[k]);
+        }
+}
+
+/* The references of the open chunk's instances that pass 1 knows of: the
+ * reference fields their classes declare (a superclass's, perhaps not yet
+ * dumped, are left out). */
+static uint64_t chunk_instance_refs(const imp *m)
+{
+    const cls *cs = m->classes.p;
+    const uint32_t *t = m->touched.p;
+    uint64_t refs = 0;
+    for (size_t k = 0; k < m->touched.n; k++) {
+        const cls *c = &cs[t[k]];
+        if (!c->nfields) /* fields.p is NULL while no class has a field */
+            continue;
+        const uint8_t *ft = (const uint8_t *)m->fields.p + c->field_start;
+        uint64_t own = 0;
+        for (uint64_t j = 0; j < c->nfields; j++)
+            own += ft[j] == B_OBJECT;
+        refs += own * c->chunk_count;
+    }
+    return refs;
+}
+
 /* ---- the chunks (pass 1) ---------------------------------------------------------- */
 
 /* Ends the open chunk at end: its instances per class go to hist. */
@@ -466,6 +672,8 @@ static int chunk_close(imp *m, uint64_t end)
 {
     if (!m->chunks.n)
         return 0;
+    if (m->r.tap)
+        m->keep_refs += m->cur_fixed_refs + m->cur_class_refs + chunk_instance_refs(m);
     chunk *c = (chunk *)m->chunks.p + m->chunks.n - 1;
     c->end = end;
     c->objects = m->cur_objects;
@@ -489,6 +697,7 @@ static int chunk_close(imp *m, uint64_t end)
     c->hist_n = m->hist.n - c->hist_start;
     m->touched.n = 0;
     m->cur_objects = m->cur_fixed_refs = m->cur_classes = m->cur_class_refs = 0;
+    keep_end(m, c, end);
     return 0;
 }
 
@@ -507,6 +716,7 @@ static int chunk_open(imp *m, uint64_t off, uint64_t seg_end)
     c->start = off;
     c->seg_end = seg_end;
     c->point = SIZE_MAX;
+    keep_begin(m, off);
     if (m->r.kind == DS_GZIP) {
         _gcs_gzindex *ix = &m->gzi;
         size_t q = ix->used;
@@ -688,6 +898,11 @@ static uint64_t array_run(imp *m, hr *r, uint64_t end)
     return k;
 }
 
+/* References as pass 2 stores them where it resolves them later
+ * (resolve_refs): a granule of the id map, or one of these. */
+#define REF_NULL GCS_SNAPSHOT_NULL          /* a NULL reference, and a class hole's place (write_classes) */
+#define REF_MISSING (GCS_SNAPSHOT_NULL - 1) /* an id no object can have */
+
 /* Per-object work of pass 2, object idx: its size, type, pointer count
  * and the place of its references.  Direct (edges_direct): stored at idx,
  * edge_start[idx] the place of its references in the snapshot's edges.
@@ -779,6 +994,8 @@ __attribute__((noinline)) static holes_passed past_holes(imp *m, const _gcs_idma
             return h;
         gcs_assert_internal(m->class_edge[c - (const cls *)m->classes.p] == UINT64_MAX);
         m->g->edge_start[first_index + h.objects] = h.tmp_n;
+        for (uint64_t k = 0; k < 2 + c->nstatics; k++) /* resolve_refs passes them over */
+            m->edst[h.tmp_n + k] = REF_NULL;
         h.tmp_n += 2 + c->nstatics;
         if (++h.objects >= run)
             return h;
@@ -825,6 +1042,84 @@ __attribute__((always_inline)) static inline uint32_t ref_index(const _gcs_idmap
     }
     ++*found;
     return t;
+}
+
+/* ---- references resolved in batches ---------------------------------------------------- */
+
+/* A dump whose references go to random places spends pass 2 waiting on
+ * the id map's words, one lookup per reference, which the look-ahead
+ * prefetches only as far as it parses ahead (16 records).  So pass 2 may
+ * store each reference as its granule (ref_code: the id map's coordinate,
+ * computed without loading anything) and leave the lookups to a loop of
+ * their own (resolve_refs), which does nothing else and so keeps many in
+ * flight: the word of the reference REF_AHEAD places on is prefetched.
+ * Direct, every chunk's references fill a range of the snapshot's edges,
+ * resolved right after pass 2 read the chunk, still in the cache; where
+ * that pays is a chunk's look-ahead choice (lookahead_choice): a tree or
+ * list, whose lookups hit, does not batch them.  Out of address order the
+ * records hold the codes, and edge_worker resolves a bucket's edges once
+ * it has put them in order; an object's own lookup cannot wait (its
+ * bucket depends on it). */
+#define REF_AHEAD 32
+
+/* Reference ref as resolve_refs takes it: REF_NULL, REF_MISSING, or its
+ * granule (m->batchable: below REF_MISSING). */
+__attribute__((always_inline)) static inline uint32_t ref_code(const _gcs_idmap *map, uint64_t ref)
+{
+    if (!ref)
+        return REF_NULL;
+    uint64_t d = ref - map->min, g = d >> map->gshift;
+    return (d & map->gmask) || g > map->gmax ? REF_MISSING : (uint32_t)g;
+}
+
+/* e[0..n) from codes to indices: ref_index's for the references the codes
+ * stand for. */
+__attribute__((always_inline)) static inline void resolve_refs_hw(const _gcs_idmap *map, uint32_t *e, uint64_t n,
+                                                                  int hw, uint64_t *found, uint64_t *missing)
+{
+    uint64_t f = 0, miss = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (i + REF_AHEAD < n && e[i + REF_AHEAD] < REF_MISSING)
+            _gcs_idmap_prefetch_granule(map, e[i + REF_AHEAD]);
+        uint32_t c = e[i];
+        if (c == REF_NULL)
+            continue;
+        uint32_t t = c == REF_MISSING ? IDMAP_NONE : _gcs_idmap_find_granule_hw(map, c, hw);
+        miss += t == IDMAP_NONE;
+        f += t != IDMAP_NONE;
+        e[i] = t == IDMAP_NONE ? GCS_SNAPSHOT_NULL : t;
+    }
+    *found += f;
+    *missing += miss;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TARGET_POPCNT __attribute__((target("popcnt")))
+#else /* never called: _gcs_cpu_popcnt says no */
+#define TARGET_POPCNT
+#endif
+
+static void resolve_refs_sw(const _gcs_idmap *map, uint32_t *e, uint64_t n, uint64_t *found, uint64_t *missing)
+{
+    resolve_refs_hw(map, e, n, 0, found, missing);
+}
+
+TARGET_POPCNT static void resolve_refs_popcnt(const _gcs_idmap *map, uint32_t *e, uint64_t n, uint64_t *found,
+                                              uint64_t *missing)
+{
+    resolve_refs_hw(map, e, n, 1, found, missing);
+}
+
+/* References e[0..n) stored as codes (pass2's batch), resolved: direct,
+ * a chunk's edges after pass 2 read it; out of address order, a bucket's
+ * after edge_worker put them in order. */
+static void resolve_refs(const imp *m, uint32_t *e, uint64_t n, uint64_t *found, uint64_t *missing)
+{
+    const _gcs_idmap map = m->map; /* in locals: the stores are of uint32_t */
+    if (m->popcnt)
+        resolve_refs_popcnt(&map, e, n, found, missing);
+    else
+        resolve_refs_sw(&map, e, n, found, missing);
 }
 
 /* The index of the object with id, the next one of the chunk w reads, or
@@ -886,7 +1181,7 @@ static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes
 
 static inline void add_ref(imp *m, pass2 *w, uint64_t ref)
 {
-    *w->wp++ = ref_index(&m->map, ref, 0, &w->references, &w->missing_refs);
+    *w->wp++ = w->batch ? ref_code(&m->map, ref) : ref_index(&m->map, ref, 0, &w->references, &w->missing_refs);
     w->tmp_n++;
 }
 
@@ -1099,7 +1394,7 @@ static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t
             const cls *c = cid == w->la_cid ? w->la_c : class_find(m, cid);
             w->la_cid = cid;
             w->la_c = c;
-            if (c && c->dumped && c->value_bytes == nbytes && c->nrefs) {
+            if (c && c->dumped && c->value_bytes == nbytes && c->nrefs && !w->batch) {
                 const uint32_t *ro = (const uint32_t *)m->refs.p + c->ref_start;
                 const uint8_t *v = q + 1 + 2 * id + 8;
                 for (uint32_t k = 0; k < c->nrefs && k < AHEAD_REFS; k++)
@@ -1114,7 +1409,7 @@ static uint64_t ahead_step(imp *m, const hr *r, pass2 *w, uint64_t off, uint64_t
         if (next > lim)
             return 0;
         const uint8_t *v = q + 1 + 2 * id + 8;
-        for (uint64_t k = 0; k < n && k < AHEAD_REFS && p + 2 * id + 9 + (k + 1) * id <= r->len; k++)
+        for (uint64_t k = 0; k < n && k < AHEAD_REFS && !w->batch && p + 2 * id + 9 + (k + 1) * id <= r->len; k++)
             _gcs_idmap_prefetch(&m->map, get_id(m, v + k * id));
         break;
     }
@@ -1233,6 +1528,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     uint64_t *block_refs = direct ? NULL : wk->block_refs;
     const unsigned bshift = m->bshift;
     uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0;
+    const int batch = w->batch;
     int64_t k = 0;
     const char *bad = NULL;
     for (;;) {
@@ -1243,7 +1539,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
         __builtin_prefetch(p + READ_AHEAD);
         if (p[0] != S_INSTANCE_DUMP || read_id(p + 1 + id + 4, id) != cid || be32(p + 1 + 2 * id + 4) != nbytes)
             break;
-        if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, nrefs, direct))
+        if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, batch ? 0 : nrefs, direct))
             prefetch_ahead(m, r, w, off, lim);
         uint64_t oid = read_id(p + 1, id);
         uint32_t idx;
@@ -1275,8 +1571,12 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
             tmp_n += TMP_HEADER;
             block_refs[b] += nrefs;
         }
-        for (uint32_t j = 0; j < nrefs; j++)
-            out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
+        if (batch)
+            for (uint32_t j = 0; j < nrefs; j++)
+                out[j] = ref_code(&map, read_id(p + fixed + ro[j], id));
+        else
+            for (uint32_t j = 0; j < nrefs; j++)
+                out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
         tmp_n += nrefs;
         objects++;
         pos += rec;
@@ -1291,12 +1591,6 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     w->jvm_bytes += (uint64_t)k * c->jvm_size;
     return bad ? hr_fail(r, hr_off(r), bad) : k;
 }
-
-#if defined(__x86_64__) || defined(__i386__)
-#define TARGET_POPCNT __attribute__((target("popcnt")))
-#else /* never called: _gcs_cpu_popcnt says no */
-#define TARGET_POPCNT
-#endif
 
 /* The four versions of a pass-2 run (hw: popcnt; direct: stored at the
  * indices), each compiled for its case, and name, which calls the one for
@@ -1368,6 +1662,7 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
     const unsigned bshift = m->bshift;
     const uint64_t tmp_end = w->tmp_end;
     uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0, jvm_bytes = 0;
+    const int batch = w->batch;
     int64_t k = 0;
     const char *bad = NULL;
     for (;;) {
@@ -1421,8 +1716,12 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
             block_refs[b] += n;
         }
         const uint8_t *v = p + fixed;
-        for (uint64_t j = 0; j < n; j++)
-            out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
+        if (batch)
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = ref_code(&map, read_id(v + j * id, id));
+        else
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
         tmp_n += n;
         objects++;
         jvm_bytes += bytes;
@@ -1767,13 +2066,25 @@ static int run_chunk(imp *m, pass2 *w, const chunk *c)
                  (unsigned long long)objects, (unsigned long long)refs);
         return hr_fail(r, c->start, msg);
     }
+    if (w->batch && m->direct)
+        resolve_refs(m, m->edst + c->tmp_base, w->tmp_n - c->tmp_base, &w->references, &w->missing_refs);
     return 0;
 }
 
-/* Positions worker stream r at chunk c: the dump in memory, or the file
- * read (or inflated from the chunk's access point) from there. */
+/* Positions worker stream r at chunk c: the dump in memory, the chunk as
+ * pass 1 kept it, or the file read (or inflated from the chunk's access
+ * point) from there. */
 static int open_chunk(imp *m, hr *r, const chunk *c)
 {
+    if (c->kept) {
+        _gcs_dumpstream_close(r);
+        r->buf = c->kept;
+        r->base = c->start;
+        r->pos = 0;
+        r->len = (size_t)(c->end - c->start);
+        r->eof = 1;
+        return 0;
+    }
     if (!m->path) {
         r->kind = DS_MEMORY;
         r->buf = m->data;
@@ -1833,24 +2144,27 @@ static void pass2_worker(void *arg, int t)
 {
     imp *m = arg;
     worker *wk = &m->workers[t];
-    const chunk *cs = m->chunks.p;
+    chunk *cs = m->chunks.p;
     for (;;) {
         uint64_t k = __atomic_fetch_add(&m->next_chunk, 1, __ATOMIC_RELAXED);
         if (k >= m->chunks.n || k > __atomic_load_n(&m->fail_at, __ATOMIC_RELAXED))
             break;
-        const chunk *c = &cs[k];
-        int ahead = lookahead_choice(wk, c);
+        chunk *c = &cs[k];
+        int ahead = m->ahead_mode >= 0 ? m->ahead_mode : lookahead_choice(wk, c);
         pass2 w = {.r = &wk->r,
                    .tmp_n = c->tmp_base,
                    .tmp_end = c->tmp_base + (m->direct ? c->run_refs : c->refs + TMP_HEADER * c->objects),
                    .wk = wk,
                    .first_index = c->first_index,
                    .chunk_objects = m->direct ? c->run : c->objects,
-                   .ahead = ahead};
+                   .batch = m->direct ? m->batchable && ahead : m->batch_records,
+                   .ahead = ahead && !(m->direct && m->batchable)};
         if (m->direct && c->run)
             _gcs_idmap_seek(&m->map, c->first_id, c->first_index, &w.cur);
         double t0 = thread_cpu();
-        if (open_chunk(m, &wk->r, c) < 0 || run_chunk(m, &w, c) < 0) {
+        int rc = open_chunk(m, &wk->r, c) < 0 || run_chunk(m, &w, c) < 0 ? -1 : 0;
+        keep_free(c);
+        if (rc < 0) {
             wk->fail_chunk = k;
             uint64_t seen = __atomic_load_n(&m->fail_at, __ATOMIC_RELAXED);
             while (k < seen && !__atomic_compare_exchange_n(&m->fail_at, &seen, k, 0, __ATOMIC_RELAXED,
@@ -2146,6 +2460,7 @@ static void imp_free(imp *m)
     free(m->class_edge);
     free(m->ids.p);
     _gcs_idmap_free(&m->map);
+    keep_trim(m, 0);
     free(m->chunks.p);
     free(m->hist.p);
     free(m->touched.p);
@@ -2451,6 +2766,7 @@ typedef struct edge_job {
     const uint64_t *ext_at;   /* [nblocks + 1]: bucket b's are ext[ext_at[b] .. ext_at[b + 1]) */
     uint64_t next, bad;       /* atomic: the next bucket; the first object not placed (UINT64_MAX) */
     int oom;                  /* atomic: a worker could not start */
+    uint64_t found, missing;  /* atomic: m->batch_records, the references resolved (resolve_refs) */
 } edge_job;
 
 static void edge_worker(void *arg, int t)
@@ -2466,7 +2782,7 @@ static void edge_worker(void *arg, int t)
     /* the places of a bucket's records, by index within it: the worker's
      * own, used again for every bucket, so that it stays in the cache
      * (addr[] would be pages first touched here) */
-    uint64_t *place = malloc(sizeof *place << bshift);
+    uint64_t *place = malloc(sizeof *place << bshift), found = 0, missing = 0;
     if (!place) {
         __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
         return;
@@ -2527,6 +2843,8 @@ static void edge_worker(void *arg, int t)
             }
             at += k;
         }
+        if (m->batch_records && bad == UINT64_MAX)
+            resolve_refs(m, g->edges + j->base[b], at - j->base[b], &found, &missing);
         if (bad != UINT64_MAX) {
             uint64_t seen = __atomic_load_n(&j->bad, __ATOMIC_RELAXED);
             while (bad < seen && !__atomic_compare_exchange_n(&j->bad, &seen, bad, 0, __ATOMIC_RELAXED,
@@ -2535,6 +2853,8 @@ static void edge_worker(void *arg, int t)
         }
     }
     free(place);
+    __atomic_fetch_add(&j->found, found, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&j->missing, missing, __ATOMIC_RELAXED);
 }
 
 /* The workers' extents, and their open blocks, grouped by bucket (a
@@ -2609,6 +2929,8 @@ static int edges_in_order(imp *m, gcs_err *err)
         nt = j.nblocks ? (int)j.nblocks : 1;
     if (j.bad == UINT64_MAX && !m->direct)
         _gcs_par_run(nt, edge_worker, &j);
+    m->rep.references += j.found;
+    m->rep.missing_refs += j.missing;
     free(j.base);
     free((void *)j.ext);
     free((void *)j.ext_at);
@@ -2649,6 +2971,8 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
     m->rep.format = GCS_HEAPDUMP_HPROF;
     m->jlc = UINT32_MAX;
     m->chunk_bytes = __atomic_load_n(&chunk_bytes, __ATOMIC_RELAXED);
+    m->keep_limit = __atomic_load_n(&keep_limit, __ATOMIC_RELAXED);
+    m->ahead_mode = __atomic_load_n(&ahead_mode, __ATOMIC_RELAXED);
     m->gzi.span = m->chunk_bytes;
     m->cut_at = &m->cut_plain;
     m->ordered = 1;
@@ -2662,12 +2986,17 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
             goto fail;
         if (m->r.kind == DS_GZIP)
             m->cut_at = &m->gzi.next_cut;
+        if (m->r.kind == DS_GZIP && m->keep_limit != 0) {
+            m->r.tap = keep_tap;
+            m->r.tap_arg = m;
+        }
     } else {
         m->r.buf = m->data;
         m->r.len = m->len;
     }
     if (scan(m) < 0)
         goto fail;
+    m->r.tap = NULL;
     m->rep.dump_bytes = hr_off(&m->r);
     m->rep.passes = 1;
     if (path)
@@ -2713,7 +3042,12 @@ static gcs_snapshot *import(const char *path, const void *data, size_t len, cons
         goto fail;
     chunk_slices(m);
     m->direct = edges_direct(m);
+    /* pass 2's peak: the snapshot, the id map, the kept chunks (the
+     * records instead out of address order) */
+    keep_trim(m, m->direct ? keep_bound(m, n, m->nfields_total, m->map.bytes) : 0);
     m->popcnt = _gcs_cpu_popcnt();
+    m->batchable = !m->map.sorted && m->map.gmax < REF_MISSING;
+    m->batch_records = !m->direct && m->batchable && m->ahead_mode != 0;
     uint64_t nroots = m->rootids.n + m->rep.classes;
     m->addr_ids = m->direct && m->ids.p && m->ids_ascending;
     /* pass 2 writes every type; the snapshot takes the ids over, or they are freed */

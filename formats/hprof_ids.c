@@ -106,6 +106,7 @@ static int build_sorted(_gcs_idmap *x, uint64_t *ids, uint64_t n, uint64_t *dup)
     x->dir = malloc((x->ndir + 1) * sizeof *x->dir);
     if (!x->dir)
         return -1;
+    x->bytes = n * sizeof *ids + (x->ndir + 1) * sizeof *x->dir;
     uint64_t i = 0;
     for (uint64_t b = 0; b <= x->ndir; b++) {
         while (i < n && ((ids[i] - x->min) >> x->dshift) < b)
@@ -193,6 +194,7 @@ int _gcs_idmap_build(_gcs_idmap *x, uint64_t *ids, uint64_t n, const _gcs_idrang
     x->npages = npages;
     x->dense = slots == npages;
     x->w = w;
+    x->bytes = npages * sizeof *top + slots * IDMAP_PAGE_WORDS * sizeof *w;
     for (uint64_t i = 0; i < n; i++) {
         if (ahead && i + BUILD_AHEAD < n)
             _gcs_idmap_prefetch(x, ids[i + BUILD_AHEAD]);

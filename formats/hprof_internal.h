@@ -83,6 +83,11 @@ typedef struct gcs_dumpstream {
     _gcs_gzindex *ix;        /* a first pass of a gzip dump records points here */
     struct ds_pipe *pipe;    /* gzip inflated on a thread of its own (dumpstream.c), or NULL */
     struct ds_members *mb;   /* gzip read member by member (libdeflate; dumpstream.c), or NULL */
+    /* a reader that keeps what it read (hprof.c, pass 1 of a gzip dump):
+     * before a refill drops buf[0..pos), the bytes at dump offsets base..,
+     * it hands them to tap(tap_arg, buf, pos, base); NULL: none */
+    void (*tap)(void *arg, const uint8_t *p, size_t n, uint64_t off);
+    void *tap_arg;
 } gcs_dumpstream;
 
 /* File source: moves the unread bytes to the front of the window and reads
@@ -156,6 +161,7 @@ typedef struct _gcs_idmap {
     unsigned dshift;
     uint32_t *dir;           /* [ndir + 1]: first index of each bucket of 2^dshift */
     uint64_t ndir;
+    uint64_t bytes;          /* the memory the map holds (sorted: the ids' too) */
 } _gcs_idmap;
 
 /* What the map's layout depends on, gathered as the ids are collected
@@ -205,6 +211,25 @@ static inline unsigned _gcs_popcount64(uint64_t v) { return _gcs_popcount64_hw(v
 /* Whether this CPU has the popcnt instruction (hw above). */
 int _gcs_cpu_popcnt(void);
 
+/* The rank bitmap's lookup of granule g <= x->gmax (the id min + (g <<
+ * gshift)): its index, or IDMAP_NONE; hw as for _gcs_popcount64_hw. */
+__attribute__((always_inline)) static inline uint32_t _gcs_idmap_find_granule_hw(const _gcs_idmap *x, uint64_t g,
+                                                                                int hw)
+{
+    uint64_t s = g >> IDMAP_PAGE_BITS;
+    if (!x->dense) {
+        uint32_t t = x->top[s];
+        if (t == IDMAP_NONE)
+            return IDMAP_NONE;
+        s = t;
+    }
+    const _gcs_idword *k = &x->w[(uint64_t)s * IDMAP_PAGE_WORDS + ((g >> 6) & (IDMAP_PAGE_WORDS - 1))];
+    uint64_t bit = 1ull << (g & 63);
+    if (!(k->bits & bit))
+        return IDMAP_NONE;
+    return k->rank + _gcs_popcount64_hw(k->bits & (bit - 1), hw);
+}
+
 /* The index of id (its rank among the dump's ids), or IDMAP_NONE; hw as
  * for _gcs_popcount64_hw. */
 __attribute__((always_inline)) static inline uint32_t _gcs_idmap_find_hw(const _gcs_idmap *x, uint64_t id, int hw)
@@ -214,18 +239,7 @@ __attribute__((always_inline)) static inline uint32_t _gcs_idmap_find_hw(const _
         uint64_t g = d >> x->gshift;
         if ((d & x->gmask) || g > x->gmax)
             return IDMAP_NONE;
-        uint64_t s = g >> IDMAP_PAGE_BITS;
-        if (!x->dense) {
-            uint32_t t = x->top[s];
-            if (t == IDMAP_NONE)
-                return IDMAP_NONE;
-            s = t;
-        }
-        const _gcs_idword *k = &x->w[(uint64_t)s * IDMAP_PAGE_WORDS + ((g >> 6) & (IDMAP_PAGE_WORDS - 1))];
-        uint64_t bit = 1ull << (g & 63);
-        if (!(k->bits & bit))
-            return IDMAP_NONE;
-        return k->rank + _gcs_popcount64_hw(k->bits & (bit - 1), hw);
+        return _gcs_idmap_find_granule_hw(x, g, hw);
     }
     if (id < x->min || (d >> x->dshift) >= x->ndir)
         return IDMAP_NONE;
@@ -263,6 +277,15 @@ __attribute__((always_inline)) static inline uint64_t _gcs_idmap_next(const _gcs
     return _gcs_idmap_ids(x, &id, 1, c) ? id : 0;
 }
 
+/* Starts loading the word _gcs_idmap_find_granule_hw(x, g) will read. */
+__attribute__((always_inline)) static inline void _gcs_idmap_prefetch_granule(const _gcs_idmap *x, uint64_t g)
+{
+    uint64_t s = g >> IDMAP_PAGE_BITS;
+    if (!x->dense && (s = x->top[s]) == IDMAP_NONE)
+        return;
+    __builtin_prefetch(&x->w[s * IDMAP_PAGE_WORDS + ((g >> 6) & (IDMAP_PAGE_WORDS - 1))]);
+}
+
 /* Starts loading the word _gcs_idmap_find(x, id) will read (the rank
  * bitmap; nothing for sorted ids). */
 __attribute__((always_inline)) static inline void _gcs_idmap_prefetch(const _gcs_idmap *x, uint64_t id)
@@ -289,6 +312,15 @@ void _gcs_hprof_set_chunk_bytes(size_t n);
 /* Has every later import call fn(arg) between its passes (NULL: none):
  * tests change the dump there, as a dump rewritten while it is read. */
 void _gcs_hprof_set_between_passes(void (*fn)(void *arg), void *arg);
+/* How much of a gzip dump pass 1 keeps inflated for pass 2, for every later
+ * import: -1 (the default) what the memory bar leaves (hprof.c, "chunks
+ * kept"), 0 nothing (pass 2 inflates every chunk again), or up to n bytes
+ * whatever the dump's counts: tests keep all of it, or a few chunks. */
+void _gcs_hprof_set_keep(int64_t n);
+/* Whether pass 2 looks ahead (prefetch_ahead; direct: resolves references
+ * in batches, resolve_refs), for every later import: -1 (the default)
+ * chosen per chunk by timing, 0 never, 1 always.  Tests take both ways. */
+void _gcs_hprof_set_ahead(int mode);
 /* The V8 .heapsnapshot importer (v8snap.c). */
 gcs_snapshot *_gcs_v8_import(const char *path, gcs_heapdump_report *rep, gcs_err *err);
 /* 1 when the file at path starts with gzip's magic (the report's

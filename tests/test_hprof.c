@@ -773,6 +773,168 @@ static void test_gzip_members_damage(void **state)
     unlink(path);
 }
 
+/* path imported with pass 1 keeping up to keep bytes of it for pass 2
+ * (_gcs_hprof_set_keep), the file damaged between the passes where damage
+ * is set; as import_gz. */
+static gcs_snapshot *import_kept(const char *path, int64_t keep, int damage, int threads, size_t chunk,
+                                 int members, gcs_heapdump_report *rep, char *msg, size_t msgsz)
+{
+    _gcs_hprof_set_keep(keep);
+    if (damage)
+        _gcs_hprof_set_between_passes(damage_file, NULL);
+    gcs_snapshot *g = import_gz(path, threads, chunk, members, rep, msg, msgsz);
+    _gcs_hprof_set_between_passes(NULL, NULL);
+    _gcs_hprof_set_keep(-1);
+    return g;
+}
+
+/* Chunks pass 1 kept inflated (hprof.c, keep_begin): a gzip dump in
+ * address order (the list with class mirrors among its objects, and the
+ * random graph of object arrays), one member through zlib and HotSpot's
+ * members, imports exactly as from memory whether pass 1 keeps all of it,
+ * about a third (chunks dropped half way where the bound runs out) or
+ * none, on 1 and 4 threads and chunks of a few records to the default.
+ * That pass 2 read the kept chunks, and only those: the file damaged
+ * between the passes two thirds in still imports when everything was
+ * kept, and fails in one line when nothing was and when the dump is
+ * shuffled (its kept chunks are freed before pass 2: its records need the
+ * room). */
+static void test_gzip_kept(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gcscale-test-hprof-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    static const size_t chunks[] = {0, 8192, 700};
+    for (int shape = 0; shape < 3; shape++) {
+        /* over pass 1's window of 4 MiB, which it then drops as it reads on */
+        hgen d = shape == 0   ? hprof_generate_mirrors(HG_LIST, 150000, 1, 0, 64 << 10, 6)
+                 : shape == 1 ? hprof_generate_shape(HG_ARRAYS, 60000, 4, 0, 64 << 10, 7)
+                              : hprof_generate_shape(HG_TREE, 20000, 2, 1, 64 << 10, 8); /* shuffled */
+        gcs_heapdump_report rm, r;
+        gcs_snapshot *gm = import_with(&d, NULL, 1, 0, &rm);
+        const int64_t keeps[] = {INT64_MAX, (int64_t)d.n / 3, 0};
+        for (int members = 0; members <= 1; members++) {
+            hgen z = hprof_gzip_members(d.p, d.n, members ? 4096 : d.n, members ? 4096 : 0, 1, 0);
+            write_bytes(path, z.p, z.n);
+            for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++)
+                for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++)
+                    for (int t = 1; t <= 4; t += 3) {
+                        gcs_snapshot *g = import_kept(path, keeps[k], 0, t, chunks[c], 1, &r, NULL, 0);
+                        assert_non_null(g);
+                        assert_int_equal(r.gzip_members, members ? (d.n + 4095) / 4096 : 0);
+                        assert_same_but_file(gm, &rm, g, r);
+                        gcs_snapshot_free(g);
+                    }
+            damaged_path = path;
+            damaged_at = z.n * 2 / 3; /* deflate data: the middle of a member */
+            if (members) {
+                static size_t at[4096];
+                size_t nm = member_starts(&z, at, 4095), m = nm * 2 / 3;
+                assert_true(nm > 3 && nm < 4095);
+                damaged_at = at[m] + (at[m + 1] - at[m]) / 2;
+            }
+            for (size_t k = 0; k < sizeof keeps / sizeof keeps[0]; k++)
+                for (int t = 1; t <= 4; t += 3) {
+                    char msg[600];
+                    write_bytes(path, z.p, z.n);
+                    gcs_snapshot *g = import_kept(path, keeps[k], 1, t, 8192, 1, &r, msg, sizeof msg);
+                    if (k == 0 && shape < 2) {
+                        if (!g)
+                            fail_msg("shape %d, members %d, %d threads, all kept: %s", shape, members, t, msg);
+                        assert_same_but_file(gm, &rm, g, r);
+                    } else if (k == 1 && shape < 2) { /* whether that chunk was kept */
+                        if (g)
+                            assert_same_but_file(gm, &rm, g, r);
+                        else
+                            assert_non_null(strstr(msg, ": offset "));
+                    } else {
+                        if (g)
+                            fail_msg("shape %d, members %d, %d threads, keep %lld: imported", shape, members, t,
+                                     (long long)keeps[k]);
+                        assert_non_null(strstr(msg, ": offset "));
+                    }
+                    gcs_snapshot_free(g);
+                }
+            free(z.p);
+        }
+        gcs_snapshot_free(gm);
+        free(d.p);
+    }
+    unlink(path);
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+    for (int b = 0; b < 8; b++)
+        p[b] = (uint8_t)(v >> (56 - 8 * b));
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++)
+        v = v << 8 | p[b];
+    return v;
+}
+
+/* References resolved in batches (hprof.c, resolve_refs: in address order
+ * after each chunk, the look-ahead's way; out of it after edge_worker puts
+ * a bucket in order) or one at a time: the same snapshot and report, on 1
+ * and 4 threads and chunks of a few records to the default -- with
+ * references to no object (an aligned id between two objects, a misaligned
+ * one, ids below and above every object's) counted as missing, NULLs, and
+ * class mirrors among the objects (holes in the chunks' runs, whose
+ * references write_classes fills after pass 2). */
+static void test_batched_refs(void **state)
+{
+    (void)state;
+    for (int variant = 0; variant < 3; variant++) {
+        const int mirrors = variant == 1;
+        hgen d = variant == 0   ? hprof_generate_spread(HG_RANDOM, 20000, 4, 0, 64 << 10, 31, 64)
+                 : variant == 1 ? hprof_generate_mirrors(HG_RANDOM, 20000, 4, 0, 64 << 10, 31)
+                                : hprof_generate_shape(HG_RANDOM, 20000, 4, 1, 64 << 10, 31); /* shuffled */
+        /* the instances: of class Node (hprof_gen.h's hprof_generate_layout) */
+        const uint64_t c_node = mirrors ? 0x700000000ull + 2 * 20000 / 3 * 40 + 8 : 0x700000000ull - 0x100;
+        static size_t at[30000];
+        size_t n = 0;
+        for (size_t o = 0; o + 21 <= d.n && n < 30000; o++)
+            if (d.p[o] == 0x21 && get_be64(d.p + o + 13) == c_node)
+                at[n++] = o;
+        assert_int_equal(n, 20000);
+        for (size_t i = 0; i < n; i++) {
+            uint8_t *f = d.p + at[i] + 1 + 8 + 4 + 8 + 4; /* the reference fields */
+            if (i % 5 == 0 && get_be64(f))
+                put_be64(f, get_be64(f) + 8); /* between objects 40 bytes apart; misaligned where 64 */
+            if (i % 7 == 0)
+                put_be64(f + 8, get_be64(f + 8) + 4); /* misaligned */
+            if (i % 11 == 0)
+                put_be64(f + 16, 0x10);
+            if (i % 13 == 0)
+                put_be64(f + 24, 0xffff000000000000ull);
+            if (i % 17 == 0)
+                put_be64(f, 0);
+        }
+        gcs_heapdump_report r0, r;
+        _gcs_hprof_set_ahead(0);
+        gcs_snapshot *g0 = import_with(&d, NULL, 1, 0, &r0);
+        assert_true(r0.missing_refs > n / 3);
+        for (int ahead = 0; ahead <= 1; ahead++) {
+            _gcs_hprof_set_ahead(ahead);
+            for (int t = 1; t <= 4; t += 3)
+                for (size_t chunk = 0; chunk <= 4096; chunk += 4096) {
+                    gcs_snapshot *g = import_with(&d, NULL, t, chunk ? chunk : 700, &r);
+                    assert_same(g0, g, &r0, &r);
+                    gcs_snapshot_free(g);
+                }
+        }
+        _gcs_hprof_set_ahead(-1);
+        gcs_snapshot_free(g0);
+        free(d.p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -785,7 +947,8 @@ int main(void)
         cmocka_unit_test(test_dumped_twice),      cmocka_unit_test(test_gzip_damage),
         cmocka_unit_test(test_changed_between_passes),
         cmocka_unit_test(test_gzip_members),      cmocka_unit_test(test_gzip_members_jvm),
-        cmocka_unit_test(test_gzip_members_damage),
+        cmocka_unit_test(test_gzip_members_damage), cmocka_unit_test(test_gzip_kept),
+        cmocka_unit_test(test_batched_refs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

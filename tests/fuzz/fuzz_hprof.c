@@ -15,7 +15,13 @@
  * both), and one that starts with "GZ" and a byte b, whose rest is written
  * as HotSpot's -gz members of 1 + 8b bytes -- valid members, so that the
  * HPROF records themselves are fuzzed through the member path's chunks,
- * which must then import exactly as from memory, or fail alike. */
+ * which must then import exactly as from memory, or fail alike.
+ *
+ * The input's size picks the ways pass 2 goes, which must not change the
+ * outcome: whether it looks ahead (and resolves references in batches) or
+ * chooses by timing, and for gzip how much pass 1 keeps inflated for it
+ * (nothing by the memory bar at these sizes, all, or half the input's
+ * bytes). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gcs_heapdump_report rep;
     _gcs_hprof_set_chunk_bytes(256);
     _gcs_heapdump_set_threads(2);
+    _gcs_hprof_set_ahead((int)(size % 3) - 1);
+    _gcs_hprof_set_keep((size / 3) % 3 == 0 ? -1 : (size / 3) % 3 == 1 ? INT64_MAX : (int64_t)size / 2);
     int gz = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
     int members = !gz && size >= 3 && data[0] == 'G' && data[1] == 'Z';
     gcs_snapshot *g = NULL, *gm = NULL;
@@ -113,6 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     _gcs_hprof_set_chunk_bytes(0);
     _gcs_heapdump_set_threads(0);
+    _gcs_hprof_set_ahead(-1);
+    _gcs_hprof_set_keep(-1);
     fuzz_hprof_check(g, &rep, &err);
     gcs_snapshot_free(g);
     return 0;
