@@ -179,12 +179,6 @@ static int eval_heap(const char *dir, const char *entry, json_t *heap, const gcs
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The simulated steals against the measured ones over an entry's points
  * (P >= 2, both known): how many within a factor of 2, and the median
  * ratio, each count + 1 so that a list's 0 against 0 is a match. */
@@ -204,10 +198,8 @@ static json_t *steal_count_summary(json_t *heaps)
             n++;
         }
     }
-    qsort(r, (size_t)n, sizeof *r, cmp_double);
-    double median = n == 0 ? NAN : n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
     return json_pack("{s:i, s:i, s:o}", "points", n, "within_2x", within, "median_ratio",
-                     n ? json_real(median) : json_null());
+                     n ? json_real(gcs_stats_median(r, (size_t)n)) : json_null());
 }
 
 static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const char *cache_dir, json_t *entries,

@@ -18,14 +18,6 @@
 #include "corpus_internal.h"
 #include "gcscale/gc.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_sorted(const double *v, size_t n) { return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; }
-
 /* Median, min and max of one measurement's repetitions (mark_ns), and the
  * median of their steals. */
 static int measure_point(const json_t *point, gcs_corpus_measured *m, const char *entry, const char *heap,
@@ -50,9 +42,8 @@ static int measure_point(const json_t *point, gcs_corpus_measured *m, const char
             return -1;
         }
     }
-    qsort(v, n, sizeof *v, cmp_double);
     m->n = (int)n;
-    m->median = median_sorted(v, n);
+    m->median = gcs_stats_median(v, n); /* sorts v */
     m->min = v[0];
     m->max = v[n - 1];
     /* the steals, where every repetition counted them (older entries did not) */
@@ -63,8 +54,7 @@ static int measure_point(const json_t *point, gcs_corpus_measured *m, const char
             return 0;
         v[i] = (double)json_integer_value(x);
     }
-    qsort(v, n, sizeof *v, cmp_double);
-    m->steals_median = median_sorted(v, n);
+    m->steals_median = gcs_stats_median(v, n);
     return 0;
 }
 
