@@ -103,12 +103,6 @@ static int cmp_cell(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int gcs_validate_policies_run(const gcs_validate_opts *opts, gcs_validate_policies *out, gcs_err *err)
 {
     gcs_validate_opts o = *opts;
@@ -211,7 +205,7 @@ int gcs_validate_policies_run(const gcs_validate_opts *opts, gcs_validate_polici
             spreads[ci] = med > 0 ? 100 * (sorted[o.run_reps - 1].gc_ms - sorted[0].gc_ms) / med : 0;
             row->cells[ci].spread_pct = spreads[ci];
         }
-        qsort(spreads, (size_t)ncells, sizeof *spreads, cmp_double);
+        gcs_stats_sort(spreads, (size_t)ncells);
         row->noise_pct = spreads[ncells / 2];
         row->best_fixed = 0;
         for (int ci = 1; ci < ncand; ci++)

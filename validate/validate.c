@@ -100,18 +100,12 @@ static double fastest_remark_ns(const remark_ctx *c, int k, int p)
     return best;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The index of the median of v[0..n) (the upper one for even n). */
 static int median_index(const double *v, int n)
 {
     double sorted[MAX_REPS > MAX_RUN_REPS ? MAX_REPS : MAX_RUN_REPS];
     memcpy(sorted, v, sizeof(double) * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    gcs_stats_sort(sorted, (size_t)n);
     for (int i = 0; i < n; i++)
         if (v[i] == sorted[n / 2])
             return i;
