@@ -1068,8 +1068,8 @@ __attribute__((always_inline)) static inline uint32_t ref_code(const _gcs_idmap 
 {
     if (!ref)
         return REF_NULL;
-    uint64_t d = ref - map->min, g = d >> map->gshift;
-    return (d & map->gmask) || g > map->gmax ? REF_MISSING : (uint32_t)g;
+    uint64_t g;
+    return _gcs_idmap_granule(map, ref, &g) ? (uint32_t)g : REF_MISSING;
 }
 
 /* e[0..n) from codes to indices: ref_index's for the references the codes

@@ -230,16 +230,23 @@ __attribute__((always_inline)) static inline uint32_t _gcs_idmap_find_granule_hw
     return k->rank + _gcs_popcount64_hw(k->bits & (bit - 1), hw);
 }
 
+/* The rank bitmap's granule of id into *g: 1, or 0 when no id of the map
+ * can be there (off the granule grid, or past the last granule). */
+__attribute__((always_inline)) static inline int _gcs_idmap_granule(const _gcs_idmap *x, uint64_t id, uint64_t *g)
+{
+    uint64_t d = id - x->min;
+    *g = d >> x->gshift;
+    return !(d & x->gmask) && *g <= x->gmax;
+}
+
 /* The index of id (its rank among the dump's ids), or IDMAP_NONE; hw as
  * for _gcs_popcount64_hw. */
 __attribute__((always_inline)) static inline uint32_t _gcs_idmap_find_hw(const _gcs_idmap *x, uint64_t id, int hw)
 {
     uint64_t d = id - x->min;
     if (__builtin_expect(!x->sorted, 1)) {
-        uint64_t g = d >> x->gshift;
-        if ((d & x->gmask) || g > x->gmax)
-            return IDMAP_NONE;
-        return _gcs_idmap_find_granule_hw(x, g, hw);
+        uint64_t g;
+        return _gcs_idmap_granule(x, id, &g) ? _gcs_idmap_find_granule_hw(x, g, hw) : IDMAP_NONE;
     }
     if (id < x->min || (d >> x->dshift) >= x->ndir)
         return IDMAP_NONE;

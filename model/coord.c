@@ -49,11 +49,15 @@ void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threa
 double _gcs_model_collector_steals(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
                                    double model_steals, const gcs_model_opts *opts)
 {
-    if (threads <= 1)
-        return model_steals;
-    if (opts->steal_sim && heap->steals_simulated >= threads)
+    if (threads > 1 && opts->steal_sim && heap->steals_simulated >= threads)
         return heap->sim_steals[threads]; /* the heap's own count (steals.c) */
-    if (!prof->has_gc_steals)
+    return _gcs_model_fitted_steals(prof, heap, threads, model_steals, opts);
+}
+
+double _gcs_model_fitted_steals(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
+                                double model_steals, const gcs_model_opts *opts)
+{
+    if (!prof->has_gc_steals || threads <= 1)
         return model_steals;
     /* gc_steals is fitted per thief on heaps with parallelism to spare.  A
      * thief finds work only while the heap has more than one piece of it:

@@ -359,11 +359,9 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * whole busy time a steal adds (gc_cost_ns.steal) and how many steals
      * the collector makes (gc_steals), and the product is what the workers'
      * summed busy time gains.  Spread evenly over the workers. */
-    if (threads > 1 && opts->steal_work_ns > 0) {
-        gcs_model_opts fitted = *opts;
-        fitted.steal_sim = 0;
-        out->steal_work_ns = _gcs_model_collector_steals(prof, heap, threads, steals, &fitted) * opts->steal_work_ns / threads;
-    }
+    if (threads > 1 && opts->steal_work_ns > 0)
+        out->steal_work_ns =
+            _gcs_model_fitted_steals(prof, heap, threads, steals, opts) * opts->steal_work_ns / threads;
     /* per worker on top of the busy time: coordination, shared lines, steal work */
     double extra_busy = out->shared_ns + out->steal_work_ns;
     double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + extra_busy;
