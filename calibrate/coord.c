@@ -28,8 +28,11 @@
  * with W(R, P) the mean rounds of the initial spread per worker
  * (gcs_model_coord_spread_rounds: 0 for the forest, log-like for one root).
  * With a single P >= 2 (two CPUs) idle_b cannot be told from idle_a: it is
- * 0 and marked unreliable, as is any coefficient the fit put below 0 (kept
- * at 0) or whose 95% interval is wider than itself. */
+ * 0 and marked unreliable, as is any coefficient whose 95% interval is wider
+ * than its size, and a cost of its own (spread round, attempt) the fit put
+ * below 0 (kept at 0).  A law's coefficients keep their sign: on a 2-vCPU
+ * VM every calibration so far found a lone worker's wake and tail longer
+ * than each of two workers' (an idle vCPU woken at both ends of the mark). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,9 +224,15 @@ done:
 }
 
 /* Records the coefficient's uncertainty, and marks it unreliable when the
- * data did not determine it, the fit put it below 0 (kept at 0), or its 95%
- * interval is wider than itself.  Returns the value the profile keeps. */
-static double keep(gcs_profile *p, const coord_coef *c, double rms_rel, json_t *fits)
+ * data did not determine it, its 95% interval is wider than its size, or,
+ * for a cost of its own (signed = 0: the spread round, the steal attempt),
+ * the fit put it below 0 (kept at 0).  A law's coefficients (signed = 1:
+ * wake, tail and idle, a + b x) are kept as fitted, negative or not: they
+ * are one fit, and clamping one of them would move the law at every P
+ * (the 16-CPU machine's idle law, -59.7 + 20.1 log2 P us, became 20.1 log2 P:
+ * 80 us at P = 16 for 21).  The model clamps the law's value at 0.  Returns
+ * the value the profile keeps. */
+static double keep(gcs_profile *p, const coord_coef *c, int signed_ok, double rms_rel, json_t *fits)
 {
     gcs_profile_uncertainty u;
     gcs_profile_uncertainty_init(&u);
@@ -233,12 +242,12 @@ static double keep(gcs_profile *p, const coord_coef *c, double rms_rel, json_t *
     u.residual_rms_rel = rms_rel;
     u.n = c->n;
     char why[200] = "";
-    double v = c->value;
+    double v = c->value, kept = signed_ok || v > 0 ? v : 0;
     if (!c->fitted)
         snprintf(why, sizeof why, "not determined: one thread count P >= 2 measured (more CPUs needed); 0");
-    else if (v < 0)
+    else if (v < 0 && !signed_ok)
         snprintf(why, sizeof why, "fit gave %.3g ns, below 0: kept at 0", v);
-    else if (!(c->hi - c->lo <= 2 * v))
+    else if (!(c->hi - c->lo <= 2 * fabs(v)))
         snprintf(why, sizeof why, "95%% interval [%.3g, %.3g] ns is wider than the value %.3g ns",
                  c->lo, c->hi, v);
     if (c->fitted)
@@ -246,9 +255,9 @@ static double keep(gcs_profile *p, const coord_coef *c, double rms_rel, json_t *
     if (why[0])
         gcs_profile_set_unreliable(p, c->name, why);
     json_object_set_new(fits, c->name, json_pack("{s:f, s:f, s:f, s:s*}", "fitted", c->value, "stderr",
-                                                isfinite(c->se) ? c->se : -1.0, "kept", v > 0 ? v : 0.0,
+                                                isfinite(c->se) ? c->se : -1.0, "kept", kept,
                                                 "unreliable", why[0] ? why : NULL));
-    return v > 0 ? v : 0;
+    return kept;
 }
 
 static void samples_free(coord_samples *s)
@@ -336,14 +345,14 @@ int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json_t **det
     gcs_profile_clear_fit_quality(p, "gc_coord.");
     json_t *fits = json_object();
     gcs_profile_coord c;
-    c.wake_a = keep(p, &wake[0], rms_wake, fits);
-    c.wake_b = keep(p, &wake[1], rms_wake, fits);
-    c.tail_a = keep(p, &tail[0], rms_tail, fits);
-    c.tail_b = keep(p, &tail[1], rms_tail, fits);
-    c.idle_a = keep(p, &search[0], rms_search, fits);
-    c.idle_b = keep(p, &search[1], rms_search, fits);
-    c.spread_ns = keep(p, &search[2], rms_search, fits);
-    c.attempt_ns = keep(p, &search[3], rms_search, fits);
+    c.wake_a = keep(p, &wake[0], 1, rms_wake, fits);
+    c.wake_b = keep(p, &wake[1], 1, rms_wake, fits);
+    c.tail_a = keep(p, &tail[0], 1, rms_tail, fits);
+    c.tail_b = keep(p, &tail[1], 1, rms_tail, fits);
+    c.idle_a = keep(p, &search[0], 1, rms_search, fits);
+    c.idle_b = keep(p, &search[1], 1, rms_search, fits);
+    c.spread_ns = keep(p, &search[2], 0, rms_search, fits);
+    c.attempt_ns = keep(p, &search[3], 0, rms_search, fits);
     c.max_threads = max_threads;
     p->coord = c;
     p->has_gc_coord = 1;

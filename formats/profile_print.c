@@ -240,12 +240,15 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
                                           : "fitted miss overlap: %.3g misses in flight per worker "
                                             "(predict --overlap fitted)\n\n",
                 p->gc_miss_overlap);
-    if (p->has_gc_coord)
-        fprintf(fp, "%scoordination per worker (ns): wake %.3g + %.3g (P-1), tail %.3g + %.3g log2 P, "
-                    "idle %.3g + %.3g log2 P, spread round %.3g, steal attempt %.3g; measured to P = %d\n\n",
-                fmt == GCS_FORMAT_CSV ? "# " : "", p->coord.wake_a, p->coord.wake_b, p->coord.tail_a,
-                p->coord.tail_b, p->coord.idle_a, p->coord.idle_b, p->coord.spread_ns, p->coord.attempt_ns,
-                p->coord.max_threads);
+    if (p->has_gc_coord) {
+        const gcs_profile_coord *c = &p->coord;
+        /* a law's slope may be negative; its value is clamped at 0 (model/coord.c) */
+        fprintf(fp, "%scoordination per worker (ns, a law at least 0): wake %.3g %c %.3g (P-1), tail %.3g %c %.3g "
+                    "log2 P, idle %.3g %c %.3g log2 P, spread round %.3g, steal attempt %.3g; measured to P = %d\n\n",
+                fmt == GCS_FORMAT_CSV ? "# " : "", c->wake_a, c->wake_b < 0 ? '-' : '+', fabs(c->wake_b), c->tail_a,
+                c->tail_b < 0 ? '-' : '+', fabs(c->tail_b), c->idle_a, c->idle_b < 0 ? '-' : '+', fabs(c->idle_b),
+                c->spread_ns, c->attempt_ns, c->max_threads);
+    }
 }
 
 static void print_counters(const gcs_profile *p, FILE *fp, gcs_format fmt)

@@ -34,13 +34,18 @@ void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threa
     memset(out, 0, sizeof *out);
     if (threads < 1)
         return;
+    /* A law's slope may be negative (calibrate keeps the signed fit): on a
+     * VM a lone worker pays an idle vCPU's wake-up at both ends of the mark,
+     * which P >= 2 partly hides.  A time is never negative, so the law's
+     * value is clamped, not its coefficients: clamping one coefficient of a
+     * joint fit would change the law everywhere else. */
     double lg = log2((double)threads);
-    out->wake_ns = c->wake_a + c->wake_b * (threads - 1);
-    out->tail_ns = c->tail_a + c->tail_b * lg;
+    out->wake_ns = fmax(0, c->wake_a + c->wake_b * (threads - 1));
+    out->tail_ns = fmax(0, c->tail_a + c->tail_b * lg);
     if (threads > 1) { /* one worker never looks for work (gc/mark.c) */
-        out->spread_ns = gcs_model_coord_spread_rounds(roots, threads) * c->spread_ns;
-        out->steal_ns = (steals > 0 ? steals : 0) * c->attempt_ns / threads;
-        out->idle_ns = c->idle_a + c->idle_b * lg;
+        out->spread_ns = fmax(0, gcs_model_coord_spread_rounds(roots, threads) * c->spread_ns);
+        out->steal_ns = fmax(0, (steals > 0 ? steals : 0) * c->attempt_ns / threads);
+        out->idle_ns = fmax(0, c->idle_a + c->idle_b * lg);
     }
     out->search_ns = out->spread_ns + out->steal_ns + out->idle_ns;
     gcs_assert_internal(out->wake_ns >= 0 && out->tail_ns >= 0 && out->search_ns >= 0);
@@ -89,5 +94,19 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
      * failed attempts, calibrate's details record the ratio). */
     gcs_model_coord_terms(&prof->coord, heap->roots, threads, collector_steals, at_p);
     gcs_model_coord_terms(&prof->coord, heap->roots, 1, 0, serial);
+    /* The wake the mark waits for is that of the workers who share its
+     * work: a heap of average parallelism A = T1/Tinf < P keeps at most A of
+     * them busy, and a chain only worker 0.  The law's value is a mean over
+     * the workers woken, and a falling law (a 2-vCPU VM: the second worker
+     * wakes in 13-22 us, worker 0 in 31-52 as when alone) would otherwise
+     * let a list gain from the others' quick wake-up (model v2, with the
+     * steals' bound).  The tail is the whole team's termination: at P. */
+    if (opts->parallelism_bound && heap->tinf_ns > 0 && threads > 1) {
+        double sharing = heap->t1_ns / heap->tinf_ns;
+        if (sharing < threads) {
+            const gcs_profile_coord *c = &prof->coord;
+            at_p->wake_ns = fmax(0, c->wake_a + c->wake_b * (fmax(sharing, 1) - 1));
+        }
+    }
     return 1;
 }

@@ -560,6 +560,22 @@ static void test_coord_terms_by_hand(void **state)
     assert_close(t.wake_ns, 10, 1e-12);
     assert_close(t.tail_ns, 5, 1e-12);
     assert_close(t.search_ns, 0, 0);
+    /* Falling laws, as a 2-vCPU VM measures them (a lone worker's wake and
+     * tail are the longest): the law where it is positive, 0 beyond, the
+     * clamp on the law's value and not on a coefficient. */
+    c.wake_b = -4;
+    c.tail_b = -4;
+    c.idle_a = -3;
+    c.idle_b = 2;
+    gcs_model_coord_terms(&c, 1, 2, 0, &t);
+    assert_close(t.wake_ns, 6, 1e-12);
+    assert_close(t.tail_ns, 1, 1e-12);
+    assert_close(t.idle_ns, 0, 0); /* -3 + 2 */
+    gcs_model_coord_terms(&c, 1, 8, 0, &t);
+    assert_close(t.wake_ns, 0, 0);
+    assert_close(t.tail_ns, 0, 0);
+    assert_close(t.idle_ns, 3, 1e-12); /* -3 + 2 x 3, not 2 x 3 */
+    assert_close(t.search_ns, t.spread_ns + t.idle_ns, 1e-12);
 }
 
 /* A heap without misses, Brent's span: T_P = (T1 - Tinf)/P + Tinf + wake +
@@ -629,7 +645,51 @@ static void test_coord_in_prediction(void **state)
     gcs_profile_free(p);
 }
 
-/* gc_coord survives the JSON round trip; a negative law is refused by name. */
+/* Falling laws, as every 2-vCPU calibration finds them: a heap whose work
+ * few workers can share waits for those workers' wake (a chain: worker 0's,
+ * the law at P = 1), a bushy one for the law at P; the tail is the whole
+ * team's at P either way.  Only in v2 (the parallelism bound); the base
+ * model takes the law at P for every heap. */
+static void test_coord_wake_of_sharing_workers(void **state)
+{
+    (void)state;
+    gcs_profile *p = one_node_profile(4, 100, 10);
+    p->has_gc_coord = 1;
+    p->coord = coord_law();
+    p->coord.wake_a = 50;
+    p->coord.wake_b = -30;
+    p->coord.tail_a = 40;
+    p->coord.tail_b = -20;
+    gcs_model_heap chain = heap_of(1e6, 1e6, 0, 0), bushy = heap_of(1e6, 1e3, 0, 0),
+                   narrow = heap_of(1e6, 6e5, 0, 0);
+    chain.roots = bushy.roots = narrow.roots = 1;
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    gcs_err err;
+    gcs_model_result r;
+    assert_int_equal(gcs_model_predict(p, &chain, 2, &o, &r, &err), 0);
+    assert_close(r.coord_terms.wake_ns, 20, 1e-12);
+    o.parallelism_bound = 1;
+    assert_int_equal(gcs_model_predict(p, &chain, 2, &o, &r, &err), 0);
+    assert_close(r.coord_terms.wake_ns, 50, 1e-12);
+    assert_close(r.coord_terms.tail_ns, 20, 1e-12);
+    assert_int_equal(gcs_model_predict(p, &narrow, 2, &o, &r, &err), 0);
+    assert_close(r.coord_terms.wake_ns, 50 - 30 * (1e6 / 6e5 - 1), 1e-9);
+    assert_int_equal(gcs_model_predict(p, &bushy, 2, &o, &r, &err), 0);
+    assert_close(r.coord_terms.wake_ns, 20, 1e-12);
+    assert_close(r.coord_terms.tail_ns, 20, 1e-12);
+    for (int P = 1; P <= 8; P++) {
+        assert_int_equal(gcs_model_predict(p, &chain, P, &o, &r, &err), 0);
+        assert_true(r.coord_terms.wake_ns >= 0 && r.coord_terms.tail_ns >= 0);
+        assert_close(r.speedup + r.lost_span + r.lost_extra_misses + r.lost_contention + r.lost_wake +
+                         r.lost_search + r.lost_tail, P, 1e-9);
+    }
+    gcs_profile_free(p);
+}
+
+/* gc_coord survives the JSON round trip; a law's coefficient may be
+ * negative (calibrate keeps the joint fit), a cost of its own may not, and
+ * is refused by name. */
 static void test_coord_profile_keys(void **state)
 {
     (void)state;
@@ -645,8 +705,18 @@ static void test_coord_profile_keys(void **state)
     assert_memory_equal(&q->coord, &p->coord, sizeof p->coord);
     gcs_profile_free(q);
     json_object_set_new(json_object_get(json_object_get(doc, "gc_coord"), "tail_ns"), "b", json_real(-1));
+    q = gcs_profile_from_json(doc, &err);
+    if (!q)
+        fail_msg("%s", err.msg);
+    assert_close(q->coord.tail_b, -1, 0);
+    gcs_profile_free(q);
+    json_object_set_new(json_object_get(json_object_get(doc, "gc_coord"), "tail_ns"), "b", json_real(-1e12));
     assert_null(gcs_profile_from_json(doc, &err));
     assert_non_null(strstr(err.msg, "gc_coord.tail_ns.b"));
+    json_object_set_new(json_object_get(json_object_get(doc, "gc_coord"), "tail_ns"), "b", json_real(-1));
+    json_object_set_new(json_object_get(doc, "gc_coord"), "spread_round_ns", json_real(-1));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_coord.spread_round_ns"));
     json_decref(doc);
     gcs_profile_free(p);
 }
@@ -674,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_coord_spread_rounds),
         cmocka_unit_test(test_coord_terms_by_hand),
         cmocka_unit_test(test_coord_in_prediction),
+        cmocka_unit_test(test_coord_wake_of_sharing_workers),
         cmocka_unit_test(test_coord_profile_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
