@@ -99,9 +99,9 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
      * them busy, and a chain only worker 0.  The law's value is a mean over
      * the workers woken, and a falling law (a 2-vCPU VM: the second worker
      * wakes in 13-22 us, worker 0 in 31-52 as when alone) would otherwise
-     * let a list gain from the others' quick wake-up (model v2, with the
-     * steals' bound).  The tail is the whole team's termination: at P. */
-    if (opts->parallelism_bound && heap->tinf_ns > 0 && threads > 1) {
+     * let a list gain from the others' quick wake-up.  The tail is the
+     * whole team's termination: at P. */
+    if (heap->tinf_ns > 0 && threads > 1) {
         double sharing = heap->t1_ns / heap->tinf_ns;
         if (sharing < threads) {
             const gcs_profile_coord *c = &prof->coord;
