@@ -358,10 +358,20 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * prices only the paper's N_S x L extra misses; calibrate measures the
      * whole busy time a steal adds (gc_cost_ns.steal) and how many steals
      * the collector makes (gc_steals), and the product is what the workers'
-     * summed busy time gains.  Spread evenly over the workers. */
-    if (threads > 1 && opts->steal_work_ns > 0)
-        out->steal_work_ns =
-            _gcs_model_fitted_steals(prof, heap, threads, steals, opts) * opts->steal_work_ns / threads;
+     * summed busy time gains.  Spread evenly over the workers.  The count
+     * is the fit's, which the price was calibrated with, unless the heap's
+     * own simulated count (steals.c) is smaller: the fit, a ln T1 without
+     * an intercept, gives an 8 K-object tree 80 steals at P = 2 where the
+     * collector makes 14 and the graph 4, while where the graph makes more
+     * (cube's batches of 16 entries) each costs the collector next to
+     * nothing.  docs/model.md, "Steals from the
+     * graph". */
+    if (threads > 1 && opts->steal_work_ns > 0) {
+        double n = _gcs_model_fitted_steals(prof, heap, threads, steals, opts);
+        if (opts->steal_sim && heap->steals_simulated >= threads)
+            n = fmin(n, heap->sim_steals[threads]);
+        out->steal_work_ns = n * opts->steal_work_ns / threads;
+    }
     /* per worker on top of the busy time: coordination, shared lines, steal work */
     double extra_busy = out->shared_ns + out->steal_work_ns;
     double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + extra_busy;

@@ -320,7 +320,7 @@ static void test_inspection_fills_heap(void **state)
 
 /* Model v2's coordination prices the simulated steals where the heap has
  * them, the fitted ones where it does not or beyond its P; the steal work
- * keeps the fit. */
+ * takes the smaller of the two counts. */
 static void test_model_takes_simulated(void **state)
 {
     (void)state;
@@ -351,7 +351,12 @@ static void test_model_takes_simulated(void **state)
     assert_int_equal(gcs_model_predict(p, &h, 2, &o, &simd, &err), 0);
     assert_close(simd.coord_terms.steal_ns, 5000 * p->coord.attempt_ns / 2, 1e-9);
     assert_true(fabs(simd.coord_terms.steal_ns - fit.coord_terms.steal_ns) > 1);
-    assert_close(simd.steal_work_ns, fit.steal_work_ns, 1e-12); /* the steal work keeps the fit */
+    assert_close(simd.steal_work_ns, fit.steal_work_ns, 1e-12); /* more than the fit: the fit */
+    h.sim_steals[2] = 3;                                          /* fewer: the graph's */
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_true(fit.steal_work_ns > 3 * o.steal_work_ns / 2);
+    assert_close(r.steal_work_ns, 3 * o.steal_work_ns / 2, 1e-9);
+    h.sim_steals[2] = 5000;
     /* beyond the simulated P, and with the option off: the fit */
     assert_int_equal(gcs_model_predict(p, &h, 3, &o, &r, &err), 0);
     assert_close(r.coord_terms.steal_ns, fit3.coord_terms.steal_ns, 1e-12);

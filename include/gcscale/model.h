@@ -246,7 +246,8 @@ typedef struct gcs_model_opts {
      * inspection simulated them (gcs_model_heap.sim_steals; model v2 sets
      * it, docs/model.md "Steals from the graph"); 0, the default and the
      * base model's, or a heap without them: calibrate's gc_steals fit.  The
-     * steal work keeps the fit, whose price it was calibrated with. */
+     * steal work takes the fit, whose price it was calibrated with, or the
+     * simulated count where that is smaller. */
     int steal_sim;
 } gcs_model_opts;
 
