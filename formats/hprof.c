@@ -264,6 +264,23 @@ typedef struct tmp_extent {
     uint64_t start, len, bucket;
 } tmp_extent;
 
+/* Out of address order with a rank bitmap (granule_buckets): the buckets
+ * cut the id map's granules where the bucket's first index lies, so that
+ * pass 2 finds an object's bucket from its id's granule -- a table in the
+ * cache -- and not from its index, a lookup in the id map that misses the
+ * cache (the records come in random order) and, on this VM, walks the page
+ * tables.  The record holds the granule within its bucket; edge_worker
+ * looks the index up there, in the bucket's part of the map, which the
+ * caches hold.  start[b] is the granule of index b << bshift (start[nbuckets]
+ * the last granule + 1); slice[s] the bucket of granule s << sshift, so
+ * that a granule's bucket is among slice[s] .. slice[s + 1]. */
+typedef struct gbk {
+    int on;
+    unsigned sshift;
+    const uint32_t *start;
+    const uint16_t *slice;
+} gbk;
+
 /* Pass 2's state in one chunk. */
 typedef struct pass2 {
     hr *r;
@@ -357,6 +374,7 @@ typedef struct imp {
                              * UINT64_MAX (the worker that passes its index reserves them) */
     unsigned bshift;        /* not direct: a bucket holds 2^bshift indices (bucket_shift) */
     uint64_t nbuckets;
+    gbk gb;                 /* not direct: the buckets by granule (granule_buckets), if on */
     uint64_t tmp_cap, tmp_next; /* the pool's words; atomic: its first unused one */
     run_class *ctab;        /* not direct: per class (run_classes) */
     size_t chunk_bytes;
@@ -970,6 +988,39 @@ __attribute__((always_inline)) static inline uint32_t *tmp_room(imp *m, worker *
     return tmp_room_slow(m, wk, b, k);
 }
 
+/* Not direct: the bucket *b of the object with id oid and its place within
+ * the bucket, the record's first word *local: by granule (gb->on: its
+ * granule's offset from the bucket's first) or by index (the index's
+ * offset).  0 where the map cannot hold oid (the dump changed between the
+ * passes); by granule, an id on the map's grid that it does not hold is
+ * caught by edge_worker. */
+__attribute__((always_inline)) static inline int rec_bucket(const gbk *gb, const _gcs_idmap *map, unsigned bshift,
+                                                            uint64_t oid, int hw, uint64_t *b, uint32_t *local)
+{
+    if (gb->on) {
+        uint64_t g;
+        if (!_gcs_idmap_granule(map, oid, &g))
+            return 0;
+        uint32_t lo = gb->slice[g >> gb->sshift], hi = gb->slice[(g >> gb->sshift) + 1];
+        while (lo < hi) { /* the last bucket starting at or before g */
+            uint32_t mid = (lo + hi + 1) / 2;
+            if (gb->start[mid] <= g)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        *b = lo;
+        *local = (uint32_t)g - gb->start[lo];
+        return 1;
+    }
+    uint32_t idx = _gcs_idmap_find_hw(map, oid, hw);
+    if (idx == IDMAP_NONE)
+        return 0;
+    *b = idx >> bshift;
+    *local = idx - ((uint32_t)*b << bshift);
+    return 1;
+}
+
 /* Direct: next, the id at the chunk's next index, is not the object's id.
  * It may be a class's, whose index lies inside the run (a hole,
  * edges_direct): its references' places are kept at that index
@@ -1146,9 +1197,10 @@ static inline uint64_t object_words(uint64_t jvm_bytes, uint64_t nptrs)
 
 static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes, uint64_t nptrs, uint32_t type)
 {
-    uint32_t idx = object_index(m, w, id, 0);
+    uint32_t idx = 0, local = 0;
+    uint64_t b = 0;
     gcs_snapshot *g = m->g;
-    if (idx == IDMAP_NONE)
+    if (m->direct ? (idx = object_index(m, w, id, 0)) == IDMAP_NONE : !rec_bucket(&m->gb, &m->map, m->bshift, id, 0, &b, &local))
         return hr_fail(w->r, off, PLACE_UNKNOWN);
     uint64_t words = object_words(jvm_bytes, nptrs);
     if (words > UINT32_MAX || nptrs > UINT32_MAX)
@@ -1162,11 +1214,10 @@ static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes
         g->edge_start[idx] = w->tmp_n;
         w->wp = m->edst + w->tmp_n;
     } else {
-        uint64_t b = idx >> m->bshift;
         uint32_t *h = tmp_room(m, w->wk, w->wk->fill, b, TMP_HEADER + nptrs);
         if (!h)
             return hr_fail(w->r, off, "out of memory");
-        h[0] = idx - ((uint32_t)b << m->bshift);
+        h[0] = local;
         h[1] = (uint32_t)words;
         h[2] = (uint32_t)nptrs;
         h[3] = type;
@@ -1527,6 +1578,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     tmp_fill *fill = direct ? NULL : wk->fill;
     uint64_t *block_refs = direct ? NULL : wk->block_refs;
     const unsigned bshift = m->bshift;
+    const gbk gb = m->gb;
     uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0;
     const int batch = w->batch;
     int64_t k = 0;
@@ -1541,12 +1593,12 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
             break;
         if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, batch ? 0 : nrefs, direct))
             prefetch_ahead(m, r, w, off, lim);
-        uint64_t oid = read_id(p + 1, id);
-        uint32_t idx;
+        uint64_t oid = read_id(p + 1, id), b = 0;
+        uint32_t idx = 0, local = 0;
         if (direct)
             idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
-        else
-            idx = _gcs_idmap_find_hw(&map, oid, hw);
+        else if (!rec_bucket(&gb, &map, bshift, oid, hw, &b, &local))
+            idx = IDMAP_NONE;
         if (idx == IDMAP_NONE || need > tmp_end - tmp_n) {
             bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
             break;
@@ -1559,13 +1611,12 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
             g_start[idx] = tmp_n;
             out = edst + tmp_n;
         } else {
-            uint64_t b = idx >> bshift;
             uint32_t *h = tmp_room(m, wk, fill, b, run_words);
             if (!h) {
                 bad = "out of memory";
                 break;
             }
-            h[0] = (idx - ((uint32_t)b << bshift)) | TMP_RUN;
+            h[0] = local | TMP_RUN;
             h[1] = cix;
             out = h + TMP_RUN_HEADER;
             tmp_n += TMP_HEADER;
@@ -1660,6 +1711,7 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
     tmp_fill *fill = direct ? NULL : wk->fill;
     uint64_t *block_refs = direct ? NULL : wk->block_refs;
     const unsigned bshift = m->bshift;
+    const gbk gb = m->gb;
     const uint64_t tmp_end = w->tmp_end;
     uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0, jvm_bytes = 0;
     const int batch = w->batch;
@@ -1683,12 +1735,12 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
             prefetch_ahead(m, r, w, off, lim);
         const cls *ac = array_class(m, w, read_id(p + 1 + id + 8, id));
         const uint32_t type = ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE;
-        uint64_t oid = read_id(p + 1, id);
-        uint32_t idx;
+        uint64_t oid = read_id(p + 1, id), b = 0;
+        uint32_t idx = 0, local = 0;
         if (direct)
             idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
-        else
-            idx = _gcs_idmap_find_hw(&map, oid, hw);
+        else if (!rec_bucket(&gb, &map, bshift, oid, hw, &b, &local))
+            idx = IDMAP_NONE;
         if (idx == IDMAP_NONE || n + (direct ? 0 : TMP_HEADER) > tmp_end - tmp_n) {
             bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
             break;
@@ -1701,13 +1753,12 @@ __attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, p
             g_start[idx] = tmp_n;
             out = edst + tmp_n;
         } else {
-            uint64_t b = idx >> bshift;
             uint32_t *h = tmp_room(m, wk, fill, b, TMP_HEADER + n);
             if (!h) {
                 bad = "out of memory";
                 break;
             }
-            h[0] = idx - ((uint32_t)b << bshift);
+            h[0] = local;
             h[1] = (uint32_t)words;
             h[2] = (uint32_t)n;
             h[3] = type;
@@ -2158,7 +2209,7 @@ static void pass2_worker(void *arg, int t)
                    .first_index = c->first_index,
                    .chunk_objects = m->direct ? c->run : c->objects,
                    .batch = m->direct ? m->batchable && ahead : m->batch_records,
-                   .ahead = ahead && !(m->direct && m->batchable)};
+                   .ahead = ahead && !(m->direct && m->batchable) && !m->gb.on};
         if (m->direct && c->run)
             _gcs_idmap_seek(&m->map, c->first_id, c->first_index, &w.cur);
         double t0 = thread_cpu();
@@ -2226,6 +2277,44 @@ static int run_classes(imp *m)
     return 0;
 }
 
+/* The buckets by granule (gbk), where the records' references are resolved
+ * in batches (a rank bitmap whose granules fit 32 bits) and no bucket spans
+ * 2^31 granules (a record's first word keeps TMP_RUN free); else by index.
+ * Slices of about a quarter of a bucket's granules on average, so that a
+ * granule's bucket is mostly its slice's or the next.  -1 out of memory. */
+static int granule_buckets(imp *m)
+{
+    if (m->direct || !m->batch_records || !m->map.n)
+        return 0;
+    const uint64_t nb = m->nbuckets, gmax = m->map.gmax;
+    uint32_t *start = malloc((nb + 1) * sizeof *start);
+    if (!start)
+        return -1;
+    _gcs_idmap_granules_every(&m->map, m->bshift, start, nb);
+    for (uint64_t b = 0; b < nb; b++)
+        if (start[b + 1] - start[b] > TMP_RUN) {
+            free(start);
+            return 0;
+        }
+    unsigned sh = 0;
+    while ((gmax >> sh) + 1 > 4 * nb)
+        sh++;
+    uint64_t ns = (gmax >> sh) + 1;
+    uint16_t *slice = malloc((ns + 1) * sizeof *slice);
+    if (!slice) {
+        free(start);
+        return -1;
+    }
+    for (uint64_t sl = 0, b = 0; sl < ns; sl++) {
+        while (b + 1 < nb && start[b + 1] <= sl << sh)
+            b++;
+        slice[sl] = (uint16_t)b;
+    }
+    slice[ns] = (uint16_t)(nb - 1);
+    m->gb = (gbk){1, sh, start, slice};
+    return 0;
+}
+
 /* Pass 2 on as many threads as there are (and chunks to give them); the
  * first error in file order is the one reported. */
 static int pass2_run(imp *m, gcs_err *err)
@@ -2253,7 +2342,7 @@ static int pass2_run(imp *m, gcs_err *err)
         }
     }
     if (!m->direct) {
-        if (run_classes(m) < 0) {
+        if (run_classes(m) < 0 || granule_buckets(m) < 0) {
             gcs_err_set(err, "%s: out of memory", m->r.name);
             return -1;
         }
@@ -2467,6 +2556,8 @@ static void imp_free(imp *m)
     _gcs_gzindex_free(&m->gzi);
     free(m->tmp);
     free(m->ctab);
+    free((void *)m->gb.start);
+    free((void *)m->gb.slice);
     for (unsigned t = 0; m->workers && t < m->nworkers; t++) {
         free(m->workers[t].block_refs);
         free(m->workers[t].fill);
@@ -2533,30 +2624,23 @@ static int place_addresses(imp *m, int *bad)
 }
 
 /* gcs_snapshot_validate for the graph the import made: the objects'
- * checks were made by place_addresses (objects_bad: one failed), the
- * edges' are made here; the whole validation only where an object failed,
- * for its message.  The sanitizer builds check that both agree. */
+ * checks were made by place_addresses (objects_bad: one failed), and the
+ * edges pass theirs by construction, as the addresses do: every edge the
+ * importer writes is NULL or an index the id map gave (ref_index,
+ * resolve_refs, copied as such by edge_worker), and the map's indices are
+ * ranks below n (its words' prefix sums add up to n); the snapshot's
+ * block comes zeroed, so an edge nothing wrote is index 0.  Scanning them
+ * again would read the whole edge array from memory once more (4-6 % of
+ * an import's CPU), so only the assertion builds do (the whole validation,
+ * checked to agree); the whole validation also runs where an object
+ * failed, for its message. */
 static int check_graph(const gcs_snapshot *g, int objects_bad, gcs_err *err)
 {
     int rc;
-    if (objects_bad) {
+    if (objects_bad)
         rc = gcs_snapshot_validate(g, err);
-    } else {
-        const uint64_t n = g->nobjects, m = g->nfields;
-        const uint32_t *e = g->edges;
-        uint64_t ebad = m;
-        /* e >= n and not NULL, as e + 1 > n in 32 bits (NULL wraps to 0;
-         * n < 2^32 - 1): one compare, no branch */
-        const uint32_t n32 = (uint32_t)n;
-        gcs_assert_internal(n < GCS_SNAPSHOT_NULL);
-        uint32_t out = 0;
-        for (uint64_t k = 0; k < m; k++)
-            out |= (uint32_t)(e[k] + 1u) > n32;
-        for (uint64_t k = 0; out && k < m && ebad == m; k++)
-            if (e[k] >= n && e[k] != GCS_SNAPSHOT_NULL)
-                ebad = k;
-        rc = _gcs_snap_validate_report(g, n, ebad, err);
-    }
+    else
+        rc = _gcs_snap_validate_report(g, g->nobjects, g->nfields, err);
 #if GCS_ASSERT_ON
     gcs_err full;
     gcs_assert_internal((gcs_snapshot_validate(g, &full) < 0) == (rc < 0));
@@ -2767,7 +2851,65 @@ typedef struct edge_job {
     uint64_t next, bad;       /* atomic: the next bucket; the first object not placed (UINT64_MAX) */
     int oom;                  /* atomic: a worker could not start */
     uint64_t found, missing;  /* atomic: m->batch_records, the references resolved (resolve_refs) */
+    uint64_t appeared;        /* atomic: by granule, the lowest granule of a record the map lacks (UINT64_MAX) */
 } edge_job;
+
+/* A bucket's records, in the extents ext[x0..x1) of the pool tmp, placed:
+ * addr[i] = the record of index i's place + 1, for i in [lo, hi).  The
+ * record's first word is the index's offset from lo, or by granule (gb)
+ * the granule's offset from g0, the bucket's first, whose index the map
+ * gives.  The lowest granule of a record the map does not hold in [lo, hi)
+ * (the dump changed between the passes), or UINT64_MAX.  hw as for
+ * resolve_refs_hw. */
+__attribute__((always_inline)) static inline uint64_t place_records_hw(const uint32_t *tmp, const tmp_extent *ext,
+                                                                       uint64_t x0, uint64_t x1,
+                                                                       const run_class *ctab, uint64_t *addr,
+                                                                       uint64_t lo, uint64_t hi,
+                                                                       const _gcs_idmap *map, int gb, uint32_t g0,
+                                                                       int hw)
+{
+    uint64_t appeared = UINT64_MAX;
+    for (uint64_t x = x0; x < x1; x++) {
+        const uint32_t *p = tmp + ext[x].start, *end = p + ext[x].len;
+        if (x + 1 < x1) /* the next block is elsewhere in the pool */
+            for (unsigned k = 0; k < EXT_AHEAD_LINES; k++)
+                __builtin_prefetch(tmp + ext[x + 1].start + 16 * k);
+        while (p < end) {
+            uint64_t len = p[0] & TMP_RUN ? TMP_RUN_HEADER + ctab[p[1]].nrefs : TMP_HEADER + (uint64_t)p[2];
+            gcs_assert_internal(p + len <= end);
+            __builtin_prefetch(p + 16 * EXT_AHEAD_LINES);
+            uint64_t i = lo + (p[0] & ~TMP_RUN);
+            if (gb) {
+                uint32_t g = g0 + (p[0] & ~TMP_RUN);
+                i = _gcs_idmap_find_granule_hw(map, g, hw);
+                if (i < lo || i >= hi) { /* IDMAP_NONE; an index outside lies outside g's bucket too */
+                    gcs_assert_internal(i == IDMAP_NONE);
+                    appeared = g < appeared ? g : appeared;
+                    p += len;
+                    continue;
+                }
+            }
+            gcs_assert_internal(i < hi);
+            addr[i] = (uint64_t)(p - tmp) + 1;
+            p += len;
+        }
+    }
+    return appeared;
+}
+
+static uint64_t place_records_sw(const uint32_t *tmp, const tmp_extent *ext, uint64_t x0, uint64_t x1,
+                                 const run_class *ctab, uint64_t *addr, uint64_t lo, uint64_t hi,
+                                 const _gcs_idmap *map, int gb, uint32_t g0)
+{
+    return place_records_hw(tmp, ext, x0, x1, ctab, addr, lo, hi, map, gb, g0, 0);
+}
+
+TARGET_POPCNT static uint64_t place_records_popcnt(const uint32_t *tmp, const tmp_extent *ext, uint64_t x0,
+                                                   uint64_t x1, const run_class *ctab, uint64_t *addr, uint64_t lo,
+                                                   uint64_t hi, const _gcs_idmap *map, int gb, uint32_t g0)
+{
+    return place_records_hw(tmp, ext, x0, x1, ctab, addr, lo, hi, map, gb, g0, 1);
+}
 
 static void edge_worker(void *arg, int t)
 {
@@ -2795,18 +2937,14 @@ static void edge_worker(void *arg, int t)
         uint64_t at = j->base[b];
         uint64_t *addr = place - lo; /* addr[i]: index i's place, i in [lo, hi) */
         memset(place, 0, (hi - lo) * sizeof *place);
-        for (uint64_t x = j->ext_at[b]; x < j->ext_at[b + 1]; x++) {
-            const uint32_t *p = tmp + j->ext[x].start, *end = p + j->ext[x].len;
-            if (x + 1 < j->ext_at[b + 1]) /* the next block is elsewhere in the pool */
-                for (unsigned k = 0; k < EXT_AHEAD_LINES; k++)
-                    __builtin_prefetch(tmp + j->ext[x + 1].start + 16 * k);
-            while (p < end) {
-                uint64_t len = p[0] & TMP_RUN ? TMP_RUN_HEADER + ctab[p[1]].nrefs : TMP_HEADER + (uint64_t)p[2];
-                gcs_assert_internal(lo + (p[0] & ~TMP_RUN) < hi && p + len <= end);
-                __builtin_prefetch(p + 16 * EXT_AHEAD_LINES);
-                addr[lo + (p[0] & ~TMP_RUN)] = (uint64_t)(p - tmp) + 1;
-                p += len;
-            }
+        uint32_t g0 = m->gb.on ? m->gb.start[b] : 0;
+        uint64_t appeared = (m->popcnt ? place_records_popcnt : place_records_sw)(
+            tmp, j->ext, j->ext_at[b], j->ext_at[b + 1], ctab, addr, lo, hi, &m->map, m->gb.on, g0);
+        if (appeared != UINT64_MAX) {
+            uint64_t seen = __atomic_load_n(&j->appeared, __ATOMIC_RELAXED);
+            while (appeared < seen && !__atomic_compare_exchange_n(&j->appeared, &seen, appeared, 0,
+                                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ;
         }
         for (uint64_t i = lo; i < hi; i++) {
             if (i + EDGE_AHEAD < hi && addr[i + EDGE_AHEAD])
@@ -2907,7 +3045,7 @@ static int edges_in_order(imp *m, gcs_err *err)
 {
     gcs_snapshot *g = m->g;
     uint64_t n = g->nobjects;
-    edge_job j = {.m = m, .nblocks = m->direct ? 0 : m->nbuckets, .bad = UINT64_MAX};
+    edge_job j = {.m = m, .nblocks = m->direct ? 0 : m->nbuckets, .bad = UINT64_MAX, .appeared = UINT64_MAX};
     if (!m->direct) { /* the buckets' first edges from the workers' counts */
         j.base = malloc((j.nblocks + 1) * sizeof *j.base);
         if (!j.base || extents_by_bucket(m, &j) < 0) {
@@ -2936,6 +3074,11 @@ static int edges_in_order(imp *m, gcs_err *err)
     free((void *)j.ext_at);
     if (j.oom) {
         gcs_err_set(err, "%s: out of memory", m->r.name);
+        return -1;
+    }
+    if (j.appeared != UINT64_MAX) {
+        gcs_err_set(err, "%s: object 0x%llx appeared between the passes (the dump changed?)", m->r.name,
+                    (unsigned long long)(m->map.min + (j.appeared << m->map.gshift)));
         return -1;
     }
     if (j.bad != UINT64_MAX) {
