@@ -19,25 +19,27 @@
  *           its slice of the edges: of the snapshot's own when every chunk
  *           is a run of indices (a dump in address order: edges_direct);
  *           otherwise only a count of words, the records going to buckets
- *           by index range.
+ *           by index range (cut, with a rank bitmap, at their first
+ *           indices' granules: granule_buckets).
  *   pass 2  parallel (par.c), a worker per thread taking chunks in file
  *           order and reading each itself (from memory, as pass 1 kept
  *           it, with pread, or inflating it from its access point): each
  *           object's size, type
  *           and pointer count, its references as indices (place, add_ref;
- *           runs of instances of one class in a loop of their own,
- *           instance_run2).  In address order an object's index is the
+ *           runs of instances of one class and object arrays in a loop of
+ *           their own, runs2).  In address order an object's index is the
  *           next of its chunk's run, its id checked against the ids pass 1
- *           saw there (object_index); otherwise the id map's lookup, and a
- *           look-ahead prefetches what the next records will miss on
- *           (prefetch_ahead, run_ahead).  References to random places are
- *           stored as the id map's granules and resolved in batches
- *           (resolve_refs), after the chunk or after edges_in_order.
+ *           saw there (object_index); otherwise its bucket from its id's
+ *           granule (rec_bucket), and a look-ahead prefetches what the
+ *           next records will miss on (prefetch_ahead, run_ahead).
+ *           References to random places are stored as the id map's
+ *           granules and resolved in batches (resolve_refs), after the
+ *           chunk or after edges_in_order.
  *   then    out of address order, the objects' records put in index order
  *           a bucket at a time, which the caches hold (edges_in_order); the
  *           addresses, each object's fields checked on the way
  *           (place_addresses); the roots; the rest of the snapshot's
- *           validation (check_graph).
+ *           validation (check_graph; the edges pass by construction).
  *
  * The results do not depend on the number of threads or chunks: every
  * object and reference lands at a place fixed by pass 1, the totals are
@@ -365,7 +367,7 @@ typedef struct imp {
     size_t last_cls;
     uint64_t forced_cuts;
     int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
-    int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
+    int popcnt;             /* the CPU has popcnt: pass 2's runs use it (runs2) */
     int batchable;          /* every id's granule fits a reference code (ref_code), and the map is a bitmap */
     int batch_records;      /* out of address order: references stored as codes, resolved by edge_worker */
     int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
@@ -1528,41 +1530,59 @@ __attribute__((always_inline)) static inline int run_ahead(const _gcs_idmap *map
     return 1;
 }
 
+/* The class of an object array's record, class id acid: the last one's,
+ * mostly (an application's arrays of one type lie together). */
+static inline const cls *array_class(imp *m, pass2 *w, uint64_t acid)
+{
+    if (!w->ac_known || acid != w->acid) {
+        w->ac = class_find(m, acid);
+        w->acid = acid;
+        w->ac_known = 1;
+    }
+    return w->ac;
+}
+
 /* Pass 2 over a run of instance dumps of the class of the last instance
- * read (w->c), from the stream's position: each one placed and its
- * references added, as the generic path does (place, add_ref), without its
- * per-record dispatch and window checks, with what place computes from the
- * class done once for the run, and the counts kept in registers.  The run
- * stops, before the record, at the first one that is of another tag or
- * class, not wholly in the window or the segment (end), at or past stop,
- * or whose field bytes are not its class's -- the generic path takes it
- * and reports any error.  The records taken, or -1 when an object cannot be
- * placed (err set, with place's message).
+ * read (w->c) and object array dumps, in any mix, from the stream's
+ * position: each one placed and its references added, as the generic path
+ * does (place, add_ref), without its per-record dispatch and window checks,
+ * with what place computes from the class done once for the run, and the
+ * counts kept in registers.  One run takes both, since a dump may alternate
+ * them record by record (a random graph of Node and Node[], as HotSpot's
+ * copying collections leave it): a run per record would pay its setup per
+ * record.  The run stops, before the record, at the first one that is of
+ * another tag, an instance of another class or whose field bytes are not
+ * its class's, an array too large for a snapshot, a record not wholly in
+ * the window or the segment (end), or at or past stop -- the generic path
+ * takes it and reports any error.  The records taken, or -1 when an object
+ * cannot be placed (err set, with place's message).
  *
- * hw and direct are constants, so that each of the four versions
- * (instance_run2) is compiled for its case: hw, the lookups' popcount as
- * the popcnt instruction (a function built for it); direct, the objects
- * stored at their indices (object_index) rather than as records in their
- * buckets (tmp_room). */
+ * hw and direct are constants, so that each of the four versions (runs2)
+ * is compiled for its case: hw, the lookups' popcount as the popcnt
+ * instruction (a function built for it); direct, the objects stored at
+ * their indices (object_index) rather than as records in their buckets
+ * (tmp_room). */
 __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop,
                                                           int hw, int direct)
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
+    const uint64_t lim = end < stop ? end : stop, ahdr = m->ahdr, ref = m->ref;
+    /* the instances' class: what place computes from it, once; inst 0: the
+     * run takes no instance */
     const cls *c = w->c;
-    if (!c || !c->dumped || c->value_bytes > HPROF_BUF || (!direct && m->classes.n > UINT32_MAX))
-        return 0;
-    const uint64_t cid = w->cid, lim = end < stop ? end : stop, rec = fixed + c->value_bytes;
-    const uint32_t nrefs = c->nrefs, nbytes = c->value_bytes, type = c->type;
+    int inst = c && c->dumped && c->value_bytes <= HPROF_BUF && (direct || m->classes.n <= UINT32_MAX);
+    const uint64_t cid = w->cid, rec = inst ? fixed + c->value_bytes : 0;
+    const uint32_t nrefs = inst ? c->nrefs : 0, nbytes = inst ? c->value_bytes : 0, type = inst ? c->type : 0;
     const uint32_t *ro = nrefs ? (const uint32_t *)m->refs.p + c->ref_start : NULL;
-    const uint64_t words = object_words(c->jvm_size, nrefs);
-    if (c->jvm_size < 8 || words > UINT32_MAX)
-        return 0; /* place says what is wrong */
-    const uint64_t need = nrefs + (direct ? 0 : TMP_HEADER), tmp_end = w->tmp_end;
+    const uint64_t words = inst ? object_words(c->jvm_size, nrefs) : 0;
+    if (inst && (c->jvm_size < 8 || words > UINT32_MAX))
+        inst = 0; /* place says what is wrong */
+    const uint64_t need = nrefs + (direct ? 0 : TMP_HEADER);
     /* not direct: the records' class (run_classes), their words in the pool */
-    const uint32_t cix = (uint32_t)(c - (const cls *)m->classes.p);
+    const uint32_t cix = inst ? (uint32_t)(c - (const cls *)m->classes.p) : 0;
     const uint64_t run_words = TMP_RUN_HEADER + (uint64_t)nrefs;
-    gcs_assert_internal(direct || (m->ctab[cix].words == words && m->ctab[cix].nrefs == nrefs
-                                   && m->ctab[cix].type == type));
+    gcs_assert_internal(!inst || direct
+                        || (m->ctab[cix].words == words && m->ctab[cix].nrefs == nrefs && m->ctab[cix].type == type));
     /* in locals: the stores below are of uint32_t, which the compiler must
      * otherwise assume may change the map's fields and reload them */
     const _gcs_idmap map = m->map;
@@ -1579,58 +1599,119 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     uint64_t *block_refs = direct ? NULL : wk->block_refs;
     const unsigned bshift = m->bshift;
     const gbk gb = m->gb;
-    uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0;
+    const uint64_t tmp_end = w->tmp_end;
+    uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0, jvm_bytes = 0;
     const int batch = w->batch;
-    int64_t k = 0;
+    int64_t k = 0, instances = 0;
     const char *bad = NULL;
     for (;;) {
         uint64_t off = base + pos;
-        if (off >= lim || len - pos < rec || off + rec > end)
+        if (off >= lim || len - pos < fixed)
             break;
         const uint8_t *p = buf + pos;
         __builtin_prefetch(p + READ_AHEAD);
-        if (p[0] != S_INSTANCE_DUMP || read_id(p + 1 + id + 4, id) != cid || be32(p + 1 + 2 * id + 4) != nbytes)
+        if (p[0] == S_INSTANCE_DUMP) {
+            if (!inst || len - pos < rec || off + rec > end || read_id(p + 1 + id + 4, id) != cid
+                || be32(p + 1 + 2 * id + 4) != nbytes)
+                break;
+            if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, batch ? 0 : nrefs, direct))
+                prefetch_ahead(m, r, w, off, lim);
+            uint64_t oid = read_id(p + 1, id), b = 0;
+            uint32_t idx = 0, local = 0;
+            if (direct)
+                idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
+            else if (!rec_bucket(&gb, &map, bshift, oid, hw, &b, &local))
+                idx = IDMAP_NONE;
+            if (idx == IDMAP_NONE || need > tmp_end - tmp_n) {
+                bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
+                break;
+            }
+            uint32_t *out;
+            if (direct) {
+                g_words[idx] = (uint32_t)words;
+                g_nptrs[idx] = nrefs;
+                g_type[idx] = type;
+                g_start[idx] = tmp_n;
+                out = edst + tmp_n;
+            } else {
+                uint32_t *h = tmp_room(m, wk, fill, b, run_words);
+                if (!h) {
+                    bad = "out of memory";
+                    break;
+                }
+                h[0] = local | TMP_RUN;
+                h[1] = cix;
+                out = h + TMP_RUN_HEADER;
+                tmp_n += TMP_HEADER;
+                block_refs[b] += nrefs;
+            }
+            if (batch)
+                for (uint32_t j = 0; j < nrefs; j++)
+                    out[j] = ref_code(&map, read_id(p + fixed + ro[j], id));
+            else
+                for (uint32_t j = 0; j < nrefs; j++)
+                    out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
+            tmp_n += nrefs;
+            objects++;
+            pos += rec;
+            k++;
+            instances++;
+            continue;
+        }
+        if (p[0] != S_OBJ_ARRAY_DUMP)
             break;
-        if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, batch ? 0 : nrefs, direct))
+        const uint64_t n = be32(p + 1 + id + 4), arec = fixed + n * id;
+        if (len - pos < arec || off + arec > end)
+            break;
+        const uint64_t bytes = align8(ahdr + n * ref), awords = object_words(bytes, n);
+        if (awords > UINT32_MAX)
+            break;
+        if (w->ahead)
             prefetch_ahead(m, r, w, off, lim);
+        const cls *ac = array_class(m, w, read_id(p + 1 + id + 8, id));
+        const uint32_t atype = ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE;
         uint64_t oid = read_id(p + 1, id), b = 0;
         uint32_t idx = 0, local = 0;
         if (direct)
             idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
         else if (!rec_bucket(&gb, &map, bshift, oid, hw, &b, &local))
             idx = IDMAP_NONE;
-        if (idx == IDMAP_NONE || need > tmp_end - tmp_n) {
+        if (idx == IDMAP_NONE || n + (direct ? 0 : TMP_HEADER) > tmp_end - tmp_n) {
             bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
             break;
         }
         uint32_t *out;
         if (direct) {
-            g_words[idx] = (uint32_t)words;
-            g_nptrs[idx] = nrefs;
-            g_type[idx] = type;
+            g_words[idx] = (uint32_t)awords;
+            g_nptrs[idx] = (uint32_t)n;
+            g_type[idx] = atype;
             g_start[idx] = tmp_n;
             out = edst + tmp_n;
         } else {
-            uint32_t *h = tmp_room(m, wk, fill, b, run_words);
+            uint32_t *h = tmp_room(m, wk, fill, b, TMP_HEADER + n);
             if (!h) {
                 bad = "out of memory";
                 break;
             }
-            h[0] = local | TMP_RUN;
-            h[1] = cix;
-            out = h + TMP_RUN_HEADER;
+            h[0] = local;
+            h[1] = (uint32_t)awords;
+            h[2] = (uint32_t)n;
+            h[3] = atype;
+            out = h + TMP_HEADER;
             tmp_n += TMP_HEADER;
-            block_refs[b] += nrefs;
+            block_refs[b] += n;
         }
+        const uint8_t *v = p + fixed;
         if (batch)
-            for (uint32_t j = 0; j < nrefs; j++)
-                out[j] = ref_code(&map, read_id(p + fixed + ro[j], id));
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = ref_code(&map, read_id(v + j * id, id));
         else
-            for (uint32_t j = 0; j < nrefs; j++)
-                out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
-        tmp_n += nrefs;
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
+        tmp_n += n;
         objects++;
-        pos += rec;
+        jvm_bytes += bytes;
+        pos += arec;
         k++;
     }
     r->pos = pos;
@@ -1639,7 +1720,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     w->objects = objects;
     w->references += found;
     w->missing_refs += missing;
-    w->jvm_bytes += (uint64_t)k * c->jvm_size;
+    w->jvm_bytes += jvm_bytes + (inst ? (uint64_t)instances * c->jvm_size : 0);
     return bad ? hr_fail(r, hr_off(r), bad) : k;
 }
 
@@ -1670,126 +1751,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
         return m->direct ? name##_sw_direct(m, r, w, end, stop) : name##_sw(m, r, w, end, stop);                  \
     }
 
-PASS2_RUN_VERSIONS(instance_run2, run2)
-
-/* The class of an object array's record, class id acid: the last one's,
- * mostly (an application's arrays of one type lie together). */
-static inline const cls *array_class(imp *m, pass2 *w, uint64_t acid)
-{
-    if (!w->ac_known || acid != w->acid) {
-        w->ac = class_find(m, acid);
-        w->acid = acid;
-        w->ac_known = 1;
-    }
-    return w->ac;
-}
-
-/* Pass 2 over a run of object array dumps, from the stream's position:
- * each one placed and its elements added, as the generic path does (place,
- * add_ref), without its per-record dispatch and window checks, with the
- * counts kept in registers: run2's work for arrays, whose records differ in
- * length.  It stops, before the record, at the first one that is of another
- * tag, not wholly in the window or the segment (end), at or past stop, or
- * too large for a snapshot -- the generic path takes it and reports any
- * error.  The records taken, or -1 when an object cannot be placed (err
- * set, with place's message).  hw and direct as for run2. */
-__attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, pass2 *w, uint64_t end,
-                                                                uint64_t stop, int hw, int direct)
-{
-    const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
-    const uint64_t lim = end < stop ? end : stop, ahdr = m->ahdr, ref = m->ref;
-    const _gcs_idmap map = m->map; /* in locals, as in run2 */
-    _gcs_idmap_cursor cur = w->cur;
-    const uint8_t *buf = r->buf;
-    const uint64_t base = r->base, first_index = w->first_index, chunk_objects = w->chunk_objects;
-    const size_t len = r->len;
-    size_t pos = r->pos;
-    const gcs_snapshot *g = m->g;
-    uint32_t *edst = m->edst, *g_words = g->words, *g_nptrs = g->nptrs, *g_type = g->type;
-    uint64_t *g_start = g->edge_start;
-    worker *wk = w->wk;
-    tmp_fill *fill = direct ? NULL : wk->fill;
-    uint64_t *block_refs = direct ? NULL : wk->block_refs;
-    const unsigned bshift = m->bshift;
-    const gbk gb = m->gb;
-    const uint64_t tmp_end = w->tmp_end;
-    uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0, jvm_bytes = 0;
-    const int batch = w->batch;
-    int64_t k = 0;
-    const char *bad = NULL;
-    for (;;) {
-        uint64_t off = base + pos;
-        if (off >= lim || len - pos < fixed)
-            break;
-        const uint8_t *p = buf + pos;
-        __builtin_prefetch(p + READ_AHEAD);
-        if (p[0] != S_OBJ_ARRAY_DUMP)
-            break;
-        const uint64_t n = be32(p + 1 + id + 4), rec = fixed + n * id;
-        if (len - pos < rec || off + rec > end)
-            break;
-        const uint64_t bytes = align8(ahdr + n * ref), words = object_words(bytes, n);
-        if (words > UINT32_MAX)
-            break;
-        if (w->ahead)
-            prefetch_ahead(m, r, w, off, lim);
-        const cls *ac = array_class(m, w, read_id(p + 1 + id + 8, id));
-        const uint32_t type = ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE;
-        uint64_t oid = read_id(p + 1, id), b = 0;
-        uint32_t idx = 0, local = 0;
-        if (direct)
-            idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
-        else if (!rec_bucket(&gb, &map, bshift, oid, hw, &b, &local))
-            idx = IDMAP_NONE;
-        if (idx == IDMAP_NONE || n + (direct ? 0 : TMP_HEADER) > tmp_end - tmp_n) {
-            bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
-            break;
-        }
-        uint32_t *out;
-        if (direct) {
-            g_words[idx] = (uint32_t)words;
-            g_nptrs[idx] = (uint32_t)n;
-            g_type[idx] = type;
-            g_start[idx] = tmp_n;
-            out = edst + tmp_n;
-        } else {
-            uint32_t *h = tmp_room(m, wk, fill, b, TMP_HEADER + n);
-            if (!h) {
-                bad = "out of memory";
-                break;
-            }
-            h[0] = local;
-            h[1] = (uint32_t)words;
-            h[2] = (uint32_t)n;
-            h[3] = type;
-            out = h + TMP_HEADER;
-            tmp_n += TMP_HEADER;
-            block_refs[b] += n;
-        }
-        const uint8_t *v = p + fixed;
-        if (batch)
-            for (uint64_t j = 0; j < n; j++)
-                out[j] = ref_code(&map, read_id(v + j * id, id));
-        else
-            for (uint64_t j = 0; j < n; j++)
-                out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
-        tmp_n += n;
-        objects++;
-        jvm_bytes += bytes;
-        pos += rec;
-        k++;
-    }
-    r->pos = pos;
-    w->cur = cur;
-    w->tmp_n = tmp_n;
-    w->objects = objects;
-    w->references += found;
-    w->missing_refs += missing;
-    w->jvm_bytes += jvm_bytes;
-    return bad ? hr_fail(r, hr_off(r), bad) : k;
-}
-
-PASS2_RUN_VERSIONS(array_runs2, array_run2)
+PASS2_RUN_VERSIONS(runs2, run2)
 
 /* The sub-records of a heap dump (segment) whose body ends at end, from
  * the stream's position up to end or stop, whichever comes first (pass 2's
@@ -1805,9 +1767,7 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
         if (pass == 1 && (instance_run(m, r, end) || array_run(m, r, end)))
             continue;
         if (pass == 2) {
-            int64_t k = instance_run2(m, r, w, end, stop);
-            if (!k)
-                k = array_runs2(m, r, w, end, stop);
+            int64_t k = runs2(m, r, w, end, stop);
             if (k < 0)
                 return -1;
             if (k)

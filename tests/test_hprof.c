@@ -249,11 +249,12 @@ static void test_interleaved_runs(void **state)
 
 /* Instances and object arrays side by side (HG_ARRAYS: each node's one
  * field holds an Object[3] of its own, which holds random nodes -- the
- * dump of a Java program's Node[] per node): the runs of arrays
- * (formats/hprof.c, array_run and array_run2) give the graph as built, and
- * the same snapshot in address order (in place), shuffled and interleaved
- * (through the temporary edges), with classes below the objects and among
- * them, on 1 and 4 threads and on chunks of a few records. */
+ * dump of a Java program's Node[] per node): the runs of arrays and
+ * instances (formats/hprof.c, array_run and runs2) give the graph as
+ * built, and the same snapshot in address order (in place), shuffled and
+ * interleaved (through the temporary edges), with classes below the
+ * objects and among them, on 1 and 4 threads and on chunks of a few
+ * records. */
 static void test_array_runs(void **state)
 {
     (void)state;
@@ -265,6 +266,10 @@ static void test_array_runs(void **state)
      * its array right after it */
     assert_int_equal(g->nobjects, 4 + 2 * n);
     assert_int_equal(ra.object_arrays, n);
+    /* the JVM's bytes: the four classes' 16 each, a node's 24 (a 12-byte
+     * header, its reference and int), its array's 16 + 3 * 4 rounded up --
+     * counted by the runs (runs2), which take a node and its array alike */
+    assert_int_equal(ra.jvm_bytes, 4 * 16 + n * (24 + 32));
     for (uint64_t i = 0; i < n; i++) {
         uint64_t node = 4 + 2 * i, arr = node + 1;
         assert_int_equal(g->nptrs[node], 1);
