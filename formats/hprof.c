@@ -769,7 +769,7 @@ static inline uint64_t get_id(const imp *m, const uint8_t *p) { return read_id(p
  * than one per chunk's bytes of dump); in a dump in no order it stops. */
 #define ORDER_CUTS 64
 
-/* How far ahead of the record it parses a run of instances (instance_run,
+/* How far ahead of the record it parses a run of objects (object_run,
  * run2) loads the dump: the parse of a record is a few cycles, less than
  * memory's latency, and the hardware's stream prefetch does not keep up on
  * this VM (the 10^7 list in address order: 630 against 490-550 MB/s per
@@ -816,17 +816,16 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
     return 0;
 }
 
-/* The loop of instance_run and array_run: records of tag (and, for
- * instances, of class cid) from the stream's position, each one's id kept
- * as note_object keeps it, until one that the generic path must take; the
- * records taken; *elements: the arrays' element count.  tag is a constant
- * at each call, so each is compiled for its own. */
-__attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint64_t end, uint8_t tag, uint64_t cid,
-                                                             uint64_t *elements)
+/* The loop of object_run: instances of class cid (0: none) and object
+ * arrays, in any mix, from the stream's position, each one's id kept as
+ * note_object keeps it, until one that the generic path must take; the
+ * records taken; *instances: how many were instances, *elements: the
+ * arrays' element count. */
+static inline uint64_t id_run(imp *m, hr *r, uint64_t end, uint64_t cid, uint64_t *instances, uint64_t *elements)
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
     uint64_t *ids = (uint64_t *)m->ids.p + m->ids.n, room = m->ids.cap - m->ids.n, k = 0, last = m->cur_last;
-    uint64_t any = m->last_any, count = 0; /* the last id of any object (note_object) */
+    uint64_t any = m->last_any, count = 0, ninst = 0; /* any: the last id of any object (note_object) */
     int ascending = m->ids_ascending;
     const uint64_t id0 = ((uint64_t *)m->ids.p)[0]; /* ids.n > 0: the callers' object before the run */
     uint64_t diff = m->id_range.diff, lo = m->id_range.lo, hi = m->id_range.hi;
@@ -837,16 +836,16 @@ __attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint
     while (k < room && len - pos >= fixed && r->base + pos < lim) {
         const uint8_t *p = buf + pos;
         __builtin_prefetch(p + READ_AHEAD);
-        if (p[0] != tag)
-            break;
         uint64_t oid = get_id(m, p + 1), n = 0, rec;
-        if (tag == S_INSTANCE_DUMP) {
-            if (get_id(m, p + 1 + id + 4) != cid)
+        if (p[0] == S_INSTANCE_DUMP) {
+            if (!cid || get_id(m, p + 1 + id + 4) != cid)
                 break;
             rec = fixed + be32(p + 1 + 2 * id + 4);
-        } else {
+        } else if (p[0] == S_OBJ_ARRAY_DUMP) {
             n = be32(p + 1 + id + 4);
             rec = fixed + n * id;
+        } else {
+            break;
         }
         if ((ordered && oid < last) || len - pos < rec || r->base + pos + rec > end)
             break;
@@ -856,6 +855,7 @@ __attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint
         lo = oid < lo ? oid : lo;
         hi = oid > hi ? oid : hi;
         count += n;
+        ninst += p[0] == S_INSTANCE_DUMP;
         pos += rec;
     }
     m->id_range.diff = diff;
@@ -867,54 +867,47 @@ __attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint
     m->cur_last = last;
     m->last_any = any;
     m->ids_ascending = ascending;
+    *instances = ninst;
     *elements = count;
     return k;
 }
 
 /* Pass 1 over a run of instance dumps of the class of the last instance
- * (m->last_cid, already counted in this chunk), from the stream's position:
- * each one's id kept and counted, nothing else parsed.  A dump holds most
- * of its objects in such runs (an application's instances of one class lie
- * together, and HotSpot dumps them in address order), and the generic
- * per-record path's checks and dispatch cost more than this work.  The run
- * stops, before the record, at the first record that is anything else: of
- * another tag or class, not wholly in the window or the segment (end),
- * at or past the next cut, whose id descends while the dump is in order
- * so far (note_object may cut there),
+ * (m->last_cid, already counted in this chunk) and object array dumps, in
+ * any mix, from the stream's position: each one's id kept and counted, an
+ * array's elements counted, nothing else parsed.  A dump holds most of its
+ * objects in such runs (an application's instances of one class lie
+ * together, HotSpot dumps them in address order, and a graph of arrays --
+ * a Java program's Node[] per node, an ArrayList's Object[] -- dumps them
+ * side by side, or alternating with their nodes), and the generic
+ * per-record path's checks and dispatch cost more than this work, as would
+ * a run's setup per record.  The run stops, before the record, at the
+ * first record that is anything else: of another tag or class, not wholly
+ * in the window or the segment (end), at or past the next cut, whose id
+ * descends while the dump is in order so far (note_object may cut there),
  * or that the ids' vector has no room for -- that record takes the generic
  * path, which reports any error, so that every dump imports (or fails) as
- * it would without the run.  The records taken. */
-static uint64_t instance_run(imp *m, hr *r, uint64_t end)
-{
-    const uint64_t cid = m->last_cid;
-    if (!cid) /* no instance read yet (and maybe no class: classes.p NULL) */
-        return 0;
-    cls *c = (cls *)m->classes.p + m->last_cls;
-    if (!c->chunk_count) /* the class's first instance in this chunk: the generic path's */
-        return 0;
-    uint64_t none, k = id_run(m, r, end, S_INSTANCE_DUMP, cid, &none);
-    c->instances += k;
-    c->chunk_count += (uint32_t)k;
-    m->rep.instances += k;
-    return k;
-}
-
-/* Pass 1 over a run of object array dumps, from the stream's position:
- * each one's id kept and its elements counted, as the generic path does,
- * nothing else parsed.  A graph of arrays (a Java program's Node[] per
- * node, an ArrayList's Object[]) dumps them side by side, and there the
- * generic path's per-record dispatch and checks cost more than the work.
- * It stops where instance_run stops (the same reasons), and before the
- * chunk's first object, which the generic path notes (note_object's start
- * of a chunk).  The records taken. */
-static uint64_t array_run(imp *m, hr *r, uint64_t end)
+ * it would without the run.  Nor does it start before the chunk's first
+ * object, which the generic path notes (note_object's start of a chunk),
+ * or take an instance of a class not yet counted in the chunk.  The
+ * records taken. */
+static uint64_t object_run(imp *m, hr *r, uint64_t end)
 {
     if (m->cur_objects == m->cur_classes) /* none yet in this chunk (and maybe none at all: ids.n 0) */
         return 0;
-    uint64_t elements, k = id_run(m, r, end, S_OBJ_ARRAY_DUMP, 0, &elements);
+    /* the last instance's class (none read yet: no class, classes.p maybe
+     * NULL), if already counted in this chunk */
+    cls *c = m->last_cid ? (cls *)m->classes.p + m->last_cls : NULL;
+    const uint64_t cid = c && c->chunk_count ? m->last_cid : 0;
+    uint64_t instances, elements, k = id_run(m, r, end, cid, &instances, &elements);
+    if (instances) {
+        c->instances += instances;
+        c->chunk_count += (uint32_t)instances;
+        m->rep.instances += instances;
+    }
     m->nfields_total += elements;
     m->cur_fixed_refs += elements;
-    m->rep.object_arrays += k;
+    m->rep.object_arrays += k - instances;
     return k;
 }
 
@@ -932,12 +925,14 @@ static uint64_t array_run(imp *m, hr *r, uint64_t end)
  * stay in the cache, where stores at idx would each miss it and, on this
  * VM, walk the page tables (docs/heap-dumps.md); edges_in_order puts each
  * bucket in index order.  The record's first word is idx within its bucket
- * (below 2^22: bucket_shift); an instance of a run (run2) has only its
- * class after it (TMP_RUN set; the class's words, nptrs and type in
- * run_class), 8 bytes of header instead of 16.  (Objects dumped twice were
- * refused when the ids were indexed; a dump that changed between the
- * passes is caught by its chunk's counts, which count TMP_HEADER words per
- * object whatever its record, before any record is written past them.) */
+ * (below 2^22: bucket_shift), or with buckets by granule (granule_buckets)
+ * the id's granule within the bucket's (below 2^31); an instance of a run
+ * (run2) has only its class after it (TMP_RUN set; the class's words,
+ * nptrs and type in run_class), 8 bytes of header instead of 16.  (Objects
+ * dumped twice were refused when the ids were indexed; a dump that changed
+ * between the passes is caught by its chunk's counts, which count
+ * TMP_HEADER words per object whatever its record, before any record is
+ * written past them.) */
 #define TMP_HEADER 4     /* index, words, nptrs, type */
 #define TMP_RUN_HEADER 2 /* index | TMP_RUN, its class */
 #define TMP_RUN 0x80000000u
@@ -1764,7 +1759,7 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
         uint64_t off = hr_off(r);
         if (pass == 1 && off >= *m->cut_at && chunk_open(m, off, end) < 0)
             return -1;
-        if (pass == 1 && (instance_run(m, r, end) || array_run(m, r, end)))
+        if (pass == 1 && object_run(m, r, end))
             continue;
         if (pass == 2) {
             int64_t k = runs2(m, r, w, end, stop);
