@@ -19,25 +19,27 @@
  *           its slice of the edges: of the snapshot's own when every chunk
  *           is a run of indices (a dump in address order: edges_direct);
  *           otherwise only a count of words, the records going to buckets
- *           by index range.
+ *           by index range (cut, with a rank bitmap, at their first
+ *           indices' granules: granule_buckets).
  *   pass 2  parallel (par.c), a worker per thread taking chunks in file
  *           order and reading each itself (from memory, as pass 1 kept
  *           it, with pread, or inflating it from its access point): each
  *           object's size, type
  *           and pointer count, its references as indices (place, add_ref;
- *           runs of instances of one class in a loop of their own,
- *           instance_run2).  In address order an object's index is the
+ *           runs of instances of one class and object arrays in a loop of
+ *           their own, runs2).  In address order an object's index is the
  *           next of its chunk's run, its id checked against the ids pass 1
- *           saw there (object_index); otherwise the id map's lookup, and a
- *           look-ahead prefetches what the next records will miss on
- *           (prefetch_ahead, run_ahead).  References to random places are
- *           stored as the id map's granules and resolved in batches
- *           (resolve_refs), after the chunk or after edges_in_order.
+ *           saw there (object_index); otherwise its bucket from its id's
+ *           granule (rec_bucket), and a look-ahead prefetches what the
+ *           next records will miss on (prefetch_ahead, run_ahead).
+ *           References to random places are stored as the id map's
+ *           granules and resolved in batches (resolve_refs), after the
+ *           chunk or after edges_in_order.
  *   then    out of address order, the objects' records put in index order
  *           a bucket at a time, which the caches hold (edges_in_order); the
  *           addresses, each object's fields checked on the way
  *           (place_addresses); the roots; the rest of the snapshot's
- *           validation (check_graph).
+ *           validation (check_graph; the edges pass by construction).
  *
  * The results do not depend on the number of threads or chunks: every
  * object and reference lands at a place fixed by pass 1, the totals are
@@ -264,6 +266,23 @@ typedef struct tmp_extent {
     uint64_t start, len, bucket;
 } tmp_extent;
 
+/* Out of address order with a rank bitmap (granule_buckets): the buckets
+ * cut the id map's granules where the bucket's first index lies, so that
+ * pass 2 finds an object's bucket from its id's granule -- a table in the
+ * cache -- and not from its index, a lookup in the id map that misses the
+ * cache (the records come in random order) and, on this VM, walks the page
+ * tables.  The record holds the granule within its bucket; edge_worker
+ * looks the index up there, in the bucket's part of the map, which the
+ * caches hold.  start[b] is the granule of index b << bshift (start[nbuckets]
+ * the last granule + 1); slice[s] the bucket of granule s << sshift, so
+ * that a granule's bucket is among slice[s] .. slice[s + 1]. */
+typedef struct gbk {
+    int on;
+    unsigned sshift;
+    const uint32_t *start;
+    const uint16_t *slice;
+} gbk;
+
 /* Pass 2's state in one chunk. */
 typedef struct pass2 {
     hr *r;
@@ -348,7 +367,7 @@ typedef struct imp {
     size_t last_cls;
     uint64_t forced_cuts;
     int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
-    int popcnt;             /* the CPU has popcnt: pass 2's runs use it (instance_run2) */
+    int popcnt;             /* the CPU has popcnt: pass 2's runs use it (runs2) */
     int batchable;          /* every id's granule fits a reference code (ref_code), and the map is a bitmap */
     int batch_records;      /* out of address order: references stored as codes, resolved by edge_worker */
     int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
@@ -357,6 +376,7 @@ typedef struct imp {
                              * UINT64_MAX (the worker that passes its index reserves them) */
     unsigned bshift;        /* not direct: a bucket holds 2^bshift indices (bucket_shift) */
     uint64_t nbuckets;
+    gbk gb;                 /* not direct: the buckets by granule (granule_buckets), if on */
     uint64_t tmp_cap, tmp_next; /* the pool's words; atomic: its first unused one */
     run_class *ctab;        /* not direct: per class (run_classes) */
     size_t chunk_bytes;
@@ -749,7 +769,7 @@ static inline uint64_t get_id(const imp *m, const uint8_t *p) { return read_id(p
  * than one per chunk's bytes of dump); in a dump in no order it stops. */
 #define ORDER_CUTS 64
 
-/* How far ahead of the record it parses a run of instances (instance_run,
+/* How far ahead of the record it parses a run of objects (object_run,
  * run2) loads the dump: the parse of a record is a few cycles, less than
  * memory's latency, and the hardware's stream prefetch does not keep up on
  * this VM (the 10^7 list in address order: 630 against 490-550 MB/s per
@@ -796,17 +816,16 @@ static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_en
     return 0;
 }
 
-/* The loop of instance_run and array_run: records of tag (and, for
- * instances, of class cid) from the stream's position, each one's id kept
- * as note_object keeps it, until one that the generic path must take; the
- * records taken; *elements: the arrays' element count.  tag is a constant
- * at each call, so each is compiled for its own. */
-__attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint64_t end, uint8_t tag, uint64_t cid,
-                                                             uint64_t *elements)
+/* The loop of object_run: instances of class cid (0: none) and object
+ * arrays, in any mix, from the stream's position, each one's id kept as
+ * note_object keeps it, until one that the generic path must take; the
+ * records taken; *instances: how many were instances, *elements: the
+ * arrays' element count. */
+static inline uint64_t id_run(imp *m, hr *r, uint64_t end, uint64_t cid, uint64_t *instances, uint64_t *elements)
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
     uint64_t *ids = (uint64_t *)m->ids.p + m->ids.n, room = m->ids.cap - m->ids.n, k = 0, last = m->cur_last;
-    uint64_t any = m->last_any, count = 0; /* the last id of any object (note_object) */
+    uint64_t any = m->last_any, count = 0, ninst = 0; /* any: the last id of any object (note_object) */
     int ascending = m->ids_ascending;
     const uint64_t id0 = ((uint64_t *)m->ids.p)[0]; /* ids.n > 0: the callers' object before the run */
     uint64_t diff = m->id_range.diff, lo = m->id_range.lo, hi = m->id_range.hi;
@@ -817,16 +836,16 @@ __attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint
     while (k < room && len - pos >= fixed && r->base + pos < lim) {
         const uint8_t *p = buf + pos;
         __builtin_prefetch(p + READ_AHEAD);
-        if (p[0] != tag)
-            break;
         uint64_t oid = get_id(m, p + 1), n = 0, rec;
-        if (tag == S_INSTANCE_DUMP) {
-            if (get_id(m, p + 1 + id + 4) != cid)
+        if (p[0] == S_INSTANCE_DUMP) {
+            if (!cid || get_id(m, p + 1 + id + 4) != cid)
                 break;
             rec = fixed + be32(p + 1 + 2 * id + 4);
-        } else {
+        } else if (p[0] == S_OBJ_ARRAY_DUMP) {
             n = be32(p + 1 + id + 4);
             rec = fixed + n * id;
+        } else {
+            break;
         }
         if ((ordered && oid < last) || len - pos < rec || r->base + pos + rec > end)
             break;
@@ -836,6 +855,7 @@ __attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint
         lo = oid < lo ? oid : lo;
         hi = oid > hi ? oid : hi;
         count += n;
+        ninst += p[0] == S_INSTANCE_DUMP;
         pos += rec;
     }
     m->id_range.diff = diff;
@@ -847,54 +867,47 @@ __attribute__((always_inline)) static inline uint64_t id_run(imp *m, hr *r, uint
     m->cur_last = last;
     m->last_any = any;
     m->ids_ascending = ascending;
+    *instances = ninst;
     *elements = count;
     return k;
 }
 
 /* Pass 1 over a run of instance dumps of the class of the last instance
- * (m->last_cid, already counted in this chunk), from the stream's position:
- * each one's id kept and counted, nothing else parsed.  A dump holds most
- * of its objects in such runs (an application's instances of one class lie
- * together, and HotSpot dumps them in address order), and the generic
- * per-record path's checks and dispatch cost more than this work.  The run
- * stops, before the record, at the first record that is anything else: of
- * another tag or class, not wholly in the window or the segment (end),
- * at or past the next cut, whose id descends while the dump is in order
- * so far (note_object may cut there),
+ * (m->last_cid, already counted in this chunk) and object array dumps, in
+ * any mix, from the stream's position: each one's id kept and counted, an
+ * array's elements counted, nothing else parsed.  A dump holds most of its
+ * objects in such runs (an application's instances of one class lie
+ * together, HotSpot dumps them in address order, and a graph of arrays --
+ * a Java program's Node[] per node, an ArrayList's Object[] -- dumps them
+ * side by side, or alternating with their nodes), and the generic
+ * per-record path's checks and dispatch cost more than this work, as would
+ * a run's setup per record.  The run stops, before the record, at the
+ * first record that is anything else: of another tag or class, not wholly
+ * in the window or the segment (end), at or past the next cut, whose id
+ * descends while the dump is in order so far (note_object may cut there),
  * or that the ids' vector has no room for -- that record takes the generic
  * path, which reports any error, so that every dump imports (or fails) as
- * it would without the run.  The records taken. */
-static uint64_t instance_run(imp *m, hr *r, uint64_t end)
-{
-    const uint64_t cid = m->last_cid;
-    if (!cid) /* no instance read yet (and maybe no class: classes.p NULL) */
-        return 0;
-    cls *c = (cls *)m->classes.p + m->last_cls;
-    if (!c->chunk_count) /* the class's first instance in this chunk: the generic path's */
-        return 0;
-    uint64_t none, k = id_run(m, r, end, S_INSTANCE_DUMP, cid, &none);
-    c->instances += k;
-    c->chunk_count += (uint32_t)k;
-    m->rep.instances += k;
-    return k;
-}
-
-/* Pass 1 over a run of object array dumps, from the stream's position:
- * each one's id kept and its elements counted, as the generic path does,
- * nothing else parsed.  A graph of arrays (a Java program's Node[] per
- * node, an ArrayList's Object[]) dumps them side by side, and there the
- * generic path's per-record dispatch and checks cost more than the work.
- * It stops where instance_run stops (the same reasons), and before the
- * chunk's first object, which the generic path notes (note_object's start
- * of a chunk).  The records taken. */
-static uint64_t array_run(imp *m, hr *r, uint64_t end)
+ * it would without the run.  Nor does it start before the chunk's first
+ * object, which the generic path notes (note_object's start of a chunk),
+ * or take an instance of a class not yet counted in the chunk.  The
+ * records taken. */
+static uint64_t object_run(imp *m, hr *r, uint64_t end)
 {
     if (m->cur_objects == m->cur_classes) /* none yet in this chunk (and maybe none at all: ids.n 0) */
         return 0;
-    uint64_t elements, k = id_run(m, r, end, S_OBJ_ARRAY_DUMP, 0, &elements);
+    /* the last instance's class (none read yet: no class, classes.p maybe
+     * NULL), if already counted in this chunk */
+    cls *c = m->last_cid ? (cls *)m->classes.p + m->last_cls : NULL;
+    const uint64_t cid = c && c->chunk_count ? m->last_cid : 0;
+    uint64_t instances, elements, k = id_run(m, r, end, cid, &instances, &elements);
+    if (instances) {
+        c->instances += instances;
+        c->chunk_count += (uint32_t)instances;
+        m->rep.instances += instances;
+    }
     m->nfields_total += elements;
     m->cur_fixed_refs += elements;
-    m->rep.object_arrays += k;
+    m->rep.object_arrays += k - instances;
     return k;
 }
 
@@ -912,12 +925,14 @@ static uint64_t array_run(imp *m, hr *r, uint64_t end)
  * stay in the cache, where stores at idx would each miss it and, on this
  * VM, walk the page tables (docs/heap-dumps.md); edges_in_order puts each
  * bucket in index order.  The record's first word is idx within its bucket
- * (below 2^22: bucket_shift); an instance of a run (run2) has only its
- * class after it (TMP_RUN set; the class's words, nptrs and type in
- * run_class), 8 bytes of header instead of 16.  (Objects dumped twice were
- * refused when the ids were indexed; a dump that changed between the
- * passes is caught by its chunk's counts, which count TMP_HEADER words per
- * object whatever its record, before any record is written past them.) */
+ * (below 2^22: bucket_shift), or with buckets by granule (granule_buckets)
+ * the id's granule within the bucket's (below 2^31); an instance of a run
+ * (run2) has only its class after it (TMP_RUN set; the class's words,
+ * nptrs and type in run_class), 8 bytes of header instead of 16.  (Objects
+ * dumped twice were refused when the ids were indexed; a dump that changed
+ * between the passes is caught by its chunk's counts, which count
+ * TMP_HEADER words per object whatever its record, before any record is
+ * written past them.) */
 #define TMP_HEADER 4     /* index, words, nptrs, type */
 #define TMP_RUN_HEADER 2 /* index | TMP_RUN, its class */
 #define TMP_RUN 0x80000000u
@@ -968,6 +983,39 @@ __attribute__((always_inline)) static inline uint32_t *tmp_room(imp *m, worker *
         return p;
     }
     return tmp_room_slow(m, wk, b, k);
+}
+
+/* Not direct: the bucket *b of the object with id oid and its place within
+ * the bucket, the record's first word *local: by granule (gb->on: its
+ * granule's offset from the bucket's first) or by index (the index's
+ * offset).  0 where the map cannot hold oid (the dump changed between the
+ * passes); by granule, an id on the map's grid that it does not hold is
+ * caught by edge_worker. */
+__attribute__((always_inline)) static inline int rec_bucket(const gbk *gb, const _gcs_idmap *map, unsigned bshift,
+                                                            uint64_t oid, int hw, uint64_t *b, uint32_t *local)
+{
+    if (gb->on) {
+        uint64_t g;
+        if (!_gcs_idmap_granule(map, oid, &g))
+            return 0;
+        uint32_t lo = gb->slice[g >> gb->sshift], hi = gb->slice[(g >> gb->sshift) + 1];
+        while (lo < hi) { /* the last bucket starting at or before g */
+            uint32_t mid = (lo + hi + 1) / 2;
+            if (gb->start[mid] <= g)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        *b = lo;
+        *local = (uint32_t)g - gb->start[lo];
+        return 1;
+    }
+    uint32_t idx = _gcs_idmap_find_hw(map, oid, hw);
+    if (idx == IDMAP_NONE)
+        return 0;
+    *b = idx >> bshift;
+    *local = idx - ((uint32_t)*b << bshift);
+    return 1;
 }
 
 /* Direct: next, the id at the chunk's next index, is not the object's id.
@@ -1146,9 +1194,10 @@ static inline uint64_t object_words(uint64_t jvm_bytes, uint64_t nptrs)
 
 static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes, uint64_t nptrs, uint32_t type)
 {
-    uint32_t idx = object_index(m, w, id, 0);
+    uint32_t idx = 0, local = 0;
+    uint64_t b = 0;
     gcs_snapshot *g = m->g;
-    if (idx == IDMAP_NONE)
+    if (m->direct ? (idx = object_index(m, w, id, 0)) == IDMAP_NONE : !rec_bucket(&m->gb, &m->map, m->bshift, id, 0, &b, &local))
         return hr_fail(w->r, off, PLACE_UNKNOWN);
     uint64_t words = object_words(jvm_bytes, nptrs);
     if (words > UINT32_MAX || nptrs > UINT32_MAX)
@@ -1162,11 +1211,10 @@ static int place(imp *m, pass2 *w, uint64_t id, uint64_t off, uint64_t jvm_bytes
         g->edge_start[idx] = w->tmp_n;
         w->wp = m->edst + w->tmp_n;
     } else {
-        uint64_t b = idx >> m->bshift;
         uint32_t *h = tmp_room(m, w->wk, w->wk->fill, b, TMP_HEADER + nptrs);
         if (!h)
             return hr_fail(w->r, off, "out of memory");
-        h[0] = idx - ((uint32_t)b << m->bshift);
+        h[0] = local;
         h[1] = (uint32_t)words;
         h[2] = (uint32_t)nptrs;
         h[3] = type;
@@ -1477,41 +1525,59 @@ __attribute__((always_inline)) static inline int run_ahead(const _gcs_idmap *map
     return 1;
 }
 
+/* The class of an object array's record, class id acid: the last one's,
+ * mostly (an application's arrays of one type lie together). */
+static inline const cls *array_class(imp *m, pass2 *w, uint64_t acid)
+{
+    if (!w->ac_known || acid != w->acid) {
+        w->ac = class_find(m, acid);
+        w->acid = acid;
+        w->ac_known = 1;
+    }
+    return w->ac;
+}
+
 /* Pass 2 over a run of instance dumps of the class of the last instance
- * read (w->c), from the stream's position: each one placed and its
- * references added, as the generic path does (place, add_ref), without its
- * per-record dispatch and window checks, with what place computes from the
- * class done once for the run, and the counts kept in registers.  The run
- * stops, before the record, at the first one that is of another tag or
- * class, not wholly in the window or the segment (end), at or past stop,
- * or whose field bytes are not its class's -- the generic path takes it
- * and reports any error.  The records taken, or -1 when an object cannot be
- * placed (err set, with place's message).
+ * read (w->c) and object array dumps, in any mix, from the stream's
+ * position: each one placed and its references added, as the generic path
+ * does (place, add_ref), without its per-record dispatch and window checks,
+ * with what place computes from the class done once for the run, and the
+ * counts kept in registers.  One run takes both, since a dump may alternate
+ * them record by record (a random graph of Node and Node[], as HotSpot's
+ * copying collections leave it): a run per record would pay its setup per
+ * record.  The run stops, before the record, at the first one that is of
+ * another tag, an instance of another class or whose field bytes are not
+ * its class's, an array too large for a snapshot, a record not wholly in
+ * the window or the segment (end), or at or past stop -- the generic path
+ * takes it and reports any error.  The records taken, or -1 when an object
+ * cannot be placed (err set, with place's message).
  *
- * hw and direct are constants, so that each of the four versions
- * (instance_run2) is compiled for its case: hw, the lookups' popcount as
- * the popcnt instruction (a function built for it); direct, the objects
- * stored at their indices (object_index) rather than as records in their
- * buckets (tmp_room). */
+ * hw and direct are constants, so that each of the four versions (runs2)
+ * is compiled for its case: hw, the lookups' popcount as the popcnt
+ * instruction (a function built for it); direct, the objects stored at
+ * their indices (object_index) rather than as records in their buckets
+ * (tmp_room). */
 __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop,
                                                           int hw, int direct)
 {
     const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
+    const uint64_t lim = end < stop ? end : stop, ahdr = m->ahdr, ref = m->ref;
+    /* the instances' class: what place computes from it, once; inst 0: the
+     * run takes no instance */
     const cls *c = w->c;
-    if (!c || !c->dumped || c->value_bytes > HPROF_BUF || (!direct && m->classes.n > UINT32_MAX))
-        return 0;
-    const uint64_t cid = w->cid, lim = end < stop ? end : stop, rec = fixed + c->value_bytes;
-    const uint32_t nrefs = c->nrefs, nbytes = c->value_bytes, type = c->type;
+    int inst = c && c->dumped && c->value_bytes <= HPROF_BUF && (direct || m->classes.n <= UINT32_MAX);
+    const uint64_t cid = w->cid, rec = inst ? fixed + c->value_bytes : 0;
+    const uint32_t nrefs = inst ? c->nrefs : 0, nbytes = inst ? c->value_bytes : 0, type = inst ? c->type : 0;
     const uint32_t *ro = nrefs ? (const uint32_t *)m->refs.p + c->ref_start : NULL;
-    const uint64_t words = object_words(c->jvm_size, nrefs);
-    if (c->jvm_size < 8 || words > UINT32_MAX)
-        return 0; /* place says what is wrong */
-    const uint64_t need = nrefs + (direct ? 0 : TMP_HEADER), tmp_end = w->tmp_end;
+    const uint64_t words = inst ? object_words(c->jvm_size, nrefs) : 0;
+    if (inst && (c->jvm_size < 8 || words > UINT32_MAX))
+        inst = 0; /* place says what is wrong */
+    const uint64_t need = nrefs + (direct ? 0 : TMP_HEADER);
     /* not direct: the records' class (run_classes), their words in the pool */
-    const uint32_t cix = (uint32_t)(c - (const cls *)m->classes.p);
+    const uint32_t cix = inst ? (uint32_t)(c - (const cls *)m->classes.p) : 0;
     const uint64_t run_words = TMP_RUN_HEADER + (uint64_t)nrefs;
-    gcs_assert_internal(direct || (m->ctab[cix].words == words && m->ctab[cix].nrefs == nrefs
-                                   && m->ctab[cix].type == type));
+    gcs_assert_internal(!inst || direct
+                        || (m->ctab[cix].words == words && m->ctab[cix].nrefs == nrefs && m->ctab[cix].type == type));
     /* in locals: the stores below are of uint32_t, which the compiler must
      * otherwise assume may change the map's fields and reload them */
     const _gcs_idmap map = m->map;
@@ -1527,59 +1593,120 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     tmp_fill *fill = direct ? NULL : wk->fill;
     uint64_t *block_refs = direct ? NULL : wk->block_refs;
     const unsigned bshift = m->bshift;
-    uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0;
+    const gbk gb = m->gb;
+    const uint64_t tmp_end = w->tmp_end;
+    uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0, jvm_bytes = 0;
     const int batch = w->batch;
-    int64_t k = 0;
+    int64_t k = 0, instances = 0;
     const char *bad = NULL;
     for (;;) {
         uint64_t off = base + pos;
-        if (off >= lim || len - pos < rec || off + rec > end)
+        if (off >= lim || len - pos < fixed)
             break;
         const uint8_t *p = buf + pos;
         __builtin_prefetch(p + READ_AHEAD);
-        if (p[0] != S_INSTANCE_DUMP || read_id(p + 1 + id + 4, id) != cid || be32(p + 1 + 2 * id + 4) != nbytes)
+        if (p[0] == S_INSTANCE_DUMP) {
+            if (!inst || len - pos < rec || off + rec > end || read_id(p + 1 + id + 4, id) != cid
+                || be32(p + 1 + 2 * id + 4) != nbytes)
+                break;
+            if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, batch ? 0 : nrefs, direct))
+                prefetch_ahead(m, r, w, off, lim);
+            uint64_t oid = read_id(p + 1, id), b = 0;
+            uint32_t idx = 0, local = 0;
+            if (direct)
+                idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
+            else if (!rec_bucket(&gb, &map, bshift, oid, hw, &b, &local))
+                idx = IDMAP_NONE;
+            if (idx == IDMAP_NONE || need > tmp_end - tmp_n) {
+                bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
+                break;
+            }
+            uint32_t *out;
+            if (direct) {
+                g_words[idx] = (uint32_t)words;
+                g_nptrs[idx] = nrefs;
+                g_type[idx] = type;
+                g_start[idx] = tmp_n;
+                out = edst + tmp_n;
+            } else {
+                uint32_t *h = tmp_room(m, wk, fill, b, run_words);
+                if (!h) {
+                    bad = "out of memory";
+                    break;
+                }
+                h[0] = local | TMP_RUN;
+                h[1] = cix;
+                out = h + TMP_RUN_HEADER;
+                tmp_n += TMP_HEADER;
+                block_refs[b] += nrefs;
+            }
+            if (batch)
+                for (uint32_t j = 0; j < nrefs; j++)
+                    out[j] = ref_code(&map, read_id(p + fixed + ro[j], id));
+            else
+                for (uint32_t j = 0; j < nrefs; j++)
+                    out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
+            tmp_n += nrefs;
+            objects++;
+            pos += rec;
+            k++;
+            instances++;
+            continue;
+        }
+        if (p[0] != S_OBJ_ARRAY_DUMP)
             break;
-        if (w->ahead && !run_ahead(&map, buf, pos, len, rec, id, cid, ro, batch ? 0 : nrefs, direct))
+        const uint64_t n = be32(p + 1 + id + 4), arec = fixed + n * id;
+        if (len - pos < arec || off + arec > end)
+            break;
+        const uint64_t bytes = align8(ahdr + n * ref), awords = object_words(bytes, n);
+        if (awords > UINT32_MAX)
+            break;
+        if (w->ahead)
             prefetch_ahead(m, r, w, off, lim);
-        uint64_t oid = read_id(p + 1, id);
-        uint32_t idx;
+        const cls *ac = array_class(m, w, read_id(p + 1 + id + 8, id));
+        const uint32_t atype = ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE;
+        uint64_t oid = read_id(p + 1, id), b = 0;
+        uint32_t idx = 0, local = 0;
         if (direct)
             idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
-        else
-            idx = _gcs_idmap_find_hw(&map, oid, hw);
-        if (idx == IDMAP_NONE || need > tmp_end - tmp_n) {
+        else if (!rec_bucket(&gb, &map, bshift, oid, hw, &b, &local))
+            idx = IDMAP_NONE;
+        if (idx == IDMAP_NONE || n + (direct ? 0 : TMP_HEADER) > tmp_end - tmp_n) {
             bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
             break;
         }
         uint32_t *out;
         if (direct) {
-            g_words[idx] = (uint32_t)words;
-            g_nptrs[idx] = nrefs;
-            g_type[idx] = type;
+            g_words[idx] = (uint32_t)awords;
+            g_nptrs[idx] = (uint32_t)n;
+            g_type[idx] = atype;
             g_start[idx] = tmp_n;
             out = edst + tmp_n;
         } else {
-            uint64_t b = idx >> bshift;
-            uint32_t *h = tmp_room(m, wk, fill, b, run_words);
+            uint32_t *h = tmp_room(m, wk, fill, b, TMP_HEADER + n);
             if (!h) {
                 bad = "out of memory";
                 break;
             }
-            h[0] = (idx - ((uint32_t)b << bshift)) | TMP_RUN;
-            h[1] = cix;
-            out = h + TMP_RUN_HEADER;
+            h[0] = local;
+            h[1] = (uint32_t)awords;
+            h[2] = (uint32_t)n;
+            h[3] = atype;
+            out = h + TMP_HEADER;
             tmp_n += TMP_HEADER;
-            block_refs[b] += nrefs;
+            block_refs[b] += n;
         }
+        const uint8_t *v = p + fixed;
         if (batch)
-            for (uint32_t j = 0; j < nrefs; j++)
-                out[j] = ref_code(&map, read_id(p + fixed + ro[j], id));
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = ref_code(&map, read_id(v + j * id, id));
         else
-            for (uint32_t j = 0; j < nrefs; j++)
-                out[j] = ref_index(&map, read_id(p + fixed + ro[j], id), hw, &found, &missing);
-        tmp_n += nrefs;
+            for (uint64_t j = 0; j < n; j++)
+                out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
+        tmp_n += n;
         objects++;
-        pos += rec;
+        jvm_bytes += bytes;
+        pos += arec;
         k++;
     }
     r->pos = pos;
@@ -1588,7 +1715,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
     w->objects = objects;
     w->references += found;
     w->missing_refs += missing;
-    w->jvm_bytes += (uint64_t)k * c->jvm_size;
+    w->jvm_bytes += jvm_bytes + (inst ? (uint64_t)instances * c->jvm_size : 0);
     return bad ? hr_fail(r, hr_off(r), bad) : k;
 }
 
@@ -1619,126 +1746,7 @@ __attribute__((always_inline)) static inline int64_t run2(imp *m, hr *r, pass2 *
         return m->direct ? name##_sw_direct(m, r, w, end, stop) : name##_sw(m, r, w, end, stop);                  \
     }
 
-PASS2_RUN_VERSIONS(instance_run2, run2)
-
-/* The class of an object array's record, class id acid: the last one's,
- * mostly (an application's arrays of one type lie together). */
-static inline const cls *array_class(imp *m, pass2 *w, uint64_t acid)
-{
-    if (!w->ac_known || acid != w->acid) {
-        w->ac = class_find(m, acid);
-        w->acid = acid;
-        w->ac_known = 1;
-    }
-    return w->ac;
-}
-
-/* Pass 2 over a run of object array dumps, from the stream's position:
- * each one placed and its elements added, as the generic path does (place,
- * add_ref), without its per-record dispatch and window checks, with the
- * counts kept in registers: run2's work for arrays, whose records differ in
- * length.  It stops, before the record, at the first one that is of another
- * tag, not wholly in the window or the segment (end), at or past stop, or
- * too large for a snapshot -- the generic path takes it and reports any
- * error.  The records taken, or -1 when an object cannot be placed (err
- * set, with place's message).  hw and direct as for run2. */
-__attribute__((always_inline)) static inline int64_t array_run2(imp *m, hr *r, pass2 *w, uint64_t end,
-                                                                uint64_t stop, int hw, int direct)
-{
-    const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
-    const uint64_t lim = end < stop ? end : stop, ahdr = m->ahdr, ref = m->ref;
-    const _gcs_idmap map = m->map; /* in locals, as in run2 */
-    _gcs_idmap_cursor cur = w->cur;
-    const uint8_t *buf = r->buf;
-    const uint64_t base = r->base, first_index = w->first_index, chunk_objects = w->chunk_objects;
-    const size_t len = r->len;
-    size_t pos = r->pos;
-    const gcs_snapshot *g = m->g;
-    uint32_t *edst = m->edst, *g_words = g->words, *g_nptrs = g->nptrs, *g_type = g->type;
-    uint64_t *g_start = g->edge_start;
-    worker *wk = w->wk;
-    tmp_fill *fill = direct ? NULL : wk->fill;
-    uint64_t *block_refs = direct ? NULL : wk->block_refs;
-    const unsigned bshift = m->bshift;
-    const uint64_t tmp_end = w->tmp_end;
-    uint64_t tmp_n = w->tmp_n, objects = w->objects, found = 0, missing = 0, jvm_bytes = 0;
-    const int batch = w->batch;
-    int64_t k = 0;
-    const char *bad = NULL;
-    for (;;) {
-        uint64_t off = base + pos;
-        if (off >= lim || len - pos < fixed)
-            break;
-        const uint8_t *p = buf + pos;
-        __builtin_prefetch(p + READ_AHEAD);
-        if (p[0] != S_OBJ_ARRAY_DUMP)
-            break;
-        const uint64_t n = be32(p + 1 + id + 4), rec = fixed + n * id;
-        if (len - pos < rec || off + rec > end)
-            break;
-        const uint64_t bytes = align8(ahdr + n * ref), words = object_words(bytes, n);
-        if (words > UINT32_MAX)
-            break;
-        if (w->ahead)
-            prefetch_ahead(m, r, w, off, lim);
-        const cls *ac = array_class(m, w, read_id(p + 1 + id + 8, id));
-        const uint32_t type = ac && ac->dumped ? ac->type : GCS_SNAPSHOT_TYPE_NONE;
-        uint64_t oid = read_id(p + 1, id);
-        uint32_t idx;
-        if (direct)
-            idx = run_index(m, &map, &cur, oid, first_index, chunk_objects, &objects, &tmp_n, tmp_end);
-        else
-            idx = _gcs_idmap_find_hw(&map, oid, hw);
-        if (idx == IDMAP_NONE || n + (direct ? 0 : TMP_HEADER) > tmp_end - tmp_n) {
-            bad = idx == IDMAP_NONE ? PLACE_UNKNOWN : PLACE_TOO_MANY_REFS;
-            break;
-        }
-        uint32_t *out;
-        if (direct) {
-            g_words[idx] = (uint32_t)words;
-            g_nptrs[idx] = (uint32_t)n;
-            g_type[idx] = type;
-            g_start[idx] = tmp_n;
-            out = edst + tmp_n;
-        } else {
-            uint64_t b = idx >> bshift;
-            uint32_t *h = tmp_room(m, wk, fill, b, TMP_HEADER + n);
-            if (!h) {
-                bad = "out of memory";
-                break;
-            }
-            h[0] = idx - ((uint32_t)b << bshift);
-            h[1] = (uint32_t)words;
-            h[2] = (uint32_t)n;
-            h[3] = type;
-            out = h + TMP_HEADER;
-            tmp_n += TMP_HEADER;
-            block_refs[b] += n;
-        }
-        const uint8_t *v = p + fixed;
-        if (batch)
-            for (uint64_t j = 0; j < n; j++)
-                out[j] = ref_code(&map, read_id(v + j * id, id));
-        else
-            for (uint64_t j = 0; j < n; j++)
-                out[j] = ref_index(&map, read_id(v + j * id, id), hw, &found, &missing);
-        tmp_n += n;
-        objects++;
-        jvm_bytes += bytes;
-        pos += rec;
-        k++;
-    }
-    r->pos = pos;
-    w->cur = cur;
-    w->tmp_n = tmp_n;
-    w->objects = objects;
-    w->references += found;
-    w->missing_refs += missing;
-    w->jvm_bytes += jvm_bytes;
-    return bad ? hr_fail(r, hr_off(r), bad) : k;
-}
-
-PASS2_RUN_VERSIONS(array_runs2, array_run2)
+PASS2_RUN_VERSIONS(runs2, run2)
 
 /* The sub-records of a heap dump (segment) whose body ends at end, from
  * the stream's position up to end or stop, whichever comes first (pass 2's
@@ -1751,12 +1759,10 @@ static int heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop)
         uint64_t off = hr_off(r);
         if (pass == 1 && off >= *m->cut_at && chunk_open(m, off, end) < 0)
             return -1;
-        if (pass == 1 && (instance_run(m, r, end) || array_run(m, r, end)))
+        if (pass == 1 && object_run(m, r, end))
             continue;
         if (pass == 2) {
-            int64_t k = instance_run2(m, r, w, end, stop);
-            if (!k)
-                k = array_runs2(m, r, w, end, stop);
+            int64_t k = runs2(m, r, w, end, stop);
             if (k < 0)
                 return -1;
             if (k)
@@ -2158,7 +2164,7 @@ static void pass2_worker(void *arg, int t)
                    .first_index = c->first_index,
                    .chunk_objects = m->direct ? c->run : c->objects,
                    .batch = m->direct ? m->batchable && ahead : m->batch_records,
-                   .ahead = ahead && !(m->direct && m->batchable)};
+                   .ahead = ahead && !(m->direct && m->batchable) && !m->gb.on};
         if (m->direct && c->run)
             _gcs_idmap_seek(&m->map, c->first_id, c->first_index, &w.cur);
         double t0 = thread_cpu();
@@ -2226,6 +2232,44 @@ static int run_classes(imp *m)
     return 0;
 }
 
+/* The buckets by granule (gbk), where the records' references are resolved
+ * in batches (a rank bitmap whose granules fit 32 bits) and no bucket spans
+ * 2^31 granules (a record's first word keeps TMP_RUN free); else by index.
+ * Slices of about a quarter of a bucket's granules on average, so that a
+ * granule's bucket is mostly its slice's or the next.  -1 out of memory. */
+static int granule_buckets(imp *m)
+{
+    if (m->direct || !m->batch_records || !m->map.n)
+        return 0;
+    const uint64_t nb = m->nbuckets, gmax = m->map.gmax;
+    uint32_t *start = malloc((nb + 1) * sizeof *start);
+    if (!start)
+        return -1;
+    _gcs_idmap_granules_every(&m->map, m->bshift, start, nb);
+    for (uint64_t b = 0; b < nb; b++)
+        if (start[b + 1] - start[b] > TMP_RUN) {
+            free(start);
+            return 0;
+        }
+    unsigned sh = 0;
+    while ((gmax >> sh) + 1 > 4 * nb)
+        sh++;
+    uint64_t ns = (gmax >> sh) + 1;
+    uint16_t *slice = malloc((ns + 1) * sizeof *slice);
+    if (!slice) {
+        free(start);
+        return -1;
+    }
+    for (uint64_t sl = 0, b = 0; sl < ns; sl++) {
+        while (b + 1 < nb && start[b + 1] <= sl << sh)
+            b++;
+        slice[sl] = (uint16_t)b;
+    }
+    slice[ns] = (uint16_t)(nb - 1);
+    m->gb = (gbk){1, sh, start, slice};
+    return 0;
+}
+
 /* Pass 2 on as many threads as there are (and chunks to give them); the
  * first error in file order is the one reported. */
 static int pass2_run(imp *m, gcs_err *err)
@@ -2253,7 +2297,7 @@ static int pass2_run(imp *m, gcs_err *err)
         }
     }
     if (!m->direct) {
-        if (run_classes(m) < 0) {
+        if (run_classes(m) < 0 || granule_buckets(m) < 0) {
             gcs_err_set(err, "%s: out of memory", m->r.name);
             return -1;
         }
@@ -2467,6 +2511,8 @@ static void imp_free(imp *m)
     _gcs_gzindex_free(&m->gzi);
     free(m->tmp);
     free(m->ctab);
+    free((void *)m->gb.start);
+    free((void *)m->gb.slice);
     for (unsigned t = 0; m->workers && t < m->nworkers; t++) {
         free(m->workers[t].block_refs);
         free(m->workers[t].fill);
@@ -2533,30 +2579,23 @@ static int place_addresses(imp *m, int *bad)
 }
 
 /* gcs_snapshot_validate for the graph the import made: the objects'
- * checks were made by place_addresses (objects_bad: one failed), the
- * edges' are made here; the whole validation only where an object failed,
- * for its message.  The sanitizer builds check that both agree. */
+ * checks were made by place_addresses (objects_bad: one failed), and the
+ * edges pass theirs by construction, as the addresses do: every edge the
+ * importer writes is NULL or an index the id map gave (ref_index,
+ * resolve_refs, copied as such by edge_worker), and the map's indices are
+ * ranks below n (its words' prefix sums add up to n); the snapshot's
+ * block comes zeroed, so an edge nothing wrote is index 0.  Scanning them
+ * again would read the whole edge array from memory once more (4-6 % of
+ * an import's CPU), so only the assertion builds do (the whole validation,
+ * checked to agree); the whole validation also runs where an object
+ * failed, for its message. */
 static int check_graph(const gcs_snapshot *g, int objects_bad, gcs_err *err)
 {
     int rc;
-    if (objects_bad) {
+    if (objects_bad)
         rc = gcs_snapshot_validate(g, err);
-    } else {
-        const uint64_t n = g->nobjects, m = g->nfields;
-        const uint32_t *e = g->edges;
-        uint64_t ebad = m;
-        /* e >= n and not NULL, as e + 1 > n in 32 bits (NULL wraps to 0;
-         * n < 2^32 - 1): one compare, no branch */
-        const uint32_t n32 = (uint32_t)n;
-        gcs_assert_internal(n < GCS_SNAPSHOT_NULL);
-        uint32_t out = 0;
-        for (uint64_t k = 0; k < m; k++)
-            out |= (uint32_t)(e[k] + 1u) > n32;
-        for (uint64_t k = 0; out && k < m && ebad == m; k++)
-            if (e[k] >= n && e[k] != GCS_SNAPSHOT_NULL)
-                ebad = k;
-        rc = _gcs_snap_validate_report(g, n, ebad, err);
-    }
+    else
+        rc = _gcs_snap_validate_report(g, g->nobjects, g->nfields, err);
 #if GCS_ASSERT_ON
     gcs_err full;
     gcs_assert_internal((gcs_snapshot_validate(g, &full) < 0) == (rc < 0));
@@ -2767,7 +2806,65 @@ typedef struct edge_job {
     uint64_t next, bad;       /* atomic: the next bucket; the first object not placed (UINT64_MAX) */
     int oom;                  /* atomic: a worker could not start */
     uint64_t found, missing;  /* atomic: m->batch_records, the references resolved (resolve_refs) */
+    uint64_t appeared;        /* atomic: by granule, the lowest granule of a record the map lacks (UINT64_MAX) */
 } edge_job;
+
+/* A bucket's records, in the extents ext[x0..x1) of the pool tmp, placed:
+ * addr[i] = the record of index i's place + 1, for i in [lo, hi).  The
+ * record's first word is the index's offset from lo, or by granule (gb)
+ * the granule's offset from g0, the bucket's first, whose index the map
+ * gives.  The lowest granule of a record the map does not hold in [lo, hi)
+ * (the dump changed between the passes), or UINT64_MAX.  hw as for
+ * resolve_refs_hw. */
+__attribute__((always_inline)) static inline uint64_t place_records_hw(const uint32_t *tmp, const tmp_extent *ext,
+                                                                       uint64_t x0, uint64_t x1,
+                                                                       const run_class *ctab, uint64_t *addr,
+                                                                       uint64_t lo, uint64_t hi,
+                                                                       const _gcs_idmap *map, int gb, uint32_t g0,
+                                                                       int hw)
+{
+    uint64_t appeared = UINT64_MAX;
+    for (uint64_t x = x0; x < x1; x++) {
+        const uint32_t *p = tmp + ext[x].start, *end = p + ext[x].len;
+        if (x + 1 < x1) /* the next block is elsewhere in the pool */
+            for (unsigned k = 0; k < EXT_AHEAD_LINES; k++)
+                __builtin_prefetch(tmp + ext[x + 1].start + 16 * k);
+        while (p < end) {
+            uint64_t len = p[0] & TMP_RUN ? TMP_RUN_HEADER + ctab[p[1]].nrefs : TMP_HEADER + (uint64_t)p[2];
+            gcs_assert_internal(p + len <= end);
+            __builtin_prefetch(p + 16 * EXT_AHEAD_LINES);
+            uint64_t i = lo + (p[0] & ~TMP_RUN);
+            if (gb) {
+                uint32_t g = g0 + (p[0] & ~TMP_RUN);
+                i = _gcs_idmap_find_granule_hw(map, g, hw);
+                if (i < lo || i >= hi) { /* IDMAP_NONE; an index outside lies outside g's bucket too */
+                    gcs_assert_internal(i == IDMAP_NONE);
+                    appeared = g < appeared ? g : appeared;
+                    p += len;
+                    continue;
+                }
+            }
+            gcs_assert_internal(i < hi);
+            addr[i] = (uint64_t)(p - tmp) + 1;
+            p += len;
+        }
+    }
+    return appeared;
+}
+
+static uint64_t place_records_sw(const uint32_t *tmp, const tmp_extent *ext, uint64_t x0, uint64_t x1,
+                                 const run_class *ctab, uint64_t *addr, uint64_t lo, uint64_t hi,
+                                 const _gcs_idmap *map, int gb, uint32_t g0)
+{
+    return place_records_hw(tmp, ext, x0, x1, ctab, addr, lo, hi, map, gb, g0, 0);
+}
+
+TARGET_POPCNT static uint64_t place_records_popcnt(const uint32_t *tmp, const tmp_extent *ext, uint64_t x0,
+                                                   uint64_t x1, const run_class *ctab, uint64_t *addr, uint64_t lo,
+                                                   uint64_t hi, const _gcs_idmap *map, int gb, uint32_t g0)
+{
+    return place_records_hw(tmp, ext, x0, x1, ctab, addr, lo, hi, map, gb, g0, 1);
+}
 
 static void edge_worker(void *arg, int t)
 {
@@ -2795,18 +2892,14 @@ static void edge_worker(void *arg, int t)
         uint64_t at = j->base[b];
         uint64_t *addr = place - lo; /* addr[i]: index i's place, i in [lo, hi) */
         memset(place, 0, (hi - lo) * sizeof *place);
-        for (uint64_t x = j->ext_at[b]; x < j->ext_at[b + 1]; x++) {
-            const uint32_t *p = tmp + j->ext[x].start, *end = p + j->ext[x].len;
-            if (x + 1 < j->ext_at[b + 1]) /* the next block is elsewhere in the pool */
-                for (unsigned k = 0; k < EXT_AHEAD_LINES; k++)
-                    __builtin_prefetch(tmp + j->ext[x + 1].start + 16 * k);
-            while (p < end) {
-                uint64_t len = p[0] & TMP_RUN ? TMP_RUN_HEADER + ctab[p[1]].nrefs : TMP_HEADER + (uint64_t)p[2];
-                gcs_assert_internal(lo + (p[0] & ~TMP_RUN) < hi && p + len <= end);
-                __builtin_prefetch(p + 16 * EXT_AHEAD_LINES);
-                addr[lo + (p[0] & ~TMP_RUN)] = (uint64_t)(p - tmp) + 1;
-                p += len;
-            }
+        uint32_t g0 = m->gb.on ? m->gb.start[b] : 0;
+        uint64_t appeared = (m->popcnt ? place_records_popcnt : place_records_sw)(
+            tmp, j->ext, j->ext_at[b], j->ext_at[b + 1], ctab, addr, lo, hi, &m->map, m->gb.on, g0);
+        if (appeared != UINT64_MAX) {
+            uint64_t seen = __atomic_load_n(&j->appeared, __ATOMIC_RELAXED);
+            while (appeared < seen && !__atomic_compare_exchange_n(&j->appeared, &seen, appeared, 0,
+                                                                   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+                ;
         }
         for (uint64_t i = lo; i < hi; i++) {
             if (i + EDGE_AHEAD < hi && addr[i + EDGE_AHEAD])
@@ -2907,7 +3000,7 @@ static int edges_in_order(imp *m, gcs_err *err)
 {
     gcs_snapshot *g = m->g;
     uint64_t n = g->nobjects;
-    edge_job j = {.m = m, .nblocks = m->direct ? 0 : m->nbuckets, .bad = UINT64_MAX};
+    edge_job j = {.m = m, .nblocks = m->direct ? 0 : m->nbuckets, .bad = UINT64_MAX, .appeared = UINT64_MAX};
     if (!m->direct) { /* the buckets' first edges from the workers' counts */
         j.base = malloc((j.nblocks + 1) * sizeof *j.base);
         if (!j.base || extents_by_bucket(m, &j) < 0) {
@@ -2936,6 +3029,11 @@ static int edges_in_order(imp *m, gcs_err *err)
     free((void *)j.ext_at);
     if (j.oom) {
         gcs_err_set(err, "%s: out of memory", m->r.name);
+        return -1;
+    }
+    if (j.appeared != UINT64_MAX) {
+        gcs_err_set(err, "%s: object 0x%llx appeared between the passes (the dump changed?)", m->r.name,
+                    (unsigned long long)(m->map.min + (j.appeared << m->map.gshift)));
         return -1;
     }
     if (j.bad != UINT64_MAX) {

@@ -258,6 +258,27 @@ uint64_t _gcs_idmap_ids(const _gcs_idmap *x, uint64_t *out, uint64_t cap, _gcs_i
     return k;
 }
 
+void _gcs_idmap_granules_every(const _gcs_idmap *x, unsigned shift, uint32_t *out, uint64_t count)
+{
+    uint64_t b = 0;
+    for (uint64_t p = 0; p < x->npages && b < count; p++) {
+        if (x->top[p] == UINT32_MAX)
+            continue;
+        const _gcs_idword *w = &x->w[(uint64_t)x->top[p] * IDMAP_PAGE_WORDS];
+        for (uint64_t k = 0; k < IDMAP_PAGE_WORDS && b < count; k++) {
+            uint64_t end = w[k].rank + _gcs_popcount64(w[k].bits);
+            while (b < count && (b << shift) < end) {
+                uint64_t bits = w[k].bits;
+                for (uint64_t j = (b << shift) - w[k].rank; j; j--) /* the j-th set bit */
+                    bits &= bits - 1;
+                out[b++] = (uint32_t)(((p * IDMAP_PAGE_WORDS + k) << 6) + (uint64_t)__builtin_ctzll(bits));
+            }
+        }
+    }
+    gcs_assert_internal(b == count);
+    out[count] = (uint32_t)(x->gmax + 1);
+}
+
 void _gcs_idmap_seek(const _gcs_idmap *x, uint64_t id, uint64_t i, _gcs_idmap_cursor *c)
 {
     memset(c, 0, sizeof *c);

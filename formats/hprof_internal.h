@@ -267,6 +267,11 @@ __attribute__((always_inline)) static inline uint32_t _gcs_idmap_find(const _gcs
     return _gcs_idmap_find_hw(x, id, 0);
 }
 
+/* The rank bitmap's granules of the indices 0, 2^shift, 2 * 2^shift, ...
+ * below x->n, into out[0..count) (count: as many as there are); out[count]
+ * is x->gmax + 1.  Granules are below 2^32 (callers check gmax). */
+void _gcs_idmap_granules_every(const _gcs_idmap *x, unsigned shift, uint32_t *out, uint64_t count);
+
 /* Places cursor c at id, which the map holds at index i: the next id
  * _gcs_idmap_next (or _gcs_idmap_ids) gives is id, then the ones above it. */
 void _gcs_idmap_seek(const _gcs_idmap *x, uint64_t id, uint64_t i, _gcs_idmap_cursor *c);

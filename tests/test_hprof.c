@@ -249,11 +249,12 @@ static void test_interleaved_runs(void **state)
 
 /* Instances and object arrays side by side (HG_ARRAYS: each node's one
  * field holds an Object[3] of its own, which holds random nodes -- the
- * dump of a Java program's Node[] per node): the runs of arrays
- * (formats/hprof.c, array_run and array_run2) give the graph as built, and
- * the same snapshot in address order (in place), shuffled and interleaved
- * (through the temporary edges), with classes below the objects and among
- * them, on 1 and 4 threads and on chunks of a few records. */
+ * dump of a Java program's Node[] per node): the runs of arrays and
+ * instances (formats/hprof.c, array_run and runs2) give the graph as
+ * built, and the same snapshot in address order (in place), shuffled and
+ * interleaved (through the temporary edges), with classes below the
+ * objects and among them, on 1 and 4 threads and on chunks of a few
+ * records. */
 static void test_array_runs(void **state)
 {
     (void)state;
@@ -265,6 +266,10 @@ static void test_array_runs(void **state)
      * its array right after it */
     assert_int_equal(g->nobjects, 4 + 2 * n);
     assert_int_equal(ra.object_arrays, n);
+    /* the JVM's bytes: the four classes' 16 each, a node's 24 (a 12-byte
+     * header, its reference and int), its array's 16 + 3 * 4 rounded up --
+     * counted by the runs (runs2), which take a node and its array alike */
+    assert_int_equal(ra.jvm_bytes, 4 * 16 + n * (24 + 32));
     for (uint64_t i = 0; i < n; i++) {
         uint64_t node = 4 + 2 * i, arr = node + 1;
         assert_int_equal(g->nptrs[node], 1);
@@ -326,6 +331,20 @@ static void test_sparse_ids(void **state)
     gcs_snapshot_free(gs1);
     free(dense.p);
     free(sparse.p);
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+    for (int b = 0; b < 8; b++)
+        p[b] = (uint8_t)(v >> (56 - 8 * b));
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < 8; b++)
+        v = v << 8 | p[b];
+    return v;
 }
 
 /* The offsets of the shape dump's instance records: tag 0x21 then id,
@@ -409,11 +428,15 @@ static void test_dumped_twice(void **state)
  * an offset, where the change shows: an object whose id pass 1 did not
  * see, one dumped again in place of another, and -- in address order,
  * where pass 2 takes each chunk's objects to be the ids pass 1 saw there,
- * at a run of indices -- two objects that swapped places. */
+ * at a run of indices -- two objects that swapped places.  An id on the id
+ * map's grid that no object has is found, out of address order, only when
+ * the records are put in order (buckets by granule: formats/hprof.c,
+ * granule_buckets), and named instead of an offset. */
 typedef struct change {
     uint8_t *p;
     size_t a, b;  /* instance records */
-    int how;      /* 0: a's id + 8 (no object's); 1: a gets b's id; 2: a and b swap ids */
+    int how;      /* 0: a's id + 8 (no object's, off the grid); 1: a gets b's id; 2: a and b swap ids;
+                   * 3: a's id 0x6ffffff80 (between two classes, on the grid) */
 } change;
 
 static void change_ids(void *arg)
@@ -424,6 +447,8 @@ static void change_ids(void *arg)
     memcpy(idb, c->p + c->b + 1, 8);
     if (c->how == 0)
         c->p[c->a + 8] ^= 0x08; /* the low byte: 8 bytes up or down, between two objects */
+    else if (c->how == 3)
+        put_be64(c->p + c->a + 1, 0x6ffffff80ull);
     else
         memcpy(c->p + c->a + 1, idb, 8);
     if (c->how == 2)
@@ -434,8 +459,8 @@ static void test_changed_between_passes(void **state)
 {
     (void)state;
     for (int shuffled = 0; shuffled <= 1; shuffled++) {
-        for (int how = 0; how <= 2 - shuffled; how++) {
-            for (int t = 1; t <= 3; t += 2) {
+        for (int how = 0; how <= 3; how++) {
+            for (int t = 1; t <= 3 && !(shuffled && how == 2); t += 2) {
                 hgen d = hprof_generate_shape(HG_TREE, 20000, 2, shuffled, 64 << 10, 21);
                 static size_t at[30000];
                 assert_true(instance_records(&d, at, 30000) > 15000);
@@ -452,6 +477,8 @@ static void test_changed_between_passes(void **state)
                     fail_msg("shuffled %d, change %d, %d threads: imported", shuffled, how, t);
                 assert_int_equal(strncmp(err.msg, "gen: ", 5), 0);
                 assert_null(strchr(err.msg, '\n'));
+                if (shuffled && how == 3)
+                    assert_string_equal(err.msg, "gen: object 0x6ffffff80 appeared between the passes (the dump changed?)");
                 free(d.p);
             }
         }
@@ -865,20 +892,6 @@ static void test_gzip_kept(void **state)
     unlink(path);
 }
 
-static void put_be64(uint8_t *p, uint64_t v)
-{
-    for (int b = 0; b < 8; b++)
-        p[b] = (uint8_t)(v >> (56 - 8 * b));
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int b = 0; b < 8; b++)
-        v = v << 8 | p[b];
-    return v;
-}
-
 /* References resolved in batches (hprof.c, resolve_refs: in address order
  * after each chunk, the look-ahead's way; out of it after edge_worker puts
  * a bucket in order) or one at a time: the same snapshot and report, on 1
@@ -935,6 +948,63 @@ static void test_batched_refs(void **state)
     }
 }
 
+/* The objects of a tree dump (hprof_generate_shape's, n objects 32 bytes
+ * apart from 0x700000000) moved into three clusters: those from n/3 on up
+ * by gap1 bytes, those from 2n/3 on by gap2 more; their references too. */
+static void cluster_ids(hgen *d, uint64_t n, uint64_t gap1, uint64_t gap2)
+{
+    static size_t at[200000];
+    size_t k = instance_records(d, at, 200000);
+    assert_int_equal(k, n);
+    const uint64_t base = 0x700000000ull;
+    for (size_t i = 0; i < k; i++)
+        for (int f = 0; f < 3; f++) { /* the id, then the two children */
+            uint8_t *q = d->p + at[i] + (f ? 1 + 8 + 4 + 8 + 4 + 8 * (f - 1) : 1);
+            uint64_t a = get_be64(q);
+            if (a < base)
+                continue; /* NULL */
+            uint64_t x = (a - base) / 32;
+            put_be64(q, a + (x >= n / 3 ? gap1 : 0) + (x >= 2 * n / 3 ? gap2 : 0));
+        }
+}
+
+/* Out of address order the records go to buckets cut by their ids'
+ * granules (formats/hprof.c, granule_buckets), each granule's bucket found
+ * in a table of slices of the id range: where the ids lie in clusters far
+ * apart, many buckets start in one slice (found by a search among them),
+ * slices hold none, and the map has pages without ids; where a bucket
+ * would span 2^31 granules or more, the buckets are cut by index instead.
+ * Both import a shuffled dump as its address order does, with the
+ * look-ahead (and so the batches and the buckets by granule) on and off,
+ * on 1 and 4 threads, in chunks of every size. */
+static void test_granule_buckets(void **state)
+{
+    (void)state;
+    const uint64_t n = 200000;
+    static const uint64_t gaps[][2] = {
+        {1ull << 30, 3ull << 30},   /* a bucket's granules below 2^31: by granule */
+        {70ull << 30, 1ull << 20},  /* 32-byte granules: one bucket spans more than 2^31 of them */
+    };
+    for (size_t v = 0; v < sizeof gaps / sizeof gaps[0]; v++) {
+        hgen a = hprof_generate_shape(HG_TREE, n, 2, 0, 64 << 10, 7);
+        hgen s = hprof_generate_shape(HG_TREE, n, 2, 1, 64 << 10, 7);
+        cluster_ids(&a, n, gaps[v][0], gaps[v][1]);
+        cluster_ids(&s, n, gaps[v][0], gaps[v][1]);
+        gcs_heapdump_report ra;
+        gcs_snapshot *ga = import_with(&a, NULL, 1, 0, &ra);
+        for (int ahead = -1; ahead <= 1; ahead++) {
+            _gcs_hprof_set_ahead(ahead);
+            for (int t = 1; t <= 4; t += 3)
+                for (size_t chunk = 0; chunk <= 700; chunk += 700)
+                    assert_imports_as(&s, t, chunk, ga, &ra);
+        }
+        _gcs_hprof_set_ahead(-1);
+        gcs_snapshot_free(ga);
+        free(a.p);
+        free(s.p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -948,7 +1018,7 @@ int main(void)
         cmocka_unit_test(test_changed_between_passes),
         cmocka_unit_test(test_gzip_members),      cmocka_unit_test(test_gzip_members_jvm),
         cmocka_unit_test(test_gzip_members_damage), cmocka_unit_test(test_gzip_kept),
-        cmocka_unit_test(test_batched_refs),
+        cmocka_unit_test(test_batched_refs),      cmocka_unit_test(test_granule_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
