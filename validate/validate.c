@@ -269,7 +269,8 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
     gcs_model_result *crit = calloc((size_t)max_threads, sizeof *crit);
     gcs_model_result *ovl = calloc((size_t)max_threads, sizeof *ovl);
     gcs_model_result *v2 = calloc((size_t)max_threads, sizeof *v2);
-    if (!threads || !fast || !slow || !crit || !ovl || !v2) {
+    gcs_model_result *v2s = calloc((size_t)max_threads, sizeof *v2s);
+    if (!threads || !fast || !slow || !crit || !ovl || !v2 || !v2s) {
         gcs_err_set(err, "validate: out of memory");
         goto done;
     }
@@ -315,6 +316,9 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
             m2.steal_sim = 0; /* as predict --model v2: the fitted steal count */
             if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &m2, v2, err) < 0)
                 goto done;
+            m2.steal_sim = 1; /* as predict --model v2 --steal-count simulated */
+            if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &m2, v2s, err) < 0)
+                goto done;
             have_slow = 1;
         }
     } else {
@@ -349,6 +353,7 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
         /* the overlap needs the slow predictor's streamed misses */
         pt->pred_ms[5] += have_slow && prof->has_gc_overlap ? ovl[p - 1].time_ns / 1e6 : NAN;
         pt->pred_ms[6] += have_slow ? v2[p - 1].time_ns / 1e6 : NAN;
+        pt->pred_ms[7] += have_slow ? v2s[p - 1].time_ns / 1e6 : NAN;
         pt->pred_stack[0] += serial_ms * s->speedup;
         pt->pred_stack[1] += serial_ms * s->lost_span;
         pt->pred_stack[2] += serial_ms * s->lost_extra_work; /* the measured extra_work's counterpart */
@@ -365,6 +370,7 @@ done:
     free(crit);
     free(ovl);
     free(v2);
+    free(v2s);
     gcs_snapshot_free(g);
     return rc;
 }
@@ -426,10 +432,11 @@ static void finish_workload(gcs_validate_workload *w, int nsnap)
         pt->pred_fast = ratio(p1->pred_ms[4], pt->pred_ms[4]);
         pt->pred_overlap = isfinite(pt->pred_ms[5]) ? ratio(p1->pred_ms[5], pt->pred_ms[5]) : NAN;
         pt->pred_v2 = isfinite(pt->pred_ms[6]) ? ratio(p1->pred_ms[6], pt->pred_ms[6]) : NAN;
+        pt->pred_v2_sim = isfinite(pt->pred_ms[7]) ? ratio(p1->pred_ms[7], pt->pred_ms[7]) : NAN;
     }
     for (int p = 1; p <= w->npoints; p++) {
         gcs_validate_point *pt = &w->points[p - 1];
-        for (int k = 0; k < 7; k++)
+        for (int k = 0; k < 8; k++)
             pt->pred_ms[k] /= nsnap;
         pt->steals_simulated /= nsnap;
         pt->speedup = ratio(p1->mark_ms, pt->mark_ms);
@@ -439,6 +446,7 @@ static void finish_workload(gcs_validate_workload *w, int nsnap)
         pt->error_fast_pct = 100 * (pt->pred_fast / pt->speedup - 1);
         pt->error_overlap_pct = 100 * (pt->pred_overlap / pt->speedup - 1); /* NaN without a fit */
         pt->error_v2_pct = 100 * (pt->pred_v2 / pt->speedup - 1);           /* NaN without the slow predictor */
+        pt->error_v2_sim_pct = 100 * (pt->pred_v2_sim / pt->speedup - 1);
     }
     /* adaptive against the fixed runs */
     int nfixed = w->nruns - 1, best = 0;
@@ -673,19 +681,21 @@ int gcs_validate_run(const gcs_validate_opts *opts, gcs_validate_report *r, gcs_
     r->error_ok = 1;
     r->adaptive_ok = 1;
     for (int p = 2; p <= o.max_threads; p++) {
-        double s = 0, sf = 0, sc = 0, so = 0, s2 = 0;
+        double s = 0, sf = 0, sc = 0, so = 0, s2 = 0, s2s = 0;
         for (int i = 0; i < r->nworkloads; i++) {
             s += fabs(r->w[i].points[p - 1].error_pct);
             sf += fabs(r->w[i].points[p - 1].error_fast_pct);
             sc += fabs(r->w[i].points[p - 1].error_critical_pct);
             so += fabs(r->w[i].points[p - 1].error_overlap_pct); /* NaN without a fit */
             s2 += fabs(r->w[i].points[p - 1].error_v2_pct);
+            s2s += fabs(r->w[i].points[p - 1].error_v2_sim_pct);
         }
         r->mae_pct[p] = s / r->nworkloads;
         r->mae_fast_pct[p] = sf / r->nworkloads;
         r->mae_critical_pct[p] = sc / r->nworkloads;
         r->mae_overlap_pct[p] = so / r->nworkloads;
         r->mae_v2_pct[p] = s2 / r->nworkloads;
+        r->mae_v2_sim_pct[p] = s2s / r->nworkloads;
         if (r->mae_pct[p] > GCS_VALIDATE_ERROR_TARGET)
             r->error_ok = 0;
     }

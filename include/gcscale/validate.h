@@ -80,12 +80,15 @@ typedef struct gcs_validate_point {
     int threads;
     double mark_ms;             /* fastest re-mark time */
     double mark_ms_median;      /* median re-mark time */
-    double pred_ms[7];          /* predicted mark time: pred, no contention,
+    double pred_ms[8];          /* predicted mark time: pred, no contention,
                                    no extra misses, critical span, fast,
                                    pred with the profile's miss overlap
                                    (--overlap fitted; NaN when it has none),
-                                   and model v2 (predict --model v2, slow
-                                   predictor; NaN without it) */
+                                   model v2 (predict --model v2, slow
+                                   predictor; NaN without it), and v2 with
+                                   the simulated steals (--steal-count
+                                   simulated; v2's where nothing was
+                                   simulated) */
     double speedup;             /* measured: fastest T(1) / fastest T(P) */
     double speedup_median;      /* the same from the median re-marks */
     double pred;                /* slow predictor, full model */
@@ -95,7 +98,9 @@ typedef struct gcs_validate_point {
     double pred_fast;           /* fast predictor, full model */
     double pred_overlap;        /* slow predictor, --overlap fitted (NaN: no fit) */
     double pred_v2;             /* slow predictor, --model v2 (NaN: no slow predictor) */
-    double error_pct, error_critical_pct, error_fast_pct, error_overlap_pct, error_v2_pct; /* predicted / measured - 1 */
+    double pred_v2_sim;         /* the same, --steal-count simulated */
+    double error_pct, error_critical_pct, error_fast_pct, error_overlap_pct, error_v2_pct,
+        error_v2_sim_pct;       /* predicted / measured - 1 */
     gcs_validate_stack measured_stack;
     /* The collector's steals (the median re-mark's) and the steal
      * simulation's on the same snapshot (model/steals.c; NaN where the
@@ -146,7 +151,7 @@ typedef struct gcs_validate_report {
     /* Mean absolute error over the workloads at each P >= 2 (index P). */
     double mae_pct[GCS_GC_MAX_THREADS + 1], mae_fast_pct[GCS_GC_MAX_THREADS + 1],
         mae_critical_pct[GCS_GC_MAX_THREADS + 1], mae_overlap_pct[GCS_GC_MAX_THREADS + 1],
-        mae_v2_pct[GCS_GC_MAX_THREADS + 1];
+        mae_v2_pct[GCS_GC_MAX_THREADS + 1], mae_v2_sim_pct[GCS_GC_MAX_THREADS + 1];
     double overlap;             /* the profile's gc_miss_overlap; NaN when it has none */
     /* Where the GC workers ran: the policy and, from the first re-mark at
      * the largest P, worker i's OS CPU and hwloc logical PU (-1: unbound). */

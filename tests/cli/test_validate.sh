@@ -58,6 +58,11 @@ cp "$TMP/out" "$TMP/sim.json"
 expect_ok "... the simulated steals are that simulation's" \
     jq -e --slurpfile p "$TMP/sim.json" '.steals[0].simulated == $p[0].inputs.steal_simulation[0].steals' \
     "$TMP/report-coord/report.json"
+expect_ok "... and the v2_sim columns its speedup" \
+    jq -e --slurpfile p "$TMP/sim.json" '
+      def near(a; b): ((a - b) | fabs) <= 1e-3 * b;
+      near(.errors[0].pred_v2_sim; $p[0].rows[1].speedup) and (.mean_absolute_error[0].mae_v2_sim_pct >= 0)' \
+    "$TMP/report-coord/report.json"
 expect_ok "the snapshots were removed" test ! -e "$OUT/snapshots"
 
 expect_exit 2 "unknown workload" "$GCSCALE" validate --machine "$DEV" --workloads tree -o "$TMP/x"
