@@ -229,9 +229,8 @@ done:
  * the fit put it below 0 (kept at 0).  A law's coefficients (signed = 1:
  * wake, tail and idle, a + b x) are kept as fitted, negative or not: they
  * are one fit, and clamping one of them would move the law at every P
- * (the 16-CPU machine's idle law, -59.7 + 20.1 log2 P us, became 20.1 log2 P:
- * 80 us at P = 16 for 21).  The model clamps the law's value at 0.  Returns
- * the value the profile keeps. */
+ * (docs/model.md, "Falling laws").  The model clamps the law's value at 0.
+ * Returns the value the profile keeps. */
 static double keep(gcs_profile *p, const coord_coef *c, int signed_ok, double rms_rel, json_t *fits)
 {
     gcs_profile_uncertainty u;

@@ -97,10 +97,11 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
     /* The wake the mark waits for is that of the workers who share its
      * work: a heap of average parallelism A = T1/Tinf < P keeps at most A of
      * them busy, and a chain only worker 0.  The law's value is a mean over
-     * the workers woken, and a falling law (a 2-vCPU VM: the second worker
-     * wakes in 13-22 us, worker 0 in 31-52 as when alone) would otherwise
-     * let a list gain from the others' quick wake-up.  The tail is the
-     * whole team's termination: at P. */
+     * the workers woken, and a falling law (a 2-vCPU VM, where the second
+     * worker wakes faster than worker 0, which wakes as when alone) would
+     * otherwise let a list gain from the others' quick wake-up.  The tail
+     * is the whole team's termination: at P (docs/model.md, "Falling
+     * laws"). */
     if (heap->tinf_ns > 0 && threads > 1) {
         double sharing = heap->t1_ns / heap->tinf_ns;
         if (sharing < threads) {

@@ -361,11 +361,10 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * summed busy time gains.  Spread evenly over the workers.  The count
      * is the fit's, which the price was calibrated with, unless the heap's
      * own simulated count (steals.c) is smaller: the fit, a ln T1 without
-     * an intercept, gives an 8 K-object tree 80 steals at P = 2 where the
-     * collector makes 14 and the graph 4, while where the graph makes more
-     * (cube's batches of 16 entries) each costs the collector next to
-     * nothing.  docs/model.md, "Steals from the
-     * graph". */
+     * an intercept, hardly falls with the heap and overcounts small ones
+     * several times, while where the graph makes more steals (full
+     * batches of entries) each costs the collector next to nothing
+     * (docs/model.md, "Steals from the graph"). */
     if (threads > 1 && opts->steal_work_ns > 0) {
         double n = _gcs_model_fitted_steals(prof, heap, threads, steals, opts);
         if (opts->steal_sim && heap->steals_simulated >= threads)
