@@ -28,6 +28,12 @@ double gcs_model_coord_spread_rounds(uint64_t roots, int threads)
     return waited / (double)threads;
 }
 
+/* The wake law's value with `workers` woken (a mean over them). */
+static double wake_law(const gcs_profile_coord *c, double workers)
+{
+    return fmax(0, c->wake_a + c->wake_b * (workers - 1));
+}
+
 void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threads, double steals,
                            gcs_model_coord *out)
 {
@@ -40,7 +46,7 @@ void gcs_model_coord_terms(const gcs_profile_coord *c, uint64_t roots, int threa
      * value is clamped, not its coefficients: clamping one coefficient of a
      * joint fit would change the law everywhere else. */
     double lg = log2((double)threads);
-    out->wake_ns = fmax(0, c->wake_a + c->wake_b * (threads - 1));
+    out->wake_ns = wake_law(c, threads);
     out->tail_ns = fmax(0, c->tail_a + c->tail_b * lg);
     if (threads > 1) { /* one worker never looks for work (gc/mark.c) */
         out->spread_ns = fmax(0, gcs_model_coord_spread_rounds(roots, threads) * c->spread_ns);
@@ -104,10 +110,8 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
      * laws"). */
     if (heap->tinf_ns > 0 && threads > 1) {
         double sharing = heap->t1_ns / heap->tinf_ns;
-        if (sharing < threads) {
-            const gcs_profile_coord *c = &prof->coord;
-            at_p->wake_ns = fmax(0, c->wake_a + c->wake_b * (fmax(sharing, 1) - 1));
-        }
+        if (sharing < threads)
+            at_p->wake_ns = wake_law(&prof->coord, fmax(sharing, 1));
     }
     return 1;
 }

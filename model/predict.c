@@ -360,17 +360,14 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * the collector makes (gc_steals), and the product is what the workers'
      * summed busy time gains.  Spread evenly over the workers.  The count
      * is the fit's, which the price was calibrated with, unless the heap's
-     * own simulated count (steals.c) is smaller: the fit, a ln T1 without
+     * own simulated count (collector_steals, steals.c) is smaller: the fit, a ln T1 without
      * an intercept, hardly falls with the heap and overcounts small ones
      * several times, while where the graph makes more steals (full
      * batches of entries) each costs the collector next to nothing
      * (docs/model.md, "Steals from the graph"). */
-    if (threads > 1 && opts->steal_work_ns > 0) {
-        double n = _gcs_model_fitted_steals(prof, heap, threads, steals, opts);
-        if (opts->steal_sim && heap->steals_simulated >= threads)
-            n = fmin(n, heap->sim_steals[threads]);
-        out->steal_work_ns = n * opts->steal_work_ns / threads;
-    }
+    if (threads > 1 && opts->steal_work_ns > 0)
+        out->steal_work_ns = fmin(_gcs_model_fitted_steals(prof, heap, threads, steals, opts), collector_steals) *
+                             opts->steal_work_ns / threads;
     /* per worker on top of the busy time: coordination, shared lines, steal work */
     double extra_busy = out->shared_ns + out->steal_work_ns;
     double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + extra_busy;
