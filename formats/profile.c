@@ -683,8 +683,11 @@ static int check_coord(const gcs_profile *p, gcs_err *err)
         for (int b = 0; b < 2; b++) {
             snprintf(key, sizeof key, "gc_coord.%s.%s", coord_laws[l], b ? "b" : "a");
             double v = *coord_member(&c, l, b);
-            if (check_value(fabs(v), key, 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+            if (!isfinite(v) || fabs(v) > PLAUSIBLE_NS_MAX) { /* the value as written, sign included */
+                gcs_err_set(err, "%s: %g ns is not plausible (limit -%g to %g ns)", key, v, PLAUSIBLE_NS_MAX,
+                            PLAUSIBLE_NS_MAX);
                 return -1;
+            }
         }
     if (check_value(c.spread_ns, "gc_coord.spread_round_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
         check_value(c.attempt_ns, "gc_coord.steal_attempt_ns", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)

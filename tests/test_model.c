@@ -713,6 +713,7 @@ static void test_coord_profile_keys(void **state)
     json_object_set_new(json_object_get(json_object_get(doc, "gc_coord"), "tail_ns"), "b", json_real(-1e12));
     assert_null(gcs_profile_from_json(doc, &err));
     assert_non_null(strstr(err.msg, "gc_coord.tail_ns.b"));
+    assert_non_null(strstr(err.msg, "-1e+12")); /* the value as the file has it */
     json_object_set_new(json_object_get(json_object_get(doc, "gc_coord"), "tail_ns"), "b", json_real(-1));
     json_object_set_new(json_object_get(doc, "gc_coord"), "spread_round_ns", json_real(-1));
     assert_null(gcs_profile_from_json(doc, &err));
