@@ -341,12 +341,14 @@ model-validation: all
 # (data/corpus/*/, docs/corpus.md): per machine and P, measured and predicted
 # speedup, errors, recommended against best P, P = 1 times; fails when any
 # figure is worse than data/corpus/floor.json, then the same for model v2
-# against data/corpus/floor-v2.json.  The CI test
-# (tests/cli/test_corpus.sh) runs the same check.
+# against data/corpus/floor-v2.json and for v2 with the profile's fitted
+# steal count (the fast predictor's) against data/corpus/floor-v2-fitted.json.
+# The CI test (tests/cli/test_corpus.sh) runs the same checks.
 .PHONY: model-accuracy
 model-accuracy: all
 	$(BUILD)/gcscale corpus accuracy --floor data/corpus/floor.json
 	$(BUILD)/gcscale corpus accuracy --model v2 --floor data/corpus/floor-v2.json
+	$(BUILD)/gcscale corpus accuracy --model v2 --steal-count fitted --floor data/corpus/floor-v2-fitted.json
 
 # make bench-model: the cache simulator's accesses per second and what the
 # fast and slow heap inspection cost against the serial mark time of the

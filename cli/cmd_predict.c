@@ -119,12 +119,14 @@ static void print_help(FILE *fp)
             "                       of the collector's steals adds (profile gc_cost_ns.steal\n"
             "                       times the gc_steals count).  Default on (docs/model.md)\n"
             "  --steal-count fitted|simulated  (--model v2) the collector's steal count the\n"
-            "                       coordination's steal attempts are priced with: the\n"
-            "                       profile's gc_steals fit (default), or a simulation of\n"
-            "                       the collector's work stealing on the snapshot's graph\n"
-            "                       at every P (one pass over the graph per P; needs the\n"
-            "                       profile's gc_coord; docs/model.md \"Steals from the\n"
-            "                       graph\").  The steal work takes the smaller of the\n"
+            "                       coordination's steal attempts are priced with: a\n"
+            "                       simulation of the collector's work stealing on the\n"
+            "                       snapshot's graph at every P (one pass over the graph\n"
+            "                       per P; needs the profile's gc_coord), or the\n"
+            "                       profile's gc_steals fit.  Default: simulated with the\n"
+            "                       slow predictor where the profile has gc_coord, fitted\n"
+            "                       otherwise (docs/model.md \"The graph's steals by\n"
+            "                       default\").  The steal work takes the smaller of the\n"
             "                       fitted and the simulated count\n"
             "  --steals paper|fitted|A,B  N_S = P ln(T1) (default), the profile's\n"
             "                       gc_steals fit (gcscale calibrate), or (P-1)(A ln(T1) + B)\n"
@@ -427,6 +429,11 @@ int cmd_predict(int argc, char **argv)
         cli_usage_error(cmd, "--steal-work goes with --model v2");
     if (steal_count_given && !model_v2)
         cli_usage_error(cmd, "--steal-count goes with --model v2");
+    gcs_inspect_predictor which = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
+    /* model v2's steal count: the graph's with the slow predictor, the fit's
+     * with the fast one, unless --steal-count says */
+    if (model_v2 && !steal_count_given)
+        steal_count_sim = gcs_inspect_steals_simulated_by_default(prof, which);
     if (steal_count_sim && !prof->has_gc_coord) {
         gcs_err_set(&err, "%s: --steal-count simulated: the profile has no gc_coord to price a steal attempt "
                           "(run gcscale calibrate on the machine)", machine);
@@ -486,7 +493,7 @@ int cmd_predict(int argc, char **argv)
     if (steal_count_sim) /* model v2: the collector's steals from the heap's graph (model/steals.c) */
         iopts.steal_sim_threads = max_threads;
     mopts.coord = !no_coord;
-    iopts.predictor = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
+    iopts.predictor = which;
     gcs_inspect_result ir;
     if (gcs_inspect_heap(snap, prof, &iopts, &ir, &err) < 0) {
         char msg[sizeof err.msg];
@@ -556,6 +563,8 @@ int cmd_predict(int argc, char **argv)
         json_object_set_new(doc, "model", json_string(model_name));
         json_object_set(doc, "serial", serial);
         json_object_set_new(doc, "coordination", json_boolean(nthreads > 0 && results[0].coord));
+        if (model_v2) /* where the coordination's and the steal work's count came from */
+            json_object_set_new(doc, "steal_count", json_string(steal_count_sim ? "simulated" : "fitted"));
         json_object_set_new(doc, "explanation", json_string(explanation));
         json_object_set_new(doc, "limits", gcs_predict_limits(results, nthreads, t));
         json_object_set_new(doc, "times", json_string(absolute ? "absolute" : "relative"));
@@ -596,6 +605,9 @@ int cmd_predict(int argc, char **argv)
                 printf("shared lines at P = %d: %.0f transfers at %.1f ns (gc_line_transfer_ns), %.1f us per worker\n\n",
                        results[nthreads - 1].threads, results[nthreads - 1].shared_transfers, prof->gc_line_transfer_ns,
                        results[nthreads - 1].shared_ns / 1e3);
+            if (model_v2 && !steal_count_sim && nthreads > 0 && results[0].coord)
+                printf("steal count: the profile's gc_steals fit (%s)\n\n",
+                       steal_count_given ? "--steal-count fitted" : "the fast predictor's default");
             if (nthreads > 0 && ir.heap.steals_simulated >= results[nthreads - 1].threads)
                 printf("steals simulated on the graph at P = %d: %.0f entries in %.0f searches; %.0f mark-table "
                        "lines moved between workers (not priced); the simulated schedule's own speedup %.2f\n\n",

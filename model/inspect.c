@@ -59,6 +59,11 @@ gcs_inspect_predictor gcs_inspect_default_predictor(const gcs_profile *prof)
                : GCS_INSPECT_FAST;
 }
 
+int gcs_inspect_steals_simulated_by_default(const gcs_profile *prof, gcs_inspect_predictor predictor)
+{
+    return predictor == GCS_INSPECT_SLOW && prof->has_gc_coord && prof->coord.attempt_ns > 0;
+}
+
 
 /* ---- layout ------------------------------------------------------------------ */
 

@@ -28,6 +28,16 @@ void gcs_corpus_accuracy_opts_init(gcs_corpus_accuracy_opts *o)
     o->predictor = -1;
     o->span = GCS_MODEL_SPAN_CRITICAL; /* as gcscale predict */
     o->residency = GCS_MODEL_RESIDENCY_DEFAULT;
+    o->steal_count_sim = -1;
+}
+
+/* Whether this entry's steal count is simulated (model v2), as gcscale
+ * predict decides it for the entry's profile and predictor. */
+static int steals_simulated(const gcs_corpus_accuracy_opts *o, const gcs_profile *prof, gcs_inspect_predictor which)
+{
+    if (!o->model_v2 || !prof->has_gc_coord)
+        return 0;
+    return o->steal_count_sim >= 0 ? o->steal_count_sim : gcs_inspect_steals_simulated_by_default(prof, which);
 }
 
 /* The heap's snapshot: the entry's file, or the shape rebuilt into the
@@ -101,7 +111,7 @@ static void entry_opts(const gcs_profile *prof, const gcs_corpus_accuracy_opts *
         if (o->no_steal_work)
             mo->steal_work_ns = 0;
         /* at most this many P; eval_heap lowers it to the heap's points */
-        if (o->steal_count_sim && prof->has_gc_coord)
+        if (steals_simulated(o, prof, io->predictor))
             io->steal_sim_threads = GCS_MODEL_SIM_MAX_THREADS;
     }
 }
@@ -275,7 +285,7 @@ static int eval_entry(const char *dir, const gcs_corpus_accuracy_opts *o, const 
     json_object_set_new(e, "residency", json_string(!sources.residency ? "off"
                                                     : sources.resident ? "gc_resident"
                                                                        : "llc_hit_ns"));
-    if (o->model_v2 && o->steal_count_sim)
+    if (o->model_v2 && (o->steal_count_sim > 0 || io.steal_sim_threads > 0))
         json_object_set_new(e, "steal_count", steal_count_summary(heaps));
     json_object_set_new(e, "p1_within_15pct", json_integer(p1_ok));
     json_object_set_new(e, "recommended_within_5pct", json_integer(rec_ok));
@@ -312,7 +322,9 @@ int gcs_corpus_accuracy(const char *const *dirs, int n, const gcs_corpus_accurac
     char model[64];
     snprintf(model, sizeof model, "%s%s%s%s%s", o->model_v2 ? "v2" : "base",
              o->model_v2 && o->no_steal_work ? "-steal-work" : "", o->model_v2 && o->shared_lines ? "+shared-lines" : "",
-             o->model_v2 && o->steal_count_sim ? "+simulated-steals" : "",
+             !o->model_v2 || o->steal_count_sim < 0 ? ""
+             : o->steal_count_sim                    ? "+simulated-steals"
+                                                     : "+fitted-steals",
              !o->model_v2 || o->residency == GCS_MODEL_RESIDENCY_DEFAULT ? ""
              : o->residency                                             ? "+residency"
                                                                         : "-residency");

@@ -84,8 +84,10 @@ static gcs_table *time_table(const gcs_validate_report *r)
             gcs_table_add_num(t, PCT(100 * (pt->pred_ms[0] / pt->mark_ms - 1)), 1);
             gcs_table_add_num(t, pt->pred_ms[5], 3);
             gcs_table_add_num(t, PCT(100 * (pt->pred_ms[5] / pt->mark_ms - 1)), 1);
-            gcs_table_add_num(t, pt->pred_ms[6], 3);
-            gcs_table_add_num(t, PCT(100 * (pt->pred_ms[6] / pt->mark_ms - 1)), 1);
+            /* as gcscale predict --model v2 prints it: the slow predictor's
+             * simulated steal count (pred_ms[6] is the fitted count's) */
+            gcs_table_add_num(t, pt->pred_ms[7], 3);
+            gcs_table_add_num(t, PCT(100 * (pt->pred_ms[7] / pt->mark_ms - 1)), 1);
         }
     return t;
 }
@@ -349,8 +351,9 @@ json_t *gcs_validate_report_json(const gcs_validate_report *r)
 /* ---- summary -------------------------------------------------------------------- */
 
 #define V2_SIM_NOTE                                                                                        \
-    "v2_sim columns: predict --model v2 --steal-count simulated (the steals simulated on each snapshot; "    \
-    "docs/model.md \"Steals from the graph\")"
+    "v2 columns: predict --model v2 --steal-count fitted (the profile's gc_steals fit, the fast predictor's "  \
+    "count); v2_sim columns: predict --model v2 with the slow predictor, whose default since 2026-11-29 is "   \
+    "the steals simulated on each snapshot (docs/model.md \"The graph's steals by default\")"
 
 static void summary_text(const gcs_validate_report *r, FILE *fp, int markdown)
 {

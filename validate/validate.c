@@ -313,10 +313,10 @@ static int predict_snapshot(const char *path, const gcs_profile *prof, int max_t
             gcs_model_opts_init(&m2);
             gcs_model_opts_v2(&m2, prof, GCS_MODEL_RESIDENCY_DEFAULT, 0, &src);
             gcs_model_opts_v2_costs(&m2, prof, &src);
-            m2.steal_sim = 0; /* as predict --model v2: the fitted steal count */
+            m2.steal_sim = 0; /* as predict --model v2 --steal-count fitted (the fast predictor's count) */
             if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &m2, v2, err) < 0)
                 goto done;
-            m2.steal_sim = 1; /* as predict --model v2 --steal-count simulated */
+            m2.steal_sim = 1; /* as predict --model v2, whose slow predictor simulates the steals */
             if (gcs_predict_curve(prof, &ir.heap, threads, max_threads, &m2, v2s, err) < 0)
                 goto done;
             have_slow = 1;

@@ -91,10 +91,14 @@ typedef struct gcs_corpus_accuracy_opts {
      * predict --model v2 --steal-work off; the report's model then says
      * "-steal-work" */
     int no_steal_work;
-    /* 1 (with model_v2 only): the coordination's steal count simulated on
-     * each heap's graph (gcscale predict --model v2 --steal-count
-     * simulated); the report then sets each point's simulated steals beside
-     * the measured ones, and its model says "+simulated-steals" */
+    /* With model_v2 only, the coordination's steal count, as gcscale
+     * predict --model v2 --steal-count: -1 (the default) as predict decides
+     * (gcs_inspect_steals_simulated_by_default: simulated on each heap's
+     * graph with the slow predictor where the entry's profile has gc_coord,
+     * else the profile's fit); 1 simulated, the report's model then saying
+     * "+simulated-steals"; 0 the fit, "+fitted-steals".  Where the count is
+     * simulated the report sets each point's simulated steals beside the
+     * measured ones. */
     int steal_count_sim;
     /* with model_v2 only: GCS_MODEL_RESIDENCY_DEFAULT (the default: warm
      * residency priced where the entry's profile has gc_resident), 0 off or

@@ -115,6 +115,14 @@ GCS_API const char *gcs_inspect_predictor_name(gcs_inspect_predictor p); /* "fas
  * hand-written profile without caches, or one listing instruction caches
  * only). */
 GCS_API gcs_inspect_predictor gcs_inspect_default_predictor(const gcs_profile *prof);
+/* Whether model v2 takes the collector's steal count from a simulation on
+ * the graph (steal_sim_threads) unless told otherwise: 1 with the slow
+ * predictor on a profile that prices a steal attempt (gc_coord), 0 else.
+ * The slow predictor walks the graph anyway, and the fitted law, which
+ * ignores the heap's shape, misses the count twenty-fold on a small tree
+ * and seventy-fold on cube; the fast predictor keeps the fit, whose cost is
+ * nothing (docs/model.md, "The graph's steals by default"). */
+GCS_API int gcs_inspect_steals_simulated_by_default(const gcs_profile *prof, gcs_inspect_predictor predictor);
 
 /* The fast predictor's pieces, shared with the adaptive mode, which builds
  * the same estimates from a collection's statistics instead of a snapshot.

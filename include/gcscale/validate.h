@@ -97,8 +97,8 @@ typedef struct gcs_validate_point {
     double pred_critical;       /* slow predictor, --span critical */
     double pred_fast;           /* fast predictor, full model */
     double pred_overlap;        /* slow predictor, --overlap fitted (NaN: no fit) */
-    double pred_v2;             /* slow predictor, --model v2 (NaN: no slow predictor) */
-    double pred_v2_sim;         /* the same, --steal-count simulated */
+    double pred_v2;             /* slow predictor, --model v2 --steal-count fitted (NaN: no slow predictor) */
+    double pred_v2_sim;         /* the same, --steal-count simulated (predict --model v2's default) */
     double error_pct, error_critical_pct, error_fast_pct, error_overlap_pct, error_v2_pct,
         error_v2_sim_pct;       /* predicted / measured - 1 */
     gcs_validate_stack measured_stack;

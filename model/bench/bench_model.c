@@ -199,6 +199,14 @@ static int child_main(const char *which, const char *path)
     gcs_inspect_opts o;
     gcs_inspect_opts_init(&o);
     o.predictor = strcmp(which, "slow") == 0 ? GCS_INSPECT_SLOW : GCS_INSPECT_FAST;
+    /* as gcscale predict --model v2 at its default P = 1..CPUs: the slow
+     * predictor simulates the steals where the profile has gc_coord */
+    if (gcs_inspect_steals_simulated_by_default(prof, o.predictor)) {
+        int cpus = 0;
+        for (int i = 0; i < prof->nnodes; i++)
+            cpus += prof->nodes[i].ncpus;
+        o.steal_sim_threads = cpus;
+    }
     gcs_inspect_result r;
     if (gcs_inspect_heap(g, prof, &o, &r, &err) < 0)
         die("inspect", &err);

@@ -19,6 +19,11 @@
 # checks after the base model's below read that report's output.
 expect_ok "model v2 keeps its floor on the whole corpus" \
     "$GCSCALE" corpus accuracy --model v2 --quiet --floor data/corpus/floor-v2.json
+# ... and with the profile's fitted steal count, the fast predictor's (its
+# figures were v2's floor until the simulated count became the slow
+# predictor's default, 2026-11-29)
+expect_ok "model v2 with the fitted steal count keeps its floor" \
+    "$GCSCALE" corpus accuracy --model v2 --steal-count fitted --quiet --floor data/corpus/floor-v2-fitted.json
 
 expect_ok "accuracy on the whole corpus keeps the floor" \
     "$GCSCALE" corpus accuracy --quiet --json --floor data/corpus/floor.json
@@ -80,6 +85,20 @@ expect_jq "... is reported as model v2+simulated-steals, each point from P = 2 w
      and .entries[0].steal_count.points == ([.entries[0].heaps[].points[] | select(.threads > 1)] | length)' "$TMP/simst.json"
 expect_exit 2 "--steal-count without --model v2 is refused" \
     "$GCSCALE" corpus accuracy --steal-count simulated --quiet --cache "$TMP/cache" "$TMP/entry2"
+# The default count is gcscale predict's: simulated with the slow predictor
+# (this profile has gc_coord), so its figures are those of
+# --steal-count simulated with --slow; --steal-count fitted names itself.
+expect_ok_to "accuracy --slow --model v2 (the default count)" "$TMP/defst.json" \
+    "$GCSCALE" corpus accuracy --slow --model v2 --quiet --json --cache "$TMP/cache" "$TMP/entry2"
+"$GCSCALE" corpus accuracy --slow --model v2 --steal-count simulated --quiet --json --cache "$TMP/cache" "$TMP/entry2" >"$TMP/simslow.json"
+expect_ok "... is model v2, with the simulated count's figures" jq -e -n \
+    --slurpfile d "$TMP/defst.json" --slurpfile s "$TMP/simslow.json" \
+    '$d[0].model == "v2" and $d[0].entries[0].heaps == $s[0].entries[0].heaps and $d[0].entries[0].steal_count.points > 0'
+expect_ok_to "accuracy --slow --model v2 --steal-count fitted" "$TMP/fitst.json" \
+    "$GCSCALE" corpus accuracy --slow --model v2 --steal-count fitted --quiet --json --cache "$TMP/cache" "$TMP/entry2"
+expect_jq "... is reported as model v2+fitted-steals, without simulated steals" \
+    '.model == "v2+fitted-steals" and (.entries[0] | has("steal_count") | not)
+     and ([.entries[0].heaps[].points[] | select(has("steals_simulated"))] | length) == 0' "$TMP/fitst.json"
 expect_ok "... and predicts no higher speedup than without, lower somewhere" jq -e -n \
     --slurpfile on "$TMP/on.json" --slurpfile off "$TMP/off.json" \
     '[$on[0].entries[0].heaps[].points[] | select(.threads > 1) | .predicted] as $a

@@ -212,7 +212,9 @@ expect_ok "v2 prices the steals' work at gc_cost_ns.steal" \
 expect_ok "... and --steal-work off leaves it out" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-steal.json' '$SNAP' --threads 1,2 --json --model v2 --steal-work off | jq -e '.rows[1].lost_steal_work == 0'"
 # --steal-count (v2 only): the coordination's steal count simulated on the
-# snapshot's graph, one row per P from 2 in the inputs; needs gc_coord
+# snapshot's graph, one row per P from 2 in the inputs; needs gc_coord.
+# The default (2026-11-29): simulated with the slow predictor where the
+# profile has gc_coord, the fit with the fast one
 expect_exit 2 "--steal-count without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --steal-count simulated
 expect_exit 2 "--steal-count with a bad value" "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v2 --steal-count often
 expect_exit 2 "--steal-count simulated on a profile without gc_coord" \
@@ -224,9 +226,27 @@ expect_ok "--steal-count simulated: the simulation's rows, P = 2..4" \
         jq -e '(.inputs.steal_simulation | length) == 3 and .inputs.steal_simulation[0].threads == 2
                and all(.inputs.steal_simulation[]; .steals >= .searches and .searches >= 0 and .mark_line_transfers >= 0)
                and all(.inputs.steal_simulation[]; .schedule_speedup >= 1 and .schedule_speedup <= .threads * 1.3)'"
-expect_ok "... the fitted count (default) simulates nothing" \
-    bash -o pipefail -c "'$GCSCALE' predict --machine '$COORD' '$SNAP' --threads 1-4 --json --model v2 2>/dev/null |
-        jq -e '.inputs.steal_simulation == null'"
+expect_ok "... the fitted count simulates nothing" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$COORD' '$SNAP' --threads 1-4 --json --model v2 --steal-count fitted 2>/dev/null |
+        jq -e '.inputs.steal_simulation == null and .steal_count == \"fitted\"'"
+"$GCSCALE" predict --machine "$COORD" "$SNAP" --threads 1-4 --json --model v2 --steal-count simulated 2>/dev/null >"$TMP/st-sim.json"
+"$GCSCALE" predict --machine "$COORD" "$SNAP" --threads 1-4 --json --model v2 --steal-count fitted 2>/dev/null >"$TMP/st-fit.json"
+expect_ok_to "model v2 with the slow predictor (the profile's default) simulates by default" "$TMP/st-def.json" \
+    "$GCSCALE" predict --machine "$COORD" "$SNAP" --threads 1-4 --json --model v2
+expect_ok "... the same rows as --steal-count simulated, other than the fit's" jq -e -n \
+    --slurpfile d "$TMP/st-def.json" --slurpfile s "$TMP/st-sim.json" --slurpfile f "$TMP/st-fit.json" \
+    '$d[0].predictor == "slow" and $d[0].steal_count == "simulated" and $d[0].rows == $s[0].rows
+     and ($d[0].inputs.steal_simulation | length) == 3 and $d[0].rows != $f[0].rows'
+expect_ok "... the fast predictor keeps the fit" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$COORD' '$SNAP' --threads 1-4 --json --model v2 --fast 2>/dev/null |
+        jq -e '.predictor == \"fast\" and .steal_count == \"fitted\" and .inputs.steal_simulation == null'"
+expect_ok "... as does a profile without gc_coord, silently (no steal count in the base model)" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1,2 --json --model v2 |
+        jq -e '.steal_count == \"fitted\" and .inputs.steal_simulation == null' &&
+        '$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1,2 --json | jq -e 'has(\"steal_count\") | not'"
+expect_ok "... and --wide says which count" "$GCSCALE" predict --machine "$COORD" "$SNAP" --threads 1,2 --wide \
+    --model v2 --fast
+expect_grep "... (the fit's line)" "^steal count: the profile's gc_steals fit \\(the fast predictor's default\\)" "$TMP/out"
 expect_ok "... and --wide says the simulated count" "$GCSCALE" predict --machine "$COORD" "$SNAP" --threads 1,2 --wide \
     --model v2 --steal-count simulated
 expect_grep "... (the line)" "steals simulated on the graph at P = 2: [0-9]+ entries in [0-9]+ searches" "$TMP/out"
