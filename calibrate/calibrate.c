@@ -1207,6 +1207,48 @@ static double coord_work(const gcs_profile *p, int quick)
     return _gcs_calibrate_coord_work(quick);
 }
 
+/* gc_coord.attempts_per_search into a profile whose gc_coord was fitted
+ * before calibrate counted searches (2026-11-29): the coordination heaps are
+ * marked again on a copy of the profile and only the ratio is kept, so the
+ * laws and prices fitted then stay as they were.  The ratio belongs to the
+ * heaps and the collector's batching more than to one run (6.3-6.5 in every
+ * run on the Intel VM), which is what makes one run's ratio usable with
+ * another's attempt price. */
+static void coord_search_step(gcs_profile *p, int quick, gcs_progress *pr)
+{
+    double w = _gcs_calibrate_coord_work(quick);
+    json_t *rec;
+    if (w == 0 || !p->has_gc_coord) {
+        rec = json_pack("{s:s}", "note", w == 0 ? "not measured: one CPU"
+                                                : "not measured: the profile has no gc_coord (--key gc_coord "
+                                                  "measures all of it)");
+    } else {
+        gcs_progress_step(pr, "gc coordination: steal attempts per search", w);
+        gcs_err err = {{0}};
+        json_t *doc = gcs_profile_to_json(p), *details = NULL;
+        gcs_profile *copy = doc ? gcs_profile_from_json(doc, &err) : NULL;
+        json_decref(doc);
+        uint64_t t0 = gcs_now_ns();
+        if (copy && gcs_calibrate_coord(quick, 0, copy, &details, &err) == 0 &&
+            copy->coord.attempts_per_search > 0) {
+            p->coord.attempts_per_search = copy->coord.attempts_per_search;
+            rec = json_pack("{s:f, s:f, s:s, s:o}", "attempts_per_search", copy->coord.attempts_per_search, "seconds",
+                            (double)(gcs_now_ns() - t0) / 1e9, "note",
+                            "the ratio of a new coordination run on a copy; the profile's laws and prices are "
+                            "the earlier fit's",
+                            "run", details);
+            details = NULL;
+        } else {
+            rec = json_pack("{s:s, s:s}", "note", "not measured: the step failed", "error",
+                            err.msg[0] ? err.msg : "no search found work");
+        }
+        json_decref(details);
+        gcs_profile_free(copy);
+        gcs_progress_done(pr, w);
+    }
+    json_object_set_new(gcs_profile_calibration(p), "gc_coord_attempts_per_search", rec);
+}
+
 /* The keys one step measures, each with its step and weight (the steps
  * that run after the marker's costs, in calibrate's order). */
 static const struct key_step {
@@ -1218,6 +1260,7 @@ static const struct key_step {
     {"gc_stream_line_ns", stream_step, stream_work},
     {"gc_resident", _gcs_calibrate_resident_step, _gcs_calibrate_resident_work},
     {"gc_coord", coord_step, coord_work},
+    {"gc_coord.attempts_per_search", coord_search_step, coord_work},
     {"gc_line_transfer_ns", _gcs_calibrate_line_transfer_step, _gcs_calibrate_line_transfer_work},
     /* the memory system's, not the collector's: only by its key (not in a
      * --gc-only run, which keeps the memory figures) */
@@ -1243,7 +1286,8 @@ int gcs_calibrate_update_key(gcs_profile *p, const char *key, int quick, gcs_pro
     const struct key_step *k = find_key_step(key);
     if (!k) {
         gcs_err_set(err, "calibrate: '%s' is no key a single step measures (gc_miss_overlap, gc_stream_line_ns, "
-                         "gc_resident, gc_coord, gc_line_transfer_ns, dependent_load_ns)", key);
+                         "gc_resident, gc_coord, gc_coord.attempts_per_search, gc_line_transfer_ns, "
+                         "dependent_load_ns)", key);
         return -1;
     }
     k->step(p, quick, pr);

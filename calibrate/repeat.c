@@ -96,6 +96,8 @@ static int profile_constants(const gcs_profile *p, constant *out, int max)
         add(out, &n, max, "gc_coord.tail_ns.a", p->coord.tail_a);
         add(out, &n, max, "gc_coord.spread_round_ns", p->coord.spread_ns);
         add(out, &n, max, "gc_coord.steal_attempt_ns", p->coord.attempt_ns);
+        if (p->coord.attempts_per_search > 0)
+            add(out, &n, max, "gc_coord.attempts_per_search", p->coord.attempts_per_search);
     }
     return n;
 }

@@ -75,9 +75,10 @@ static void print_help(FILE *fp)
             "                      another machine's profile all the same (with a warning)\n"
             "  --key KEY           with --gc-only: measure only KEY (gc_miss_overlap,\n"
             "                      gc_stream_line_ns, gc_resident, gc_coord,\n"
-            "                      gc_line_transfer_ns or dependent_load_ns, the last\n"
-            "                      not the collector's: a chase on 4 KiB pages) into the\n"
-            "                      profile, on its own\n"
+            "                      gc_coord.attempts_per_search (that ratio alone,\n"
+            "                      the laws kept), gc_line_transfer_ns or\n"
+            "                      dependent_load_ns, the last not the collector's: a\n"
+            "                      chase on 4 KiB pages) into the profile, on its own\n"
             "                      figures, keeping every other one: for a key calibrate\n"
             "                      gained after the profile was made\n"
             "  --topology SYNTH    pretend the machine is an hwloc synthetic topology, e.g.\n"
@@ -341,7 +342,7 @@ int cmd_calibrate(int argc, char **argv)
         cli_usage_error(cmd, "--key measures one key once: no --repeat");
     if (key && gcs_calibrate_update_key_work(NULL, key, 0) < 0)
         cli_usage_error(cmd, "--key: '%s' is none of gc_miss_overlap, gc_stream_line_ns, gc_resident, gc_coord, "
-                             "gc_line_transfer_ns, dependent_load_ns", key);
+                             "gc_coord.attempts_per_search, gc_line_transfer_ns, dependent_load_ns", key);
     /* A malformed description is bad input: say so before measuring. */
     if (!gc_only) {
         gcs_err err;

@@ -580,6 +580,12 @@ static int parse_coord(const json_t *coord, gcs_profile *p, gcs_err *err)
     v = require(coord, "steal_attempt_ns", "gc_coord.steal_attempt_ns", err);
     if (!v || number_value(v, "gc_coord.steal_attempt_ns", &p->coord.attempt_ns, err) < 0)
         return -1;
+    /* since 2026-11-29: absent or null in older profiles (0, not measured) */
+    p->coord.attempts_per_search = 0;
+    v = json_object_get(coord, "attempts_per_search");
+    if (v && !json_is_null(v) &&
+        number_value(v, "gc_coord.attempts_per_search", &p->coord.attempts_per_search, err) < 0)
+        return -1;
     long long maxp;
     v = require(coord, "max_threads", "gc_coord.max_threads", err);
     if (!v || int_value(v, "gc_coord.max_threads", 1, 1 << 20, &maxp, err) < 0)
@@ -696,6 +702,14 @@ static int check_coord(const gcs_profile *p, gcs_err *err)
         gcs_err_set(err, "gc_coord.max_threads: expected a thread count >= 1, found %d", c.max_threads);
         return -1;
     }
+    /* a search that found work took one entry at least; the collector's
+     * batch is 16, so anything near the limit is a broken file */
+    if (c.attempts_per_search != 0 &&
+        !(isfinite(c.attempts_per_search) && c.attempts_per_search >= 1 && c.attempts_per_search <= 1e3)) {
+        gcs_err_set(err, "gc_coord.attempts_per_search: %g is not plausible (0 for not measured, else 1 to 1000)",
+                    c.attempts_per_search);
+        return -1;
+    }
     return 0;
 }
 
@@ -708,6 +722,8 @@ static json_t *coord_to_json(const gcs_profile *p)
                                                         *coord_member(&c, l, 1)));
     json_object_set_new(o, "spread_round_ns", json_real(c.spread_ns));
     json_object_set_new(o, "steal_attempt_ns", json_real(c.attempt_ns));
+    if (c.attempts_per_search > 0)
+        json_object_set_new(o, "attempts_per_search", json_real(c.attempts_per_search));
     json_object_set_new(o, "max_threads", json_integer(c.max_threads));
     return o;
 }

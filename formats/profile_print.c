@@ -248,6 +248,9 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
                 fmt == GCS_FORMAT_CSV ? "# " : "", c->wake_a, c->wake_b < 0 ? '-' : '+', fabs(c->wake_b), c->tail_a,
                 c->tail_b < 0 ? '-' : '+', fabs(c->tail_b), c->idle_a, c->idle_b < 0 ? '-' : '+', fabs(c->idle_b),
                 c->spread_ns, c->attempt_ns, c->max_threads);
+        if (c->attempts_per_search > 0)
+            fprintf(fp, "%ssteal attempts per search that found work: %.3g (a search costs %.3g ns)\n\n",
+                    fmt == GCS_FORMAT_CSV ? "# " : "", c->attempts_per_search, c->attempt_ns * c->attempts_per_search);
     }
 }
 

@@ -98,7 +98,16 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
      * on purpose (docs/model.md); the time spent stealing needs the real
      * count, which gc_steals fits (attempts and steals differ by the few
      * failed attempts, calibrate's details record the ratio). */
-    gcs_model_coord_terms(&prof->coord, heap->roots, threads, collector_steals, at_p);
+    /* A search's cost is finding a victim, not the entries it takes (up to
+     * 16: 6 a search on calibrate's heaps, 16 on cube's short lists), and
+     * attempt_ns is per entry of calibrate's heaps: where the heap's own
+     * searches are simulated and the profile knows its heaps' entries per
+     * search, the count priced is the searches in those heaps' entries
+     * (docs/model.md, "Per search"). */
+    double attempts = collector_steals;
+    if (threads > 1 && opts->steal_sim && heap->steals_simulated >= threads && prof->coord.attempts_per_search >= 1)
+        attempts = heap->sim_searches[threads] * prof->coord.attempts_per_search;
+    gcs_model_coord_terms(&prof->coord, heap->roots, threads, attempts, at_p);
     gcs_model_coord_terms(&prof->coord, heap->roots, 1, 0, serial);
     /* The wake the mark waits for is that of the workers who share its
      * work: a heap of average parallelism A = T1/Tinf < P keeps at most A of

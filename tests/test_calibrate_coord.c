@@ -43,6 +43,10 @@ static void test_coord_calibration(void **state)
     }
     assert_true(isfinite(c->spread_ns) && c->spread_ns >= 0);
     assert_true(isfinite(c->attempt_ns) && c->attempt_ns >= 0);
+    /* the random array's thieves take batches: more than one entry a search
+     * (6.2-6.4 on the Intel VM), and never more than the collector's 16 */
+    assert_true(c->attempts_per_search > 1 && c->attempts_per_search <= 16);
+    assert_true(json_real_value(json_object_get(details, "attempts_per_search")) == c->attempts_per_search);
     /* (that a profile keeps negative ones: test_model's test_coord_profile_keys) */
     /* waking a sleeping thread is never free: a wake law of 0 at P = 1 means
      * the samples were not read */

@@ -718,6 +718,35 @@ static void test_coord_profile_keys(void **state)
     json_object_set_new(json_object_get(doc, "gc_coord"), "spread_round_ns", json_real(-1));
     assert_null(gcs_profile_from_json(doc, &err));
     assert_non_null(strstr(err.msg, "gc_coord.spread_round_ns"));
+    json_object_set_new(json_object_get(doc, "gc_coord"), "spread_round_ns", json_real(100));
+    /* attempts per search (since 2026-11-29): absent is 0 and not written
+     * back; a value is kept; one below a whole entry, or absurd, refused */
+    q = gcs_profile_from_json(doc, &err);
+    if (!q)
+        fail_msg("%s", err.msg);
+    assert_true(q->coord.attempts_per_search == 0);
+    json_t *back = gcs_profile_to_json(q);
+    assert_null(json_object_get(json_object_get(back, "gc_coord"), "attempts_per_search"));
+    json_decref(back);
+    gcs_profile_free(q);
+    json_object_set_new(json_object_get(doc, "gc_coord"), "attempts_per_search", json_real(6.25));
+    q = gcs_profile_from_json(doc, &err);
+    if (!q)
+        fail_msg("%s", err.msg);
+    assert_true(q->coord.attempts_per_search == 6.25);
+    back = gcs_profile_to_json(q);
+    assert_true(json_real_value(json_object_get(json_object_get(back, "gc_coord"), "attempts_per_search")) == 6.25);
+    json_decref(back);
+    gcs_profile_free(q);
+    const double bad[] = {0.5, -3, 1e6};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_object_set_new(json_object_get(doc, "gc_coord"), "attempts_per_search", json_real(bad[i]));
+        assert_null(gcs_profile_from_json(doc, &err));
+        assert_non_null(strstr(err.msg, "gc_coord.attempts_per_search"));
+    }
+    json_object_set_new(json_object_get(doc, "gc_coord"), "attempts_per_search", json_string("six"));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_coord.attempts_per_search"));
     json_decref(doc);
     gcs_profile_free(p);
 }

@@ -325,6 +325,7 @@ static void test_model_takes_simulated(void **state)
 {
     (void)state;
     gcs_profile *p = load_profile();
+    p->coord.attempts_per_search = 0; /* priced per entry (test_model_prices_searches: per search) */
     gcs_model_heap h;
     memset(&h, 0, sizeof h);
     h.objects = 100000;
@@ -365,13 +366,60 @@ static void test_model_takes_simulated(void **state)
     gcs_profile_free(p);
 }
 
+/* With the profile's attempts per search (calibrate's heaps), the simulated
+ * count priced is the heap's searches in those heaps' entries: a heap whose
+ * searches take full batches costs less per entry; the fitted count and a
+ * profile without the ratio are priced per entry as before. */
+static void test_model_prices_searches(void **state)
+{
+    (void)state;
+    gcs_profile *p = load_profile();
+    gcs_model_heap h;
+    memset(&h, 0, sizeof h);
+    h.objects = 100000;
+    h.edges = 100000;
+    h.t1_ns = 1e6;
+    h.tinf_ns = 1e3;
+    h.roots = 1;
+    h.nnodes = 1;
+    h.v[0] = 1;
+    h.steals_simulated = 2;
+    h.sim_steals[2] = 1600; /* 16 entries a search, as on cube */
+    h.sim_searches[2] = 100;
+    gcs_model_opts o;
+    gcs_model_sources src;
+    gcs_model_opts_init(&o);
+    gcs_model_opts_v2(&o, p, GCS_MODEL_RESIDENCY_DEFAULT, 0, &src);
+    gcs_model_opts_v2_costs(&o, p, &src);
+    gcs_model_result per_entry, per_search, fitted;
+    gcs_err err;
+    p->coord.attempts_per_search = 0; /* not measured */
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &per_entry, &err), 0);
+    assert_close(per_entry.coord_terms.steal_ns, 1600 * p->coord.attempt_ns / 2, 1e-9);
+    p->coord.attempts_per_search = 6.3;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &per_search, &err), 0);
+    assert_close(per_search.coord_terms.steal_ns, 100 * 6.3 * p->coord.attempt_ns / 2, 1e-9);
+    assert_true(per_search.time_ns < per_entry.time_ns);
+    /* the steal work still counts entries (the smaller of fit and graph) */
+    assert_close(per_search.steal_work_ns, per_entry.steal_work_ns, 1e-12);
+    gcs_model_opts off = o;
+    off.steal_sim = 0;
+    gcs_model_result fit_ratio;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &off, &fit_ratio, &err), 0);
+    p->coord.attempts_per_search = 0;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &off, &fitted, &err), 0);
+    assert_close(fit_ratio.coord_terms.steal_ns, fitted.coord_terms.steal_ns, 1e-12);
+    gcs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lists_never_stolen),    cmocka_unit_test(test_tree_spreads),
         cmocka_unit_test(test_random_deterministic),  cmocka_unit_test(test_prices_move_steals),
         cmocka_unit_test(test_costs_from_profile),    cmocka_unit_test(test_inspection_fills_heap),
-        cmocka_unit_test(test_model_takes_simulated), cmocka_unit_test(test_mark_lines_move),
+        cmocka_unit_test(test_model_takes_simulated), cmocka_unit_test(test_model_prices_searches),
+        cmocka_unit_test(test_mark_lines_move),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

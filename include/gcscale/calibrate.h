@@ -101,8 +101,9 @@ GCS_API double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick);
  * on this machine, and keeps every other figure: for a key calibrate gained
  * after the profile was recorded (a corpus entry's profile is given it on
  * its machine, docs/corpus.md).  key: "gc_miss_overlap",
- * "gc_stream_line_ns", "gc_resident", "gc_coord", "gc_line_transfer_ns" or
- * "dependent_load_ns";
+ * "gc_stream_line_ns", "gc_resident", "gc_coord",
+ * "gc_coord.attempts_per_search" (that ratio alone: gc_coord's laws and
+ * prices kept), "gc_line_transfer_ns" or "dependent_load_ns";
  * the step is calibrate's own, on the profile's own figures (the overlap
  * and its heap on its gc_cost_ns and effective LLC, and so on), with its
  * details under "calibration" and a record {"key", "time", "mode"}

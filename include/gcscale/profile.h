@@ -54,9 +54,16 @@ typedef enum gcs_pages { GCS_PAGES_4K = 0, GCS_PAGES_HUGE = 1 } gcs_pages;
  *   spread_ns                              one doubling round of the initial spread of
  *                                          work from fewer roots than workers
  *   attempt_ns                             one steal attempt
+ *   attempts_per_search                    steal attempts (entries taken) per search
+ *                                          that found work, on the same heaps: a
+ *                                          search's price is attempt_ns times this
+ *                                          (model/coord.c, for a simulated count of
+ *                                          searches); 0: not measured (profiles
+ *                                          before 2026-11-29, twelfth session)
  * max_threads is the largest P measured: beyond it the laws extrapolate. */
 typedef struct gcs_profile_coord {
     double wake_a, wake_b, tail_a, tail_b, idle_a, idle_b, spread_ns, attempt_ns;
+    double attempts_per_search;
     int max_threads;
 } gcs_profile_coord;
 

@@ -344,6 +344,25 @@ expect_ok "... adds the curve and its record, nothing else moved" \
     jq -e -s '(.[1].dependent_load_ns.ns | length) >= 2 and .[1].calibration.keys_added[-1].key == "dependent_load_ns"
               and .[0].latency_ns == .[1].latency_ns and .[0].llc_effective_bytes == .[1].llc_effective_bytes' \
     "$TMP/small.json" "$TMP/d.json"
+# gc_coord.attempts_per_search (2026-11-29): every calibration's gc_coord
+# has it; by its key, into a gc_coord fitted before, the ratio alone.
+expect_ok "gc_coord has the attempts per search" \
+    jq -e '.gc_coord.attempts_per_search >= 1 and .gc_coord.attempts_per_search <= 16
+           and .calibration.gc_coord.attempts_per_search == .gc_coord.attempts_per_search' "$TMP/small.json"
+jq 'del(.gc_coord.attempts_per_search)' "$TMP/small.json" > "$TMP/s.json"
+expect_ok "--gc-only --key gc_coord.attempts_per_search" \
+    "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_coord.attempts_per_search -o "$TMP/s.json"
+expect_ok "... adds the ratio and its record; gc_coord's laws and prices, its fit, all else kept" \
+    jq -e -s '(.[1].gc_coord.attempts_per_search >= 1) and .[1].calibration.keys_added[-1].key == "gc_coord.attempts_per_search"
+              and .[1].calibration.gc_coord_attempts_per_search.attempts_per_search == .[1].gc_coord.attempts_per_search
+              and (.[0] | del(.gc_coord.attempts_per_search, .calibration.keys_added))
+                  == (.[1] | del(.gc_coord.attempts_per_search, .calibration.keys_added,
+                                 .calibration.gc_coord_attempts_per_search))' \
+    "$TMP/small.json" "$TMP/s.json"
+jq 'del(.gc_coord, .calibration.gc_coord)' "$TMP/small.json" > "$TMP/s0.json"
+expect_ok "... on a profile without gc_coord: nothing added, and why" \
+    "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_coord.attempts_per_search -o "$TMP/s0.json"
+expect_ok "... (the note)" jq -e '.gc_coord == null and (.calibration.gc_coord_attempts_per_search.note | test("no gc_coord"))' "$TMP/s0.json"
 # A profile calibrated on a synthetic topology here has the topology's CPUs:
 # its host is what counts.
 expect_ok "--gc-only onto this host's synthetic-topology profile" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/p.json"
