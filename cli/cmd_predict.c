@@ -190,7 +190,7 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
         cli_fail(cmd, &err);
 #define F(k) json_number_value(json_object_get(s, k))
     printf("model %s; serial time at P = 1: %.4g ms = T1 %.4g + streamed %.4g + memory misses %.4g + "
-           "LLC-resident misses %.4g + a chain's dependent misses %.4g + queueing %.4g + wake and tail %.4g\n",
+           "LLC-resident misses %.4g + a chain's dependent steps %.4g + queueing %.4g + wake and tail %.4g\n",
            model, F("time_ms"), F("t1_ms"), F("streamed_ms"), F("memory_miss_ms"),
            F("llc_miss_ms"), F("dependent_ms"), F("queueing_ms"), F("coord_ms"));
     printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s)\n", mo->overlap, src->overlap,
@@ -216,7 +216,12 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
                json_number_value(json_object_get(nu, "ms")));
         json_t *d = json_object_get(s, "dependent");
         double dn = json_number_value(json_object_get(d, "misses"));
-        if (dn > 0)
+        json_int_t steps = json_integer_value(json_object_get(d, "steps"));
+        if (steps > dn && json_is_real(json_object_get(d, "latency_ns")) && strcmp(src->dependent, "dependent_load_ns") == 0)
+            printf("dependent steps (%s): %lld, %.0f of them misses, each waited whole at %.3g ns on average\n",
+                   json_string_value(json_object_get(d, "source")), (long long)steps, dn,
+                   json_number_value(json_object_get(d, "latency_ns")));
+        else if (dn > 0)
             printf("dependent misses (%s): %.0f, each waited whole at %.3g ns\n",
                    json_string_value(json_object_get(d, "source")), dn,
                    json_number_value(json_object_get(d, "latency_ns")));

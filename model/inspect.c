@@ -581,6 +581,7 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
     if (j && r->predictor == GCS_INSPECT_SLOW)
     {
         json_object_set_new(j, "null_fields", json_integer((json_int_t)h->null_fields));
+        json_object_set_new(j, "dependent_steps", json_integer((json_int_t)h->dependent_steps));
         json_object_set_new(j, "null_switches", json_integer((json_int_t)h->null_switches));
     }
     if (j && r->predictor == GCS_INSPECT_SLOW) {

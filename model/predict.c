@@ -108,6 +108,10 @@ int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err
             gcs_err_set(err, "heap: dependent misses must be between 0 and the misses no stream covers");
             return -1;
         }
+    if (heap->dependent_steps > heap->chain_steps) {
+        gcs_err_set(err, "heap: dependent steps must be at most the chain steps");
+        return -1;
+    }
     double sum = 0;
     for (int j = 0; j < heap->nnodes; j++) {
         if (!finite_nonneg(heap->v[j])) {

@@ -100,6 +100,7 @@ typedef struct replay {
     double *node_miss;    /* [nnodes + 1] */
     uint64_t nmarked;
     uint64_t chain_steps, array_elements, array_leaves; /* the marker's step classes (model.h) */
+    uint64_t dependent_steps;                           /* chain steps 4 KiB or more away (walk 2) */
     uint64_t null_fields, null_switches; /* NULL pointer fields read, NULL tests switching (model.h) */
     int walk;             /* the accesses now made walk the heap in address order: 1, and 2
                              where the address came from the load before, on another page
@@ -541,6 +542,7 @@ static void replay_run(replay *r)
                  * a jump to another page is a load no prefetcher saw coming */
                 uint64_t to = r_addr(r, c);
                 r->walk = (to > from ? to - from : from - to) >= 4096 ? 2 : 1;
+                r->dependent_steps += r->walk == 2;
                 obj = c;
                 goto examine;
             }
@@ -674,6 +676,7 @@ int _gcs_inspect_replay(const gcs_snapshot *g, const layout *ly, int nnodes, con
             for (int c = 0; c < GCS_ACCESS_COUNT; c++)
                 h->private_hits += (double)out->sim.level[k].hits[c];
         h->chain_steps = r.chain_steps;
+        h->dependent_steps = r.dependent_steps;
         h->array_elements = r.array_elements;
         h->array_leaves = r.array_leaves;
         h->null_fields = r.null_fields;

@@ -150,16 +150,49 @@ double _gcs_serial_t1(const gcs_profile *prof, const gcs_model_heap *heap, const
     return t1;
 }
 
+double _gcs_serial_dependent_hits_ns(const gcs_profile *prof, const gcs_model_heap *heap,
+                                     const gcs_model_opts *opts)
+{
+    if (!opts->dependent_load || !opts->dependent_misses || heap->dependent_steps == 0)
+        return 0;
+    /* The curve is calibrate's random chase over a working set, the mean of
+     * its every step: those the L2 served, the LLC and memory alike.  A
+     * chain's steps are such steps, so each is priced at it; the replay's
+     * dependent misses (the simulated LLC's) are priced already, with a
+     * remote node's extra (_gcs_serial_dependent_latency), and the rest of
+     * the steps are added here.  Without this a chain that fits the LLC paid
+     * one step in two, the first touch of each of its lines (docs/model.md,
+     * "Dependent steps"). */
+    double misses = 0;
+    for (int a = 0; a < GCS_ACCESS_COUNT; a++) {
+        double pf, seq, dep;
+        _gcs_serial_miss_split(heap, opts, a, &pf, &seq, &dep);
+        misses += dep;
+    }
+    double rest = (double)heap->dependent_steps - misses;
+    double chase = gcs_profile_dependent_load(prof, (double)heap->live_lines * LINE_BYTES);
+    return rest > 0 && isfinite(chase) && chase > 0 ? rest * chase : 0;
+}
+
 const gcs_model_heap *_gcs_serial_priced_heap(const gcs_profile *prof, const gcs_model_heap *heap,
                                               const gcs_model_opts *opts, gcs_model_heap *priced)
 {
-    double t1 = _gcs_serial_t1(prof, heap, opts);
-    if (t1 == heap->t1_ns)
+    double t1 = _gcs_serial_t1(prof, heap, opts), hits = _gcs_serial_dependent_hits_ns(prof, heap, opts);
+    if (t1 == heap->t1_ns && hits == 0)
         return heap;
     *priced = *heap;
     priced->t1_ns = t1;
     /* a list's span is its whole work: re-priced with it */
     priced->tinf_ns = fmin(heap->tinf_ns, t1);
+    /* The dependent steps are chain steps, on the span as the heap's work
+     * is (a list's, all of them): T-infinity gains its share T-inf/T1, as
+     * the model puts the misses on the critical path (predict.c). */
+    if (hits > 0) {
+        double sigma = t1 > 0 ? fmin(1, priced->tinf_ns / t1) : 1;
+        priced->t1_ns += hits;
+        priced->tinf_ns += hits * sigma;
+    }
+    gcs_assert_internal(priced->tinf_ns <= priced->t1_ns * (1 + 1e-12));
     return priced;
 }
 
@@ -301,7 +334,14 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
             dependent += heap->v[j] * dep * _gcs_serial_dependent_latency(prof, heap, opts, m1);
         }
     }
+    /* the dependent steps the LLC or a private level served are in the
+     * priced T1 (_gcs_serial_priced_heap); shown with the dependent misses */
+    double hits = _gcs_serial_dependent_hits_ns(prof, heap, opts);
     double idle = heap->t1_ns + streamed + memory + llc + dependent;
+    double t1_shown = heap->t1_ns - hits;
+    dependent += hits;
+    /* every dependent step where they are priced, else the misses */
+    double priced_steps = hits > 0 ? (double)heap->dependent_steps : n_dependent;
     json_t *nominal = json_array();
     if (strcmp(src->overlap, "nominal") == 0)
         json_array_append_new(nominal, json_string("overlap"));
@@ -317,7 +357,7 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
      * (coordination, when the profile has gc_coord): not queueing */
     double coord = r1.coord ? r1.time_ns - r1.time_no_coord_ns : 0;
     json_t *out = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:s, s:b, s:f, s:f, s:o, s:s, s:o}", "t1_ms",
-                     ms(heap->t1_ns), "streamed_ms", ms(streamed), "memory_miss_ms", ms(memory), "llc_miss_ms",
+                     ms(t1_shown), "streamed_ms", ms(streamed), "memory_miss_ms", ms(memory), "llc_miss_ms",
                      ms(llc), "queueing_ms", ms(fmax(0, r1.time_ns - coord - idle)), "coord_ms", ms(coord),
                      "time_ms", ms(r1.time_ns),
                      "overlap", opts->overlap, "overlap_source", src->overlap, "residency_on", src->residency,
@@ -336,8 +376,9 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
      * where the price came from (model.h, dependent_load) */
     if (out)
         json_object_set_new(out, "dependent",
-                            json_pack("{s:f, s:o, s:s}", "misses", n_dependent, "latency_ns",
-                                      n_dependent > 0 ? json_real(dependent / n_dependent) : json_null(), "source",
+                            json_pack("{s:f, s:I, s:o, s:s}", "misses", n_dependent, "steps",
+                                      (json_int_t)heap->dependent_steps, "latency_ns",
+                                      priced_steps > 0 ? json_real(dependent / priced_steps) : json_null(), "source",
                                       src->dependent ? src->dependent : "off"));
     /* the resident lines' prices (2026-11-28): null where residency is off
      * or priced as from memory */

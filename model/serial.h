@@ -51,8 +51,15 @@ double _gcs_serial_service_ns(const gcs_profile *prof, const gcs_model_opts *opt
  * cost_array_element_ns > 0, model.h), plus the NULL tests that switch
  * (opts->cost_null_switch_ns); heap->t1_ns when neither applies. */
 double _gcs_serial_t1(const gcs_profile *prof, const gcs_model_heap *heap, const gcs_model_opts *opts);
+/* What the dependent steps that no dependent miss counts add (ns): a
+ * chain's next object served by the LLC or a private level, each at the
+ * profile's chase latency at the heap's footprint (opts->dependent_load),
+ * which is the mean over such steps; 0 without the curve or the count. */
+double _gcs_serial_dependent_hits_ns(const gcs_profile *prof, const gcs_model_heap *heap,
+                                     const gcs_model_opts *opts);
 /* heap, or *priced = heap with T1 re-priced (and T-infinity kept within
- * it) when opts prices classes: the heap the model then works on. */
+ * it) when opts prices classes or dependent steps: the heap the model then
+ * works on. */
 const gcs_model_heap *_gcs_serial_priced_heap(const gcs_profile *prof, const gcs_model_heap *heap,
                                               const gcs_model_opts *opts, gcs_model_heap *priced);
 #endif

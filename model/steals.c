@@ -81,6 +81,7 @@ int _gcs_steal_costs(const gcs_profile *prof, const gcs_model_heap *heap, uint64
             _gcs_serial_miss_split(heap, &mo, a, &pf, &seq, &d);
             dep += d * lat;
         }
+        dep += _gcs_serial_dependent_hits_ns(prof, heap, &mo); /* the steps the LLC served: in T1 */
         c->chain_ns = dep / (double)heap->chain_steps;
     }
     /* The marker's own prices, per step as gc/mark.c takes it: a scan reads

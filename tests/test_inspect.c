@@ -970,6 +970,7 @@ static void test_dependent_misses(void **state)
     inspect_ok(g, p, GCS_INSPECT_SLOW, &r);
     assert_int_equal(r.heap.streams_counted, 1);
     assert_true(r.heap.q1_dependent[GCS_ACCESS_READ] == 0 && r.heap.q1_dependent[GCS_ACCESS_RW] == 0);
+    assert_int_equal(r.heap.dependent_steps, 0); /* every next object a few bytes on */
     gcs_snapshot_free(g);
     uint32_t *order = malloc(n * sizeof *order);
     uint64_t seed = 7;
@@ -999,6 +1000,10 @@ static void test_dependent_misses(void **state)
         assert_true(r.heap.q1_dependent[a] >= 0.9 * own);
     }
     assert_true(r.heap.q1_dependent[GCS_ACCESS_READ] > n / 2);
+    /* the steps 4 KiB or more away: all but the few a shuffle puts near,
+     * more than the misses (a line holds more than one object) */
+    assert_true(r.heap.dependent_steps <= r.heap.chain_steps && r.heap.dependent_steps >= 0.9 * n);
+    assert_true((double)r.heap.dependent_steps > r.heap.q1_dependent[GCS_ACCESS_READ]);
     gcs_snapshot_free(g);
     gcs_profile_free(p);
 }

@@ -397,6 +397,66 @@ static void test_dependent_misses_priced(void **state)
     gcs_profile_free(f.p);
 }
 
+/* Dependent steps (2026-11-29): every chain step 4 KiB or more away waits
+ * the curve's latency, the LLC's hits and a private level's as the misses
+ * do; those no dependent miss counts go into T1, and into T-infinity by its
+ * share of T1.  Without the curve, or without the count, nothing changes;
+ * more dependent steps than chain steps are refused. */
+static void test_dependent_steps_priced(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 0, 10900); /* T-infinity = T1: a list */
+    f.p->has_gc_overlap = 1;
+    f.p->gc_miss_overlap = 4;
+    f.h.q1[GCS_ACCESS_READ] = 1000;
+    f.h.streams_counted = 1;
+    f.h.q1_dependent[GCS_ACCESS_READ] = 100;
+    f.h.chain_steps = 300;
+    f.h.dependent_steps = 250;
+    f.h.live_lines = 2000; /* the curve at 128 000 bytes: 60 ns */
+    double sizes[2] = {64000, 256000}, ns[2] = {40, 80};
+    assert_int_equal(gcs_profile_set_dependent_load(f.p, sizes, ns, 2, &f.err), 0);
+    opts_v2(&f.o, f.p, &f.src);
+    double t1 = 10900, misses = 900 * 100 / 4.0 + 100 * 60.0, steps = (250 - 100) * 60.0;
+    assert_close(_gcs_serial_dependent_hits_ns(f.p, &f.h, &f.o), steps, 1e-12);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + misses + steps, 1e-12);
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    json_t *d = json_object_get(j, "dependent");
+    assert_close(json_real_value(json_object_get(d, "misses")), 100, 1e-12);
+    assert_int_equal(json_integer_value(json_object_get(d, "steps")), 250);
+    assert_close(json_real_value(json_object_get(d, "latency_ns")), 60, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "dependent_ms")), 250 * 60 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "t1_ms")), t1 / 1e6, 1e-12);
+    assert_close(json_real_value(json_object_get(j, "time_ms")), f.r.time_ns / 1e6, 1e-12);
+    json_decref(j);
+    /* a list: the steps are on its span, so two workers gain nothing */
+    gcs_model_result r2;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 2, &f.o, &r2, &f.err), 0);
+    assert_true(r2.speedup <= 1 + 1e-9);
+    /* a bushy heap: T-infinity gains its share only */
+    gcs_model_heap priced;
+    f.h.tinf_ns = 109;
+    const gcs_model_heap *ph = _gcs_serial_priced_heap(f.p, &f.h, &f.o, &priced);
+    assert_close(ph->t1_ns, t1 + steps, 1e-12);
+    assert_close(ph->tinf_ns, 109 + steps * 0.01, 1e-9);
+    /* every step a miss: nothing added */
+    f.h.dependent_steps = 100;
+    assert_true(_gcs_serial_dependent_hits_ns(f.p, &f.h, &f.o) == 0);
+    /* without the curve: the misses as before, no steps */
+    f.h.dependent_steps = 250;
+    f.p->ndependent_load = 0;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_true(_gcs_serial_dependent_hits_ns(f.p, &f.h, &f.o) == 0);
+    /* more dependent steps than chain steps: refused */
+    f.h.dependent_steps = 301;
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), -1);
+    assert_non_null(strstr(f.err.msg, "dependent steps"));
+    gcs_profile_free(f.p);
+}
+
 /* A dependent miss at the profile's dependent-load curve (2026-11-28):
  * v2 takes the curve where the profile has it, read at the heap's
  * footprint (live_lines x 64 B, in log size between points); a heap on a
@@ -576,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_null_switches_priced),
         cmocka_unit_test(test_stream_classes_priced),
         cmocka_unit_test(test_dependent_misses_priced),
+        cmocka_unit_test(test_dependent_steps_priced),
         cmocka_unit_test(test_dependent_load_priced),
         cmocka_unit_test(test_steal_work_priced),
         cmocka_unit_test(test_resident_lines_priced),

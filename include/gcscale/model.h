@@ -102,6 +102,12 @@ typedef struct gcs_model_heap {
      * arrays examined in place, and of those the pointer-free children
      * marked without reading them. */
     uint64_t chain_steps, array_elements, array_leaves;
+    /* Of the chain steps, those to an object 4 KiB or more away (the
+     * replay's dependent walk), whatever level of the hierarchy served
+     * them: each waits a whole load, from the LLC as from memory (model v2
+     * prices them at calibrate's chase latency, docs/model.md "Dependent
+     * steps"; 0 where not counted). */
+    uint64_t dependent_steps;
     /* NULL pointer fields the mark reads, and its NULL tests whose outcome
      * differs from the test before at the same place of the mark loop (an
      * object's fields, a large array's elements, a chain's next): what a
