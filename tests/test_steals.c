@@ -318,14 +318,10 @@ static void test_inspection_fills_heap(void **state)
     gcs_profile_free(p);
 }
 
-/* Model v2's coordination prices the simulated steals where the heap has
- * them, the fitted ones where it does not or beyond its P; the steal work
- * takes the smaller of the two counts. */
-static void test_model_takes_simulated(void **state)
+/* A heap of 10^5 objects with parallelism to spare, and model v2's options
+ * for p, as gcscale predict --model v2 sets them. */
+static gcs_model_heap spare_heap(void)
 {
-    (void)state;
-    gcs_profile *p = load_profile();
-    p->coord.attempts_per_search = 0; /* priced per entry (test_model_prices_searches: per search) */
     gcs_model_heap h;
     memset(&h, 0, sizeof h);
     h.objects = 100000;
@@ -335,11 +331,29 @@ static void test_model_takes_simulated(void **state)
     h.roots = 1;
     h.nnodes = 1;
     h.v[0] = 1;
+    return h;
+}
+
+static gcs_model_opts v2_opts(const gcs_profile *p)
+{
     gcs_model_opts o;
     gcs_model_sources src;
     gcs_model_opts_init(&o);
     gcs_model_opts_v2(&o, p, GCS_MODEL_RESIDENCY_DEFAULT, 0, &src);
     gcs_model_opts_v2_costs(&o, p, &src);
+    return o;
+}
+
+/* Model v2's coordination prices the simulated steals where the heap has
+ * them, the fitted ones where it does not or beyond its P; the steal work
+ * takes the smaller of the two counts. */
+static void test_model_takes_simulated(void **state)
+{
+    (void)state;
+    gcs_profile *p = load_profile();
+    p->coord.attempts_per_search = 0; /* priced per entry (test_model_prices_searches: per search) */
+    gcs_model_heap h = spare_heap();
+    gcs_model_opts o = v2_opts(p);
     assert_int_equal(o.steal_sim, 1);
     gcs_model_opts off = o;
     off.steal_sim = 0;
@@ -374,23 +388,11 @@ static void test_model_prices_searches(void **state)
 {
     (void)state;
     gcs_profile *p = load_profile();
-    gcs_model_heap h;
-    memset(&h, 0, sizeof h);
-    h.objects = 100000;
-    h.edges = 100000;
-    h.t1_ns = 1e6;
-    h.tinf_ns = 1e3;
-    h.roots = 1;
-    h.nnodes = 1;
-    h.v[0] = 1;
+    gcs_model_heap h = spare_heap();
     h.steals_simulated = 2;
     h.sim_steals[2] = 1600; /* 16 entries a search, as on cube */
     h.sim_searches[2] = 100;
-    gcs_model_opts o;
-    gcs_model_sources src;
-    gcs_model_opts_init(&o);
-    gcs_model_opts_v2(&o, p, GCS_MODEL_RESIDENCY_DEFAULT, 0, &src);
-    gcs_model_opts_v2_costs(&o, p, &src);
+    gcs_model_opts o = v2_opts(p);
     gcs_model_result per_entry, per_search, fitted;
     gcs_err err;
     p->coord.attempts_per_search = 0; /* not measured */
