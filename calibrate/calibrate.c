@@ -1211,9 +1211,9 @@ static double coord_work(const gcs_profile *p, int quick)
  * before calibrate counted searches (2026-11-29): the coordination heaps are
  * marked again on a copy of the profile and only the ratio is kept, so the
  * laws and prices fitted then stay as they were.  The ratio belongs to the
- * heaps and the collector's batching more than to one run (6.3-6.5 in every
- * run on the Intel VM), which is what makes one run's ratio usable with
- * another's attempt price. */
+ * heaps and the collector's batching more than to one run (its spread over
+ * runs: docs/model.md, "Per search"), which is what makes one run's ratio
+ * usable with another's attempt price. */
 static void coord_search_step(gcs_profile *p, int quick, gcs_progress *pr)
 {
     double w = _gcs_calibrate_coord_work(quick);

@@ -355,10 +355,10 @@ int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json_t **det
     c.idle_b = keep(p, &search[1], 1, rms_search, fits);
     c.spread_ns = keep(p, &search[2], 0, rms_search, fits);
     c.attempt_ns = keep(p, &search[3], 0, rms_search, fits);
-    /* The attempts column is in entries: on these heaps a search takes about
-     * six, on a heap of short lists sixteen, and the time goes on finding a
-     * victim, not on the entries (docs/model.md, "Per search"): the ratio
-     * lets the model price a count of searches at what these cost. */
+    /* The attempts column is in entries, and how many entries a search
+     * takes depends on the heap, while the time goes on finding a victim,
+     * not on the entries (docs/model.md, "Per search"): the ratio lets the
+     * model price a count of searches at what these heaps' cost. */
     c.attempts_per_search = s.searches > 0 && s.attempts >= s.searches ? s.attempts / s.searches : 0;
     c.max_threads = max_threads;
     p->coord = c;

@@ -99,7 +99,7 @@ int _gcs_model_coord(const gcs_profile *prof, const gcs_model_heap *heap, int th
      * count, which gc_steals fits (attempts and steals differ by the few
      * failed attempts, calibrate's details record the ratio). */
     /* A search's cost is finding a victim, not the entries it takes (up to
-     * 16: 6 a search on calibrate's heaps, 16 on cube's short lists), and
+     * the collector's batch, and how many depends on the heap), and
      * attempt_ns is per entry of calibrate's heaps: where the heap's own
      * searches are simulated and the profile knows its heaps' entries per
      * search, the count priced is the searches in those heaps' entries
