@@ -145,7 +145,7 @@ typedef struct ssim {
     const gcs_steal_costs *c;
     uint64_t hdr; /* header bytes in front of a payload */
     int gshift, mline_shift; /* granule -> mark-table line: log2 granule, log2 granules per line */
-    uint8_t *marked;
+    uint64_t *marked; /* a bit per object: the simulations of P = 1..CPUs run at once, each with its own */
     int8_t *line_owner;     /* per mark-table line: the worker holding it modified, or -1 */
     uint64_t *line_sharers; /* per line: the workers holding it (bit per worker) */
     sworker *w;
@@ -215,7 +215,7 @@ static inline __attribute__((always_inline)) void prefetch_object(const ssim *s,
     __builtin_prefetch(&s->g->addr[o]);
     __builtin_prefetch(&s->g->nptrs[o]);
     __builtin_prefetch(&s->g->edge_start[o]);
-    __builtin_prefetch(&s->marked[o]);
+    __builtin_prefetch(&s->marked[o >> 6]);
 }
 
 /* The second stage, for an object whose rows the first brought in: its
@@ -266,10 +266,11 @@ static inline int mark_set(ssim *s, sworker *w, uint32_t o)
 {
     uint64_t line = ((s->g->addr[o] - s->hdr) >> s->gshift) >> s->mline_shift;
     mark_line_touch(s, w, line, 0);
-    if (s->marked[o])
+    uint64_t bit = 1ull << (o & 63), *word = &s->marked[o >> 6];
+    if (*word & bit)
         return 0;
     mark_line_touch(s, w, line, 1);
-    s->marked[o] = 1;
+    *word |= bit;
     return 1;
 }
 
@@ -436,7 +437,7 @@ int _gcs_steal_sim(const gcs_snapshot *g, int threads, const gcs_steal_costs *c,
         uint64_t last = g->nobjects - 1;
         nlines = (((g->addr[last] + gcs_snapshot_size(g, last) - s.hdr) >> s.gshift) >> s.mline_shift) + 1;
     }
-    s.marked = calloc(g->nobjects ? g->nobjects : 1, 1);
+    s.marked = calloc(g->nobjects / 64 + 1, sizeof *s.marked);
     s.w = calloc((size_t)threads, sizeof *s.w);
     s.line_owner = malloc(nlines);
     s.line_sharers = calloc(nlines, sizeof *s.line_sharers);
