@@ -569,7 +569,7 @@ int cmd_predict(int argc, char **argv)
         json_object_set(doc, "serial", serial);
         json_object_set_new(doc, "coordination", json_boolean(nthreads > 0 && results[0].coord));
         if (model_v2) /* where the coordination's and the steal work's count came from */
-            json_object_set_new(doc, "steal_count", json_string(steal_count_sim ? "simulated" : "fitted"));
+            json_object_set_new(doc, "steal_count", json_string(ir.heap.steals_simulated >= 2 ? "simulated" : "fitted"));
         json_object_set_new(doc, "explanation", json_string(explanation));
         json_object_set_new(doc, "limits", gcs_predict_limits(results, nthreads, t));
         json_object_set_new(doc, "times", json_string(absolute ? "absolute" : "relative"));
