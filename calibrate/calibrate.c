@@ -1010,6 +1010,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
                    _gcs_calibrate_overlap_work_topo(c.t, quick, opts->size_bytes) +
                    _gcs_calibrate_stream_work_topo(c.t, quick, opts->size_bytes) +
                    _gcs_calibrate_resident_work_guess(quick) + _gcs_calibrate_coord_work(quick) +
+                   _gcs_calibrate_mark_transfer_work(quick) +
                    _gcs_calibrate_line_transfer_work(NULL, quick) + _gcs_calibrate_dependent_load_work(NULL, quick) +
                    (opts->progress ? opts->extra_work : 0);
     c.pr = opts->progress ? opts->progress : &c.own_pr;
@@ -1107,6 +1108,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     _gcs_calibrate_stream_step(p, quick, opts->size_bytes, c.pr);
     _gcs_calibrate_resident_step(p, quick, c.pr);
     _gcs_calibrate_coord_step(p, quick, c.pr);
+    _gcs_calibrate_mark_transfer_step(p, quick, c.pr);
     _gcs_calibrate_line_transfer_step(p, quick, c.pr);
     record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
     /* not the marker's: outside the speed probe's span, which times it */
@@ -1144,7 +1146,7 @@ double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick)
 {
     return update_gc_cost_work(quick) + _gcs_calibrate_overlap_work(p, quick, 0) +
            _gcs_calibrate_stream_work(p, quick, 0) + _gcs_calibrate_resident_work(p, quick) +
-           _gcs_calibrate_coord_work(quick) +
+           _gcs_calibrate_coord_work(quick) + _gcs_calibrate_mark_transfer_work(quick) +
            _gcs_calibrate_line_transfer_work(p, quick);
 }
 
@@ -1168,6 +1170,7 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
     _gcs_calibrate_stream_step(p, quick, 0, pr);
     _gcs_calibrate_resident_step(p, quick, pr);
     _gcs_calibrate_coord_step(p, quick, pr);
+    _gcs_calibrate_mark_transfer_step(p, quick, pr);
     _gcs_calibrate_line_transfer_step(p, quick, pr);
     record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
     return gcs_profile_validate(p, err);
@@ -1205,6 +1208,12 @@ static double coord_work(const gcs_profile *p, int quick)
 {
     (void)p;
     return _gcs_calibrate_coord_work(quick);
+}
+
+static double mark_transfer_work(const gcs_profile *p, int quick)
+{
+    (void)p;
+    return _gcs_calibrate_mark_transfer_work(quick);
 }
 
 /* gc_coord.attempts_per_search into a profile whose gc_coord was fitted
@@ -1261,6 +1270,7 @@ static const struct key_step {
     {"gc_resident", _gcs_calibrate_resident_step, _gcs_calibrate_resident_work},
     {"gc_coord", coord_step, coord_work},
     {"gc_coord.attempts_per_search", coord_search_step, coord_work},
+    {"gc_mark_transfer_ns", _gcs_calibrate_mark_transfer_step, mark_transfer_work},
     {"gc_line_transfer_ns", _gcs_calibrate_line_transfer_step, _gcs_calibrate_line_transfer_work},
     /* the memory system's, not the collector's: only by its key (not in a
      * --gc-only run, which keeps the memory figures) */
@@ -1286,8 +1296,8 @@ int gcs_calibrate_update_key(gcs_profile *p, const char *key, int quick, gcs_pro
     const struct key_step *k = find_key_step(key);
     if (!k) {
         gcs_err_set(err, "calibrate: '%s' is no key a single step measures (gc_miss_overlap, gc_stream_line_ns, "
-                         "gc_resident, gc_coord, gc_coord.attempts_per_search, gc_line_transfer_ns, "
-                         "dependent_load_ns)", key);
+                         "gc_resident, gc_coord, gc_coord.attempts_per_search, gc_mark_transfer_ns, "
+                         "gc_line_transfer_ns, dependent_load_ns)", key);
         return -1;
     }
     k->step(p, quick, pr);

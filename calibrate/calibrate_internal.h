@@ -134,6 +134,10 @@ int _gcs_calibrate_class_slope(int n, const double *x, const double *y, double *
  * expected seconds on pr (0 with fewer than two CPUs in p; p NULL: before
  * the profile exists, taken as two CPUs). */
 void _gcs_calibrate_line_transfer_step(gcs_profile *p, int quick, gcs_progress *pr);
+/* gc_mark_transfer_ns (marktable.c): a mark-table line passing between two
+ * workers, over the steal simulation's count; after gc_coord. */
+void _gcs_calibrate_mark_transfer_step(gcs_profile *p, int quick, gcs_progress *pr);
+double _gcs_calibrate_mark_transfer_work(int quick);
 double _gcs_calibrate_line_transfer_work(const gcs_profile *p, int quick);
 /* The dependent-load step (dependent.c), after the line-transfer step:
  * dependent_load_ns into p, details (or why not) under

@@ -252,6 +252,9 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
             fprintf(fp, "%ssteal attempts per search that found work: %.3g (a search costs %.3g ns)\n\n",
                     fmt == GCS_FORMAT_CSV ? "# " : "", c->attempts_per_search, c->attempt_ns * c->attempts_per_search);
     }
+    if (p->has_gc_mark_transfer)
+        fprintf(fp, "%sa mark-table line passing between workers: %.3g ns of busy time (gc_mark_transfer_ns)\n\n",
+                fmt == GCS_FORMAT_CSV ? "# " : "", p->gc_mark_transfer_ns);
 }
 
 static void print_counters(const gcs_profile *p, FILE *fp, gcs_format fmt)

@@ -108,6 +108,10 @@ int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err
             gcs_err_set(err, "heap: dependent misses must be between 0 and the misses no stream covers");
             return -1;
         }
+    if (!(heap->table_fit >= 0 && heap->table_fit <= 1)) {
+        gcs_err_set(err, "heap: the table's fit in the private caches must be between 0 and 1");
+        return -1;
+    }
     if (heap->dependent_steps > heap->chain_steps) {
         gcs_err_set(err, "heap: dependent steps must be at most the chain steps");
         return -1;
@@ -372,8 +376,21 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     if (threads > 1 && opts->steal_work_ns > 0)
         out->steal_work_ns = fmin(_gcs_model_fitted_steals(prof, heap, threads, steals, opts), collector_steals) *
                              opts->steal_work_ns / threads;
+    /* Mark-table lines passing between the workers' private caches: where a
+     * worker marks an object whose table line the other last wrote, the
+     * line moves.  The count is the steal simulation's, which follows who
+     * marks what on the heap's own graph (steals.c, mark_line_touch) but
+     * evicts nothing, so only the share of the table a private cache holds
+     * moves (table_fit); the price is what one such transfer added to the
+     * summed busy time on calibrate's random graph (calibrate/marktable.c).
+     * The shared-lines term above prices lines its own way: not both. */
+    if (threads > 1 && opts->mark_transfers && !opts->sharing && prof->has_gc_mark_transfer &&
+        heap->steals_simulated >= threads && heap->table_fit > 0) {
+        out->mark_transfers = heap->sim_transfers[threads] * heap->table_fit;
+        out->mark_transfer_ns = out->mark_transfers * prof->gc_mark_transfer_ns / threads;
+    }
     /* per worker on top of the busy time: coordination, shared lines, steal work */
-    double extra_busy = out->shared_ns + out->steal_work_ns;
+    double extra_busy = out->shared_ns + out->mark_transfer_ns + out->steal_work_ns;
     double added_p = cp.wake_ns + cp.search_ns + cp.tail_ns + extra_busy;
     double ts = t_serial + c1.wake_ns + c1.search_ns + c1.tail_ns, tt = t + added_p;
     out->time_no_coord_ns = t + extra_busy;
@@ -429,7 +446,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     out->lost_wake = without_rounding(threads * cp.wake_ns / tt, threads);
     out->lost_search = without_rounding(threads * cp.search_ns / tt, threads);
     out->lost_tail = without_rounding(threads * cp.tail_ns / tt, threads);
-    out->lost_shared_lines = without_rounding(threads * out->shared_ns / tt, threads);
+    out->lost_shared_lines = without_rounding(threads * (out->shared_ns + out->mark_transfer_ns) / tt, threads);
     out->lost_steal_work = without_rounding(threads * out->steal_work_ns / tt, threads);
     out->lost_extra_work = out->lost_extra_misses + out->lost_shared_lines + out->lost_steal_work;
     out->lost_span = without_rounding(threads - out->speedup - out->lost_extra_work -

@@ -238,6 +238,7 @@ void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_
     opts->parallelism_bound = 1;
     opts->reuse_bound = 1;
     opts->steal_sim = 1; /* the heap's simulated steals where inspection made them */
+    opts->mark_transfers = prof->has_gc_mark_transfer;
     src->service = opts->service_bandwidth ? "occupancy_ns+bandwidth_gbs" : "occupancy_ns";
     if (prof->has_gc_class_cost && prof->gc_cost_chain_ns > 0 && prof->gc_cost_array_element_ns > 0) {
         opts->cost_chain_ns = prof->gc_cost_chain_ns;

@@ -339,6 +339,109 @@ static void test_profile_key_round_trip(void **state)
     gcs_profile_free(p);
 }
 
+/* gc_mark_transfer_ns (2026-11-29): read and written, refused at 0 or
+ * below; and model v2 prices the simulated mark-table transfers at P times
+ * the table's fit, spread over the workers, inside the stack's shared
+ * lines; nothing without the key, without a simulation, with no fit, or
+ * with the shared-lines term on (it prices the lines its own way). */
+static void test_mark_transfers_priced(void **state)
+{
+    (void)state;
+    gcs_profile *p = make_profile(-1);
+    p->nodes[0].mem_bytes = 0;
+    p->has_gc_mark_transfer = 1;
+    p->gc_mark_transfer_ns = 4;
+    json_t *doc = gcs_profile_to_json(p);
+    gcs_err err;
+    gcs_profile *q = gcs_profile_from_json(doc, &err);
+    if (!q)
+        fail_msg("%s", err.msg);
+    assert_int_equal(q->has_gc_mark_transfer, 1);
+    assert_close(q->gc_mark_transfer_ns, 4, 0);
+    gcs_profile_free(q);
+    json_object_set_new(doc, "gc_mark_transfer_ns", json_real(0));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_mark_transfer_ns"));
+    json_decref(doc);
+
+    gcs_model_heap h;
+    memset(&h, 0, sizeof h);
+    h.objects = 100000;
+    h.edges = 100000;
+    h.t1_ns = 1e6;
+    h.tinf_ns = 1e3;
+    h.roots = 1;
+    h.nnodes = 1;
+    h.v[0] = 1;
+    h.steals_simulated = 2;
+    h.sim_transfers[2] = 1000;
+    h.table_fit = 0.5;
+    gcs_model_opts o;
+    gcs_model_sources src;
+    gcs_model_opts_init(&o);
+    gcs_model_opts_v2(&o, p, 0, 0, &src);
+    gcs_model_opts_v2_costs(&o, p, &src);
+    assert_int_equal(o.mark_transfers, 1);
+    gcs_model_result on, r;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &on, &err), 0);
+    assert_close(on.mark_transfers, 500, 1e-12);
+    assert_close(on.mark_transfer_ns, 500 * 4.0 / 2, 1e-12);
+    assert_close(on.lost_shared_lines, 2 * on.mark_transfer_ns / on.time_ns, 1e-9);
+    assert_close(on.speedup + on.lost_extra_work + on.lost_contention + on.lost_span + on.lost_wake +
+                     on.lost_search + on.lost_tail, 2, 1e-6);
+    assert_int_equal(gcs_model_predict(p, &h, 1, &o, &r, &err), 0); /* one worker: none */
+    assert_true(r.mark_transfer_ns == 0);
+    gcs_model_opts sharing = o;
+    sharing.sharing = 1;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &sharing, &r, &err), 0);
+    assert_true(r.mark_transfer_ns == 0);
+    h.table_fit = 0;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_true(r.mark_transfer_ns == 0);
+    h.table_fit = 0.5;
+    h.steals_simulated = 0;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_true(r.mark_transfer_ns == 0 && r.time_ns < on.time_ns);
+    h.steals_simulated = 2;
+    p->has_gc_mark_transfer = 0;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_true(r.mark_transfer_ns == 0);
+    h.table_fit = 1.5;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "fit"));
+    gcs_profile_free(p);
+}
+
+/* The table's fit (the slow predictor): 1 for a short chain whose mark
+ * table is a few lines, below 1 once the table outgrows the share of the
+ * private L2 its accesses get; 0 from the fast predictor, which counts no
+ * accesses. */
+static void test_table_fit(void **state)
+{
+    (void)state;
+    gcs_profile *p = make_profile(-1);
+    gcs_inspect_opts o;
+    gcs_inspect_opts_init(&o);
+    o.predictor = GCS_INSPECT_SLOW;
+    gcs_inspect_result r;
+    gcs_err err;
+    gcs_snapshot *g = make_shuffled_chain(4000);
+    if (gcs_inspect_heap(g, p, &o, &r, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_close(r.heap.table_fit, 1, 0);
+    gcs_snapshot_free(g);
+    g = make_shuffled_chain(1u << 20); /* 1 Mi 16-byte objects: a 1 MiB table against a 256 KiB L2 */
+    if (gcs_inspect_heap(g, p, &o, &r, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(r.heap.table_fit > 0 && r.heap.table_fit < 0.25);
+    o.predictor = GCS_INSPECT_FAST;
+    if (gcs_inspect_heap(g, p, &o, &r, &err) < 0)
+        fail_msg("%s", err.msg);
+    assert_true(r.heap.table_fit == 0);
+    gcs_snapshot_free(g);
+    gcs_profile_free(p);
+}
+
 /* The dependent-load step (calibrate/dependent.c, 2026-11-28): a curve
  * from 256 KiB to its top (64 MiB: this profile has no effective LLC),
  * sizes increasing, every latency > 0, the largest set's dependent load
@@ -414,6 +517,8 @@ int main(void)
         cmocka_unit_test(test_missing_key_no_term),
         cmocka_unit_test(test_steal_level),
         cmocka_unit_test(test_profile_key_round_trip),
+        cmocka_unit_test(test_mark_transfers_priced),
+        cmocka_unit_test(test_table_fit),
         cmocka_unit_test(test_calibrate_line_transfer),
         cmocka_unit_test(test_calibrate_dependent_load),
     };

@@ -135,6 +135,17 @@ GCS_API int gcs_calibrate_fit_overlap(uint64_t objects, int reps, gcs_profile *p
  * a collector, so none may run in the process. */
 GCS_API int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json_t **details, gcs_err *err);
 
+/* Measures gc_mark_transfer_ns (docs/model.md, "Mark-table lines") into p:
+ * the collector marks a random graph of `objects` objects at P = 1 and 2,
+ * reps times each, and the growth of the median summed busy time is divided
+ * by the steal simulation's mark-table transfers on the same graph at P = 2
+ * (times the table's fit in the private caches).  Needs two CPUs and p's
+ * gc_cost_ns, gc_coord and caches.  *details gets the measurement (new
+ * reference).  Starts and shuts down a collector, so none may run in the
+ * process. */
+GCS_API int gcs_calibrate_fit_mark_transfer(uint64_t objects, int reps, gcs_profile *p, json_t **details,
+                                            gcs_err *err);
+
 /* Measures what a cache line touched last by another worker costs over one
  * touched by the same worker (gc_line_transfer_ns; docs/model.md "Extra work
  * in parallel"): two threads on p's first two CPUs touch lines as the marker

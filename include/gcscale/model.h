@@ -94,6 +94,13 @@ typedef struct gcs_model_heap {
      * predictor's simulation; 0: not counted): the most that steals can
      * turn into misses (model v2, gcs_model_opts.reuse_bound). */
     double private_hits;
+    /* The share of the mark table's live lines one worker's private caches
+     * hold, 0 to 1: the largest private level's bytes times the table's
+     * share of the mark's accesses, over the table's bytes (the slow
+     * predictor; 0: not counted).  The steal simulation's mark-table
+     * transfers evict nothing; a table that outgrows the private caches
+     * moves this share of them (docs/model.md, "Mark-table lines"). */
+    double table_fit;
     uint64_t roots;           /* root entries the mark starts from (0: unknown, taken as 1) */
     /* The marker's classes of step (model v2, docs/model.md "Serial work"),
      * counted by the slow predictor's replay (the fast one leaves them 0, and
@@ -255,6 +262,12 @@ typedef struct gcs_model_opts {
      * steal work takes the fit, whose price it was calibrated with, or the
      * simulated count where that is smaller. */
     int steal_sim;
+    /* Model v2 (1 where the profile has gc_mark_transfer_ns; 0 in the base
+     * model and with sharing on, which prices those lines its own way): the
+     * mark-table lines the steal simulation sees pass between workers at P,
+     * times heap.table_fit, each at gc_mark_transfer_ns of busy time,
+     * spread over the workers (docs/model.md, "Mark-table lines"). */
+    int mark_transfers;
 } gcs_model_opts;
 
 /* Where the serial-work terms of the default model came from
@@ -322,6 +335,10 @@ typedef struct gcs_model_result {
      * lost_shared_lines, named as the measured stack's extra_work (Sum busy
      * growing with P), which both make up. */
     double shared_transfers, shared_ns;
+    /* Mark-table lines passing between workers (opts.mark_transfers, a
+     * simulated heap): the simulation's transfers at P times table_fit, and
+     * the busy time they add per worker; in the stack's lost_shared_lines. */
+    double mark_transfers, mark_transfer_ns;
     /* The steals' own work (0 with opts.steal_work_ns = 0): per worker,
      * collector steals x steal_work_ns / P; its part of the stack.
      * lost_extra_work also holds lost_steal_work. */

@@ -151,6 +151,15 @@ typedef struct gcs_profile {
      * parallel").  Absent: the model has no shared-line term. */
     int has_gc_line_transfer;
     double gc_line_transfer_ns;
+    /* What one mark-table line that the steal simulation sees change hands
+     * between two workers adds to their summed busy time (ns; optional key
+     * "gc_mark_transfer_ns", 2026-11-29: calibrate marks a random graph whose
+     * table fits the private caches at P = 1 and 2 and divides the busy
+     * time's growth by the simulation's transfers on it,
+     * calibrate/marktable.c; docs/model.md "Mark-table lines").  Absent:
+     * model v2 prices no mark-table transfers. */
+    int has_gc_mark_transfer;
+    double gc_mark_transfer_ns;
     /* What a dependent load costs by working set on 4 KiB pages, the
      * collector's (2026-11-28; optional key "dependent_load_ns":
      * {"size_bytes": [...], "ns": [...]}, 1 to GCS_PROFILE_DEPENDENT_MAX

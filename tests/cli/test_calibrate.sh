@@ -363,6 +363,22 @@ jq 'del(.gc_coord, .calibration.gc_coord)' "$TMP/small.json" > "$TMP/s0.json"
 expect_ok "... on a profile without gc_coord: nothing added, and why" \
     "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_coord.attempts_per_search -o "$TMP/s0.json"
 expect_ok "... (the note)" jq -e '.gc_coord == null and (.calibration.gc_coord_attempts_per_search.note | test("no gc_coord"))' "$TMP/s0.json"
+# gc_mark_transfer_ns (2026-11-29): a --gc-only run measures it, or says why
+# not (a noisy host can leave the busy time flat at P = 2); by its key into
+# a profile without it, that key and its record alone.
+expect_ok "a --gc-only run has the mark-table transfer price, or says why not" \
+    jq -e '(.gc_mark_transfer_ns > 0 and .calibration.gc_mark_transfer.gc_mark_transfer_ns == .gc_mark_transfer_ns
+            and .calibration.gc_mark_transfer.table_fit > 0 and .calibration.gc_mark_transfer.transfers > 0)
+           or (.gc_mark_transfer_ns == null and (.calibration.gc_mark_transfer.note | startswith("not")))' "$TMP/small.json"
+jq 'del(.gc_mark_transfer_ns, .calibration.gc_mark_transfer)' "$TMP/small.json" > "$TMP/m.json"
+expect_ok "--gc-only --key gc_mark_transfer_ns" \
+    "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_mark_transfer_ns -o "$TMP/m.json"
+expect_ok "... adds the key (or why not) and its record, nothing else moved" \
+    jq -e -s '.[1].calibration.keys_added[-1].key == "gc_mark_transfer_ns"
+              and (.[1].gc_mark_transfer_ns > 0 or (.[1].calibration.gc_mark_transfer.note | startswith("not")))
+              and (.[0] | del(.gc_mark_transfer_ns, .calibration.gc_mark_transfer, .calibration.keys_added))
+                  == (.[1] | del(.gc_mark_transfer_ns, .calibration.gc_mark_transfer, .calibration.keys_added))' \
+    "$TMP/small.json" "$TMP/m.json"
 # A profile calibrated on a synthetic topology here has the topology's CPUs:
 # its host is what counts.
 expect_ok "--gc-only onto this host's synthetic-topology profile" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/p.json"

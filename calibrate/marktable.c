@@ -1,0 +1,177 @@
+/* marktable.c -- gc_mark_transfer_ns: what a mark-table line passing between
+ * two workers adds to their summed busy time (docs/model.md, "Mark-table
+ * lines").
+ *
+ * On a heap without locality the workers' summed busy time grows at P = 2
+ * by as much as a quarter where the mark table fits the private caches: a
+ * worker marks an object whose table line the other wrote last, and the
+ * line moves between their caches.  The model counts those moves with the
+ * steal simulation, which follows who marks what on the heap's own graph
+ * (model/steals.c); what one costs is the collector's, so only the
+ * collector can measure it:
+ *
+ *   1. a random graph (overlap.c's) whose table takes a quarter of the
+ *      largest private cache, so that every worker's cache holds it;
+ *   2. marked reps times at P = 1 and at P = 2, interleaved, each
+ *      collection's summed busy time (gcs_gc_stats.t1_ns) kept;
+ *   3. the same graph inspected with the slow predictor and its steals
+ *      simulated at P = 2: the transfers, times the table's fit in the
+ *      private caches (1 by construction, below 1 only on a machine whose
+ *      private cache the mark's other lines crowd);
+ *   4. the price: the growth of the median busy time over those transfers.
+ *
+ * Needs two CPUs, the profile's caches, gc_cost_ns and gc_coord (the
+ * simulation's prices).  Calls the collector's public gc.h, the snapshot
+ * and the model's inspection (inspect.h), as overlap.c does. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gcscale/calibrate.h"
+#include "gcscale/gc.h"
+#include "gcscale/inspect.h"
+#include "gcscale/snapshot.h"
+#include "calibrate_internal.h"
+
+#define OBJECT_BYTES 32 /* overlap.c's random graph */
+#define MIN_OBJECTS 16384
+#define REPS_QUICK 9
+#define REPS_FULL 31 /* a few milliseconds each, and the growth is a tenth of them */
+
+/* The largest private data or unified cache (shared by one CPU), in bytes;
+ * 0 when the profile names none. */
+static double private_cache(const gcs_profile *p)
+{
+    double bytes = 0;
+    for (int i = 0; i < p->ncaches; i++)
+        if (p->caches[i].ncpus <= 1 && strcmp(p->caches[i].type, "instruction") != 0 &&
+            (double)p->caches[i].size_bytes > bytes)
+            bytes = (double)p->caches[i].size_bytes;
+    return bytes;
+}
+
+/* Objects whose mark table (a byte per granule) takes a quarter of the
+ * private cache: well inside it, with the rest for the objects' lines. */
+static uint64_t table_objects(const gcs_profile *p)
+{
+    double granules = OBJECT_BYTES / 16.0;
+    uint64_t n = (uint64_t)(private_cache(p) / 4 / granules);
+    return n < MIN_OBJECTS ? MIN_OBJECTS : n;
+}
+
+/* Summed busy time at P = 1 and P = 2, reps of each, interleaved so that
+ * the host's moods fall on both alike; the medians. */
+static int busy_medians(const gcs_snapshot *g, int reps, double *b1, double *b2, gcs_err *err)
+{
+    if (_gcs_calibrate_gc_init(2 * g->params.heap_limit + (64u << 20), 2, err) < 0)
+        return -1;
+    gcs_gc_snapshot_heap heap;
+    int rc = -1;
+    double *t = malloc(2 * (size_t)reps * sizeof *t);
+    if (!t) {
+        gcs_err_set(err, "gc mark transfers: out of memory");
+        goto done;
+    }
+    if (gcs_gc_build_snapshot(g, &heap, err) < 0)
+        goto done;
+    for (int threads = 1; threads <= 2; threads++) { /* warm-up: pages, tables, both workers */
+        gcs_gc_set_threads(threads);
+        gcs_gc_collect();
+    }
+    gcs_gc_stats st;
+    for (int r = 0; r < reps; r++)
+        for (int threads = 1; threads <= 2; threads++) {
+            gcs_gc_set_threads(threads);
+            gcs_gc_collect();
+            if (gcs_gc_last_stats(&st) < 0 || st.threads != threads) {
+                gcs_err_set(err, "gc mark transfers: the collector did not mark with %d threads", threads);
+                gcs_gc_snapshot_heap_release(&heap);
+                goto done;
+            }
+            t[(threads - 1) * reps + r] = (double)st.t1_ns;
+        }
+    *b1 = gcs_stats_median(t, (size_t)reps);
+    *b2 = gcs_stats_median(t + reps, (size_t)reps);
+    gcs_gc_snapshot_heap_release(&heap);
+    rc = 0;
+done:
+    free(t);
+    gcs_gc_shutdown();
+    return rc;
+}
+
+int gcs_calibrate_fit_mark_transfer(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err)
+{
+    *details = NULL;
+    if (!p->has_gc_cost || !p->has_gc_coord || !(p->coord.attempt_ns > 0) || p->ncaches == 0) {
+        gcs_err_set(err, "gc mark transfers: needs the profile's gc_cost_ns, gc_coord and caches first");
+        return -1;
+    }
+    if (gcs_gc_is_initialized()) {
+        gcs_err_set(err, "gc mark transfers: a collector already runs in this process");
+        return -1;
+    }
+    int rc = -1;
+    gcs_snapshot *g = _gcs_calibrate_random_graph(objects, p->nnodes, err);
+    double b1, b2;
+    if (!g || busy_medians(g, reps, &b1, &b2, err) < 0)
+        goto done;
+    gcs_inspect_opts io;
+    gcs_inspect_opts_init(&io);
+    io.predictor = GCS_INSPECT_SLOW;
+    io.steal_sim_threads = 2;
+    gcs_inspect_result ir;
+    if (gcs_inspect_heap(g, p, &io, &ir, err) < 0)
+        goto done;
+    double transfers = ir.heap.steals_simulated >= 2 ? ir.heap.sim_transfers[2] * ir.heap.table_fit : 0;
+    if (!(transfers > 0)) {
+        gcs_err_set(err, "gc mark transfers: the simulation moved no table line on the %llu-object graph",
+                    (unsigned long long)objects);
+        goto done;
+    }
+    if (!(b2 > b1)) {
+        gcs_err_set(err, "gc mark transfers: the summed busy time did not grow at P = 2 (%.3g against %.3g ms)",
+                    b2 / 1e6, b1 / 1e6);
+        goto done;
+    }
+    p->has_gc_mark_transfer = 1;
+    p->gc_mark_transfer_ns = (b2 - b1) / transfers;
+    *details = json_pack("{s:s, s:I, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "model",
+                         "median summed busy time at P = 2 - at P = 1, over the simulated mark-table transfers "
+                         "at P = 2 times the table's fit in the private caches",
+                         "objects", (json_int_t)objects, "reps", reps, "busy_p1_ns", b1, "busy_p2_ns", b2,
+                         "transfers", ir.heap.sim_transfers[2], "table_fit", ir.heap.table_fit,
+                         "private_cache_bytes", private_cache(p), "gc_mark_transfer_ns", p->gc_mark_transfer_ns);
+    rc = 0;
+done:
+    gcs_snapshot_free(g);
+    return rc;
+}
+
+/* ---- the calibration's step ---------------------------------------------------- */
+
+/* Seconds on the progress series (the Intel VM: 0.3 s with a 2 MiB L2),
+ * known before the profile's caches are, as the coordination step's. */
+#define WORK_QUICK 0.2
+#define WORK_FULL 0.4
+
+double _gcs_calibrate_mark_transfer_work(int quick)
+{
+    return sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? (quick ? WORK_QUICK : WORK_FULL) : 0;
+}
+
+void _gcs_calibrate_mark_transfer_step(gcs_profile *p, int quick, gcs_progress *pr)
+{
+    double w = _gcs_calibrate_mark_transfer_work(quick);
+    json_t *details;
+    if (w == 0 || p->ncaches == 0) {
+        details = json_pack("{s:s}", "note", w == 0 ? "not measured: one CPU" : "not measured: no caches");
+        gcs_progress_step(pr, "gc mark-table transfers", w);
+        gcs_progress_done(pr, w);
+    } else
+        details = _gcs_calibrate_run_fit(p, pr, "gc mark-table transfers (a random heap at P = 1 and 2)", w,
+                                         gcs_calibrate_fit_mark_transfer, table_objects(p),
+                                         quick ? REPS_QUICK : REPS_FULL);
+    json_object_set_new(gcs_profile_calibration(p), "gc_mark_transfer", details);
+}
