@@ -48,8 +48,13 @@ int _gcs_calibrate_speed_probe(double *t1_ns, gcs_err *err);
  * more than this share is warned about (calibration.speed_probe). */
 #define GCS_CALIBRATE_PROBE_DRIFT 0.10
 
-/* The collector's median mark time of g's graph rebuilt in a collector of
- * its own at P = 1, after one warm-up collection (overlap.c). */
+/* g's graph rebuilt in a collector of its own and marked reps times at each
+ * P = 1..max_threads, interleaved so that the host's moods fall on every P
+ * alike, after a warm-up collection at each: out[P - 1] the median mark
+ * time, or with busy the median summed busy time (gcs_gc_stats.t1_ns)
+ * (overlap.c).  _gcs_calibrate_timed_mark: the mark time at P = 1. */
+int _gcs_calibrate_timed_marks(const gcs_snapshot *g, int reps, int max_threads, int busy, double *out,
+                               gcs_err *err);
 int _gcs_calibrate_timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err);
 
 /* A fit of the collector with the model on a heap of `objects` objects

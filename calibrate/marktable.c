@@ -60,47 +60,6 @@ static uint64_t table_objects(const gcs_profile *p)
     return n < MIN_OBJECTS ? MIN_OBJECTS : n;
 }
 
-/* Summed busy time at P = 1 and P = 2, reps of each, interleaved so that
- * the host's moods fall on both alike; the medians. */
-static int busy_medians(const gcs_snapshot *g, int reps, double *b1, double *b2, gcs_err *err)
-{
-    if (_gcs_calibrate_gc_init(2 * g->params.heap_limit + (64u << 20), 2, err) < 0)
-        return -1;
-    gcs_gc_snapshot_heap heap;
-    int rc = -1;
-    double *t = malloc(2 * (size_t)reps * sizeof *t);
-    if (!t) {
-        gcs_err_set(err, "gc mark transfers: out of memory");
-        goto done;
-    }
-    if (gcs_gc_build_snapshot(g, &heap, err) < 0)
-        goto done;
-    for (int threads = 1; threads <= 2; threads++) { /* warm-up: pages, tables, both workers */
-        gcs_gc_set_threads(threads);
-        gcs_gc_collect();
-    }
-    gcs_gc_stats st;
-    for (int r = 0; r < reps; r++)
-        for (int threads = 1; threads <= 2; threads++) {
-            gcs_gc_set_threads(threads);
-            gcs_gc_collect();
-            if (gcs_gc_last_stats(&st) < 0 || st.threads != threads) {
-                gcs_err_set(err, "gc mark transfers: the collector did not mark with %d threads", threads);
-                gcs_gc_snapshot_heap_release(&heap);
-                goto done;
-            }
-            t[(threads - 1) * reps + r] = (double)st.t1_ns;
-        }
-    *b1 = gcs_stats_median(t, (size_t)reps);
-    *b2 = gcs_stats_median(t + reps, (size_t)reps);
-    gcs_gc_snapshot_heap_release(&heap);
-    rc = 0;
-done:
-    free(t);
-    gcs_gc_shutdown();
-    return rc;
-}
-
 int gcs_calibrate_fit_mark_transfer(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err)
 {
     *details = NULL;
@@ -114,9 +73,10 @@ int gcs_calibrate_fit_mark_transfer(uint64_t objects, int reps, gcs_profile *p, 
     }
     int rc = -1;
     gcs_snapshot *g = _gcs_calibrate_random_graph(objects, p->nnodes, err);
-    double b1, b2;
-    if (!g || busy_medians(g, reps, &b1, &b2, err) < 0)
+    double busy[2];
+    if (!g || _gcs_calibrate_timed_marks(g, reps, 2, 1, busy, err) < 0)
         goto done;
+    double b1 = busy[0], b2 = busy[1];
     gcs_inspect_opts io;
     gcs_inspect_opts_init(&io);
     io.predictor = GCS_INSPECT_SLOW;

@@ -82,33 +82,49 @@ gcs_snapshot *_gcs_calibrate_random_graph(uint64_t n, int nnodes, gcs_err *err)
 
 /* The collector's median mark time of g's graph at P = 1, in ns (also the
  * sequential-line fit's, stream.c). */
-int _gcs_calibrate_timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err)
+int _gcs_calibrate_timed_marks(const gcs_snapshot *g, int reps, int max_threads, int busy, double *out,
+                               gcs_err *err)
 {
-    if (_gcs_calibrate_gc_init(2 * g->params.heap_limit + (64u << 20), 1, err) < 0)
+    if (_gcs_calibrate_gc_init(2 * g->params.heap_limit + (64u << 20), max_threads, err) < 0)
         return -1;
     gcs_gc_snapshot_heap heap;
     int rc = -1;
-    double *t = malloc((size_t)reps * sizeof *t);
+    double *t = malloc((size_t)max_threads * (size_t)reps * sizeof *t);
     if (!t) {
-        gcs_err_set(err, "gc overlap: out of memory");
+        gcs_err_set(err, "timed marks: out of memory");
         goto done;
     }
     if (gcs_gc_build_snapshot(g, &heap, err) < 0)
         goto done;
-    gcs_gc_stats stats;
-    gcs_gc_collect(); /* warm-up: pages touched, tables built */
-    for (int r = 0; r < reps; r++) {
+    for (int p = 1; p <= max_threads; p++) { /* warm-up: pages touched, tables built, every worker */
+        gcs_gc_set_threads(p);
         gcs_gc_collect();
-        gcs_gc_last_stats(&stats);
-        t[r] = (double)stats.mark_ns;
     }
-    *mark_ns = gcs_stats_median(t, (size_t)reps);
+    gcs_gc_stats stats;
+    for (int r = 0; r < reps; r++)
+        for (int p = 1; p <= max_threads; p++) {
+            gcs_gc_set_threads(p);
+            gcs_gc_collect();
+            if (gcs_gc_last_stats(&stats) < 0 || stats.threads != p) {
+                gcs_err_set(err, "timed marks: the collector did not mark with %d threads", p);
+                gcs_gc_snapshot_heap_release(&heap);
+                goto done;
+            }
+            t[(size_t)(p - 1) * (size_t)reps + (size_t)r] = busy ? (double)stats.t1_ns : (double)stats.mark_ns;
+        }
+    for (int p = 1; p <= max_threads; p++)
+        out[p - 1] = gcs_stats_median(t + (size_t)(p - 1) * (size_t)reps, (size_t)reps);
     gcs_gc_snapshot_heap_release(&heap);
     rc = 0;
 done:
     free(t);
     gcs_gc_shutdown();
     return rc;
+}
+
+int _gcs_calibrate_timed_mark(const gcs_snapshot *g, int reps, double *mark_ns, gcs_err *err)
+{
+    return _gcs_calibrate_timed_marks(g, reps, 1, 0, mark_ns, err);
 }
 
 int gcs_calibrate_fit_overlap(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err)

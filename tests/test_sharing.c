@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_heaps.h"
 #include "gcscale/calibrate.h"
 #include "gcscale/inspect.h"
 #include "gcscale/model.h"
@@ -364,15 +365,7 @@ static void test_mark_transfers_priced(void **state)
     assert_non_null(strstr(err.msg, "gc_mark_transfer_ns"));
     json_decref(doc);
 
-    gcs_model_heap h;
-    memset(&h, 0, sizeof h);
-    h.objects = 100000;
-    h.edges = 100000;
-    h.t1_ns = 1e6;
-    h.tinf_ns = 1e3;
-    h.roots = 1;
-    h.nnodes = 1;
-    h.v[0] = 1;
+    gcs_model_heap h = test_spare_heap();
     h.steals_simulated = 2;
     h.sim_transfers[2] = 1000;
     h.table_fit = 0.5;

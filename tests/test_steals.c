@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_heaps.h"
 #include "gcscale/inspect.h"
 #include "gcscale/model.h"
 
@@ -318,22 +319,7 @@ static void test_inspection_fills_heap(void **state)
     gcs_profile_free(p);
 }
 
-/* A heap of 10^5 objects with parallelism to spare, and model v2's options
- * for p, as gcscale predict --model v2 sets them. */
-static gcs_model_heap spare_heap(void)
-{
-    gcs_model_heap h;
-    memset(&h, 0, sizeof h);
-    h.objects = 100000;
-    h.edges = 100000;
-    h.t1_ns = 1e6;
-    h.tinf_ns = 1e3;
-    h.roots = 1;
-    h.nnodes = 1;
-    h.v[0] = 1;
-    return h;
-}
-
+/* Model v2's options for p, as gcscale predict --model v2 sets them. */
 static gcs_model_opts v2_opts(const gcs_profile *p)
 {
     gcs_model_opts o;
@@ -352,7 +338,7 @@ static void test_model_takes_simulated(void **state)
     (void)state;
     gcs_profile *p = load_profile();
     p->coord.attempts_per_search = 0; /* priced per entry (test_model_prices_searches: per search) */
-    gcs_model_heap h = spare_heap();
+    gcs_model_heap h = test_spare_heap();
     gcs_model_opts o = v2_opts(p);
     assert_int_equal(o.steal_sim, 1);
     gcs_model_opts off = o;
@@ -388,7 +374,7 @@ static void test_model_prices_searches(void **state)
 {
     (void)state;
     gcs_profile *p = load_profile();
-    gcs_model_heap h = spare_heap();
+    gcs_model_heap h = test_spare_heap();
     h.steals_simulated = 2;
     h.sim_steals[2] = 1600; /* 16 entries a search, as on cube */
     h.sim_searches[2] = 100;
