@@ -25,9 +25,9 @@
  * and the model's inspection (inspect.h), as overlap.c does. */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
+#include "gcscale/cachesim.h"
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
 #include "gcscale/inspect.h"
@@ -39,16 +39,17 @@
 #define REPS_QUICK 9
 #define REPS_FULL 31 /* a few milliseconds each, and the growth is a tenth of them */
 
-/* The largest private data or unified cache (shared by one CPU), in bytes;
- * 0 when the profile names none. */
+/* The largest private level's bytes as the cache simulation takes it
+ * (gcs_cachesim_geom_from_profile: the leading levels shared by no more
+ * CPUs than the first, SMT siblings included), the one the model's table
+ * fit reads (model/inspect.c); 0 when the profile has none. */
 static double private_cache(const gcs_profile *p)
 {
-    double bytes = 0;
-    for (int i = 0; i < p->ncaches; i++)
-        if (p->caches[i].ncpus <= 1 && strcmp(p->caches[i].type, "instruction") != 0 &&
-            (double)p->caches[i].size_bytes > bytes)
-            bytes = (double)p->caches[i].size_bytes;
-    return bytes;
+    gcs_cachesim_geom geom;
+    gcs_err err;
+    if (gcs_cachesim_geom_from_profile(p, -1, &geom, &err) < 0 || geom.private_levels < 1)
+        return 0;
+    return (double)geom.level[geom.private_levels - 1].size_bytes;
 }
 
 /* Objects whose mark table (a byte per granule) takes a quarter of the

@@ -80,8 +80,10 @@ gcs_snapshot *_gcs_calibrate_random_graph(uint64_t n, int nnodes, gcs_err *err)
     return g;
 }
 
-/* The collector's median mark time of g's graph at P = 1, in ns (also the
- * sequential-line fit's, stream.c). */
+/* g's graph marked at P = 1..max_threads, interleaved: the median mark or
+ * summed busy time at each (calibrate_internal.h; the overlap fit's, the
+ * sequential-line fit's, stream.c, and the mark-table transfers',
+ * marktable.c). */
 int _gcs_calibrate_timed_marks(const gcs_snapshot *g, int reps, int max_threads, int busy, double *out,
                                gcs_err *err)
 {

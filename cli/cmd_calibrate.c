@@ -255,9 +255,7 @@ static int foreign_profile(gcs_profile *p, const char *path, char *msg, size_t l
     char host[256] = "";
     if (gethostname(host, sizeof host - 1) < 0 || !host[0])
         snprintf(host, sizeof host, "unknown");
-    int pcpus = 0;
-    for (int i = 0; i < p->nnodes; i++)
-        pcpus += p->nodes[i].ncpus;
+    int pcpus = gcs_profile_cpus(p);
     int cpus = -1;
     gcs_err err;
     gcs_topo *t = gcs_topo_load(NULL, &err);

@@ -149,9 +149,7 @@ static void print_help(FILE *fp)
 
 static int profile_cpus(const gcs_profile *p)
 {
-    int n = 0;
-    for (int i = 0; i < p->nnodes; i++)
-        n += p->nodes[i].ncpus;
+    int n = gcs_profile_cpus(p);
     return n > 0 ? n : 1;
 }
 
@@ -217,7 +215,10 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
         json_t *d = json_object_get(s, "dependent");
         double dn = json_number_value(json_object_get(d, "misses"));
         json_int_t steps = json_integer_value(json_object_get(d, "steps"));
-        if (steps > dn && json_is_real(json_object_get(d, "latency_ns")) && strcmp(src->dependent, "dependent_load_ns") == 0)
+        /* every step priced only with the curve (model/serial.c) */
+        int steps_priced = src->dependent && strcmp(src->dependent, "dependent_load_ns") == 0 && steps > dn &&
+                           json_is_real(json_object_get(d, "latency_ns"));
+        if (steps_priced)
             printf("dependent steps (%s): %lld, %.0f of them misses, each waited whole at %.3g ns on average\n",
                    json_string_value(json_object_get(d, "source")), (long long)steps, dn,
                    json_number_value(json_object_get(d, "latency_ns")));
@@ -615,7 +616,8 @@ int cmd_predict(int argc, char **argv)
                        steal_count_given ? "--steal-count fitted" : "the fast predictor's default");
             if (nthreads > 0 && ir.heap.steals_simulated >= results[nthreads - 1].threads)
                 printf("steals simulated on the graph at P = %d: %.0f entries in %.0f searches; %.0f mark-table "
-                       "lines moved between workers (not priced); the simulated schedule's own speedup %.2f\n\n",
+                       "lines moved between workers (priced where the profile has gc_mark_transfer_ns); the simulated "
+                       "schedule's own speedup %.2f\n\n",
                        results[nthreads - 1].threads, ir.heap.sim_steals[results[nthreads - 1].threads],
                        ir.heap.sim_searches[results[nthreads - 1].threads],
                        ir.heap.sim_transfers[results[nthreads - 1].threads],

@@ -108,6 +108,14 @@ gcs_profile *gcs_profile_new(int nnodes)
     return p;
 }
 
+int gcs_profile_cpus(const gcs_profile *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->nnodes; i++)
+        n += p->nodes[i].ncpus;
+    return n;
+}
+
 void gcs_profile_free(gcs_profile *p)
 {
     if (!p)

@@ -293,9 +293,7 @@ void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
         json_decref(doc);
         return;
     }
-    int ncpus = 0;
-    for (int i = 0; i < p->nnodes; i++)
-        ncpus += p->nodes[i].ncpus;
+    int ncpus = gcs_profile_cpus(p);
     const char *prefix = fmt == GCS_FORMAT_CSV ? "# " : "";
     fprintf(fp, "%smachine profile: %d node%s, %d CPUs\n", prefix, p->nnodes,
             p->nnodes == 1 ? "" : "s", ncpus);

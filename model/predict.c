@@ -150,9 +150,7 @@ static double steal_count(const gcs_model_heap *heap, int threads, const gcs_mod
  * in node order, wrapping around, as the collector pins them. */
 static void worker_nodes(const gcs_profile *prof, int threads, double *weight)
 {
-    int ncpus = 0;
-    for (int i = 0; i < prof->nnodes; i++)
-        ncpus += prof->nodes[i].ncpus;
+    int ncpus = gcs_profile_cpus(prof);
     for (int i = 0; i < prof->nnodes; i++)
         weight[i] = 0;
     if (ncpus == 0) {

@@ -175,9 +175,7 @@ double gcs_model_shared_transfers(const gcs_model_heap *h, int threads, double s
 int gcs_model_opts_steal_level(gcs_model_opts *opts, const gcs_profile *prof)
 {
     opts->steal_miss_ns = NAN;
-    int ncpus = 0;
-    for (int i = 0; i < prof->nnodes; i++)
-        ncpus += prof->nodes[i].ncpus;
+    int ncpus = gcs_profile_cpus(prof);
     /* A thief steals from any worker, so the level is the one every CPU of
      * the profile shares; the collector's workers fill the CPUs one per core
      * first, so on a machine with more than one LLC thief and victim may

@@ -33,8 +33,9 @@
  * noticing a publication as much.
  *
  * Counted beside the steals: the mark-table lines that move between the
- * workers' caches (mark_line_touch), for the extra work in parallel; not
- * priced yet (docs/model.md).
+ * workers' caches (mark_line_touch), for the extra work in parallel, which
+ * model v2 prices where the profile has gc_mark_transfer_ns (predict.c;
+ * docs/model.md "Mark-table lines").
  *
  * Not simulated: the workers' wake-up stagger, mark races (two workers
  * scanning one object: RELAXED_BYTES, rare), the host's noise.  Workers in

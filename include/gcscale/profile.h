@@ -192,6 +192,8 @@ typedef struct gcs_profile {
 /* Allocates a profile for nnodes nodes with zeroed matrices. */
 GCS_API gcs_profile *gcs_profile_new(int nnodes);
 GCS_API void gcs_profile_free(gcs_profile *p);
+/* The CPUs the profile's nodes list, summed (0 for a profile without any). */
+GCS_API int gcs_profile_cpus(const gcs_profile *p);
 
 /* Appends a copy of *cache (its cpus array copied too).  0, or -1 when out
  * of memory (the profile is unchanged). */

@@ -201,12 +201,8 @@ static int child_main(const char *which, const char *path)
     o.predictor = strcmp(which, "slow") == 0 ? GCS_INSPECT_SLOW : GCS_INSPECT_FAST;
     /* as gcscale predict --model v2 at its default P = 1..CPUs: the slow
      * predictor simulates the steals where the profile has gc_coord */
-    if (gcs_inspect_steals_simulated_by_default(prof, o.predictor)) {
-        int cpus = 0;
-        for (int i = 0; i < prof->nnodes; i++)
-            cpus += prof->nodes[i].ncpus;
-        o.steal_sim_threads = cpus;
-    }
+    if (gcs_inspect_steals_simulated_by_default(prof, o.predictor))
+        o.steal_sim_threads = gcs_profile_cpus(prof);
     gcs_inspect_result r;
     if (gcs_inspect_heap(g, prof, &o, &r, &err) < 0)
         die("inspect", &err);
