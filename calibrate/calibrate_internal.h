@@ -35,11 +35,33 @@ double _gcs_calibrate_overlap_work_topo(const gcs_topo *t, int quick, uint64_t s
  * None may run in the process. */
 int _gcs_calibrate_gc_init(size_t heap_limit, int max_threads, gcs_err *err);
 
-/* gc_cost_ns.steal's interval from gccost.c's details.steal_samples into
- * p's uncertainty; a range reaching 0 sets the cost to 0, and it or a range
- * wider than the cost marks it unreliable (bounds in cal, a line in
- * warnings when not NULL).  Fewer than three samples with steals: nothing. */
-void _gcs_calibrate_steal_cost_uncertainty(gcs_profile *p, json_t *details, json_t *cal, json_t *warnings);
+/* The steal samples' fit (stealfit.c): each sample a pair of marks of one
+ * heap, by one worker and by P, whose busy-time growth is fitted as
+ *     growth = (P - 1) x worker_ns + steals x steal_ns,
+ * both costs >= 0.  A per-steal cost whose 95% interval reaches 0 is 0 (the
+ * growth is then the workers'); so is one the data cannot tell from the
+ * worker cost (one P and the same steals in every sample). */
+typedef struct gcs_steal_fit {
+    double worker_ns, steal_ns;
+    double worker_se, steal_se; /* standard errors; NaN where not estimable */
+    int n;                      /* samples */
+    int steal_resolved;         /* 1: steal_ns is the fit's, its interval clear of 0 */
+    const char *note;           /* what steal_ns is, for the details */
+} gcs_steal_fit;
+
+void _gcs_calibrate_steal_fit(int n, const double *extra_workers, const double *steals, const double *growth,
+                              gcs_steal_fit *f);
+json_t *_gcs_calibrate_steal_fit_json(const gcs_steal_fit *f);
+
+/* gc_cost_ns.steal and .worker's intervals from the details' steal_cost_fit
+ * into p's uncertainty.  Nothing without a fit (one CPU, an older
+ * calibration's details). */
+void _gcs_calibrate_steal_cost_uncertainty(gcs_profile *p, json_t *details);
+
+/* gc_cost_ns.steal and .worker measured again into p, the other marker
+ * costs kept (--key gc_cost_ns.worker), in a collector of its own (none may
+ * run); details: the samples and the fit. */
+int _gcs_calibrate_steal_cost(int quick, gcs_profile *p, json_t **details, gcs_err *err);
 
 /* The speed probe (gccost.c): the fastest of 11 marks at P = 1 of one
  * cache-resident cost heap, in a collector of its own (none may run). */

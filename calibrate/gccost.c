@@ -23,9 +23,10 @@
  * follows such chains directly, at a lower cost that a per-edge price cannot
  * describe.
  *
- * The steal cost is the extra busy time per successful steal when the same
- * cache-resident tree is marked by two workers: (T1(P=2) - T1(P=1)) / steals.
- * It needs at least two CPUs; with one it is reported as not measured (0).
+ * The steal cost and the worker cost are what a successful steal and one
+ * more worker add to the summed busy time when the same cache-resident tree
+ * is marked by one worker and by P (steal_samples, stealfit.c).  They need
+ * at least two CPUs; with one they are reported as not measured (0).
  *
  * Calls the collector's public API (gc.h) only. */
 #include <math.h>
@@ -391,6 +392,55 @@ static json_t *attempt_json(int reps, const gcs_cost_fit *fit, const char *probl
                      fit->cond, "problem", problem);
 }
 
+/* What a steal, and one more worker, add to the summed busy time: the
+ * steal heap (a binary tree in breadth-first numbering, cache-resident)
+ * marked by one worker and then by P, STEAL_SAMPLES pairs at P = 2 and as
+ * many at the largest P (up to 8) where there are more CPUs, each pair's
+ * growth and steals kept (jsamples), and those whose thieves stole (a
+ * pair with none, whose extra workers never marked, grew by 0 here)
+ * fitted as
+ *     growth = (P - 1) worker + steals x steal     (stealfit.c).
+ * The growth does not follow the steals on a 2-vCPU guest: a pair with one
+ * steal grew by 12.8 us, one with 21 by 14.2 us (docs/model.md, "Steal
+ * work: per worker and per steal"), so the growth over the steals, the
+ * estimate until 2026-11-29, moved 1.1-4.1 us between calibrations minutes
+ * apart while the growth itself stayed at 11-19 us. */
+enum { STEAL_SAMPLES = 6 };
+static const long steal_objects = 16384;
+
+static int steal_samples(int reps, int max_threads, uint64_t warmup_ns, void **root, void **all, json_t *jsamples,
+                         gcs_steal_fit *f, gcs_err *err)
+{
+    long edges;
+    if (build_heap(SHAPE_TREE, 2, steal_objects, root, all, &edges) < 0) {
+        gcs_err_set(err, "gc costs: heap exhausted building the steal heap");
+        return -1;
+    }
+    for (uint64_t t0 = gcs_now_ns(); gcs_now_ns() - t0 < warmup_ns;)
+        for (int threads = 1; threads <= 2; threads++)
+            timed_marks(threads, 5, NULL, NULL, NULL);
+    int wide = max_threads > 2 ? max_threads : 0; /* the second P, where there is one */
+    double workers[2 * STEAL_SAMPLES], steals[2 * STEAL_SAMPLES], growth[2 * STEAL_SAMPLES];
+    int n = 0;
+    for (int k = 0; k < STEAL_SAMPLES; k++)
+        for (int threads = 2; threads; threads = threads == 2 ? wide : 0) {
+            double st, se;
+            double one = timed_marks(1, reps, NULL, NULL, NULL);
+            double many = timed_marks(threads, reps, NULL, &st, &se);
+            json_array_append_new(jsamples, json_pack("{s:i, s:f, s:f, s:f, s:f}", "threads", threads, "t1_one_ns",
+                                                      one, "t1_two_ns", many, "steals", st, "searches", se));
+            if (st > 0) { /* a pair whose thieves found nothing: the extra worker never marked */
+                workers[n] = threads - 1;
+                steals[n] = st;
+                growth[n] = many - one;
+                n++;
+            }
+        }
+    *root = NULL;
+    _gcs_calibrate_steal_fit(n, workers, steals, growth, f);
+    return 0;
+}
+
 int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err *err)
 {
     *details = NULL;
@@ -405,7 +455,6 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
         return -1;
 
     const int reps = quick ? 5 : 11;
-    static const long steal_objects = 16384; /* the steal heap: a binary tree */
     cost_point pts[COST_POINTS_MAX], best[COST_POINTS_MAX];
     int n = 0;
     void *root = NULL;
@@ -461,47 +510,16 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     if (_gcs_calibrate_class_costs(reps, coef, &root, all, COST_OBJECTS_MAX, p, &classes, &class_err) < 0)
         classes = json_pack("{s:s}", "not_measured", class_err.msg);
 
-    /* Steal cost: the same binary tree marked by one and by two workers,
-     * STEAL_SAMPLES times over.  One such pair is a difference of two
-     * busy times over a few dozen steals, and on a 2-vCPU guest two
-     * calibrations a minute apart gave 1964 and 4836 ns from 18 and 3
-     * steals; the median of the samples is the cost, and their range (for
-     * six samples a 97% interval for the median) goes to calibrate.c,
-     * which marks the cost unreliable when it cannot tell it from 0. */
-    enum { STEAL_SAMPLES = 6 }; /* pairs of marks of the steal heap at P = 1 and 2 */
-    double steal_ns = 0, steals = 0, t1_one = NAN, t1_two = NAN;
-    double samples[STEAL_SAMPLES];
-    int nsamples = 0;
+    /* What a steal and one more worker add to the busy time (steal_samples,
+     * above): on one CPU nothing can be measured. */
+    gcs_steal_fit sfit;
     const char *steal_note = "measured";
     if (two_workers) {
-        long edges;
-        if (build_heap(SHAPE_TREE, 2, steal_objects, &root, all, &edges) < 0) {
-            gcs_err_set(err, "gc costs: heap exhausted building the steal heap");
+        if (steal_samples(reps, max_threads, 0, &root, all, jsamples, &sfit, err) < 0)
             goto done;
-        }
-        double st[STEAL_SAMPLES], se[STEAL_SAMPLES], one[STEAL_SAMPLES], two[STEAL_SAMPLES];
-        for (int k = 0; k < STEAL_SAMPLES; k++) {
-            one[k] = timed_marks(1, reps, NULL, NULL, NULL);
-            two[k] = timed_marks(2, reps, NULL, &st[k], &se[k]);
-            /* the searches too: a thief takes up to 16 entries per search,
-             * and a search (its cold start) may be what a steal costs
-             * (docs/model.md, "Steals are entries") */
-            json_array_append_new(jsamples, json_pack("{s:f, s:f, s:f, s:f}", "t1_one_ns", one[k], "t1_two_ns",
-                                                      two[k], "steals", st[k], "searches", se[k]));
-            if (st[k] > 0)
-                samples[nsamples++] = (two[k] - one[k]) / st[k];
-        }
-        t1_one = gcs_stats_median(one, STEAL_SAMPLES);
-        t1_two = gcs_stats_median(two, STEAL_SAMPLES);
-        steals = gcs_stats_median(st, STEAL_SAMPLES);
-        double median = nsamples > 0 ? gcs_stats_median(samples, (size_t)nsamples) : 0;
-        if (nsamples > 0 && median > 0)
-            steal_ns = median;
-        else
-            steal_note = nsamples > 0 ? "no extra work measured with two workers (0)"
-                                      : "no steals happened (0)";
-        root = NULL;
+        steal_note = sfit.note;
     } else {
+        memset(&sfit, 0, sizeof sfit);
         steal_note = "not measured: one CPU (0)";
     }
 
@@ -512,14 +530,17 @@ int gcs_calibrate_gc_costs(int quick, gcs_profile *p, json_t **details, gcs_err 
     p->has_gc_cost = 1;
     p->gc_cost_object_ns = coef[1];
     p->gc_cost_pointer_ns = coef[2];
-    p->gc_cost_steal_ns = steal_ns;
-    *details = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:f, s:f, s:i, s:i, s:o, s:o*}",
+    p->gc_cost_steal_ns = sfit.steal_ns;
+    p->has_gc_cost_worker = two_workers;
+    p->gc_cost_worker_ns = sfit.worker_ns;
+    *details = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:s, s:f, s:i, s:i, s:o, s:o*}",
                          "model", "t1_ns = fixed + object * objects + pointer * pointers",
                          "object_ns", coef[1], "pointer_ns", coef[2], "fixed_ns", coef[0],
-                         "rms_rel_residual", fit.rms_rel, "steal_ns", steal_ns, "steal_note", steal_note,
-                         "steal_t1_one_ns", isfinite(t1_one) ? t1_one : 0.0,
-                         "steal_t1_two_ns", isfinite(t1_two) ? t1_two : 0.0, "steals", steals,
-                         "reps", reps, "attempts", attempts, "points", jpoints, "steal_fit", steal_fit);
+                         "rms_rel_residual", fit.rms_rel, "steal_ns", sfit.steal_ns, "steal_note", steal_note,
+                         "worker_ns", sfit.worker_ns, "reps", reps, "attempts", attempts, "points", jpoints,
+                         "steal_fit", steal_fit);
+    if (two_workers)
+        json_object_set_new(*details, "steal_cost_fit", _gcs_calibrate_steal_fit_json(&sfit));
     jpoints = NULL;
     json_object_set_new(*details, "steal_samples", jsamples);
     jsamples = NULL;
@@ -540,6 +561,52 @@ done:
     json_decref(jpoints);
     json_decref(jattempts);
     json_decref(classes);
+    json_decref(jsamples);
+    gcs_gc_remove_root(&root);
+    free(all);
+    gcs_gc_shutdown();
+    return rc;
+}
+
+int _gcs_calibrate_steal_cost(int quick, gcs_profile *p, json_t **details, gcs_err *err)
+{
+    *details = NULL;
+    if (gcs_gc_is_initialized()) {
+        gcs_err_set(err, "gc steal cost: a collector already runs in this process");
+        return -1;
+    }
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online < 2) {
+        gcs_err_set(err, "gc steal cost: needs two CPUs");
+        return -1;
+    }
+    int max_threads = online < 8 ? (int)online : 8;
+    if (_gcs_calibrate_gc_init(256u << 20, max_threads, err) < 0)
+        return -1;
+    void *root = NULL;
+    void **all = malloc(sizeof(void *) * (size_t)steal_objects);
+    json_t *jsamples = json_array();
+    gcs_steal_fit f;
+    int rc = -1;
+    if (!all || !jsamples || gcs_gc_add_root(&root) < 0) {
+        gcs_err_set(err, "gc steal cost: out of memory");
+        goto done;
+    }
+    /* The collector fresh, its workers' caches and the CPU's clock cold:
+     * the first marks of a new process took 1.5 times calibrate's (which
+     * comes here after its cost heaps), so 0.3 s of marks first. */
+    if (steal_samples(quick ? 5 : 11, max_threads, 300000000u, &root, all, jsamples, &f, err) < 0)
+        goto done;
+    gcs_profile_clear_fit_quality(p, "gc_cost_ns.steal");
+    gcs_profile_clear_fit_quality(p, "gc_cost_ns.worker");
+    p->gc_cost_steal_ns = f.steal_ns;
+    p->has_gc_cost_worker = 1;
+    p->gc_cost_worker_ns = f.worker_ns;
+    *details = json_pack("{s:o, s:o}", "steal_cost_fit", _gcs_calibrate_steal_fit_json(&f), "steal_samples", jsamples);
+    jsamples = NULL;
+    _gcs_calibrate_steal_cost_uncertainty(p, *details);
+    rc = 0;
+done:
     json_decref(jsamples);
     gcs_gc_remove_root(&root);
     free(all);

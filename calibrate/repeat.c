@@ -72,6 +72,8 @@ static int profile_constants(const gcs_profile *p, constant *out, int max)
         add(out, &n, max, "gc_cost_ns.object", p->gc_cost_object_ns);
         add(out, &n, max, "gc_cost_ns.pointer", p->gc_cost_pointer_ns);
         add(out, &n, max, "gc_cost_ns.steal", p->gc_cost_steal_ns);
+        if (p->has_gc_cost_worker)
+            add(out, &n, max, "gc_cost_ns.worker", p->gc_cost_worker_ns);
     }
     if (p->has_gc_steals)
         add(out, &n, max, "gc_steals.a", p->gc_steal_a);

@@ -73,7 +73,9 @@ static void print_help(FILE *fp)
             "                      differs from this one's) is refused, exit 2\n"
             "  --force             with --gc-only: write this machine's marker costs into\n"
             "                      another machine's profile all the same (with a warning)\n"
-            "  --key KEY           with --gc-only: measure only KEY (gc_miss_overlap,\n"
+            "  --key KEY           with --gc-only: measure only KEY (gc_cost_ns.worker\n"
+            "                      (with gc_cost_ns.steal, the two fitted together; the\n"
+            "                      object and pointer costs kept), gc_miss_overlap,\n"
             "                      gc_stream_line_ns, gc_resident, gc_coord,\n"
             "                      gc_coord.attempts_per_search (that ratio alone,\n"
             "                      the laws kept), gc_mark_transfer_ns,\n"
@@ -340,7 +342,8 @@ int cmd_calibrate(int argc, char **argv)
     if (key && repeat)
         cli_usage_error(cmd, "--key measures one key once: no --repeat");
     if (key && gcs_calibrate_update_key_work(NULL, key, 0) < 0)
-        cli_usage_error(cmd, "--key: '%s' is none of gc_miss_overlap, gc_stream_line_ns, gc_resident, gc_coord, "
+        cli_usage_error(cmd, "--key: '%s' is none of gc_cost_ns.worker, gc_miss_overlap, gc_stream_line_ns, "
+                             "gc_resident, gc_coord, "
                              "gc_coord.attempts_per_search, gc_mark_transfer_ns, gc_line_transfer_ns, "
                              "dependent_load_ns", key);
     /* A malformed description is bad input: say so before measuring. */

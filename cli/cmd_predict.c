@@ -60,8 +60,9 @@ static void print_help(FILE *fp)
             "  lost_wake, lost_search, lost_tail  coordination's parts (gc_coord)\n"
             "  lost_shared_lines     extra work: mark-table lines another worker wrote last\n"
             "                        (--shared-lines on, gc_line_transfer_ns)\n"
-            "  lost_steal_work       extra work: the collector's steals' own busy time\n"
-            "                        (--model v2, gc_cost_ns.steal x gc_steals)\n"
+            "  lost_steal_work       extra work: the collector's steals' and extra\n"
+            "                        workers' own busy time (--model v2,\n"
+            "                        gc_cost_ns.steal x steals + .worker x (P-1))\n"
             "  extra_work            lost_extra_misses + lost_shared_lines +\n"
             "                        lost_steal_work (the measured stack's name; not\n"
             "                        added again to the lost parts)\n"            "  max_rho               utilisation of the busiest memory node\n"
@@ -453,7 +454,7 @@ int cmd_predict(int argc, char **argv)
     if (model_v2)
         gcs_model_opts_v2_costs(&mopts, prof, &sources);
     if (!steal_work) {
-        mopts.steal_work_ns = 0;
+        mopts.steal_work_ns = mopts.worker_work_ns = 0;
         sources.steal_work = NULL;
     }
     if (!model_v2 && !overlap_given)
@@ -622,7 +623,12 @@ int cmd_predict(int argc, char **argv)
                        ir.heap.sim_searches[results[nthreads - 1].threads],
                        ir.heap.sim_transfers[results[nthreads - 1].threads],
                        ir.heap.sim_makespan_ns[1] / ir.heap.sim_makespan_ns[results[nthreads - 1].threads]);
-            if (nthreads > 0 && sources.steal_work)
+            if (nthreads > 0 && sources.steal_work && prof->has_gc_cost_worker)
+                printf("steal work at P = %d: %.0f ns per steal and %.1f us per worker beyond the first (%s), "
+                       "%.1f us per worker\n\n",
+                       results[nthreads - 1].threads, mopts.steal_work_ns, mopts.worker_work_ns / 1e3,
+                       sources.steal_work, results[nthreads - 1].steal_work_ns / 1e3);
+            else if (nthreads > 0 && sources.steal_work)
                 printf("steal work at P = %d: %.0f ns per steal (%s), %.1f us per worker\n\n",
                        results[nthreads - 1].threads, mopts.steal_work_ns, sources.steal_work,
                        results[nthreads - 1].steal_work_ns / 1e3);

@@ -769,6 +769,12 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
          * contains: it means "not calibrated", not "free". */
         p->has_gc_cost = p->gc_cost_object_ns != 0 || p->gc_cost_pointer_ns != 0 ||
                          p->gc_cost_steal_ns != 0;
+        json_t *w = json_object_get(gc, "worker"); /* optional: since 2026-11-29 */
+        if (w && !json_is_null(w)) {
+            if (number_value(w, "gc_cost_ns.worker", &p->gc_cost_worker_ns, err) < 0)
+                return -1;
+            p->has_gc_cost_worker = 1;
+        }
     }
 
     if (number_pair(doc, "gc_steals", "a", &p->gc_steal_a, "b", &p->gc_steal_b, &p->has_gc_steals, err) < 0)
@@ -1297,7 +1303,9 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
             }
     if (check_value(p->gc_cost_object_ns, "gc_cost_ns.object", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
         check_value(p->gc_cost_pointer_ns, "gc_cost_ns.pointer", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
-        check_value(p->gc_cost_steal_ns, "gc_cost_ns.steal", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+        check_value(p->gc_cost_steal_ns, "gc_cost_ns.steal", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0 ||
+        (p->has_gc_cost_worker &&
+         check_value(p->gc_cost_worker_ns, "gc_cost_ns.worker", 0, PLAUSIBLE_NS_MAX, "ns", err) < 0))
         return -1;
     if (p->has_gc_steals && (!isfinite(p->gc_steal_a) || !isfinite(p->gc_steal_b))) {
         gcs_err_set(err, "gc_steals: a and b must be finite numbers");
@@ -1471,6 +1479,8 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
         json_object_set_new(gc, "object", json_real(p->gc_cost_object_ns));
         json_object_set_new(gc, "pointer", json_real(p->gc_cost_pointer_ns));
         json_object_set_new(gc, "steal", json_real(p->gc_cost_steal_ns));
+        if (p->has_gc_cost_worker)
+            json_object_set_new(gc, "worker", json_real(p->gc_cost_worker_ns));
         json_object_set_new(doc, "gc_cost_ns", gc);
     }
     if (p->has_gc_steals)

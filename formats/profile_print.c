@@ -225,11 +225,12 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
                 "not calibrated (a hand-written profile?): run gcscale calibrate on the machine");
         return;
     }
-    const char *cols[] = {"object_ns", "pointer_ns", "steal_ns"};
-    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 3, cols);
+    const char *cols[] = {"object_ns", "pointer_ns", "steal_ns", "worker_ns"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 4, cols);
     gcs_table_add_num(t, p->gc_cost_object_ns, 2);
     gcs_table_add_num(t, p->gc_cost_pointer_ns, 2);
     gcs_table_add_num(t, p->gc_cost_steal_ns, 2);
+    gcs_table_add_num(t, p->has_gc_cost_worker ? p->gc_cost_worker_ns : NAN, 2); /* NaN: not in the profile */
     emit_table(t, title, fp, fmt);
     if (p->has_gc_steals)
         fprintf(fp, fmt == GCS_FORMAT_CSV ? "# steals = (P - 1) * (%.4g * ln(T1 ns) + %.4g)\n\n"

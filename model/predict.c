@@ -327,7 +327,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
      * busy time a steal adds on a cache-resident tree (calibrate/gccost.c),
      * where every line a thief re-reads is such a line.  Only the share
      * from memory is extra misses (docs/model.md, "Resident lines"). */
-    if (opts->steal_work_ns > 0)
+    if (opts->steal_work_ns > 0 || opts->worker_work_ns > 0)
         extra_misses *= 1 - _gcs_serial_residency(heap, opts);
     double q_p = q1 + extra_misses;
     gcs_contention c, serial;
@@ -374,6 +374,14 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     if (threads > 1 && opts->steal_work_ns > 0)
         out->steal_work_ns = fmin(_gcs_model_fitted_steals(prof, heap, threads, steals, opts), collector_steals) *
                              opts->steal_work_ns / threads;
+    /* And what each worker beyond the first adds whatever it steals (its
+     * cold start on the work it is handed: on the steal heap of a 2-vCPU
+     * guest 11-19 us, the same with 1 steal or 21; docs/model.md, "Steal
+     * work: per worker and per steal"). */
+    if (threads > 1 && opts->worker_work_ns > 0) {
+        out->worker_work_ns = (threads - 1.0) * opts->worker_work_ns / threads;
+        out->steal_work_ns += out->worker_work_ns;
+    }
     /* Mark-table lines passing between the workers' private caches: where a
      * worker marks an object whose table line the other last wrote, the
      * line moves.  The count is the steal simulation's, which follows who

@@ -230,10 +230,15 @@ void gcs_model_opts_v2_costs(gcs_model_opts *opts, const gcs_profile *prof, gcs_
     src->dependent = opts->dependent_load ? "dependent_load_ns" : "llc_hit_ns and M1";
     opts->cost_sequential_ns = prof->has_gc_stream_line ? prof->gc_stream_line_ns : NAN;
     src->sequential = prof->has_gc_stream_line ? "gc_stream_line_ns" : "nominal";
-    /* The busy time a steal adds: what calibrate measured for it, on a
-     * cache-resident tree marked by two workers (calibrate/gccost.c). */
+    /* The busy time a steal adds, and one more worker: what calibrate
+     * measured for them, on a cache-resident tree marked by one worker and
+     * by P (calibrate/gccost.c, stealfit.c).  A profile without the worker
+     * cost measured the steal cost as growth over steals, both in one. */
     opts->steal_work_ns = prof->gc_cost_steal_ns > 0 ? prof->gc_cost_steal_ns : 0;
-    src->steal_work = opts->steal_work_ns > 0 ? "gc_cost_ns.steal" : NULL;
+    opts->worker_work_ns = prof->has_gc_cost_worker && prof->gc_cost_worker_ns > 0 ? prof->gc_cost_worker_ns : 0;
+    src->steal_work = prof->has_gc_cost_worker ? "gc_cost_ns.steal and .worker"
+                      : opts->steal_work_ns > 0 ? "gc_cost_ns.steal"
+                                                : NULL;
     opts->service_bandwidth = prof->bandwidth_gbs != NULL;
     opts->parallelism_bound = 1;
     opts->reuse_bound = 1;

@@ -27,13 +27,27 @@ static void test_costs_are_fitted_and_positive(void **state)
     assert_true(p->gc_cost_object_ns > 0 && p->gc_cost_object_ns < 1000);
     assert_true(p->gc_cost_pointer_ns > 0 && p->gc_cost_pointer_ns < 1000);
     assert_true(p->gc_cost_steal_ns >= 0 && isfinite(p->gc_cost_steal_ns));
-    /* The steal cost is the median of six pairs of marks at P = 1 and 2,
-     * each kept with its steals (none with one CPU). */
+    /* The steal and worker costs are fitted to six pairs of marks at P = 1
+     * and 2 (and six at P = 1 and the largest P, up to 8, where there are
+     * more CPUs), each kept with its steals (none with one CPU). */
     json_t *samples = json_object_get(details, "steal_samples");
     assert_true(json_is_array(samples));
-    if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
-        assert_int_equal(json_array_size(samples), 6);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus >= 2) {
+        assert_int_equal(json_array_size(samples), cpus > 2 ? 12 : 6);
+        assert_int_equal(p->has_gc_cost_worker, 1);
+        assert_true(p->gc_cost_worker_ns >= 0 && isfinite(p->gc_cost_worker_ns));
+        json_t *fit = json_object_get(details, "steal_cost_fit");
+        /* the fit takes the pairs whose thieves stole: an extra worker that
+         * never marked says nothing about what one adds */
+        json_int_t fitted = json_integer_value(json_object_get(fit, "samples"));
+        size_t stole = 0, k;
+        json_t *smp;
+        json_array_foreach(samples, k, smp) stole += json_real_value(json_object_get(smp, "steals")) > 0;
+        assert_int_equal(fitted, (json_int_t)stole);
+        assert_true(json_real_value(json_object_get(fit, "worker_ns")) == p->gc_cost_worker_ns);
         json_t *s0 = json_array_get(samples, 0);
+        assert_int_equal(json_integer_value(json_object_get(s0, "threads")), 2);
         double steals = json_real_value(json_object_get(s0, "steals"));
         double searches = json_real_value(json_object_get(s0, "searches"));
         assert_true(steals >= 0 && json_real_value(json_object_get(s0, "t1_two_ns")) > 0);
@@ -43,6 +57,7 @@ static void test_costs_are_fitted_and_positive(void **state)
         assert_non_null(json_object_get(fit0, "searches_median"));
     } else {
         assert_int_equal(json_array_size(samples), 0);
+        assert_int_equal(p->has_gc_cost_worker, 0);
     }
     /* Every load point is reported with its fitted value and residual. */
     json_t *points = json_object_get(details, "points");
@@ -91,55 +106,125 @@ static void test_costs_are_fitted_and_positive(void **state)
     gcs_profile_free(p);
 }
 
-/* The steal cost's samples (t1_two - t1_one) / steals, by hand: a range that
- * reaches 0 stores 0 and says so, a range wider than the median keeps it,
- * both unreliable; a narrow one only gets its interval. */
-static json_t *steal_details(const double est[6], const double steals[6])
+/* The steal samples' fit (stealfit.c) on samples made by hand: growth =
+ * (P - 1) worker + steals x steal, plus a deterministic jitter of +-j ns. */
+static void make_samples(int n, const int *threads, const double *steals, double worker, double steal, double j,
+                         double *x1, double *growth)
 {
-    json_t *samples = json_array();
-    for (int k = 0; k < 6; k++)
-        json_array_append_new(samples, json_pack("{s:f, s:f, s:f}", "t1_one_ns", 1e5, "t1_two_ns",
-                                                 1e5 + est[k] * steals[k], "steals", steals[k]));
-    return json_pack("{s:o}", "steal_samples", samples);
+    for (int i = 0; i < n; i++) {
+        x1[i] = threads[i] - 1;
+        growth[i] = x1[i] * worker + steals[i] * steal + (i % 2 ? j : -j) * (i % 3 ? 1 : 0.5);
+    }
 }
 
-static void test_steal_cost_interval(void **state)
+static void test_steal_fit(void **state)
 {
     (void)state;
-    static const double steals[6] = {10, 20, 40, 5, 0, 30}; /* one pair without steals */
-    static const double narrow[6] = {900, 1000, 1100, 950, 0, 1050};
-    static const double wide[6] = {300, 2000, 900, 1000, 0, 1800};
-    static const double zero[6] = {-200, 300, 100, 400, 0, 250};
-    struct { const double *est; double value, want; const char *reason; } cases[] = {
-        {narrow, 1000, 1000, NULL},
-        {wide, 1000, 1000, "wider than the value"},
-        {zero, 250, 0, "reaches 0"},
-    };
-    for (int c = 0; c < 3; c++) {
-        gcs_profile *p = gcs_profile_new(1);
-        p->has_gc_cost = 1;
-        p->gc_cost_steal_ns = cases[c].value;
-        json_t *details = steal_details(cases[c].est, steals), *cal = json_object(), *warnings = json_array();
-        _gcs_calibrate_steal_cost_uncertainty(p, details, cal, warnings);
-        assert_true(p->gc_cost_steal_ns == cases[c].want);
-        gcs_profile_uncertainty u;
-        gcs_profile_get_uncertainty(p, "gc_cost_ns.steal", &u);
-        assert_int_equal(u.n, 5);
-        assert_true(fabs(u.ci95_lo - (c == 0 ? 900 : c == 1 ? 300 : -200)) < 1e-6);
-        const char *why = gcs_profile_unreliable(p, "gc_cost_ns.steal");
-        if (cases[c].reason) {
-            assert_non_null(why);
-            assert_non_null(strstr(why, cases[c].reason));
-            assert_int_equal(json_array_size(warnings), 1);
-        } else {
-            assert_null(why);
-            assert_int_equal(json_array_size(warnings), 0);
-        }
-        json_decref(details);
-        json_decref(cal);
-        json_decref(warnings);
+    static const int two[6] = {2, 2, 2, 2, 2, 2}, mixed[12] = {2, 8, 2, 8, 2, 8, 2, 8, 2, 8, 2, 8};
+    static const double steals[6] = {12, 1, 21, 3, 5, 17};
+    static const double wide_steals[12] = {5, 120, 12, 260, 8, 90, 20, 180, 3, 300, 15, 150};
+    double x1[12], y[12];
+    gcs_steal_fit f;
+
+    /* The 2-vCPU guest's case: the growth does not follow the steals, so
+     * the per-steal cost is 0 and the growth is the worker's. */
+    make_samples(6, two, steals, 15000, 0, 1500, x1, y);
+    _gcs_calibrate_steal_fit(6, x1, steals, y, &f);
+    assert_int_equal(f.steal_resolved, 0);
+    assert_true(f.steal_ns == 0);
+    assert_true(fabs(f.worker_ns - 15000) < 800 && f.worker_se > 0);
+    assert_non_null(strstr(f.note, "not told from 0"));
+
+    /* A growth that follows the steals at P = 2 is split in two. */
+    make_samples(6, two, steals, 10000, 800, 200, x1, y);
+    _gcs_calibrate_steal_fit(6, x1, steals, y, &f);
+    assert_int_equal(f.steal_resolved, 1);
+    assert_true(fabs(f.steal_ns - 800) < 60 && fabs(f.worker_ns - 10000) < 800);
+    assert_string_equal(f.note, "measured");
+
+    /* Two P: both costs recovered, exactly without jitter. */
+    make_samples(12, mixed, wide_steals, 5000, 300, 0, x1, y);
+    _gcs_calibrate_steal_fit(12, x1, wide_steals, y, &f);
+    assert_int_equal(f.steal_resolved, 1);
+    assert_true(fabs(f.steal_ns - 300) < 1e-6 && fabs(f.worker_ns - 5000) < 1e-6);
+
+    /* The same steals in every sample at one P: the two are not told
+     * apart, and the growth is the worker's. */
+    static const double same[6] = {10, 10, 10, 10, 10, 10};
+    make_samples(6, two, same, 4000, 700, 100, x1, y);
+    _gcs_calibrate_steal_fit(6, x1, same, y, &f);
+    assert_true(f.steal_ns == 0 && f.worker_ns > 10000);
+    assert_non_null(strstr(f.note, "not identifiable"));
+
+    /* A clear slope with a negative worker part: the steals alone. */
+    static const double many[6] = {10, 40, 20, 30, 15, 35};
+    make_samples(6, two, many, -2000, 500, 50, x1, y);
+    _gcs_calibrate_steal_fit(6, x1, many, y, &f);
+    assert_int_equal(f.steal_resolved, 1);
+    assert_true(f.worker_ns == 0 && f.steal_ns > 400 && f.steal_ns < 500);
+    assert_non_null(strstr(f.note, "negative"));
+
+    /* No growth that can be positive: both 0, never below. */
+    make_samples(6, two, steals, -3000, 0, 100, x1, y);
+    _gcs_calibrate_steal_fit(6, x1, steals, y, &f);
+    assert_true(f.steal_ns == 0 && f.worker_ns == 0);
+
+    /* No samples (one CPU): zeros, said so. */
+    _gcs_calibrate_steal_fit(0, x1, steals, y, &f);
+    assert_true(f.steal_ns == 0 && f.worker_ns == 0 && f.n == 0);
+
+    /* Into the profile's uncertainty: the estimate +- t se, clipped at 0;
+     * an unresolved per-steal cost keeps its interval (reaching 0) and is
+     * not marked unreliable. */
+    make_samples(6, two, steals, 15000, 0, 1500, x1, y);
+    _gcs_calibrate_steal_fit(6, x1, steals, y, &f);
+    gcs_profile *p = gcs_profile_new(1);
+    p->has_gc_cost = 1;
+    p->has_gc_cost_worker = 1;
+    p->gc_cost_worker_ns = f.worker_ns;
+    json_t *details = json_pack("{s:o}", "steal_cost_fit", _gcs_calibrate_steal_fit_json(&f));
+    _gcs_calibrate_steal_cost_uncertainty(p, details);
+    gcs_profile_uncertainty u;
+    assert_int_equal(gcs_profile_get_uncertainty(p, "gc_cost_ns.worker", &u), 1);
+    assert_true(u.ci95_lo < f.worker_ns && u.ci95_hi > f.worker_ns && u.n == 6 && u.std_error > 0);
+    assert_int_equal(gcs_profile_get_uncertainty(p, "gc_cost_ns.steal", &u), 1);
+    assert_true(u.ci95_lo == 0 && u.ci95_hi > 0);
+    assert_null(gcs_profile_unreliable(p, "gc_cost_ns.steal"));
+    json_decref(details);
+    gcs_profile_free(p);
+}
+
+/* --key gc_cost_ns.worker (_gcs_calibrate_steal_cost): both costs measured
+ * again into a profile, its other marker costs kept, the old steal cost's
+ * unreliable mark dropped; the collector gone afterwards. */
+static void test_steal_cost_key(void **state)
+{
+    (void)state;
+    gcs_profile *p = gcs_profile_new(1);
+    p->has_gc_cost = 1;
+    p->gc_cost_object_ns = 0.25;
+    p->gc_cost_pointer_ns = 3;
+    p->gc_cost_steal_ns = 2400;
+    gcs_profile_set_unreliable(p, "gc_cost_ns.steal", "an older calibration's range");
+    gcs_err err = {{0}};
+    json_t *details = NULL;
+    int rc = _gcs_calibrate_steal_cost(1, p, &details, &err);
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err.msg, "two CPUs"));
         gcs_profile_free(p);
+        return;
     }
+    assert_int_equal(rc, 0);
+    assert_true(p->gc_cost_object_ns == 0.25 && p->gc_cost_pointer_ns == 3);
+    assert_int_equal(p->has_gc_cost_worker, 1);
+    assert_true(p->gc_cost_worker_ns >= 0 && p->gc_cost_steal_ns >= 0);
+    assert_null(gcs_profile_unreliable(p, "gc_cost_ns.steal"));
+    assert_true(json_array_size(json_object_get(details, "steal_samples")) >= 6);
+    assert_non_null(json_object_get(details, "steal_cost_fit"));
+    assert_false(gcs_gc_is_initialized());
+    json_decref(details);
+    gcs_profile_free(p);
 }
 
 /* The slope of the class costs: exact on a line, refused on one abscissa. */
@@ -371,7 +456,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_costs_are_fitted_and_positive),
-        cmocka_unit_test(test_steal_cost_interval),
+        cmocka_unit_test(test_steal_fit),
+        cmocka_unit_test(test_steal_cost_key),
         cmocka_unit_test(test_class_slope),
         cmocka_unit_test(test_null_switch_heap_counts),
         cmocka_unit_test(test_refuses_when_a_collector_runs),

@@ -157,6 +157,8 @@ static const bad_case bad_cases[] = {
     {"bandwidth_gbs.0", "-3", "bandwidth_gbs[0]: negative value -3"},
     {"bandwidth_gbs.1", "5e9", "bandwidth_gbs[1]: 5e+09 GB/s is not plausible"},
     {"gc_cost_ns.steal", "-1", "gc_cost_ns.steal: negative value -1"},
+    {"gc_cost_ns.worker", "-1", "gc_cost_ns.worker: negative value -1"},
+    {"gc_cost_ns.worker", "\"warm\"", "gc_cost_ns.worker: expected a number, found a string"},
     {"gc_cost_ns.pointer", NULL, "gc_cost_ns.pointer: required key is missing"},
     {"gc_cost_ns", "[1, 2, 3]", "gc_cost_ns: expected an object"},
     {"gc_miss_overlap", "0.5", "gc_miss_overlap: expected a number of misses in flight in [1, 4096]"},
@@ -491,6 +493,8 @@ static void test_round_trip(void **state)
     p->has_gc_cost = 1;
     p->gc_cost_object_ns = 2.5;
     p->gc_cost_steal_ns = 1000;
+    p->has_gc_cost_worker = 1;
+    p->gc_cost_worker_ns = 15000.5;
     snprintf(p->counters_source, sizeof p->counters_source, "none");
     snprintf(p->counters_reason, sizeof p->counters_reason, "perf_event_paranoid is 4");
     p->extra = json_pack("{s:s, s:[i,i]}", "sweep", "kept", "points", 1, 2);
@@ -528,6 +532,7 @@ static void test_round_trip(void **state)
     assert_int_equal(q->has_gc_cost, 1);
     assert_true(q->gc_cost_object_ns == 2.5 && q->gc_cost_pointer_ns == 0 &&
                 q->gc_cost_steal_ns == 1000);
+    assert_true(q->has_gc_cost_worker == 1 && q->gc_cost_worker_ns == 15000.5);
     assert_string_equal(q->counters_reason, "perf_event_paranoid is 4");
     assert_true(json_equal(q->extra, p->extra));
 

@@ -138,7 +138,29 @@ static void test_steal_work_priced(void **state)
     assert_true(f.r.steal_work_ns == 0);
     gcs_model_opts base;
     gcs_model_opts_init(&base);
-    assert_true(base.steal_work_ns == 0);
+    assert_true(base.steal_work_ns == 0 && base.worker_work_ns == 0);
+
+    /* A profile with the worker cost (calibrate since 2026-11-29): P - 1
+     * workers' worth of it on top, spread over the P; the stack still adds
+     * up; none at P = 1. */
+    f.p->has_gc_cost_worker = 1;
+    f.p->gc_cost_worker_ns = 12000;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_true(f.o.worker_work_ns == 12000);
+    assert_string_equal(f.src.steal_work, "gc_cost_ns.steal and .worker");
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 4, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.worker_work_ns, 3 * 12000.0 / 4, 1e-12);
+    assert_close(f.r.steal_work_ns, want + 3 * 12000.0 / 4, 1e-9);
+    assert_close(f.r.speedup + f.r.lost_extra_work + f.r.lost_contention + f.r.lost_span + f.r.lost_wake +
+                     f.r.lost_search + f.r.lost_tail,
+                 4, 1e-9);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_true(f.r.steal_work_ns == 0 && f.r.worker_work_ns == 0);
+    /* a per-steal cost of 0 (not told from 0) leaves the worker's */
+    f.p->gc_cost_steal_ns = 0;
+    opts_v2(&f.o, f.p, &f.src);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 2, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.steal_work_ns, 12000.0 / 2, 1e-12);
     gcs_profile_free(f.p);
 }
 

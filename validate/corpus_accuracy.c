@@ -109,7 +109,7 @@ static void entry_opts(const gcs_profile *prof, const gcs_corpus_accuracy_opts *
         /* As gcscale predict: the term needs the profile's transfer cost. */
         mo->sharing = io->shared_lines = o->shared_lines && prof->has_gc_line_transfer;
         if (o->no_steal_work)
-            mo->steal_work_ns = 0;
+            mo->steal_work_ns = mo->worker_work_ns = 0;
         /* at most this many P; eval_heap lowers it to the heap's points */
         if (steals_simulated(o, prof, io->predictor))
             io->steal_sim_threads = GCS_MODEL_SIM_MAX_THREADS;

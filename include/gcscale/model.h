@@ -236,6 +236,12 @@ typedef struct gcs_model_opts {
      * profile's gc_cost_ns.steal (gcs_model_opts_v2_costs); 0, the default
      * and the base model's, leaves the term out. */
     double steal_work_ns;
+    /* The busy time one more worker adds whatever it steals, ns: (P - 1)
+     * of them in the summed busy time, in the same term.  model v2 sets it
+     * to the profile's gc_cost_ns.worker where the profile has one (whose
+     * steal cost is then the per-steal part alone, calibrate/stealfit.c);
+     * 0 leaves it out. */
+    double worker_work_ns;
     /* Beyond the paper, the heap's parallelism bounds who queues and who
      * steals (model v2; 0, the default and the base model's; docs/model.md
      * "Contention: the fixed point" and "Thieves need spare parallelism"):
@@ -339,10 +345,11 @@ typedef struct gcs_model_result {
      * simulated heap): the simulation's transfers at P times table_fit, and
      * the busy time they add per worker; in the stack's lost_shared_lines. */
     double mark_transfers, mark_transfer_ns;
-    /* The steals' own work (0 with opts.steal_work_ns = 0): per worker,
-     * collector steals x steal_work_ns / P; its part of the stack.
-     * lost_extra_work also holds lost_steal_work. */
-    double steal_work_ns, lost_steal_work;
+    /* The steals' and the extra workers' own work (0 with opts.steal_work_ns
+     * and worker_work_ns 0): per worker, (collector steals x steal_work_ns +
+     * (P - 1) x worker_work_ns) / P; worker_work_ns here is the second part
+     * alone.  lost_extra_work also holds lost_steal_work. */
+    double steal_work_ns, worker_work_ns, lost_steal_work;
     double lost_shared_lines, lost_extra_work;
     int nnodes;
     double rho[GCS_MODEL_MAX_NODES];      /* utilisation of each memory node */

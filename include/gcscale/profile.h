@@ -88,6 +88,14 @@ typedef struct gcs_profile {
     /* Marker costs, filled by calibrate once the collector exists. */
     int has_gc_cost;
     double gc_cost_object_ns, gc_cost_pointer_ns, gc_cost_steal_ns;
+    /* What one more worker adds to the summed busy time whatever it steals
+     * ("gc_cost_ns": {"worker"}).  Calibrate fits it beside the steal cost
+     * (busy growth = (P - 1) worker + steals x steal) since 2026-11-29; a
+     * profile without it has a steal cost measured as growth / steals,
+     * which holds both (docs/model.md, "Steal work: per worker and per
+     * steal"). */
+    int has_gc_cost_worker;
+    double gc_cost_worker_ns;
     /* The collector's steal count fitted by calibrate ("gc_steals": {"a", "b"}):
      * N_S = (P - 1) (a ln(T1 / 1 ns) + b).  Absent: the paper's P ln T1. */
     int has_gc_steals;

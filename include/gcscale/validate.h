@@ -136,7 +136,12 @@ typedef struct gcs_validate_workload {
     gcs_validate_whole_run runs[GCS_VALIDATE_MAX_RUNS];
     int best_fixed;             /* index in runs of the fastest fixed P */
     double adaptive_over_best_pct; /* adaptive mark time / best fixed - 1, % */
-    int adaptive_ok;            /* within the target and not slower than both P = 1 and P = max */
+    /* The whole runs' noise floor: the median over the configurations of
+     * (slowest - fastest) / median of each one's total mark times, %; 0
+     * with one run per configuration. */
+    double noise_pct;
+    int adaptive_ok;            /* within the target, and not slower than both P = 1 and P = max
+                                   by more than the noise floor */
     double speedup_full, speedup_adaptive; /* mark time at P = 1 over P = max, over adaptive */
     char slow_note[600];        /* why the slow predictor did not run, "" if it did */
 } gcs_validate_workload;

@@ -311,7 +311,7 @@ expect_ok "... keeps one run, with the spread of the gc_* constants only" \
 # everything else kept; the record says which key and when.
 expect_exit 2 "--key without --gc-only" "$GCSCALE" calibrate --key gc_resident -o "$TMP/k.json"
 expect_exit 2 "--key of another name" "$GCSCALE" calibrate --gc-only --key gc_cost_ns -o "$TMP/small.json"
-expect_grep "... names the keys it measures" "is none of gc_miss_overlap" "$TMP/err"
+expect_grep "... names the keys it measures" "is none of gc_cost_ns.worker, gc_miss_overlap" "$TMP/err"
 expect_exit 2 "--key with --repeat" "$GCSCALE" calibrate --gc-only --key gc_resident --repeat 2 -o "$TMP/small.json"
 cp "$TMP/small.json" "$TMP/k.json"
 expect_ok "--gc-only --key gc_resident" "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_resident -o "$TMP/k.json"
@@ -379,6 +379,30 @@ expect_ok "... adds the key (or why not) and its record, nothing else moved" \
               and (.[0] | del(.gc_mark_transfer_ns, .calibration.gc_mark_transfer, .calibration.keys_added))
                   == (.[1] | del(.gc_mark_transfer_ns, .calibration.gc_mark_transfer, .calibration.keys_added))' \
     "$TMP/small.json" "$TMP/m.json"
+# gc_cost_ns.worker (2026-11-29): a --gc-only run fits it beside the steal
+# cost; by its key into a profile without it (an older calibration, whose
+# steal cost was growth / steals), both costs and their record alone, the
+# old steal cost's unreliable mark dropped.
+expect_ok "a --gc-only run has the worker cost and the fit behind it" \
+    jq -e '.gc_cost_ns.worker >= 0 and .gc_cost_ns.steal >= 0
+           and .calibration.gc_costs.steal_cost_fit.worker_ns == .gc_cost_ns.worker
+           and (.calibration.gc_costs.steal_samples | length) >= 6' "$TMP/small.json"
+jq 'del(.gc_cost_ns.worker) | .gc_cost_ns.steal = 2400 | .unreliable["gc_cost_ns.steal"] = "an older range"' \
+    "$TMP/small.json" > "$TMP/w.json"
+expect_ok "--gc-only --key gc_cost_ns.worker" \
+    "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_cost_ns.worker -o "$TMP/w.json"
+expect_ok "... both costs, their record and intervals, nothing else moved" \
+    jq -e -s '.[1].calibration.keys_added[-1].key == "gc_cost_ns.worker"
+              and .[1].gc_cost_ns.worker >= 0 and .[1].gc_cost_ns.steal >= 0
+              and .[1].gc_cost_ns.object == .[0].gc_cost_ns.object
+              and (.[1].unreliable // {} | has("gc_cost_ns.steal") | not)
+              and (.[1].calibration.gc_cost_worker.steal_samples | length) >= 6
+              and .[1].calibration.gc_cost_worker.steal_cost_fit.samples
+                  <= (.[1].calibration.gc_cost_worker.steal_samples | length)
+              and (.[0] | del(.gc_cost_ns, .unreliable, .uncertainty, .calibration.keys_added))
+                  == (.[1] | del(.gc_cost_ns, .unreliable, .uncertainty, .calibration.keys_added,
+                                 .calibration.gc_cost_worker))' \
+    "$TMP/small.json" "$TMP/w.json"
 # A profile calibrated on a synthetic topology here has the topology's CPUs:
 # its host is what counts.
 expect_ok "--gc-only onto this host's synthetic-topology profile" "$GCSCALE" calibrate --gc-only --quick --quiet -o "$TMP/p.json"
