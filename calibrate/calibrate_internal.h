@@ -133,6 +133,13 @@ double _gcs_calibrate_resident_work_guess(int quick);
  * details (or why not) under calibration.gc_coord; optional, never fails the
  * calibration.  Its expected seconds on pr (0 with one CPU). */
 void _gcs_calibrate_coord_step(gcs_profile *p, int quick, gcs_progress *pr);
+/* The search law's fit (coord.c) on n samples of x (n x 4: P, P log2 P,
+ * P W(R, P), attempts) and y (summed search, ns): value[] the fitted idle_a,
+ * idle_b, spread round and steal attempt; a cost below 0 is refitted
+ * without (refitted[j] = 1, value[j] its own negative fit, the others from
+ * the fit without it).  For the tests. */
+int _gcs_calibrate_coord_search_fit(int n, const double *x, const double *y, int max_threads, double value[4],
+                                    int refitted[4]);
 double _gcs_calibrate_coord_work(int quick);
 
 /* The marker's per-class costs (classcost.c): gc_class_cost_ns into p from a

@@ -262,6 +262,55 @@ static double keep(gcs_profile *p, const coord_coef *c, int signed_ok, double rm
     return kept;
 }
 
+/* The search law: idle_a, idle_b (only with P >= 3 measured), the spread
+ * round and the steal attempt, by least squares.  A cost of its own that
+ * the fit puts below 0 is kept at 0 (keep), and the other coefficients are
+ * fitted again without its column: they would otherwise keep what the
+ * negative cost made up for (one calibration here fitted the spread round
+ * at -56 us and the idle law at +35 us a worker, where four others found
+ * -0.4..-0.7 us idle beside a 13-31 us spread round; docs/model.md,
+ * "Steal work: per worker and per steal").  The dropped column keeps its
+ * own fit, for the record. */
+static int search_fit(int n, const double *x, const double *y, int max_threads, coord_coef *search, double *rms)
+{
+    int use[COORD_COLS] = {1, max_threads >= 3, 1, 1}, drop[COORD_COLS] = {0};
+    coord_coef dropped[COORD_COLS];
+    int fs = lsq(n, COORD_COLS, x, y, use, search, rms);
+    for (int again = 1; fs == 0 && again;) {
+        again = 0;
+        for (int j = 2; j < COORD_COLS; j++)
+            if (use[j] && search[j].value < 0) {
+                dropped[j] = search[j];
+                drop[j] = 1;
+                use[j] = 0;
+                again = 1;
+            }
+        if (again)
+            fs = lsq(n, COORD_COLS, x, y, use, search, rms);
+    }
+    for (int j = 2; j < COORD_COLS; j++)
+        if (drop[j])
+            search[j] = dropped[j];
+    return fs;
+}
+
+int _gcs_calibrate_coord_search_fit(int n, const double *x, const double *y, int max_threads, double value[4],
+                                    int refitted[4])
+{
+    coord_coef search[COORD_COLS] = {{.name = "idle_a"}, {.name = "idle_b"}, {.name = "spread"}, {.name = "attempt"}};
+    double rms;
+    if (search_fit(n, x, y, max_threads, search, &rms) < 0)
+        return -1;
+    for (int j = 0; j < COORD_COLS; j++) {
+        value[j] = search[j].value;
+        refitted[j] = 0;
+    }
+    /* which costs were dropped: a value below 0 is only ever a dropped one's */
+    for (int j = 2; j < COORD_COLS; j++)
+        refitted[j] = search[j].value < 0;
+    return 0;
+}
+
 static void samples_free(coord_samples *s)
 {
     free(s->wake_x);
@@ -338,8 +387,7 @@ int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json_t **det
         xy[2 * i + 1] = s.tail_x[i];
     int ft = lsq(s.n, 2, xy, s.tail_y, both, tail, &rms_tail);
     free(xy);
-    const int use[COORD_COLS] = {1, max_threads >= 3, 1, 1};
-    int fs = lsq(s.ns, COORD_COLS, s.sx, s.sy, use, search, &rms_search);
+    int fs = search_fit(s.ns, s.sx, s.sy, max_threads, search, &rms_search);
     if (fw < 0 || ft < 0 || fs < 0) {
         gcs_err_set(err, "gc coordination: the least-squares fits failed (%d, %d and %d samples)", s.n, s.n, s.ns);
         goto done;

@@ -11,6 +11,52 @@
 
 #include "gcscale/calibrate.h"
 #include "gcscale/model.h"
+#include "../calibrate/calibrate_internal.h"
+
+/* The search law's fit at P = 2 (two CPUs): samples of a forest (no
+ * spread) and of one-root heaps (W > 0).  A spread that comes out below 0
+ * is dropped and the idle law and the attempt price refitted without it,
+ * so that the idle law does not keep what the negative spread made up for;
+ * a positive one is kept with the others as one fit. */
+static void test_search_fit_refits_without_a_negative_cost(void **state)
+{
+    (void)state;
+    enum { N = 30 };
+    double x[N * 4], y[N];
+    for (int i = 0; i < N; i++) {
+        int forest = i % 3 == 0;
+        double w = forest ? 0 : 1.5, att = 4 + (i * 7) % 23;
+        x[4 * i] = 2;
+        x[4 * i + 1] = 2; /* P log2 P: not used with one P */
+        x[4 * i + 2] = 2 * w;
+        x[4 * i + 3] = att;
+        /* the forest searches longer than the one-root heaps: a negative spread */
+        y[i] = (forest ? 2 * 30000.0 : 2 * 12000.0) + 250 * att + ((i * 13) % 5 - 2) * 100.0;
+    }
+    double v[4];
+    int refit[4];
+    assert_int_equal(_gcs_calibrate_coord_search_fit(N, x, y, 2, v, refit), 0);
+    assert_int_equal(refit[2], 1);
+    assert_true(v[2] < 0);
+    assert_int_equal(refit[3], 0);
+    assert_true(v[1] == 0); /* one P: idle_b not fitted */
+    /* the refit: y on (P, attempts) alone, by the normal equations */
+    double s11 = 0, s12 = 0, s22 = 0, b1 = 0, b2 = 0;
+    for (int i = 0; i < N; i++) {
+        double a = x[4 * i], b = x[4 * i + 3];
+        s11 += a * a, s12 += a * b, s22 += b * b, b1 += a * y[i], b2 += b * y[i];
+    }
+    double det = s11 * s22 - s12 * s12;
+    assert_true(fabs(v[0] - (s22 * b1 - s12 * b2) / det) < 1e-6 * fabs(v[0]));
+    assert_true(fabs(v[3] - (s11 * b2 - s12 * b1) / det) < 1e-6 * fabs(v[3]));
+
+    /* A positive spread: one fit, nothing refitted, the truth recovered. */
+    for (int i = 0; i < N; i++)
+        y[i] = 2 * 500.0 + x[4 * i + 2] * 20000 + 250 * x[4 * i + 3];
+    assert_int_equal(_gcs_calibrate_coord_search_fit(N, x, y, 2, v, refit), 0);
+    assert_true(!refit[2] && !refit[3]);
+    assert_true(fabs(v[0] - 500) < 1e-3 && fabs(v[2] - 20000) < 1e-3 && fabs(v[3] - 250) < 1e-6);
+}
 
 static void test_coord_calibration(void **state)
 {
@@ -68,6 +114,7 @@ int main(void)
         return 0;
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_search_fit_refits_without_a_negative_cost),
         cmocka_unit_test(test_coord_calibration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
