@@ -374,10 +374,11 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     if (threads > 1 && opts->steal_work_ns > 0)
         out->steal_work_ns = fmin(_gcs_model_fitted_steals(prof, heap, threads, steals, opts), collector_steals) *
                              opts->steal_work_ns / threads;
-    /* And what each worker beyond the first adds whatever it steals (its
-     * cold start on the work it is handed: on the steal heap of a 2-vCPU
-     * guest 11-19 us, the same with 1 steal or 21; docs/model.md, "Steal
-     * work: per worker and per steal"). */
+    /* And what each worker beyond the first adds whatever it steals:
+     * calibrate's steal heap grows by 11-19 us at P = 2 on a 2-vCPU guest
+     * with 1 steal or 21 (the cause is not known: the same tree laid out in
+     * preorder grows by a third of that; docs/model.md, "Steal work: per
+     * worker and per steal"). */
     if (threads > 1 && opts->worker_work_ns > 0) {
         out->worker_work_ns = (threads - 1.0) * opts->worker_work_ns / threads;
         out->steal_work_ns += out->worker_work_ns;
