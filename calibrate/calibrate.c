@@ -1096,6 +1096,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     _gcs_calibrate_resident_step(p, quick, c.pr);
     _gcs_calibrate_coord_step(p, quick, c.pr);
     _gcs_calibrate_mark_transfer_step(p, quick, c.pr);
+    _gcs_calibrate_mark_transfer_cached_step(p, quick, c.pr);
     _gcs_calibrate_line_transfer_step(p, quick, c.pr);
     record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
     /* not the marker's: outside the speed probe's span, which times it */
@@ -1158,6 +1159,7 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
     _gcs_calibrate_resident_step(p, quick, pr);
     _gcs_calibrate_coord_step(p, quick, pr);
     _gcs_calibrate_mark_transfer_step(p, quick, pr);
+    _gcs_calibrate_mark_transfer_cached_step(p, quick, pr);
     _gcs_calibrate_line_transfer_step(p, quick, pr);
     record_probe(p, probe_start, probe(), ((double)gcs_now_ns() - probe_t0) / 1e9);
     return gcs_profile_validate(p, err);
@@ -1206,7 +1208,7 @@ static double steal_cost_work(const gcs_profile *p, int quick)
 static double mark_transfer_work(const gcs_profile *p, int quick)
 {
     (void)p;
-    return _gcs_calibrate_mark_transfer_work(quick);
+    return _gcs_calibrate_mark_transfer_work(quick) / 2; /* each of its two heaps' keys */
 }
 
 /* gc_coord.attempts_per_search into a profile whose gc_coord was fitted
@@ -1287,6 +1289,7 @@ static const struct key_step {
     {"gc_coord", coord_step, coord_work},
     {"gc_coord.attempts_per_search", coord_search_step, coord_work},
     {"gc_mark_transfer_ns", _gcs_calibrate_mark_transfer_step, mark_transfer_work},
+    {"gc_mark_transfer_cached_ns", _gcs_calibrate_mark_transfer_cached_step, mark_transfer_work},
     {"gc_line_transfer_ns", _gcs_calibrate_line_transfer_step, _gcs_calibrate_line_transfer_work},
     /* the memory system's, not the collector's: only by its key (not in a
      * --gc-only run, which keeps the memory figures) */
@@ -1313,7 +1316,7 @@ int gcs_calibrate_update_key(gcs_profile *p, const char *key, int quick, gcs_pro
     if (!k) {
         gcs_err_set(err, "calibrate: '%s' is no key a single step measures (gc_cost_ns.worker, gc_miss_overlap, "
                          "gc_stream_line_ns, gc_resident, gc_coord, gc_coord.attempts_per_search, "
-                         "gc_mark_transfer_ns, gc_line_transfer_ns, dependent_load_ns)", key);
+                         "gc_mark_transfer_ns, gc_mark_transfer_cached_ns, gc_line_transfer_ns, dependent_load_ns)", key);
         return -1;
     }
     k->step(p, quick, pr);

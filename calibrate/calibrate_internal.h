@@ -169,8 +169,11 @@ int _gcs_calibrate_class_slope(int n, const double *x, const double *y, double *
  * the profile exists, taken as two CPUs). */
 void _gcs_calibrate_line_transfer_step(gcs_profile *p, int quick, gcs_progress *pr);
 /* gc_mark_transfer_ns (marktable.c): a mark-table line passing between two
- * workers, over the steal simulation's count; after gc_coord. */
+ * workers, over the steal simulation's count; after gc_coord.  The cached
+ * step: gc_mark_transfer_cached_ns, the same on a heap the private cache
+ * holds whole; after the first (each half of the work below). */
 void _gcs_calibrate_mark_transfer_step(gcs_profile *p, int quick, gcs_progress *pr);
+void _gcs_calibrate_mark_transfer_cached_step(gcs_profile *p, int quick, gcs_progress *pr);
 double _gcs_calibrate_mark_transfer_work(int quick);
 double _gcs_calibrate_line_transfer_work(const gcs_profile *p, int quick);
 /* The dependent-load step (dependent.c), after the line-transfer step:

@@ -95,6 +95,8 @@ static int profile_constants(const gcs_profile *p, constant *out, int max)
         add(out, &n, max, "gc_line_transfer_ns", p->gc_line_transfer_ns);
     if (p->has_gc_mark_transfer)
         add(out, &n, max, "gc_mark_transfer_ns", p->gc_mark_transfer_ns);
+    if (p->has_gc_mark_transfer_cached)
+        add(out, &n, max, "gc_mark_transfer_cached_ns", p->gc_mark_transfer_cached_ns);
     if (p->has_gc_coord) {
         add(out, &n, max, "gc_coord.wake_ns.a", p->coord.wake_a);
         add(out, &n, max, "gc_coord.tail_ns.a", p->coord.tail_a);

@@ -79,6 +79,7 @@ static void print_help(FILE *fp)
             "                      gc_stream_line_ns, gc_resident, gc_coord,\n"
             "                      gc_coord.attempts_per_search (that ratio alone,\n"
             "                      the laws kept), gc_mark_transfer_ns,\n"
+            "                      gc_mark_transfer_cached_ns,\n"
             "                      gc_line_transfer_ns or\n"
             "                      dependent_load_ns, the last not the collector's: a\n"
             "                      chase on 4 KiB pages) into the profile, on its own\n"
@@ -344,7 +345,7 @@ int cmd_calibrate(int argc, char **argv)
     if (key && gcs_calibrate_update_key_work(NULL, key, 0) < 0)
         cli_usage_error(cmd, "--key: '%s' is none of gc_cost_ns.worker, gc_miss_overlap, gc_stream_line_ns, "
                              "gc_resident, gc_coord, "
-                             "gc_coord.attempts_per_search, gc_mark_transfer_ns, gc_line_transfer_ns, "
+                             "gc_coord.attempts_per_search, gc_mark_transfer_ns, gc_mark_transfer_cached_ns, gc_line_transfer_ns, "
                              "dependent_load_ns", key);
     /* A malformed description is bad input: say so before measuring. */
     if (!gc_only) {

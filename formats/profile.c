@@ -36,7 +36,7 @@
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
     "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord",
-    "gc_line_transfer_ns", "gc_mark_transfer_ns", "gc_stream_line_ns", "gc_resident", "dependent_load_ns", "counters",
+    "gc_line_transfer_ns", "gc_mark_transfer_ns", "gc_mark_transfer_cached_ns", "gc_stream_line_ns", "gc_resident", "dependent_load_ns", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -819,6 +819,12 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
             return -1;
         p->has_gc_mark_transfer = 1;
     }
+    json_t *mark_cached = json_object_get(doc, "gc_mark_transfer_cached_ns");
+    if (mark_cached && !json_is_null(mark_cached)) {
+        if (number_value(mark_cached, "gc_mark_transfer_cached_ns", &p->gc_mark_transfer_cached_ns, err) < 0)
+            return -1;
+        p->has_gc_mark_transfer_cached = 1;
+    }
 
     if (parse_dependent_load(json_object_get(doc, "dependent_load_ns"), p, err) < 0)
         return -1;
@@ -1339,6 +1345,9 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
     if (p->has_gc_mark_transfer &&
         check_value(p->gc_mark_transfer_ns, "gc_mark_transfer_ns", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0)
         return -1;
+    if (p->has_gc_mark_transfer_cached &&
+        check_value(p->gc_mark_transfer_cached_ns, "gc_mark_transfer_cached_ns", 1, PLAUSIBLE_NS_MAX, "ns", err) < 0)
+        return -1;
     if (p->ndependent_load && check_dependent_load(p->dependent_load_bytes, p->dependent_load_ns,
                                                    p->ndependent_load, err) < 0)
         return -1;
@@ -1504,6 +1513,8 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
         json_object_set_new(doc, "gc_line_transfer_ns", json_real(p->gc_line_transfer_ns));
     if (p->has_gc_mark_transfer)
         json_object_set_new(doc, "gc_mark_transfer_ns", json_real(p->gc_mark_transfer_ns));
+    if (p->has_gc_mark_transfer_cached)
+        json_object_set_new(doc, "gc_mark_transfer_cached_ns", json_real(p->gc_mark_transfer_cached_ns));
     if (p->ndependent_load) {
         json_t *sizes = json_array(), *lat = json_array();
         for (int i = 0; i < p->ndependent_load; i++) {

@@ -256,6 +256,9 @@ static void print_gc_cost(const gcs_profile *p, FILE *fp, gcs_format fmt)
     if (p->has_gc_mark_transfer)
         fprintf(fp, "%sa mark-table line passing between workers: %.3g ns of busy time (gc_mark_transfer_ns)\n\n",
                 fmt == GCS_FORMAT_CSV ? "# " : "", p->gc_mark_transfer_ns);
+    if (p->has_gc_mark_transfer_cached)
+        fprintf(fp, "%s... where the whole heap fits the private caches: %.3g ns (gc_mark_transfer_cached_ns)\n\n",
+                fmt == GCS_FORMAT_CSV ? "# " : "", p->gc_mark_transfer_cached_ns);
 }
 
 static void print_counters(const gcs_profile *p, FILE *fp, gcs_format fmt)

@@ -527,12 +527,13 @@ int _gcs_inspect_heap_bench(const gcs_snapshot *g, const gcs_profile *prof, cons
         }
     }
     free(c.node_lines);
-    h->table_fit = 0;
+    h->table_fit = h->heap_fit = 0;
     if (out->predictor == GCS_INSPECT_SLOW && out->geom.private_levels > 0 && out->rw_lines > 0) {
         double acc = (double)(out->accesses[GCS_ACCESS_READ] + out->accesses[GCS_ACCESS_RW]);
         double cache = (double)out->geom.level[out->geom.private_levels - 1].size_bytes;
         double share = acc > 0 ? (double)out->accesses[GCS_ACCESS_RW] / acc : 0;
         h->table_fit = fmin(1, cache * share / ((double)out->rw_lines * 64));
+        h->heap_fit = h->live_bytes > 0 ? fmin(1, cache / (double)h->live_bytes) : 0;
     }
     if (opts->steal_sim_threads >= 2 && _gcs_inspect_steals(g, prof, opts->steal_sim_threads, h, err) < 0)
         return -1;
@@ -590,6 +591,7 @@ json_t *gcs_inspect_result_to_json(const gcs_inspect_result *r)
         json_object_set_new(j, "null_fields", json_integer((json_int_t)h->null_fields));
         json_object_set_new(j, "dependent_steps", json_integer((json_int_t)h->dependent_steps));
         json_object_set_new(j, "table_fit", json_real(h->table_fit));
+        json_object_set_new(j, "heap_fit", json_real(h->heap_fit));
         json_object_set_new(j, "null_switches", json_integer((json_int_t)h->null_switches));
     }
     if (j && r->predictor == GCS_INSPECT_SLOW) {

@@ -108,8 +108,8 @@ int gcs_model_check(const gcs_profile *prof, const gcs_model_heap *heap, gcs_err
             gcs_err_set(err, "heap: dependent misses must be between 0 and the misses no stream covers");
             return -1;
         }
-    if (!(heap->table_fit >= 0 && heap->table_fit <= 1)) {
-        gcs_err_set(err, "heap: the table's fit in the private caches must be between 0 and 1");
+    if (!(heap->table_fit >= 0 && heap->table_fit <= 1) || !(heap->heap_fit >= 0 && heap->heap_fit <= 1)) {
+        gcs_err_set(err, "heap: the table's and the heap's fit in the private caches must be between 0 and 1");
         return -1;
     }
     if (heap->dependent_steps > heap->chain_steps) {
@@ -289,6 +289,25 @@ static double without_rounding(double part, int threads)
     return fabs(part) < 1e-9 * threads ? 0 : part;
 }
 
+/* What one simulated mark-table transfer adds to the busy time on this
+ * heap.  calibrate prices it on two random graphs (calibrate/marktable.c):
+ * one of four times the private cache (heap_fit 0.25), where a transfer
+ * overlaps the mark's misses, and, where the profile has it, one of half
+ * the private cache (heap_fit 1), where nothing else is in flight and a
+ * transfer cost 2-3 times as much on the Intel VM.  Between the two the
+ * price goes linearly with the heap's fit; below the first it is the
+ * first's (docs/model.md, "Mark-table lines where the heap fits"). */
+#define MARK_TRANSFER_BIG_FIT 0.25 /* marktable.c's table_objects: 2 granules an object, table a quarter */
+
+static double mark_transfer_price(const gcs_profile *prof, const gcs_model_heap *heap)
+{
+    double big = prof->gc_mark_transfer_ns;
+    if (!prof->has_gc_mark_transfer_cached || !(heap->heap_fit > MARK_TRANSFER_BIG_FIT))
+        return big;
+    double w = fmin(1, (heap->heap_fit - MARK_TRANSFER_BIG_FIT) / (1 - MARK_TRANSFER_BIG_FIT));
+    return big + w * (prof->gc_mark_transfer_cached_ns - big);
+}
+
 int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int threads,
                       const gcs_model_opts *opts, gcs_model_result *out, gcs_err *err)
 {
@@ -394,7 +413,7 @@ int gcs_model_predict(const gcs_profile *prof, const gcs_model_heap *heap, int t
     if (threads > 1 && opts->mark_transfers && !opts->sharing && prof->has_gc_mark_transfer &&
         heap->steals_simulated >= threads && heap->table_fit > 0) {
         out->mark_transfers = heap->sim_transfers[threads] * heap->table_fit;
-        out->mark_transfer_ns = out->mark_transfers * prof->gc_mark_transfer_ns / threads;
+        out->mark_transfer_ns = out->mark_transfers * mark_transfer_price(prof, heap) / threads;
     }
     /* per worker on top of the busy time: coordination, shared lines, steal work */
     double extra_busy = out->shared_ns + out->mark_transfer_ns + out->steal_work_ns;

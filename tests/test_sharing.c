@@ -402,6 +402,61 @@ static void test_mark_transfers_priced(void **state)
     h.table_fit = 1.5;
     assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), -1);
     assert_non_null(strstr(err.msg, "fit"));
+    h.table_fit = 0.5;
+    h.heap_fit = -0.1;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), -1);
+    assert_non_null(strstr(err.msg, "fit"));
+    gcs_profile_free(p);
+}
+
+/* gc_mark_transfer_cached_ns (2026-11-29, thirteenth session): read and
+ * written, refused at 0; where the profile has it, a transfer's price goes
+ * linearly with the heap's fit in the private caches from
+ * gc_mark_transfer_ns at calibrate's big heap (fit 0.25) to the cached
+ * price at a heap that fits whole (1); below 0.25, and without the key,
+ * the big heap's. */
+static void test_mark_transfers_cached_price(void **state)
+{
+    (void)state;
+    gcs_profile *p = make_profile(-1);
+    p->nodes[0].mem_bytes = 0;
+    p->has_gc_mark_transfer = 1;
+    p->gc_mark_transfer_ns = 4;
+    p->has_gc_mark_transfer_cached = 1;
+    p->gc_mark_transfer_cached_ns = 10;
+    json_t *doc = gcs_profile_to_json(p);
+    gcs_err err;
+    gcs_profile *q = gcs_profile_from_json(doc, &err);
+    if (!q)
+        fail_msg("%s", err.msg);
+    assert_int_equal(q->has_gc_mark_transfer_cached, 1);
+    assert_close(q->gc_mark_transfer_cached_ns, 10, 0);
+    gcs_profile_free(q);
+    json_object_set_new(doc, "gc_mark_transfer_cached_ns", json_real(0));
+    assert_null(gcs_profile_from_json(doc, &err));
+    assert_non_null(strstr(err.msg, "gc_mark_transfer_cached_ns"));
+    json_decref(doc);
+
+    gcs_model_heap h = test_spare_heap();
+    h.steals_simulated = 2;
+    h.sim_transfers[2] = 1000;
+    h.table_fit = 1;
+    gcs_model_opts o;
+    gcs_model_sources src;
+    gcs_model_opts_init(&o);
+    gcs_model_opts_v2(&o, p, 0, 0, &src);
+    gcs_model_opts_v2_costs(&o, p, &src);
+    static const double fit[] = {0, 0.1, 0.25, 0.625, 1};
+    static const double price[] = {4, 4, 4, 7, 10};
+    gcs_model_result r;
+    for (int i = 0; i < 5; i++) {
+        h.heap_fit = fit[i];
+        assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+        assert_close(r.mark_transfer_ns, 1000 * price[i] / 2, 1e-9);
+    }
+    p->has_gc_mark_transfer_cached = 0;
+    assert_int_equal(gcs_model_predict(p, &h, 2, &o, &r, &err), 0);
+    assert_close(r.mark_transfer_ns, 1000 * 4.0 / 2, 1e-12);
     gcs_profile_free(p);
 }
 
@@ -511,6 +566,7 @@ int main(void)
         cmocka_unit_test(test_steal_level),
         cmocka_unit_test(test_profile_key_round_trip),
         cmocka_unit_test(test_mark_transfers_priced),
+        cmocka_unit_test(test_mark_transfers_cached_price),
         cmocka_unit_test(test_table_fit),
         cmocka_unit_test(test_calibrate_line_transfer),
         cmocka_unit_test(test_calibrate_dependent_load),

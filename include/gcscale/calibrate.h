@@ -145,6 +145,11 @@ GCS_API int gcs_calibrate_coord(int quick, int max_threads, gcs_profile *p, json
  * process. */
 GCS_API int gcs_calibrate_fit_mark_transfer(uint64_t objects, int reps, gcs_profile *p, json_t **details,
                                             gcs_err *err);
+/* The same on a heap of `objects` that fits the private caches whole, into
+ * gc_mark_transfer_cached_ns (docs/model.md, "Mark-table lines where the
+ * heap fits"). */
+GCS_API int gcs_calibrate_fit_mark_transfer_cached(uint64_t objects, int reps, gcs_profile *p, json_t **details,
+                                                   gcs_err *err);
 
 /* Measures what a cache line touched last by another worker costs over one
  * touched by the same worker (gc_line_transfer_ns; docs/model.md "Extra work

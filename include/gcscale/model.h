@@ -101,6 +101,12 @@ typedef struct gcs_model_heap {
      * transfers evict nothing; a table that outgrows the private caches
      * moves this share of them (docs/model.md, "Mark-table lines"). */
     double table_fit;
+    /* The share of the heap's live bytes the same private level holds, 0
+     * to 1 (min(1, its bytes / live bytes); the slow predictor; 0: not
+     * counted): where the whole heap fits, a mark-table transfer has no
+     * miss to hide behind and is priced at gc_mark_transfer_cached_ns
+     * (docs/model.md, "Mark-table lines where the heap fits"). */
+    double heap_fit;
     uint64_t roots;           /* root entries the mark starts from (0: unknown, taken as 1) */
     /* The marker's classes of step (model v2, docs/model.md "Serial work"),
      * counted by the slow predictor's replay (the fast one leaves them 0, and

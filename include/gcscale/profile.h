@@ -168,6 +168,14 @@ typedef struct gcs_profile {
      * model v2 prices no mark-table transfers. */
     int has_gc_mark_transfer;
     double gc_mark_transfer_ns;
+    /* The same where the whole heap fits one worker's private caches (ns;
+     * optional key "gc_mark_transfer_cached_ns", 2026-11-29, thirteenth
+     * session): calibrate's random graph of half the private cache.  There
+     * nothing else is in flight to hide a transfer behind, and it costs two
+     * to three times the price above (docs/model.md, "Mark-table lines where
+     * the heap fits").  Absent: every heap at gc_mark_transfer_ns. */
+    int has_gc_mark_transfer_cached;
+    double gc_mark_transfer_cached_ns;
     /* What a dependent load costs by working set on 4 KiB pages, the
      * collector's (2026-11-28; optional key "dependent_load_ns":
      * {"size_bytes": [...], "ns": [...]}, 1 to GCS_PROFILE_DEPENDENT_MAX

@@ -379,6 +379,26 @@ expect_ok "... adds the key (or why not) and its record, nothing else moved" \
               and (.[0] | del(.gc_mark_transfer_ns, .calibration.gc_mark_transfer, .calibration.keys_added))
                   == (.[1] | del(.gc_mark_transfer_ns, .calibration.gc_mark_transfer, .calibration.keys_added))' \
     "$TMP/small.json" "$TMP/m.json"
+# gc_mark_transfer_cached_ns (2026-11-29, thirteenth session): measured by
+# a --gc-only run or said why not; by its key, that key and its record alone.
+expect_ok "a --gc-only run has the cached heap's transfer price, or says why not" \
+    jq -e '(.gc_mark_transfer_cached_ns > 0
+            and .calibration.gc_mark_transfer_cached.gc_mark_transfer_cached_ns == .gc_mark_transfer_cached_ns
+            and .calibration.gc_mark_transfer_cached.heap_fit == 1)
+           or (.gc_mark_transfer_cached_ns == null and (.calibration.gc_mark_transfer_cached.note | startswith("not")))' \
+    "$TMP/small.json"
+jq 'del(.gc_mark_transfer_cached_ns, .calibration.gc_mark_transfer_cached)' "$TMP/small.json" > "$TMP/mc.json"
+expect_ok "--gc-only --key gc_mark_transfer_cached_ns" \
+    "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_mark_transfer_cached_ns -o "$TMP/mc.json"
+expect_ok "... adds the key (or why not) and its record, nothing else moved" \
+    jq -e -s '.[1].calibration.keys_added[-1].key == "gc_mark_transfer_cached_ns"
+              and (.[1].gc_mark_transfer_cached_ns > 0
+                   or (.[1].calibration.gc_mark_transfer_cached.note | startswith("not")))
+              and (.[0] | del(.gc_mark_transfer_cached_ns, .calibration.gc_mark_transfer_cached,
+                              .calibration.keys_added))
+                  == (.[1] | del(.gc_mark_transfer_cached_ns, .calibration.gc_mark_transfer_cached,
+                                 .calibration.keys_added))' \
+    "$TMP/small.json" "$TMP/mc.json"
 # gc_cost_ns.worker (2026-11-29): a --gc-only run fits it beside the steal
 # cost; by its key into a profile without it (an older calibration, whose
 # steal cost was growth / steals), both costs and their record alone, the
