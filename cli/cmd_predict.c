@@ -623,6 +623,14 @@ int cmd_predict(int argc, char **argv)
                        ir.heap.sim_searches[results[nthreads - 1].threads],
                        ir.heap.sim_transfers[results[nthreads - 1].threads],
                        ir.heap.sim_makespan_ns[1] / ir.heap.sim_makespan_ns[results[nthreads - 1].threads]);
+            if (nthreads > 0 && results[nthreads - 1].mark_transfers > 0)
+                printf("mark-table transfers at P = %d: %.0f (the simulated ones times the table's fit %.2f), "
+                       "%.1f us per worker; the heap's fit in the private caches %.2f%s\n\n",
+                       results[nthreads - 1].threads, results[nthreads - 1].mark_transfers, ir.heap.table_fit,
+                       results[nthreads - 1].mark_transfer_ns / 1e3, ir.heap.heap_fit,
+                       prof->has_gc_mark_transfer_cached
+                           ? " (priced from gc_mark_transfer_ns at 0.25 to gc_mark_transfer_cached_ns at 1)"
+                           : " (priced at gc_mark_transfer_ns)");
             if (nthreads > 0 && sources.steal_work && prof->has_gc_cost_worker)
                 printf("steal work at P = %d: %.0f ns per steal and %.1f us per worker beyond the first (%s), "
                        "%.1f us per worker\n\n",
