@@ -25,8 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <gsl/gsl_cdf.h>
-
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
 #include "gcscale/microbench.h"
@@ -476,32 +474,31 @@ static void steals_uncertainty(gcs_profile *p, json_t *steals, json_t *cal)
 }
 
 /* gc_cost_ns.steal and .worker's intervals from the fit of gccost.c's steal
- * samples (stealfit.c): the estimate +- t(n - 2) standard errors, clipped
- * at 0.  A per-steal cost the samples cannot tell from 0 is 0 by the fit
- * itself and says so in its note; that is a finding about the machine (on
- * a 2-vCPU guest a steal adds too little to show), not a failed
- * measurement, so it is not marked unreliable. */
+ * samples, as stealfit.c computed them (each with its own fit's degrees of
+ * freedom, clipped at 0).  A per-steal cost the samples cannot tell from 0
+ * is 0 by the fit itself and says so in its note; that is a finding about
+ * the machine (on a 2-vCPU guest a steal adds too little to show), not a
+ * failed measurement, so it is not marked unreliable. */
 void _gcs_calibrate_steal_cost_uncertainty(gcs_profile *p, json_t *details)
 {
     json_t *fit = json_object_get(details, "steal_cost_fit");
     int n = (int)json_integer_value(json_object_get(fit, "samples"));
     if (!fit || n < 3)
         return;
-    double t = gsl_cdf_tdist_Pinv(0.975, n - 2);
     static const char *const names[] = {"steal", "worker"};
     for (int i = 0; i < 2; i++) {
-        char key[32], se_key[32];
-        snprintf(key, sizeof key, "%s_ns", names[i]);
-        snprintf(se_key, sizeof se_key, "%s_se", names[i]);
-        json_t *se = json_object_get(fit, se_key);
-        if (!json_is_number(se))
+        char key[32];
+        snprintf(key, sizeof key, "%s_ci95", names[i]);
+        json_t *ci = json_object_get(fit, key);
+        snprintf(key, sizeof key, "%s_se", names[i]);
+        json_t *se = json_object_get(fit, key);
+        if (!json_is_array(ci) || !json_is_number(se))
             continue;
-        double v = json_number_value(json_object_get(fit, key)), e = json_number_value(se);
         gcs_profile_uncertainty u;
         gcs_profile_uncertainty_init(&u);
-        u.std_error = e;
-        u.ci95_lo = fmax(0, v - t * e);
-        u.ci95_hi = v + t * e;
+        u.std_error = json_number_value(se);
+        u.ci95_lo = json_number_value(json_array_get(ci, 0));
+        u.ci95_hi = json_number_value(json_array_get(ci, 1));
         u.n = n;
         snprintf(key, sizeof key, "gc_cost_ns.%s", names[i]);
         gcs_profile_set_uncertainty(p, key, &u);

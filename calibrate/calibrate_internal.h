@@ -44,6 +44,7 @@ int _gcs_calibrate_gc_init(size_t heap_limit, int max_threads, gcs_err *err);
 typedef struct gcs_steal_fit {
     double worker_ns, steal_ns;
     double worker_se, steal_se; /* standard errors; NaN where not estimable */
+    double worker_ci[2], steal_ci[2]; /* 95% intervals with the fit's own degrees of freedom, clipped at 0; NaN: none */
     int n;                      /* samples */
     int steal_resolved;         /* 1: steal_ns is the fit's, its interval clear of 0 */
     const char *note;           /* what steal_ns is, for the details */
@@ -54,8 +55,9 @@ void _gcs_calibrate_steal_fit(int n, const double *extra_workers, const double *
 json_t *_gcs_calibrate_steal_fit_json(const gcs_steal_fit *f);
 
 /* gc_cost_ns.steal and .worker's intervals from the details' steal_cost_fit
- * into p's uncertainty.  Nothing without a fit (one CPU, an older
- * calibration's details). */
+ * (worker_ci95, steal_ci95, as stealfit.c computed them) into p's
+ * uncertainty.  Nothing without a fit (one CPU, an older calibration's
+ * details). */
 void _gcs_calibrate_steal_cost_uncertainty(gcs_profile *p, json_t *details);
 
 /* gc_cost_ns.steal and .worker measured again into p, the other marker

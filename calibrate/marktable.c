@@ -31,6 +31,7 @@
 #include "gcscale/calibrate.h"
 #include "gcscale/gc.h"
 #include "gcscale/inspect.h"
+#include "gcscale/model.h"
 #include "gcscale/snapshot.h"
 #include "calibrate_internal.h"
 
@@ -56,12 +57,13 @@ static double private_cache(const gcs_profile *p)
     return (double)geom.level[geom.private_levels - 1].size_bytes;
 }
 
-/* Objects whose mark table (a byte per granule) takes a quarter of the
- * private cache: well inside it, with the rest for the objects' lines. */
+/* Objects whose heap is 1 / GCS_MODEL_MARK_TRANSFER_HEAP_FIT = four times
+ * the private cache, so that their mark table (a byte per 16-byte granule,
+ * two an object) takes a quarter of it: well inside it, with the rest for
+ * the objects' lines.  The model takes this price at that fit. */
 static uint64_t table_objects(const gcs_profile *p)
 {
-    double granules = OBJECT_BYTES / 16.0;
-    uint64_t n = (uint64_t)(private_cache(p) / 4 / granules);
+    uint64_t n = (uint64_t)(private_cache(p) / GCS_MODEL_MARK_TRANSFER_HEAP_FIT / OBJECT_BYTES);
     return n < MIN_OBJECTS ? MIN_OBJECTS : n;
 }
 
@@ -112,12 +114,12 @@ static int transfer_price(uint64_t objects, int reps, const gcs_profile *p, doub
         goto done;
     }
     *price = (b2 - b1) / transfers;
-    *details = json_pack("{s:s, s:I, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "model",
+    *details = json_pack("{s:s, s:I, s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "model",
                          "median summed busy time at P = 2 - at P = 1, over the simulated mark-table transfers "
                          "at P = 2 times the table's fit in the private caches",
                          "objects", (json_int_t)objects, "reps", reps, "busy_p1_ns", b1, "busy_p2_ns", b2,
                          "transfers", ir.heap.sim_transfers[2], "table_fit", ir.heap.table_fit, "heap_fit",
-                         ir.heap.heap_fit, "private_cache_bytes", private_cache(p), "price_ns", *price);
+                         ir.heap.heap_fit, "private_cache_bytes", private_cache(p));
     rc = 0;
 done:
     gcs_snapshot_free(g);

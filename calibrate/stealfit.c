@@ -21,24 +21,36 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_fit.h>
 
 #include "../common/internal.h"
 #include "calibrate_internal.h"
 
-/* One regressor through the origin: b = sum(xy) / sum(xx), its standard
- * error from the residuals (n - 1 degrees of freedom). */
-static void fit_one(int n, const double *x, const double *y, double *b, double *se)
+/* One regressor through the origin (GSL), its standard error from the
+ * residuals: n - 1 degrees of freedom. */
+static void fit_one(int n, const double *x, const double *y, double *b, double *se, int *dof)
 {
-    double sxx = 0, sxy = 0;
-    for (int i = 0; i < n; i++) {
-        sxx += x[i] * x[i];
-        sxy += x[i] * y[i];
+    double cov, sumsq;
+    *b = 0;
+    *se = NAN;
+    *dof = n - 1;
+    if (n < 1 || gsl_fit_mul(x, 1, y, 1, (size_t)n, b, &cov, &sumsq) != 0 || !isfinite(*b))
+        *b = 0;
+    else if (n > 1)
+        *se = sqrt(cov);
+}
+
+/* A cost's 95% interval, estimate +- t(dof) standard errors, clipped at 0
+ * (a cost is never below it); NaN where the error is not estimable. */
+static void interval(double v, double se, int dof, double ci[2])
+{
+    if (!(isfinite(se) && dof > 0)) {
+        ci[0] = ci[1] = NAN;
+        return;
     }
-    *b = sxx > 0 ? sxy / sxx : 0;
-    double rss = 0;
-    for (int i = 0; i < n; i++)
-        rss += (y[i] - *b * x[i]) * (y[i] - *b * x[i]);
-    *se = n > 1 && sxx > 0 ? sqrt(rss / (n - 1) / sxx) : NAN;
+    double t = gsl_cdf_tdist_Pinv(0.975, dof);
+    ci[0] = fmax(0, v - t * se);
+    ci[1] = v + t * se;
 }
 
 void _gcs_calibrate_steal_fit(int n, const double *extra_workers, const double *steals, const double *growth,
@@ -47,9 +59,11 @@ void _gcs_calibrate_steal_fit(int n, const double *extra_workers, const double *
     memset(f, 0, sizeof *f);
     f->n = n;
     f->worker_se = f->steal_se = NAN;
+    f->worker_ci[0] = f->worker_ci[1] = f->steal_ci[0] = f->steal_ci[1] = NAN;
     f->note = "no samples (0)";
     if (n < 1)
         return;
+    int dof;
     double s11 = 0, s12 = 0, s22 = 0, b1 = 0, b2 = 0;
     for (int i = 0; i < n; i++) {
         gcs_assert_internal(extra_workers[i] >= 1 && steals[i] >= 0);
@@ -75,22 +89,33 @@ void _gcs_calibrate_steal_fit(int n, const double *extra_workers, const double *
                 f->steal_ns = s;
                 f->worker_se = w_se;
                 f->steal_se = s_se;
+                interval(w, w_se, n - 2, f->worker_ci);
+                interval(s, s_se, n - 2, f->steal_ci);
                 f->note = "measured";
             } else { /* the workers' part below 0 is noise: the steals alone */
-                fit_one(n, steals, growth, &f->steal_ns, &f->steal_se);
+                fit_one(n, steals, growth, &f->steal_ns, &f->steal_se, &dof);
+                interval(f->steal_ns, f->steal_se, dof, f->steal_ci);
                 f->note = "measured; the worker cost came out negative (0)";
             }
             f->steal_resolved = 1;
             return;
         }
         f->steal_se = s_se;
+        interval(0, s_se, n - 2, f->steal_ci);
         f->note = "not told from 0 by the samples (0): the growth is the workers'";
     } else {
         f->note = "not identifiable from the samples (one P, steals nearly alike) (0): the growth is the workers'";
     }
-    fit_one(n, extra_workers, growth, &f->worker_ns, &f->worker_se);
+    fit_one(n, extra_workers, growth, &f->worker_ns, &f->worker_se, &dof);
     if (f->worker_ns < 0)
         f->worker_ns = 0;
+    interval(f->worker_ns, f->worker_se, dof, f->worker_ci);
+}
+
+static void set_ci(json_t *o, const char *key, const double ci[2])
+{
+    if (isfinite(ci[0]) && isfinite(ci[1]))
+        json_object_set_new(o, key, json_pack("[f, f]", ci[0], ci[1]));
 }
 
 json_t *_gcs_calibrate_steal_fit_json(const gcs_steal_fit *f)
@@ -103,5 +128,7 @@ json_t *_gcs_calibrate_steal_fit_json(const gcs_steal_fit *f)
         json_object_set_new(o, "worker_se", json_real(f->worker_se));
     if (isfinite(f->steal_se))
         json_object_set_new(o, "steal_se", json_real(f->steal_se));
+    set_ci(o, "worker_ci95", f->worker_ci);
+    set_ci(o, "steal_ci95", f->steal_ci);
     return o;
 }

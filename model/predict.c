@@ -297,14 +297,12 @@ static double without_rounding(double part, int threads)
  * transfer cost 2-3 times as much on the Intel VM.  Between the two the
  * price goes linearly with the heap's fit; below the first it is the
  * first's (docs/model.md, "Mark-table lines where the heap fits"). */
-#define MARK_TRANSFER_BIG_FIT 0.25 /* marktable.c's table_objects: 2 granules an object, table a quarter */
-
 static double mark_transfer_price(const gcs_profile *prof, const gcs_model_heap *heap)
 {
     double big = prof->gc_mark_transfer_ns;
-    if (!prof->has_gc_mark_transfer_cached || !(heap->heap_fit > MARK_TRANSFER_BIG_FIT))
+    if (!prof->has_gc_mark_transfer_cached || !(heap->heap_fit > GCS_MODEL_MARK_TRANSFER_HEAP_FIT))
         return big;
-    double w = fmin(1, (heap->heap_fit - MARK_TRANSFER_BIG_FIT) / (1 - MARK_TRANSFER_BIG_FIT));
+    double w = fmin(1, (heap->heap_fit - GCS_MODEL_MARK_TRANSFER_HEAP_FIT) / (1 - GCS_MODEL_MARK_TRANSFER_HEAP_FIT));
     return big + w * (prof->gc_mark_transfer_cached_ns - big);
 }
 

@@ -58,6 +58,13 @@ typedef enum gcs_model_span {
     GCS_MODEL_SPAN_CRITICAL = 1,
 } gcs_model_span;
 
+/* The heap fit (gcs_model_heap.heap_fit) of the random graph calibrate
+ * prices gc_mark_transfer_ns on: four times the private cache
+ * (calibrate/marktable.c sizes it by this); gc_mark_transfer_cached_ns is
+ * priced on one the private cache holds whole, fit 1.  Model v2 goes
+ * linearly from the one price to the other between the two fits. */
+#define GCS_MODEL_MARK_TRANSFER_HEAP_FIT 0.25
+
 typedef struct gcs_model_heap {
     uint64_t objects;         /* live objects */
     uint64_t edges;           /* non-NULL pointer fields */
