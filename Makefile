@@ -222,6 +222,7 @@ bench: all $(BENCH_BOEHM)
 # data/machines/*.json and tests/data/profile/every-key.json with the
 # dictionary tests/fuzz/profile.dict; the
 # thread-state trace reader and its accounting, from tests/fuzz/trace-seeds;
+# the HotSpot GC log reader (stack --gc-log), from tests/fuzz/gclog-seeds;
 # the gc-bench result reader (predict --measured), from the committed gc-bench
 # JSON in data/results/; the corpus floor check (corpus accuracy --floor),
 # from data/corpus/floor.json; the HPROF importer, from small synthetic dumps
@@ -229,7 +230,7 @@ bench: all $(BENCH_BOEHM)
 # synthetic snapshots (tests/fuzz/v8_gen.h) and tests/fuzz/v8-seeds (element
 # edges and backing stores) with tests/fuzz/v8.dict.  The
 # corpora they grow are kept in $(BUILD)/fuzz/corpus, corpus-profile,
-# corpus-trace, corpus-gcbench, corpus-floor, corpus-hprof and corpus-v8; a
+# corpus-trace, corpus-gclog, corpus-gcbench, corpus-floor, corpus-hprof and corpus-v8; a
 # crash leaves its input as
 # $(BUILD)/fuzz/crash-*.  `make
 # check` runs the same targets without libFuzzer on fixed inputs (seeds, their
@@ -260,6 +261,7 @@ FUZZ_FLOOR_SRCS := tests/fuzz/fuzz_corpus_floor.c validate/corpus_floor.c common
 FUZZ_ENTRY_SRCS := tests/fuzz/fuzz_corpus_entry.c validate/corpus_entry.c gcbench/shapes.c common/err.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
                 accounting/stack.c accounting/runtime.c common/err.c common/outfile.c common/table.c common/plot.c
+FUZZ_GCLOG_SRCS := tests/fuzz/fuzz_gclog.c $(filter-out tests/fuzz/fuzz_trace.c,$(FUZZ_TRACE_SRCS))
 .PHONY: fuzz
 # The fuzz builds' first step: say what to install when clang is missing.
 FUZZ_NEED_CC  = @command -v $(FUZZ_CC) >/dev/null || \
@@ -276,6 +278,10 @@ $(FUZZ_DIR)/fuzz_trace: $(FUZZ_TRACE_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_TRACE_SRCS) -ljansson -lm
+$(FUZZ_DIR)/fuzz_gclog: $(FUZZ_GCLOG_SRCS) $(HEADERS) Makefile
+	$(FUZZ_NEED_CC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_GCLOG_SRCS) -ljansson -lm
 $(FUZZ_DIR)/fuzz_gcbench_result: $(FUZZ_GCBENCH_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
@@ -299,13 +305,14 @@ $(FUZZ_DIR)/fuzz_v8: $(FUZZ_V8_SRCS) $(HEADERS) Makefile
 $(FUZZ_DIR)/make_seeds: tests/fuzz/make_seeds.c tests/fuzz/v8_gen.h $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libgcscale.a $(LIBS) $(ALL_LDFLAGS)
-fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_gcbench_result \
+fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace $(FUZZ_DIR)/fuzz_gclog \
+      $(FUZZ_DIR)/fuzz_gcbench_result \
       $(FUZZ_DIR)/fuzz_corpus_floor $(FUZZ_DIR)/fuzz_corpus_entry $(FUZZ_DIR)/fuzz_hprof $(FUZZ_DIR)/fuzz_v8 \
       $(FUZZ_DIR)/make_seeds
 	rm -rf $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8
 	mkdir -p $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8 $(FUZZ_DIR)/corpus \
 	  $(FUZZ_DIR)/corpus-profile $(FUZZ_DIR)/corpus-trace $(FUZZ_DIR)/corpus-hprof $(FUZZ_DIR)/corpus-v8 \
-	  $(FUZZ_DIR)/corpus-gcbench $(FUZZ_DIR)/corpus-floor $(FUZZ_DIR)/corpus-entry
+	  $(FUZZ_DIR)/corpus-gcbench $(FUZZ_DIR)/corpus-floor $(FUZZ_DIR)/corpus-entry $(FUZZ_DIR)/corpus-gclog
 	$(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds $(FUZZ_DIR)/seeds-hprof $(FUZZ_DIR)/seeds-v8
 	$(FUZZ_DIR)/fuzz_snapshot -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
@@ -315,6 +322,8 @@ fuzz: $(FUZZ_DIR)/fuzz_snapshot $(FUZZ_DIR)/fuzz_profile $(FUZZ_DIR)/fuzz_trace 
 	  -dict=tests/fuzz/profile.dict -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-profile $(FUZZ_DIR)/seeds-profile
 	$(FUZZ_DIR)/fuzz_trace -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-trace tests/fuzz/trace-seeds
+	$(FUZZ_DIR)/fuzz_gclog -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-gclog tests/fuzz/gclog-seeds
 	$(FUZZ_DIR)/fuzz_gcbench_result -max_total_time=$(FUZZ_SECONDS) -max_len=32768 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/ $(FUZZ_DIR)/corpus-gcbench data/results/lent-16cpu-xeon/model-validation
 	$(FUZZ_DIR)/fuzz_corpus_floor -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -print_final_stats=1 \

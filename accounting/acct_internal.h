@@ -4,7 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "gcscale/accounting.h"
 #include "gcscale/trace.h"
 
 /* One state change of one thread: its start (seq 0, "running") or an event. */
@@ -19,5 +21,13 @@ typedef struct _gcs_acct_change {
  * order within the thread; *n = nthreads + nevents.  malloc'd; NULL when
  * memory runs out. */
 _gcs_acct_change *_gcs_acct_changes(const gcs_trace *t, size_t *n);
+
+/* gcs_acct_hotspot_log_pauses over an open stream (name: for messages):
+ * what the fuzz target reads from memory.  On success the pauses are in
+ * time order and disjoint, each start <= its end; neighbours that the
+ * log's rounding to 1 us made overlap are made to touch, a larger overlap is
+ * an error naming the line. */
+int _gcs_acct_hotspot_log_read(FILE *fp, const char *name, uint64_t lo_ns, uint64_t hi_ns, gcs_acct_pause **out,
+                               size_t *n, gcs_err *err);
 
 #endif

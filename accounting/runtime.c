@@ -272,23 +272,35 @@ static int line_stamp(const char *line, uint64_t lo, uint64_t hi, uint64_t *stam
     return 0;
 }
 
-static int pause_cmp(const void *a, const void *b)
+/* A pause of the log and the line that ended it, for messages after the sort. */
+typedef struct log_pause {
+    gcs_acct_pause p;
+    size_t line;
+} log_pause;
+
+static int log_pause_cmp(const void *a, const void *b)
 {
-    const gcs_acct_pause *x = a, *y = b;
-    return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+    const log_pause *x = a, *y = b;
+    if (x->p.start_ns != y->p.start_ns)
+        return x->p.start_ns < y->p.start_ns ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
 }
 
-int gcs_acct_hotspot_log_pauses(const char *path, uint64_t lo_ns, uint64_t hi_ns, gcs_acct_pause **out, size_t *n,
-                                gcs_err *err)
+/* The log prints a pause in ms with three decimals and stamps the line
+ * after the pause: neighbours computed back from their stamps may touch by
+ * up to the rounding, never by more in a log one JVM wrote. */
+#define LOG_PAUSE_ROUNDING_NS 1000u
+/* A longer "pause" is no duration of a collection (and its ns would not fit
+ * the sums): about 11.6 days. */
+#define LOG_PAUSE_MAX_MS 1e9
+
+int _gcs_acct_hotspot_log_read(FILE *fp, const char *name, uint64_t lo_ns, uint64_t hi_ns, gcs_acct_pause **out,
+                               size_t *n, gcs_err *err)
 {
     *out = NULL, *n = 0;
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        gcs_err_set(err, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    log_pause *lp = NULL;
+    size_t np = 0, cap = 0, lineno = 0, unstamped = 0;
     char line[4096];
-    size_t cap = 0, lineno = 0, unstamped = 0;
     while (fgets(line, sizeof line, fp)) {
         lineno++;
         /* "... GC(12) Pause Young (Allocation Failure) 24M->11M(50M) 0.777ms" */
@@ -302,7 +314,11 @@ int gcs_acct_hotspot_log_pauses(const char *path, uint64_t lo_ns, uint64_t hi_ns
             num--;
         double ms = strtod(num, NULL);
         if (num == line + len - 2 || num[-1] != ' ' || !(ms >= 0)) {
-            gcs_err_set(err, "%s:%zu: a pause line without its duration in ms", path, lineno);
+            gcs_err_set(err, "%s:%zu: a pause line without its duration in ms", name, lineno);
+            goto fail;
+        }
+        if (!(ms <= LOG_PAUSE_MAX_MS)) {
+            gcs_err_set(err, "%s:%zu: a pause of %.6g ms is not the length of a collection", name, lineno, ms);
             goto fail;
         }
         uint64_t stamp;
@@ -310,35 +326,71 @@ int gcs_acct_hotspot_log_pauses(const char *path, uint64_t lo_ns, uint64_t hi_ns
             unstamped++;
             continue;
         }
+        if (np == cap) {
+            size_t c = cap ? 2 * cap : 64;
+            log_pause *q = realloc(lp, c * sizeof *q);
+            if (!q) {
+                gcs_err_set(err, "%s: out of memory", name);
+                goto fail;
+            }
+            lp = q, cap = c;
+        }
         uint64_t d = (uint64_t)(ms * 1e6 + 0.5);
-        if (push(out, n, &cap, stamp > d ? stamp - d : 0, stamp) < 0) {
-            gcs_err_set(err, "%s: out of memory", path);
+        lp[np++] = (log_pause){{stamp > d ? stamp - d : 0, stamp}, lineno};
+    }
+    if (ferror(fp)) {
+        gcs_err_set(err, "%s: read error", name);
+        goto fail;
+    }
+    if (unstamped && !np) {
+        gcs_err_set(err, "%s: %zu pause lines, none with a time stamp within the trace: log with the decorator "
+                    "tn (CLOCK_MONOTONIC nanoseconds), e.g. -Xlog:gc:file=%s:tn, from the traced run", name,
+                    unstamped, name);
+        goto fail;
+    }
+    if (np) {
+        qsort(lp, np, sizeof *lp, log_pause_cmp);
+        *out = malloc(np * sizeof **out);
+        if (!*out) {
+            gcs_err_set(err, "%s: out of memory", name);
             goto fail;
         }
     }
-    if (ferror(fp)) {
-        gcs_err_set(err, "%s: read error", path);
-        goto fail;
+    for (size_t k = 0; k < np; k++) {
+        gcs_acct_pause p = lp[k].p;
+        if (k && p.start_ns < (*out)[k - 1].end_ns) {
+            uint64_t prev_end = (*out)[k - 1].end_ns;
+            if (prev_end - p.start_ns > LOG_PAUSE_ROUNDING_NS || p.end_ns < prev_end) {
+                gcs_err_set(err, "%s:%zu: this pause (%.3f ms ending at %" PRIu64 " ns) overlaps the one of line %zu "
+                            "(ending at %" PRIu64 " ns): not the log of one JVM run", name, lp[k].line,
+                            (double)(p.end_ns - p.start_ns) / 1e6, p.end_ns, lp[k - 1].line, prev_end);
+                goto fail;
+            }
+            p.start_ns = prev_end;
+        }
+        gcs_assert_internal(p.start_ns <= p.end_ns);
+        (*out)[k] = p;
     }
-    fclose(fp);
-    if (unstamped && !*n) {
-        gcs_err_set(err, "%s: %zu pause lines, none with a time stamp within the trace: log with the decorator "
-                    "tn (CLOCK_MONOTONIC nanoseconds), e.g. -Xlog:gc:file=%s:tn, from the traced run", path,
-                    unstamped, path);
-        free(*out);
-        *out = NULL, *n = 0;
-        return -1;
-    }
-    qsort(*out, *n, sizeof **out, pause_cmp);
-    /* Pauses of one log never overlap; rounding of the ms figure can make
-     * neighbours touch by a few ns. */
-    for (size_t k = 1; k < *n; k++)
-        if ((*out)[k].start_ns < (*out)[k - 1].end_ns)
-            (*out)[k].start_ns = (*out)[k - 1].end_ns;
+    *n = np;
+    free(lp);
     return 0;
 fail:
-    fclose(fp);
+    free(lp);
     free(*out);
     *out = NULL, *n = 0;
     return -1;
+}
+
+int gcs_acct_hotspot_log_pauses(const char *path, uint64_t lo_ns, uint64_t hi_ns, gcs_acct_pause **out, size_t *n,
+                                gcs_err *err)
+{
+    *out = NULL, *n = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        gcs_err_set(err, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = _gcs_acct_hotspot_log_read(fp, path, lo_ns, hi_ns, out, n, err);
+    fclose(fp);
+    return rc;
 }

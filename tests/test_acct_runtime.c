@@ -228,6 +228,32 @@ static void test_pauses_from_hotspot_log(void **state)
     write_file(path, "[22000ns] GC(0) Pause Young (Allocation Failure) 10M->2M(20M) ms\n");
     assert_int_equal(gcs_acct_hotspot_log_pauses(path, t->start_ns, t->end_ns, &p, &n, &err), -1);
     assert_non_null(strstr(err.msg, ":1: a pause line without its duration"));
+    /* Lines out of order are sorted; neighbours that the ms figure's
+     * rounding makes overlap by under 1 us are made to touch. */
+    write_file(path, "[30000ns] GC(1) Pause Young (Allocation Failure) 10M->2M(20M) 0.005ms\n"
+                     "[25400ns] GC(0) Pause Young (Allocation Failure) 10M->2M(20M) 0.010ms\n");
+    assert_int_equal(gcs_acct_hotspot_log_pauses(path, t->start_ns, t->end_ns, &p, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(p[0].start_ns, 15400);
+    assert_int_equal(p[0].end_ns, 25400);
+    assert_int_equal(p[1].start_ns, 25400); /* 25000 from its stamp: 400 ns of rounding */
+    assert_int_equal(p[1].end_ns, 30000);
+    free(p);
+    /* A larger overlap is no log of one run: named, not clamped (a clamp
+     * would have made the later pause start after its end). */
+    write_file(path, "[25000ns] GC(0) Pause Young (Allocation Failure) 10M->2M(20M) 0.010ms\n"
+                     "[24000ns] GC(1) Pause Young (Allocation Failure) 10M->2M(20M) 0.002ms\n");
+    assert_int_equal(gcs_acct_hotspot_log_pauses(path, t->start_ns, t->end_ns, &p, &n, &err), -1);
+    assert_non_null(strstr(err.msg, ":2: this pause (0.002 ms ending at 24000 ns) overlaps the one of line 1"));
+    assert_null(p);
+    /* A duration no collection has (strtod gives inf for 400 digits: its
+     * ns did not fit a uint64_t) */
+    char huge[600] = "[25000ns] GC(0) Pause Young (Allocation Failure) 10M->2M(20M) ";
+    memset(huge + strlen(huge), '9', 400);
+    strcat(huge, "ms\n");
+    write_file(path, huge);
+    assert_int_equal(gcs_acct_hotspot_log_pauses(path, t->start_ns, t->end_ns, &p, &n, &err), -1);
+    assert_non_null(strstr(err.msg, ":1: a pause of inf ms is not the length of a collection"));
     unlink(path);
     assert_int_equal(gcs_acct_hotspot_log_pauses(path, 0, 1, &p, &n, &err), -1);
     /* Pauses out of order are refused */

@@ -17,6 +17,11 @@
 #define LLVMFuzzerTestOneInput fuzz_trace_one
 #include "fuzz/fuzz_trace.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_gclog_one
+#define check_trace gclog_check_trace
+#include "fuzz/fuzz_gclog.c"
+#undef check_trace
+#undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_gcbench_result_one
 #include "fuzz/fuzz_gcbench_result.c"
 #undef LLVMFuzzerTestOneInput
@@ -234,6 +239,33 @@ static void test_trace_target(void **state)
         fuzz_trace_one((const uint8_t *)refused[i], strlen(refused[i]));
 }
 
+static void test_gclog_target(void **state)
+{
+    (void)state;
+    static const char *const seeds[] = {"tests/fuzz/gclog-seeds/in-trace.log", "tests/fuzz/gclog-seeds/parallel.log",
+                                        "tests/fuzz/gclog-seeds/g1.log"};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        size_t len;
+        uint8_t *data = test_slurp(seeds[i], &len);
+        run_variants(fuzz_gclog_one, data, len, 1);
+        free(data);
+    }
+    /* Logs the reader must refuse, each with one line: pauses that overlap
+     * by more than the ms figure's rounding (a clamp made the later one
+     * start after it ended) and a duration whose ns do not fit. */
+    static const char *const refused[] = {
+        "[25000ns] GC(0) Pause Young 1M->0M(2M) 0.010ms\n[24000ns] GC(1) Pause Young 1M->0M(2M) 0.002ms\n",
+        "[25000ns] GC(0) Pause Young 1M->0M(2M) 99999999999999999999999999.5ms\n",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        const uint8_t *d = (const uint8_t *)refused[i];
+        gcs_acct_pause *p = NULL;
+        size_t n = 0;
+        assert_int_equal(read_log(d, strlen(refused[i]), 0, UINT64_MAX, &p, &n), -1);
+        fuzz_gclog_one(d, strlen(refused[i]));
+    }
+}
+
 static void test_hprof_target(void **state)
 {
     (void)state;
@@ -320,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_target),
         cmocka_unit_test(test_profile_target),
         cmocka_unit_test(test_trace_target),
+        cmocka_unit_test(test_gclog_target),
         cmocka_unit_test(test_gcbench_result_target),
         cmocka_unit_test(test_corpus_floor_target),
         cmocka_unit_test(test_corpus_entry_target),
