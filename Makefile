@@ -141,7 +141,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libgcscale.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -Itests -o $@ $< $(BUILD)/libgcscale.a $(TEST_LIBS) $(LIBS) $(ALL_LDFLAGS)
 # the fuzz targets, included and run on fixed inputs
-$(BUILD)/tests/test_fuzz_harness: $(wildcard tests/fuzz/fuzz_*.c)
+$(BUILD)/tests/test_fuzz_harness: $(wildcard tests/fuzz/fuzz_*.c) $(wildcard tests/fuzz/*.h)
 # makes malloc/realloc fail during collections (the mark stack cannot grow)
 $(BUILD)/tests/test_gc_oom: private ALL_LDFLAGS += -Wl,--wrap=malloc,--wrap=realloc
 
@@ -274,11 +274,11 @@ $(FUZZ_DIR)/fuzz_profile: $(FUZZ_PROFILE_SRCS) $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_PROFILE_SRCS) -ljansson -lm
-$(FUZZ_DIR)/fuzz_trace: $(FUZZ_TRACE_SRCS) $(HEADERS) Makefile
+$(FUZZ_DIR)/fuzz_trace: $(FUZZ_TRACE_SRCS) tests/fuzz/trace_check.h $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_TRACE_SRCS) -ljansson -lm
-$(FUZZ_DIR)/fuzz_gclog: $(FUZZ_GCLOG_SRCS) $(HEADERS) Makefile
+$(FUZZ_DIR)/fuzz_gclog: $(FUZZ_GCLOG_SRCS) tests/fuzz/trace_check.h $(HEADERS) Makefile
 	$(FUZZ_NEED_CC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_GCLOG_SRCS) -ljansson -lm

@@ -18,9 +18,7 @@
 #include "fuzz/fuzz_trace.c"
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_gclog_one
-#define check_trace gclog_check_trace
 #include "fuzz/fuzz_gclog.c"
-#undef check_trace
 #undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_gcbench_result_one
 #include "fuzz/fuzz_gcbench_result.c"

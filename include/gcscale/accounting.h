@@ -206,7 +206,11 @@ GCS_API int gcs_acct_find_pauses(const gcs_trace *t, const char *app_class, gcs_
  * decorator): each line ends a pause of T.TTT ms.  The time stamp used is
  * the nanosecond decorator whose value lies in [lo_ns, hi_ns] (the trace's
  * span: "timenanos" is CLOCK_MONOTONIC, "uptimenanos" is not); a log with
- * pause lines but no such stamp is an error saying to add "tn". */
+ * pause lines but no such stamp is an error saying to add "tn".  The pauses
+ * come out in time order and disjoint (as gcs_acct_apply_pauses needs):
+ * neighbours that overlap by up to the ms figure's rounding (1 us) are made
+ * to touch; a larger overlap, a line without its duration or a duration
+ * over 1e9 ms is an error naming the line. */
 GCS_API int gcs_acct_hotspot_log_pauses(const char *path, uint64_t lo_ns, uint64_t hi_ns, gcs_acct_pause **out,
                                         size_t *n, gcs_err *err);
 

@@ -17,6 +17,7 @@
 #include "../../accounting/acct_internal.h"
 #include "gcscale/accounting.h"
 #include "gcscale/trace.h"
+#include "trace_check.h"
 
 /* A JVM's threads over 0..40 us (tests/fuzz/trace-seeds/sched-jvm-v2.trace):
  * the seeds' stamps lie in this span. */
@@ -36,25 +37,6 @@ static const char jvm_trace[] = "gcscale-trace 2\n"
                                 "e 32000 2 running\n"
                                 "e 40000 2 exited\n"
                                 "end 40000\n";
-
-static void check_trace(const gcs_trace *t)
-{
-    size_t events = 0;
-    for (size_t i = 0; i < t->nthreads; i++) {
-        const gcs_trace_thread *th = &t->threads[i];
-        if (th->first_event != events || th->nevents > t->nevents - events)
-            __builtin_trap();
-        for (size_t k = th->first_event; k < th->first_event + th->nevents; k++) {
-            const gcs_trace_event *e = &t->events[k];
-            if (e->thread != i || e->state >= GCS_TRACE_STATE_COUNT || e->t_ns > t->end_ns ||
-                (k > th->first_event && e->t_ns < e[-1].t_ns))
-                __builtin_trap();
-        }
-        events += th->nevents;
-    }
-    if (events != t->nevents)
-        __builtin_trap();
-}
 
 /* Reads data as a log of pauses ending in [lo, hi]: 0 and the pauses, or -1
  * with one line in err and nothing allocated. */

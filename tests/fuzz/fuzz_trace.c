@@ -18,32 +18,12 @@
 
 #include "gcscale/accounting.h"
 #include "gcscale/trace.h"
+#include "trace_check.h"
 
 /* Relative closeness for sums of doubles made of up to ~2^64 ns. */
 static int near(double a, double b)
 {
     return fabs(a - b) <= 1e-6 * (1 + fabs(a) + fabs(b));
-}
-
-static void check_trace(const gcs_trace *t)
-{
-    size_t events = 0;
-    for (size_t i = 0; i < t->nthreads; i++) {
-        const gcs_trace_thread *th = &t->threads[i];
-        if (th->first_event != events || th->nevents > t->nevents - events)
-            __builtin_trap();
-        if (th->start_ns < t->start_ns || th->start_ns > t->end_ns || th->exit_ns > t->end_ns)
-            __builtin_trap();
-        for (size_t k = th->first_event; k < th->first_event + th->nevents; k++) {
-            const gcs_trace_event *e = &t->events[k];
-            if (e->thread != i || e->state >= GCS_TRACE_STATE_COUNT || e->t_ns < th->start_ns ||
-                e->t_ns > t->end_ns || (k > th->first_event && e->t_ns < e[-1].t_ns))
-                __builtin_trap();
-        }
-        events += th->nevents;
-    }
-    if (events != t->nevents)
-        __builtin_trap();
 }
 
 static void check_accounting(const gcs_trace *t)
