@@ -993,7 +993,8 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
                          w_var + w_fr) +
                    _gcs_calibrate_overlap_work_topo(c.t, quick, opts->size_bytes) +
                    _gcs_calibrate_stream_work_topo(c.t, quick, opts->size_bytes) +
-                   _gcs_calibrate_resident_work_guess(quick) + _gcs_calibrate_coord_work(quick) +
+                   _gcs_calibrate_resident_work_guess(quick) + _gcs_calibrate_residency_work_guess(quick) +
+                   _gcs_calibrate_coord_work(quick) +
                    _gcs_calibrate_mark_transfer_work(quick) +
                    _gcs_calibrate_line_transfer_work(NULL, quick) + _gcs_calibrate_dependent_load_work(NULL, quick) +
                    (opts->progress ? opts->extra_work : 0);
@@ -1091,6 +1092,7 @@ int gcs_calibrate_run(const gcs_calibrate_opts *opts, gcs_profile **out, gcs_err
     _gcs_calibrate_overlap_step(p, quick, opts->size_bytes, c.pr);
     _gcs_calibrate_stream_step(p, quick, opts->size_bytes, c.pr);
     _gcs_calibrate_resident_step(p, quick, c.pr);
+    _gcs_calibrate_residency_step(p, quick, c.pr);
     _gcs_calibrate_coord_step(p, quick, c.pr);
     _gcs_calibrate_mark_transfer_step(p, quick, c.pr);
     _gcs_calibrate_mark_transfer_cached_step(p, quick, c.pr);
@@ -1131,6 +1133,7 @@ double gcs_calibrate_update_gc_work(const gcs_profile *p, int quick)
 {
     return update_gc_cost_work(quick) + _gcs_calibrate_overlap_work(p, quick, 0) +
            _gcs_calibrate_stream_work(p, quick, 0) + _gcs_calibrate_resident_work(p, quick) +
+           _gcs_calibrate_residency_work(p, quick) +
            _gcs_calibrate_coord_work(quick) + _gcs_calibrate_mark_transfer_work(quick) +
            _gcs_calibrate_line_transfer_work(p, quick);
 }
@@ -1154,6 +1157,7 @@ int gcs_calibrate_update_gc(gcs_profile *p, int quick, gcs_progress *pr, gcs_err
     _gcs_calibrate_overlap_step(p, quick, 0, pr);
     _gcs_calibrate_stream_step(p, quick, 0, pr);
     _gcs_calibrate_resident_step(p, quick, pr);
+    _gcs_calibrate_residency_step(p, quick, pr);
     _gcs_calibrate_coord_step(p, quick, pr);
     _gcs_calibrate_mark_transfer_step(p, quick, pr);
     _gcs_calibrate_mark_transfer_cached_step(p, quick, pr);
@@ -1283,6 +1287,7 @@ static const struct key_step {
     {"gc_miss_overlap", overlap_step, overlap_work},
     {"gc_stream_line_ns", stream_step, stream_work},
     {"gc_resident", _gcs_calibrate_resident_step, _gcs_calibrate_resident_work},
+    {"gc_residency", _gcs_calibrate_residency_step, _gcs_calibrate_residency_work},
     {"gc_coord", coord_step, coord_work},
     {"gc_coord.attempts_per_search", coord_search_step, coord_work},
     {"gc_mark_transfer_ns", _gcs_calibrate_mark_transfer_step, mark_transfer_work},
@@ -1312,7 +1317,7 @@ int gcs_calibrate_update_key(gcs_profile *p, const char *key, int quick, gcs_pro
     const struct key_step *k = find_key_step(key);
     if (!k) {
         gcs_err_set(err, "calibrate: '%s' is no key a single step measures (gc_cost_ns.worker, gc_miss_overlap, "
-                         "gc_stream_line_ns, gc_resident, gc_coord, gc_coord.attempts_per_search, "
+                         "gc_stream_line_ns, gc_resident, gc_residency, gc_coord, gc_coord.attempts_per_search, "
                          "gc_mark_transfer_ns, gc_mark_transfer_cached_ns, gc_line_transfer_ns, dependent_load_ns)", key);
         return -1;
     }

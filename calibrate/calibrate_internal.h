@@ -90,6 +90,11 @@ typedef int (*_gcs_calibrate_fit_fn)(uint64_t objects, int reps, gcs_profile *p,
  * "error"} (an optional step: a failure keeps the rest of the profile). */
 json_t *_gcs_calibrate_run_fit(gcs_profile *p, gcs_progress *pr, const char *step, double work,
                                _gcs_calibrate_fit_fn fit, uint64_t objects, int reps);
+/* The same for a step sized from the profile: objects 0 (the step does not
+ * apply, `note` says why) completes the step's `guess` in the plan at once
+ * and gives {"note": note}. */
+json_t *_gcs_calibrate_run_fit_sized(gcs_profile *p, gcs_progress *pr, const char *step, uint64_t objects,
+                                     const char *note, double guess, double work, _gcs_calibrate_fit_fn fit, int reps);
 
 /* The fits' heaps, as snapshots of n 32-byte objects in consecutive slots
  * (the order the collector allocates them in, gcs_gc_build_snapshot), on
@@ -130,6 +135,20 @@ uint64_t _gcs_calibrate_resident_objects(const gcs_profile *p, const char **note
 double _gcs_calibrate_resident_work(const gcs_profile *p, int quick);
 /* Its weight in a plan made before the sweep (the effective LLC unknown). */
 double _gcs_calibrate_resident_work_guess(int quick);
+
+/* The residency step (residency.c), after the resident-lines step:
+ * gc_residency into p from random graphs of 0.5, 1 and 2 effective LLCs,
+ * each timed on the collector and the share of its lines resident found
+ * with model v2; details (or why not) under calibration.residency;
+ * optional, never fails the calibration. */
+void _gcs_calibrate_residency_step(gcs_profile *p, int quick, gcs_progress *pr);
+/* The fit itself, `objects` the random graph's objects at one effective LLC
+ * and `reps` timed marks per heap: into p (which needs gc_resident,
+ * gc_miss_overlap, caches and the effective LLC), details into *details;
+ * -1 with err set when it cannot fit (no collector may run). */
+int _gcs_calibrate_fit_residency(uint64_t objects, int reps, gcs_profile *p, json_t **details, gcs_err *err);
+double _gcs_calibrate_residency_work(const gcs_profile *p, int quick);
+double _gcs_calibrate_residency_work_guess(int quick);
 
 /* The coordination step (coord.c), after the overlap step: gc_coord into p,
  * details (or why not) under calibration.gc_coord; optional, never fails the

@@ -295,6 +295,16 @@ json_t *_gcs_calibrate_run_fit(gcs_profile *p, gcs_progress *pr, const char *ste
     return details;
 }
 
+json_t *_gcs_calibrate_run_fit_sized(gcs_profile *p, gcs_progress *pr, const char *step, uint64_t objects,
+                                     const char *note, double guess, double work, _gcs_calibrate_fit_fn fit, int reps)
+{
+    if (objects)
+        return _gcs_calibrate_run_fit(p, pr, step, work, fit, objects, reps);
+    /* the plan counted the step: it completes at once */
+    gcs_progress_done(pr, guess);
+    return json_pack("{s:s}", "note", note);
+}
+
 void _gcs_calibrate_overlap_step(gcs_profile *p, int quick, uint64_t size_bytes, gcs_progress *pr)
 {
     const char *note;

@@ -244,17 +244,12 @@ void _gcs_calibrate_resident_step(gcs_profile *p, int quick, gcs_progress *pr)
 {
     const char *note;
     uint64_t objects = _gcs_calibrate_resident_objects(p, &note);
-    json_t *details;
     /* a profile updated by --gc-only keeps no price from another collector;
      * without one v2 leaves residency off by default */
     p->has_gc_resident = 0;
-    if (!objects) {
-        details = json_pack("{s:s}", "note", note);
-        gcs_progress_done(pr, _gcs_calibrate_resident_work_guess(quick));
-    } else {
-        details = _gcs_calibrate_run_fit(p, pr, "gc resident lines (marker on a random graph and a list within the LLC)",
-                                         _gcs_calibrate_resident_work(p, quick), _gcs_calibrate_fit_resident, objects,
-                                         quick ? RESIDENT_REPS_QUICK : RESIDENT_REPS_FULL);
-    }
+    json_t *details = _gcs_calibrate_run_fit_sized(
+        p, pr, "gc resident lines (marker on a random graph and a list within the LLC)", objects, note,
+        _gcs_calibrate_resident_work_guess(quick), _gcs_calibrate_resident_work(p, quick), _gcs_calibrate_fit_resident,
+        quick ? RESIDENT_REPS_QUICK : RESIDENT_REPS_FULL);
     json_object_set_new(gcs_profile_calibration(p), "resident", details);
 }

@@ -76,7 +76,8 @@ static void print_help(FILE *fp)
             "  --key KEY           with --gc-only: measure only KEY (gc_cost_ns.worker\n"
             "                      (with gc_cost_ns.steal, the two fitted together; the\n"
             "                      object and pointer costs kept), gc_miss_overlap,\n"
-            "                      gc_stream_line_ns, gc_resident, gc_coord,\n"
+            "                      gc_stream_line_ns, gc_resident, gc_residency (after\n"
+            "                      gc_resident), gc_coord,\n"
             "                      gc_coord.attempts_per_search (that ratio alone,\n"
             "                      the laws kept), gc_mark_transfer_ns,\n"
             "                      gc_mark_transfer_cached_ns,\n"
@@ -344,7 +345,7 @@ int cmd_calibrate(int argc, char **argv)
         cli_usage_error(cmd, "--key measures one key once: no --repeat");
     if (key && gcs_calibrate_update_key_work(NULL, key, 0) < 0)
         cli_usage_error(cmd, "--key: '%s' is none of gc_cost_ns.worker, gc_miss_overlap, gc_stream_line_ns, "
-                             "gc_resident, gc_coord, "
+                             "gc_resident, gc_residency, gc_coord, "
                              "gc_coord.attempts_per_search, gc_mark_transfer_ns, gc_mark_transfer_cached_ns, gc_line_transfer_ns, "
                              "dependent_load_ns", key);
     /* A malformed description is bad input: say so before measuring. */

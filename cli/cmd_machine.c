@@ -34,7 +34,8 @@ static void print_help(FILE *fp)
             "  --csv       one table as plain CSV (a header and rows): the nodes, or the\n"
             "              one --table names\n"
             "  --table NAME  nodes, caches, latency_read, latency_rw, page_walks,\n"
-            "              dependent_load, per_node, gc_costs, counters, unreliable\n"
+            "              dependent_load, residency, per_node, gc_costs, counters,\n"
+            "              unreliable\n"
             "  -h, --help  this text\n"
             "\n"
             "The format is described in docs/machine-profile.md.\n");

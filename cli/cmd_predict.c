@@ -192,8 +192,9 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
            "LLC-resident misses %.4g + a chain's dependent steps %.4g + queueing %.4g + wake and tail %.4g\n",
            model, F("time_ms"), F("t1_ms"), F("streamed_ms"), F("memory_miss_ms"),
            F("llc_miss_ms"), F("dependent_ms"), F("queueing_ms"), F("coord_ms"));
-    printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s)\n", mo->overlap, src->overlap,
+    printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s%s%s)\n", mo->overlap, src->overlap,
            src->llc_bytes / 1048576.0, gcs_llc_source_name(src->llc), F("residency"),
+           src->residency_share ? src->residency_share : "", src->residency_share ? "; " : "",
            !src->residency && strcmp(model, "v2") != 0 ? "not priced: a term of --model v2"
            : !src->residency                         ? "not priced: the profile has no gc_resident, or --residency off"
            : src->resident                           ? "priced at the profile's gc_resident"

@@ -36,7 +36,7 @@
 static const char *const modelled_keys[] = {
     "format", "version", "host", "created", "tool_version", "nodes", "caches",
     "latency_ns", "occupancy_ns", "bandwidth_gbs", "gc_cost_ns", "gc_steals", "gc_miss_overlap", "gc_class_cost_ns", "gc_coord",
-    "gc_line_transfer_ns", "gc_mark_transfer_ns", "gc_mark_transfer_cached_ns", "gc_stream_line_ns", "gc_resident", "dependent_load_ns", "counters",
+    "gc_line_transfer_ns", "gc_mark_transfer_ns", "gc_mark_transfer_cached_ns", "gc_stream_line_ns", "gc_resident", "gc_residency", "dependent_load_ns", "counters",
     "llc_effective_bytes", "llc_hit_ns",
     "latency_full_random_ns", "page_walk_ns",
 };
@@ -222,6 +222,47 @@ static int check_dependent_load(const double *bytes, const double *ns, int n, gc
         }
     }
     return 0;
+}
+
+/* The residency curve's rules (gc_residency), one message each.  A footprint
+ * beyond 64 times the LLC is no measurement calibrate makes. */
+static int check_residency(const double *f, const double *r, int n, gcs_err *err)
+{
+    if (n < 1 || n > GCS_PROFILE_RESIDENCY_MAX) {
+        gcs_err_set(err, "gc_residency: %d points, expected 1 to %d", n, GCS_PROFILE_RESIDENCY_MAX);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!(f[i] > 0) || !(f[i] <= 64) || (i > 0 && !(f[i] > f[i - 1]))) {
+            gcs_err_set(err, "gc_residency.footprint_llc[%d]: %g, expected multiples of the LLC in (0, 64], "
+                        "increasing", i, f[i]);
+            return -1;
+        }
+        if (!(r[i] >= 0 && r[i] <= 1) || (i > 0 && r[i] > r[i - 1])) {
+            gcs_err_set(err, "gc_residency.resident[%d]: %g, expected shares in [0, 1] that do not grow with the "
+                        "footprint", i, r[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+double gcs_profile_residency(const gcs_profile *p, double footprint_llc)
+{
+    int n = p ? p->nresidency : 0;
+    if (n == 0 || !(footprint_llc >= 0))
+        return NAN;
+    /* straight from (0, 1), every line resident in an empty LLC, through the
+     * measured points; beyond the last, its share */
+    double fx = 0, rx = 1;
+    for (int i = 0; i < n; i++) {
+        if (footprint_llc <= p->residency_footprint[i]) {
+            double t = (footprint_llc - fx) / (p->residency_footprint[i] - fx);
+            return rx + t * (p->residency_resident[i] - rx);
+        }
+        fx = p->residency_footprint[i], rx = p->residency_resident[i];
+    }
+    return rx;
 }
 
 int gcs_profile_set_dependent_load(gcs_profile *p, const double *bytes, const double *ns, int n, gcs_err *err)
@@ -606,45 +647,48 @@ static int parse_coord(const json_t *coord, gcs_profile *p, gcs_err *err)
 static int check_value(double v, const char *key, int positive, double limit, const char *unit,
                        gcs_err *err);
 
-/* "dependent_load_ns": {"size_bytes": [...], "ns": [...]}, absent or null
- * leaves the curve empty. */
-static int parse_dependent_load(const json_t *o, gcs_profile *p, gcs_err *err)
+/* An optional curve under `key`: {"m0": [...], "m1": [...]}, two arrays of
+ * numbers of one length, 1 to max, into d0 and d1 (*n their length; what
+ * each holds, in the plural, names0 and names1 in the message of a length
+ * mismatch); absent or null leaves *n 0.  Its values' rules are the
+ * caller's. */
+static int parse_curve(const json_t *o, const char *key, const char *m0, const char *m1, const char *names0,
+                       const char *names1, double *d0, double *d1, int max, int *n_out, gcs_err *err)
 {
     if (!o || json_is_null(o))
         return 0;
     if (!json_is_object(o)) {
-        gcs_err_set(err, "dependent_load_ns: expected an object with \"size_bytes\" and \"ns\", found %s",
+        gcs_err_set(err, "%s: expected an object with \"%s\" and \"%s\", found %s", key, m0, m1,
                     json_type_name(o));
         return -1;
     }
-    const char *member[2] = {"size_bytes", "ns"};
-    double *dest[2] = {p->dependent_load_bytes, p->dependent_load_ns};
+    const char *member[2] = {m0, m1};
+    double *dest[2] = {d0, d1};
     size_t n[2];
     for (int m = 0; m < 2; m++) {
         json_t *a = json_object_get(o, member[m]);
         if (!json_is_array(a)) {
-            gcs_err_set(err, "dependent_load_ns.%s: expected an array of numbers, found %s", member[m],
+            gcs_err_set(err, "%s.%s: expected an array of numbers, found %s", key, member[m],
                         a ? json_type_name(a) : "nothing");
             return -1;
         }
         n[m] = json_array_size(a);
-        if (n[m] < 1 || n[m] > GCS_PROFILE_DEPENDENT_MAX) {
-            gcs_err_set(err, "dependent_load_ns.%s: %zu points, expected 1 to %d", member[m], n[m],
-                        GCS_PROFILE_DEPENDENT_MAX);
+        if (n[m] < 1 || n[m] > (size_t)max) {
+            gcs_err_set(err, "%s.%s: %zu points, expected 1 to %d", key, member[m], n[m], max);
             return -1;
         }
         for (size_t i = 0; i < n[m]; i++) {
-            char key[64];
-            snprintf(key, sizeof key, "dependent_load_ns.%s[%zu]", member[m], i);
-            if (number_value(json_array_get(a, i), key, &dest[m][i], err) < 0)
+            char name[96];
+            snprintf(name, sizeof name, "%s.%s[%zu]", key, member[m], i);
+            if (number_value(json_array_get(a, i), name, &dest[m][i], err) < 0)
                 return -1;
         }
     }
     if (n[0] != n[1]) {
-        gcs_err_set(err, "dependent_load_ns: %zu sizes but %zu latencies", n[0], n[1]);
+        gcs_err_set(err, "%s: %zu %s but %zu %s", key, n[0], names0, n[1], names1);
         return -1;
     }
-    p->ndependent_load = (int)n[0];
+    *n_out = (int)n[0];
     return 0;
 }
 
@@ -826,7 +870,12 @@ static int read_optional(const json_t *doc, gcs_profile *p, gcs_err *err)
         p->has_gc_mark_transfer_cached = 1;
     }
 
-    if (parse_dependent_load(json_object_get(doc, "dependent_load_ns"), p, err) < 0)
+    if (parse_curve(json_object_get(doc, "dependent_load_ns"), "dependent_load_ns", "size_bytes", "ns", "sizes",
+                    "latencies", p->dependent_load_bytes, p->dependent_load_ns, GCS_PROFILE_DEPENDENT_MAX, &p->ndependent_load,
+                    err) < 0 ||
+        parse_curve(json_object_get(doc, "gc_residency"), "gc_residency", "footprint_llc", "resident", "footprints",
+                    "shares", p->residency_footprint, p->residency_resident, GCS_PROFILE_RESIDENCY_MAX, &p->nresidency,
+                    err) < 0)
         return -1;
 
     json_t *llc = json_object_get(doc, "llc_effective_bytes"), *hit = json_object_get(doc, "llc_hit_ns");
@@ -1351,6 +1400,8 @@ int gcs_profile_validate(const gcs_profile *p, gcs_err *err)
     if (p->ndependent_load && check_dependent_load(p->dependent_load_bytes, p->dependent_load_ns,
                                                    p->ndependent_load, err) < 0)
         return -1;
+    if (p->nresidency && check_residency(p->residency_footprint, p->residency_resident, p->nresidency, err) < 0)
+        return -1;
     if (p->has_gc_overlap && check_overlap(p->gc_miss_overlap, "gc_miss_overlap", err) < 0)
         return -1;
     if (p->has_llc_effective) {
@@ -1515,6 +1566,14 @@ json_t *gcs_profile_to_json(const gcs_profile *p)
         json_object_set_new(doc, "gc_mark_transfer_ns", json_real(p->gc_mark_transfer_ns));
     if (p->has_gc_mark_transfer_cached)
         json_object_set_new(doc, "gc_mark_transfer_cached_ns", json_real(p->gc_mark_transfer_cached_ns));
+    if (p->nresidency) {
+        json_t *f = json_array(), *r = json_array();
+        for (int i = 0; i < p->nresidency; i++) {
+            json_array_append_new(f, json_real(p->residency_footprint[i]));
+            json_array_append_new(r, json_real(p->residency_resident[i]));
+        }
+        json_object_set_new(doc, "gc_residency", json_pack("{s:o, s:o}", "footprint_llc", f, "resident", r));
+    }
     if (p->ndependent_load) {
         json_t *sizes = json_array(), *lat = json_array();
         for (int i = 0; i < p->ndependent_load; i++) {

@@ -202,6 +202,22 @@ static void print_dependent_load(const gcs_profile *p, FILE *fp, gcs_format fmt)
     emit_table(t, title, fp, fmt);
 }
 
+/* The residency curve (calibrate/residency.c), one row per point; nothing
+ * when the profile has none. */
+static void print_residency(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    if (p->nresidency == 0)
+        return;
+    const char *title = "residency: the share of a heap's lines in the LLC when a mark starts, by footprint";
+    const char *cols[] = {"footprint_llc", "resident"};
+    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 2, cols);
+    for (int i = 0; i < p->nresidency; i++) {
+        gcs_table_add_num(t, p->residency_footprint[i], 2);
+        gcs_table_add_num(t, p->residency_resident[i], 3);
+    }
+    emit_table(t, title, fp, fmt);
+}
+
 static void print_per_node(const gcs_profile *p, FILE *fp, gcs_format fmt)
 {
     const char *title = "per memory node: occupancy S_O (ns) and bandwidth (GB/s)";
@@ -325,6 +341,7 @@ void gcs_profile_print(const gcs_profile *p, FILE *fp, gcs_format fmt)
     print_latency(p, GCS_ACCESS_RW, fp, fmt);
     print_page_walks(p, fp, fmt);
     print_dependent_load(p, fp, fmt);
+    print_residency(p, fp, fmt);
     print_per_node(p, fp, fmt);
     print_gc_cost(p, fp, fmt);
     print_counters(p, fp, fmt);
@@ -348,6 +365,7 @@ static const struct {
 } tables[] = {
     {"nodes", print_nodes},           {"caches", print_caches},     {"latency_read", print_latency_read},
     {"latency_rw", print_latency_rw}, {"page_walks", print_page_walks}, {"dependent_load", print_dependent_load},
+    {"residency", print_residency},
     {"per_node", print_per_node},
     {"gc_costs", print_gc_cost},      {"counters", print_counters}, {"unreliable", print_unreliable},
 };

@@ -24,6 +24,7 @@ void gcs_model_opts_init(gcs_model_opts *opts)
     opts->llc_hit_ns = NAN;
     opts->resident_overlap = NAN; /* a resident line priced as from memory */
     opts->resident_stream_ns = NAN;
+    opts->residency_curve = NULL; /* r = min(1, llc_bytes / footprint) */
     opts->coord = 1; /* used when the profile has gc_coord */
     /* off: measured on the dev corpus it made P = 2 worse (docs/model.md,
      * "Extra work in parallel"); predict --shared-lines on */

@@ -38,11 +38,24 @@
 
 #define LINE_BYTES 64.0
 
+/* The whole heap in the effective LLC: where a sequential run, marked in
+ * the same order every time, keeps its lines (below). */
+static int fits_llc(const gcs_model_heap *heap, const gcs_model_opts *opts)
+{
+    return opts->llc_bytes > 0 && isfinite(opts->llc_hit_ns) && heap->live_lines > 0 &&
+           opts->llc_bytes >= (double)heap->live_lines * LINE_BYTES;
+}
+
 double _gcs_serial_residency(const gcs_model_heap *heap, const gcs_model_opts *opts)
 {
     if (!(opts->llc_bytes > 0) || !isfinite(opts->llc_hit_ns) || heap->live_lines == 0)
         return 0;
     double footprint = (double)heap->live_lines * LINE_BYTES;
+    /* Measured, where calibrate did: a heap leaves the LLC gradually, not at
+     * its size (docs/model.md, "Residency at the LLC's edge"). */
+    double r = opts->residency_curve ? gcs_profile_residency(opts->residency_curve, footprint / opts->llc_bytes) : NAN;
+    if (isfinite(r))
+        return r;
     return opts->llc_bytes >= footprint ? 1 : opts->llc_bytes / footprint;
 }
 
@@ -115,7 +128,7 @@ void _gcs_serial_line_prices(const gcs_model_heap *heap, const gcs_model_opts *o
      * the next pass comes round to it (least recently used), so only a
      * heap that fits holds them; r, a random access's chance, is not theirs
      * (docs/model.md, "Resident lines"). */
-    double r_seq = r >= 1 ? 1 : 0;
+    double r_seq = fits_llc(heap, opts);
     out->sequential_ns = (1 - r_seq) * seq + r_seq * resident_stream(opts, seq);
 }
 
@@ -274,6 +287,7 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
     opts->llc_hit_ns = NAN;
     opts->resident_overlap = NAN;
     opts->resident_stream_ns = NAN;
+    opts->residency_curve = NULL;
     src->resident = NULL;
     /* by default only where calibrate measured a resident line's prices:
      * without them a resident miss would be priced with the overlap fitted
@@ -289,6 +303,9 @@ void gcs_model_opts_v2(gcs_model_opts *opts, const gcs_profile *prof, int reside
             opts->resident_stream_ns = prof->gc_resident_stream_ns;
             src->resident = "gc_resident";
         }
+        if (prof->nresidency > 0)
+            opts->residency_curve = prof;
+        src->residency_share = prof->nresidency > 0 ? "gc_residency" : "llc_effective_bytes / footprint";
     }
     gcs_model_opts_steal_level(opts, prof); /* stolen lines: the shared level's latency (sharing.c) */
 }
@@ -368,12 +385,17 @@ json_t *gcs_model_serial_json(const gcs_profile *prof, const gcs_model_heap *hea
                      "time_ms", ms(r1.time_ns),
                      "overlap", opts->overlap, "overlap_source", src->overlap, "residency_on", src->residency,
                      "residency", _gcs_serial_residency(heap, &(gcs_model_opts){.llc_bytes = src->llc_bytes,
-                                                                                 .llc_hit_ns = src->llc_hit_ns}),
+                                                                                 .llc_hit_ns = src->llc_hit_ns,
+                                                                                 .residency_curve =
+                                                                                     opts->residency_curve}),
                      "llc_effective_bytes", src->llc_bytes, "llc_hit_ns",
                      isfinite(src->llc_hit_ns) ? json_real(src->llc_hit_ns) : json_null(), "llc_source",
                      gcs_llc_source_name(src->llc), "nominal", nominal);
     if (out)
         json_object_set_new(out, "service_source", json_string(src->service ? src->service : "occupancy_ns"));
+    if (out)
+        json_object_set_new(out, "residency_source",
+                            src->residency_share ? json_string(src->residency_share) : json_null());
     if (out)
         json_object_set_new(out, "sequential_ms", json_real(ms(sequential)));
     if (out)

@@ -853,6 +853,67 @@ static void test_page_walks(void **state)
 /* The dependent-load curve (2026-11-28): read, interpolated in log(size)
  * with its end points beyond its ends, written back, printed; each rule of
  * its shape refused with a line naming the member. */
+/* The residency curve (gc_residency, 2026-11-29): read, interpolated
+ * straight from (0, 1) through its points and flat beyond, written back;
+ * every rule refused with one message naming the point. */
+static void test_residency_curve(void **state)
+{
+    (void)state;
+    gcs_err err = {{0}};
+    json_t *doc = load_base();
+    gcs_profile *p = gcs_profile_from_json(doc, &err);
+    assert_non_null(p);
+    assert_int_equal(p->nresidency, 0);
+    assert_true(isnan(gcs_profile_residency(p, 1)));
+    gcs_profile_free(p);
+
+    set_path(doc, "gc_residency", parse("{\"footprint_llc\": [0.5, 1, 2, 4], \"resident\": [1, 0.9, 0.7, 0]}"));
+    p = gcs_profile_from_json(doc, &err);
+    if (!p)
+        fail_msg("rejected: %s", err.msg);
+    assert_int_equal(p->nresidency, 4);
+    assert_true(gcs_profile_residency(p, 0) == 1);
+    assert_true(gcs_profile_residency(p, 0.25) == 1);               /* (0, 1) to (0.5, 1) */
+    assert_true(fabs(gcs_profile_residency(p, 0.75) - 0.95) < 1e-12); /* halfway to (1, 0.9) */
+    assert_true(fabs(gcs_profile_residency(p, 1.5) - 0.8) < 1e-12);
+    assert_true(fabs(gcs_profile_residency(p, 3) - 0.35) < 1e-12);
+    assert_true(gcs_profile_residency(p, 10) == 0);                  /* beyond the last: its share */
+    json_t *out = gcs_profile_to_json(p);
+    gcs_profile *again = gcs_profile_from_json(out, &err);
+    if (!again)
+        fail_msg("saved form rejected: %s", err.msg);
+    assert_int_equal(again->nresidency, 4);
+    assert_true(again->residency_footprint[2] == 2 && again->residency_resident[1] == 0.9);
+    char *text = print_to_string(again, GCS_FORMAT_TEXT);
+    assert_non_null(strstr(text, "residency: the share of a heap's lines in the LLC"));
+    free(text);
+    gcs_profile_free(again);
+    json_decref(out);
+    gcs_profile_free(p);
+
+    static const struct {
+        const char *value, *message;
+    } bad[] = {
+        {"[1]", "gc_residency: expected an object"},
+        {"{\"resident\": [1]}", "gc_residency.footprint_llc: expected an array"},
+        {"{\"footprint_llc\": [1, 2], \"resident\": [1]}", "gc_residency: 2 footprints but 1 shares"},
+        {"{\"footprint_llc\": [2, 1], \"resident\": [1, 0.5]}", "gc_residency.footprint_llc[1]: 1, expected multiples"},
+        {"{\"footprint_llc\": [0], \"resident\": [1]}", "gc_residency.footprint_llc[0]: 0"},
+        {"{\"footprint_llc\": [65], \"resident\": [0]}", "gc_residency.footprint_llc[0]: 65"},
+        {"{\"footprint_llc\": [1], \"resident\": [1.5]}", "gc_residency.resident[0]: 1.5, expected shares in [0, 1]"},
+        {"{\"footprint_llc\": [1, 2], \"resident\": [0.5, 0.6]}", "gc_residency.resident[1]: 0.6"},
+        {"{\"footprint_llc\": [1, 2, 3, 4, 5, 6, 7, 8, 9], \"resident\": [1, 1, 1, 1, 1, 1, 1, 1, 1]}",
+         "gc_residency.footprint_llc: 9 points, expected 1 to 8"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        set_path(doc, "gc_residency", parse(bad[i].value));
+        assert_null(gcs_profile_from_json(doc, &err));
+        if (!strstr(err.msg, bad[i].message))
+            fail_msg("%s: said '%s', expected '%s'", bad[i].value, err.msg, bad[i].message);
+    }
+    json_decref(doc);
+}
+
 static void test_dependent_load(void **state)
 {
     (void)state;
@@ -970,6 +1031,7 @@ int main(void)
         cmocka_unit_test(test_page_walks),
         cmocka_unit_test(test_llc_from_sweep),
         cmocka_unit_test(test_dependent_load),
+        cmocka_unit_test(test_residency_curve),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -647,6 +647,67 @@ static void test_resident_lines_priced(void **state)
     gcs_profile_free(f.p);
 }
 
+/* The measured residency curve (gc_residency, 2026-11-29): where the
+ * profile has it, r is the curve at the heap's footprint over the effective
+ * LLC instead of min(1, LLC / footprint), in the price and in the
+ * breakdown; the sequential lines keep the old rule (only a heap that fits
+ * holds a run marked in the same order every time). */
+static void test_residency_curve_priced(void **state)
+{
+    (void)state;
+    fixture f;
+    fixture_init(&f, 0, 100);
+    f.p->occupancy_ns[GCS_ACCESS_READ][0] = 10;
+    f.p->has_gc_overlap = 1;
+    f.p->gc_miss_overlap = 2;
+    f.p->has_gc_stream_line = 1;
+    f.p->gc_stream_line_ns = 4;
+    f.p->has_llc_effective = 1;
+    f.p->llc_effective_bytes = 128000; /* twice the 1000 lines' footprint: the ratio says r = 1 */
+    f.p->llc_hit_ns = 30;
+    f.p->has_gc_resident = 1;
+    f.p->gc_resident_overlap = 3;
+    f.p->gc_resident_stream_ns = 1;
+    f.h.q1[GCS_ACCESS_READ] = 1000;
+    f.h.live_lines = 1000;
+    f.h.streams_counted = 1;
+    f.h.q1_streamed[GCS_ACCESS_READ] = 600;
+    f.h.q1_sequential[GCS_ACCESS_READ] = 400;
+    double t1 = 10900;
+    gcs_model_opts_init(&f.o);
+    f.o.coord = 0;
+    gcs_model_opts_v2(&f.o, f.p, GCS_MODEL_RESIDENCY_DEFAULT, 0, &f.src);
+    gcs_model_opts_v2_costs(&f.o, f.p, &f.src);
+    assert_null(f.o.residency_curve);
+    assert_string_equal(f.src.residency_share, "llc_effective_bytes / footprint");
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + 400 * 30 / 3.0 + 200 * 1 + 400 * 1, 1e-12);
+    /* footprint 0.5 LLC on a curve through (0.25, 0.9) and (1, 0.6): 0.8 */
+    static const double fp[] = {0.25, 1, 4}, rs[] = {0.9, 0.6, 0};
+    f.p->nresidency = 3;
+    memcpy(f.p->residency_footprint, fp, sizeof fp);
+    memcpy(f.p->residency_resident, rs, sizeof rs);
+    gcs_model_opts_init(&f.o);
+    f.o.coord = 0;
+    gcs_model_opts_v2(&f.o, f.p, GCS_MODEL_RESIDENCY_DEFAULT, 0, &f.src);
+    gcs_model_opts_v2_costs(&f.o, f.p, &f.src);
+    assert_ptr_equal(f.o.residency_curve, f.p);
+    assert_string_equal(f.src.residency_share, "gc_residency");
+    double r = 0.8, own = 400 * (r * 30 / 3.0 + (1 - r) * 100 / 2), streamed = 200 * (r * 1 + (1 - r) * 10);
+    assert_int_equal(gcs_model_predict(f.p, &f.h, 1, &f.o, &f.r, &f.err), 0);
+    assert_close(f.r.time_ns, t1 + own + streamed + 400 * 1, 1e-12); /* the whole heap fits: runs resident */
+    json_t *j = gcs_model_serial_json(f.p, &f.h, &f.o, &f.src, &f.err);
+    assert_non_null(j);
+    assert_close(json_real_value(json_object_get(j, "residency")), r, 1e-12);
+    assert_string_equal(json_string_value(json_object_get(j, "residency_source")), "gc_residency");
+    json_decref(j);
+    /* residency off: no curve either */
+    opts_v2(&f.o, f.p, &f.src);
+    assert_null(f.o.residency_curve);
+    assert_null(f.src.residency_share);
+    gcs_profile_free(f.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +721,7 @@ int main(void)
         cmocka_unit_test(test_dependent_misses_priced),
         cmocka_unit_test(test_dependent_steps_priced),
         cmocka_unit_test(test_dependent_load_priced),
+        cmocka_unit_test(test_residency_curve_priced),
         cmocka_unit_test(test_steal_work_priced),
         cmocka_unit_test(test_resident_lines_priced),
     };

@@ -186,6 +186,13 @@ typedef struct gcs_model_opts {
      * of M1 (over resident_overlap where set), a streamed one what
      * resident_stream_ns says (below). */
     double llc_bytes, llc_hit_ns;
+    /* The share r, where a profile measured it (model v2, 2026-11-29,
+     * fourteenth session; NULL, the default: min(1, llc_bytes / footprint)):
+     * the profile's gc_residency curve at the heap's footprint over
+     * llc_bytes (gcs_profile_residency).  gcs_model_opts_v2 sets it where
+     * the profile has the curve and residency is on; the profile must
+     * outlive the options. */
+    const gcs_profile *residency_curve;
     /* With residency priced (above), what a resident line costs the marker
      * (model v2, 2026-11-28; NaN, the default: as a line from memory, the
      * overlap and the stream prices below): a non-streamed miss to a
@@ -297,6 +304,8 @@ typedef struct gcs_model_sources {
     gcs_llc_source llc;    /* the effective LLC's source (profile.h) */
     double llc_bytes, llc_hit_ns;  /* the figures, also when residency is off */
     int residency;         /* 1 when opts prices residency */
+    const char *residency_share; /* how r is found: "gc_residency" (the profile's curve) or "llc_effective_bytes
+                                    / footprint"; NULL where residency is off */
     const char *resident;  /* a resident line's prices: "gc_resident", or NULL: as from memory (residency off,
                               or on without the profile's gc_resident: the overlap and stream prices) */
     const char *classes;   /* "gc_class_cost_ns", "nominal" (gc_cost_ns for every class), or NULL:

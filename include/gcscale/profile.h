@@ -18,6 +18,8 @@
 
 /* Points of the dependent-load curve (a latency sweep's). */
 #define GCS_PROFILE_DEPENDENT_MAX 96
+/* Points of the residency curve (gc_residency). */
+#define GCS_PROFILE_RESIDENCY_MAX 8
 
 typedef struct gcs_profile_node {
     int id;               /* memory/CPU node number (hwloc logical index) */
@@ -138,6 +140,17 @@ typedef struct gcs_profile {
      * (gc_miss_overlap, gc_stream_line_ns) unless asked for residency. */
     int has_gc_resident;
     double gc_resident_overlap, gc_resident_stream_ns;
+    /* How much of a heap is in the LLC when a mark starts, by its size
+     * (2026-11-29, fourteenth session; optional key "gc_residency":
+     * {"footprint_llc": [...], "resident": [...]}, 1 to
+     * GCS_PROFILE_RESIDENCY_MAX points): at a footprint of footprint_llc[i]
+     * times the effective LLC, the share resident[i] of its lines, measured
+     * by calibrate with the collector on random graphs that it marks again
+     * and again (calibrate/residency.c).  Footprints > 0 and increasing,
+     * shares in [0, 1] and not increasing.  nresidency 0: absent, and model
+     * v2 takes min(1, effective LLC / footprint). */
+    int nresidency;
+    double residency_footprint[GCS_PROFILE_RESIDENCY_MAX], residency_resident[GCS_PROFILE_RESIDENCY_MAX];
     /* The effective last-level cache, derived by calibrate from its latency
      * sweep (optional keys "llc_effective_bytes" and "llc_hit_ns"; both or
      * neither): the working set at which the sweep's latency is halfway
@@ -246,6 +259,11 @@ GCS_API const char *gcs_profile_pages_name(gcs_pages pages);
  * profile's dependent_load_ns curve interpolated linearly in log(size),
  * its end points beyond its ends; NaN without the curve. */
 GCS_API double gcs_profile_dependent_load(const gcs_profile *p, double bytes);
+/* The share of a heap's lines in the LLC when a mark starts, for a footprint
+ * of footprint_llc times the effective LLC: the profile's gc_residency
+ * curve, straight from (0, 1) through its points and flat beyond the last;
+ * NaN where the profile has none. */
+GCS_API double gcs_profile_residency(const gcs_profile *p, double footprint_llc);
 /* Sets the curve from n points (sizes > 0 and increasing, latencies > 0
  * and finite, 1 <= n <= GCS_PROFILE_DEPENDENT_MAX): 0, or -1 with err set
  * and the profile unchanged. */

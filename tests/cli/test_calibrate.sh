@@ -329,6 +329,25 @@ expect_ok "--key gc_resident on a profile without the overlap it builds on" \
     "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_resident -o "$TMP/k0.json"
 expect_ok "... leaves it out and says why" \
     jq -e '.gc_resident == null and (.calibration.resident.error | test("gc_miss_overlap"))' "$TMP/k0.json"
+# gc_residency: after gc_resident, whose prices it is measured against
+cp "$TMP/k.json" "$TMP/kr.json"
+expect_ok "--gc-only --key gc_residency" "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_residency -o "$TMP/kr.json"
+expect_ok "... changes only that key, its details and the record; a curve that falls to 0 at the overlap heap" \
+    jq -e -s '(.[0] | del(.gc_residency, .calibration.residency, .calibration.keys_added)) as $a
+              | (.[1] | del(.gc_residency, .calibration.residency, .calibration.keys_added)) as $b
+              | $a.gc_resident == $b.gc_resident and $a.gc_miss_overlap == $b.gc_miss_overlap
+                and $a.latency_ns == $b.latency_ns
+                and .[1].calibration.keys_added[-1].key == "gc_residency"
+                and ((.[1].gc_residency == null) == (.[1].calibration.residency.note | startswith("not fitted")))
+                and (.[1].gc_residency == null or
+                     (.[1].gc_residency.resident[-1] == 0
+                      and (.[1].gc_residency.footprint_llc | length) == (.[1].gc_residency.resident | length)))' \
+    "$TMP/k.json" "$TMP/kr.json"
+cp "$TMP/k0.json" "$TMP/kr0.json"
+expect_ok "--key gc_residency on a profile without gc_resident" \
+    "$GCSCALE" calibrate --gc-only --quick --quiet --key gc_residency -o "$TMP/kr0.json"
+expect_ok "... leaves it out and says why" \
+    jq -e '.gc_residency == null and (.calibration.residency.note | test("no gc_resident"))' "$TMP/kr0.json"
 # dependent_load_ns: in every calibration, and by its key into a profile
 # made before it (the memory system's, so not in a --gc-only run).
 expect_ok "a calibration has the dependent-load curve" \
