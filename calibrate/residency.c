@@ -212,7 +212,8 @@ static uint64_t llc_objects(const gcs_profile *p, const char **note)
 
 /* Expected seconds per 2^20 objects at one LLC (three heaps of 0.5, 1 and 2
  * of it, built, marked and simulated), the step's weight in the progress
- * series; measured 5-6 s for a 47 MiB LLC on the 2-vCPU Intel VM. */
+ * series (docs/microbench.md, "Residency by footprint", has a measured
+ * step). */
 #define RESIDENCY_S_PER_MOBJ 3.6
 #define RESIDENCY_REPS_QUICK 5
 #define RESIDENCY_REPS_FULL 9
