@@ -11,7 +11,9 @@
  *     misses a stream prefetcher covers (q1_prefetched); they cost S_O.  On
  *     by default wherever the slow predictor runs (a profile with caches).
  *   - warm residency: part of the heap is in the LLC when a mark starts;
- *     r = min(1, effective LLC / footprint), the effective LLC read off
+ *     r from the profile's gc_residency curve at the footprint over the
+ *     effective LLC where calibrate measured it (calibrate/residency.c),
+ *     else min(1, effective LLC / footprint), the effective LLC read off
  *     calibrate's latency sweep (formats/profile_llc.c); its misses at the
  *     profile's gc_resident prices, fitted on resident heaps
  *     (calibrate/resident.c).  On by default where the profile has
