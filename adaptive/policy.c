@@ -300,6 +300,10 @@ int gcs_adaptive_policy_new(gcs_profile *prof, const gcs_adaptive_opts *opts, gc
     }
     if (s->opts.use_model_opts) {
         s->mopts = s->opts.model;
+        /* the curve is read from the profile the policy owns, which lives
+         * as long as it: the caller's may not */
+        if (s->mopts.residency_curve)
+            s->mopts.residency_curve = prof;
     } else {
         gcs_model_opts_init(&s->mopts);
         /* Brent's bound and the span's own misses: a list gets no speedup,

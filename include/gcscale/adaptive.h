@@ -134,7 +134,7 @@ struct gcs_adaptive_opts {
      * budget (what tests that need every decision at once use). */
     int background;
     int use_model_opts;     /* 1: `model` below; 0 (default): gcs_model_opts_init + _use_profile, span CRITICAL */
-    gcs_model_opts model;
+    gcs_model_opts model;   /* a residency curve in it is read from the policy's own profile */
 };
 
 GCS_API void gcs_adaptive_opts_init(gcs_adaptive_opts *opts);
