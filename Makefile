@@ -2,7 +2,8 @@
 #
 #   make                  build/libgcscale.{a,so}, build/gcscale, build/gcscale.pc and
 #                         build/gcscale-uninstalled.pc (pkg-config against this tree)
-#   make check            unit and CLI tests (prints "N passed, N failed")
+#   make check            unit and CLI tests (prints "N passed, N failed"); it also
+#                         links the fuzz targets without libFuzzer (fuzz-standalone)
 #   make check-sanitize   the same tests under ASan+UBSan, threaded ones under TSan
 #   make man              build/man/*.1 from the program's --help (help2man)
 #   make install PREFIX=/usr/local
@@ -159,7 +160,7 @@ tests: all $(TEST_BINS)
 # the tests then run one at a time, as their timings assume.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check:
-	$(MAKE) -j$(JOBS) tests
+	$(MAKE) -j$(JOBS) tests fuzz-standalone
 	scripts/run-tests $(BUILD)
 
 # ASan+UBSan over everything; TSan over the tests that start threads
@@ -258,10 +259,34 @@ FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile
 FUZZ_GCBENCH_SRCS := tests/fuzz/fuzz_gcbench_result.c formats/gcbench_result.c common/err.c common/outfile.c common/pumap.c \
                 common/table.c common/stats.c common/parse.c
 FUZZ_FLOOR_SRCS := tests/fuzz/fuzz_corpus_floor.c validate/corpus_floor.c common/err.c
-FUZZ_ENTRY_SRCS := tests/fuzz/fuzz_corpus_entry.c validate/corpus_entry.c gcbench/shapes.c common/err.c
+FUZZ_ENTRY_SRCS := tests/fuzz/fuzz_corpus_entry.c validate/corpus_entry.c gcbench/shapes.c common/err.c common/stats.c
 FUZZ_TRACE_SRCS := tests/fuzz/fuzz_trace.c trace/trace_file.c accounting/acct.c accounting/bottle.c \
                 accounting/stack.c accounting/runtime.c common/err.c common/outfile.c common/table.c common/plot.c
 FUZZ_GCLOG_SRCS := tests/fuzz/fuzz_gclog.c $(filter-out tests/fuzz/fuzz_trace.c,$(FUZZ_TRACE_SRCS))
+# The fuzz targets linked with the C compiler and a plain main
+# (tests/fuzz/standalone_main.c) from the same source lists: `make check`
+# builds them, so a list that lacks a source fails there and not first where
+# clang is; each replays the files it is given (a crash input, without clang).
+FUZZ_SA_DIR   := $(BUILD)/fuzz-standalone
+FUZZ_SA_FLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-unknown-pragmas -g -O1 -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
+define fuzz_standalone
+$(FUZZ_SA_DIR)/$(1): tests/fuzz/standalone_main.c $(2) $(wildcard tests/fuzz/*.h) $(HEADERS) Makefile
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(FUZZ_SA_FLAGS) -o $$@ tests/fuzz/standalone_main.c $(2) $(3)
+FUZZ_SA_BINS += $(FUZZ_SA_DIR)/$(1)
+endef
+$(eval $(call fuzz_standalone,fuzz_snapshot,$(FUZZ_SRCS),-ljansson -lz -lzstd -ldeflate -lm))
+$(eval $(call fuzz_standalone,fuzz_profile,$(FUZZ_PROFILE_SRCS),-ljansson -lm))
+$(eval $(call fuzz_standalone,fuzz_trace,$(FUZZ_TRACE_SRCS),-ljansson -lm))
+$(eval $(call fuzz_standalone,fuzz_gclog,$(FUZZ_GCLOG_SRCS),-ljansson -lm))
+$(eval $(call fuzz_standalone,fuzz_gcbench_result,$(FUZZ_GCBENCH_SRCS),-ljansson -lm))
+$(eval $(call fuzz_standalone,fuzz_corpus_floor,$(FUZZ_FLOOR_SRCS),-ljansson -lm))
+$(eval $(call fuzz_standalone,fuzz_corpus_entry,$(FUZZ_ENTRY_SRCS),-ljansson -lm))
+$(eval $(call fuzz_standalone,fuzz_hprof,$(FUZZ_HPROF_SRCS),-ljansson -lz -lzstd -ldeflate -lm))
+$(eval $(call fuzz_standalone,fuzz_v8,$(FUZZ_V8_SRCS),-ljansson -lz -lzstd -ldeflate -lm))
+.PHONY: fuzz-standalone
+fuzz-standalone: $(FUZZ_SA_BINS)
+
 .PHONY: fuzz
 # The fuzz builds' first step: say what to install when clang is missing.
 FUZZ_NEED_CC  = @command -v $(FUZZ_CC) >/dev/null || \

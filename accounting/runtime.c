@@ -205,11 +205,13 @@ int gcs_acct_apply_pauses(gcs_trace *t, const gcs_acct_pause *p, size_t n, const
     size_t m = 0;
     for (size_t j = 0; j < t->nthreads; j++) {
         gcs_trace_thread *th = &t->threads[j];
-        const gcs_trace_event *old = &t->events[th->first_event];
+        /* a trace of threads without events has no events array at all */
+        const gcs_trace_event *old = th->nevents ? &t->events[th->first_event] : NULL;
         size_t first = m, e = 0, k = 0;
         int r = role_of(th->cls, app_class);
         if (r == ROLE_OTHER) {
-            memcpy(&ev[m], old, th->nevents * sizeof *ev);
+            if (th->nevents)
+                memcpy(&ev[m], old, th->nevents * sizeof *ev);
             m += th->nevents;
             th->first_event = first;
             continue;

@@ -217,7 +217,9 @@ static void test_corpus_entry_target(void **state)
 static void test_trace_target(void **state)
 {
     (void)state;
-    static const char *const seeds[] = {"tests/fuzz/trace-seeds/builtin.trace", "tests/fuzz/trace-seeds/sched.trace"};
+    static const char *const seeds[] = {"tests/fuzz/trace-seeds/builtin.trace", "tests/fuzz/trace-seeds/sched.trace",
+                                        /* found 2026-11-29: threads without events, pauses written (UBSan) */
+                                        "tests/fuzz/regressions/trace-no-events.trace"};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         size_t len;
         uint8_t *data = test_slurp(seeds[i], &len);
