@@ -186,36 +186,34 @@ static void print_page_walks(const gcs_profile *p, FILE *fp, gcs_format fmt)
                     p->full_random_note[k][0] ? p->full_random_note[k] : "not measured");
 }
 
-/* The dependent-load curve (calibrate/dependent.c), one row per working
- * set; nothing when the profile has none. */
-static void print_dependent_load(const gcs_profile *p, FILE *fp, gcs_format fmt)
+/* A curve of the profile, one row per point (x with dx decimals, y with
+ * dy); nothing when it has no points. */
+static void print_curve(FILE *fp, gcs_format fmt, const char *title, const char *xcol, const char *ycol,
+                        const double *x, const double *y, int n, int dx, int dy)
 {
-    if (p->ndependent_load == 0)
+    if (n == 0)
         return;
-    const char *title = "dependent load on 4 KiB pages (ns): a random chase by working set, page walks included";
-    const char *cols[] = {"size_bytes", "ns"};
+    const char *cols[] = {xcol, ycol};
     gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 2, cols);
-    for (int i = 0; i < p->ndependent_load; i++) {
-        gcs_table_add_num(t, p->dependent_load_bytes[i], 0);
-        gcs_table_add_num(t, p->dependent_load_ns[i], 1);
+    for (int i = 0; i < n; i++) {
+        gcs_table_add_num(t, x[i], dx);
+        gcs_table_add_num(t, y[i], dy);
     }
     emit_table(t, title, fp, fmt);
 }
 
-/* The residency curve (calibrate/residency.c), one row per point; nothing
- * when the profile has none. */
+/* The dependent-load curve (calibrate/dependent.c), one row per working set. */
+static void print_dependent_load(const gcs_profile *p, FILE *fp, gcs_format fmt)
+{
+    print_curve(fp, fmt, "dependent load on 4 KiB pages (ns): a random chase by working set, page walks included",
+                "size_bytes", "ns", p->dependent_load_bytes, p->dependent_load_ns, p->ndependent_load, 0, 1);
+}
+
+/* The residency curve (calibrate/residency.c), one row per point. */
 static void print_residency(const gcs_profile *p, FILE *fp, gcs_format fmt)
 {
-    if (p->nresidency == 0)
-        return;
-    const char *title = "residency: the share of a heap's lines in the LLC when a mark starts, by footprint";
-    const char *cols[] = {"footprint_llc", "resident"};
-    gcs_table *t = gcs_table_new(fmt == GCS_FORMAT_TEXT ? title : NULL, 2, cols);
-    for (int i = 0; i < p->nresidency; i++) {
-        gcs_table_add_num(t, p->residency_footprint[i], 2);
-        gcs_table_add_num(t, p->residency_resident[i], 3);
-    }
-    emit_table(t, title, fp, fmt);
+    print_curve(fp, fmt, "residency: the share of a heap's lines in the LLC when a mark starts, by footprint",
+                "footprint_llc", "resident", p->residency_footprint, p->residency_resident, p->nresidency, 2, 3);
 }
 
 static void print_per_node(const gcs_profile *p, FILE *fp, gcs_format fmt)
