@@ -158,7 +158,7 @@ static const struct {
      "has both times)",
      "rerun when the machine is quiet; --repeat 3 (with --gc-only too) shows how far the constants move"},
     {{"gc_miss_overlap not fitted", NULL},
-     "yes (the default model does not use it; --model v2 then says its times are relative)",
+     "yes (model v2, the default, then prices misses without overlap and says its times are relative)",
      "rerun gcscale calibrate --gc-only on an idle machine to fit it"},
 };
 

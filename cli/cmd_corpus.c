@@ -50,19 +50,19 @@ static void usage(FILE *fp)
             "  --fast, --slow     the predictor (default: gcscale predict's for the\n"
             "                     entry's profile, the slow one where it has caches)\n"
             "  --span critical|paper   the span form (default critical, as gcscale predict)\n"
-            "  --model base|v2         base (default) or model v2's serial pricing (the\n"
-            "                          profile's fitted miss overlap), as gcscale predict\n"
-            "  --shared-lines on|off   with --model v2: the lines passing between workers\n"
+            "  --model v2|base         model v2 (default) or the base model (Brent's span,\n"
+            "                          every miss a full miss), as gcscale predict\n"
+            "  --shared-lines on|off   with model v2: the lines passing between workers\n"
             "                          (off by default), as gcscale predict\n"
-            "  --steal-work on|off     with --model v2: the steals' own busy time (on by\n"
+            "  --steal-work on|off     with model v2: the steals' own busy time (on by\n"
             "                          default), as gcscale predict\n"
-            "  --steal-count fitted|simulated  with --model v2: the coordination's steal\n"
+            "  --steal-count fitted|simulated  with model v2: the coordination's steal\n"
             "                          count simulated on each heap's graph or from the\n"
             "                          profile's fit (default: as gcscale predict decides,\n"
             "                          simulated with the slow predictor where the entry's\n"
             "                          profile has gc_coord); where simulated, each point's\n"
             "                          simulated steals are set beside the measured ones\n"
-            "  --residency on|off      with --model v2: lines in the effective LLC priced\n"
+            "  --residency on|off      with model v2: lines in the effective LLC priced\n"
             "                          apart (default: where the entry's profile has\n"
             "                          gc_resident), as gcscale predict\n"
             "  --floor FILE       exit 1 when any figure is worse than FILE's floor\n"
@@ -197,13 +197,13 @@ static int cmd_accuracy(int argc, char **argv)
         }
     }
     if (o.shared_lines && !o.model_v2)
-        cli_usage_error(cmd, "--shared-lines on is a term of model v2: add --model v2");
+        cli_usage_error(cmd, "--shared-lines on is a term of model v2 (the default): drop --model base");
     if (o.no_steal_work && !o.model_v2)
-        cli_usage_error(cmd, "--steal-work off: the steals' work is a term of model v2 only: add --model v2");
+        cli_usage_error(cmd, "--steal-work off: the steals' work is a term of model v2 (the default) only: drop --model base");
     if (steal_count_given && !o.model_v2)
-        cli_usage_error(cmd, "--steal-count is a term of model v2: add --model v2");
+        cli_usage_error(cmd, "--steal-count is a term of model v2 (the default): drop --model base");
     if (o.residency != GCS_MODEL_RESIDENCY_DEFAULT && !o.model_v2)
-        cli_usage_error(cmd, "--residency is a term of model v2: add --model v2");
+        cli_usage_error(cmd, "--residency is a term of model v2 (the default): drop --model base");
     if (write_floor)
         cli_check_output(cmd, "--write-floor", write_floor);
     gcs_err err;

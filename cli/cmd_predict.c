@@ -86,13 +86,15 @@ static void print_help(FILE *fp)
             "  --span critical|paper  Brent's (T1-Tinf)/P + Tinf with the critical path's\n"
             "                       misses paid by one worker (default), or the paper's\n"
             "                       T1/P + Tinf with every miss shared among P\n"
-            "  --model base|v2|paper  base (default): Brent's span, the stream prefetcher,\n"
-            "                       every other miss a full miss; v2: the serial work\n"
-            "                       priced as the collector spends it (the profile's\n"
-            "                       fitted overlap; docs/model.md \"Serial work\": P = 1\n"
-            "                       times far closer, some speedups slightly worse, so not\n"
-            "                       yet the default); paper: the paper's full model for\n"
-            "                       comparison (--span paper, --overlap 1, --no-prefetch)\n"
+            "  --model v2|base|paper  v2 (default): every term priced as the collector\n"
+            "                       spends it, from the profile's calibrated keys (the\n"
+            "                       fitted overlap, residency, stream and class costs,\n"
+            "                       coordination, steal work; docs/model.md \"Model v2 at a\n"
+            "                       glance\"); base: Brent's span, the stream prefetcher,\n"
+            "                       every other miss a full miss, times relative only (the\n"
+            "                       default until 2026-11-29); paper: the paper's full\n"
+            "                       model for comparison (--span paper, --overlap 1,\n"
+            "                       --no-prefetch)\n"
             "  --overlap fitted|F   each worker overlaps F misses (its prefetch FIFO), so\n"
             "                       a miss the stream prefetcher does not cover stalls it\n"
             "                       for (M1 + W)/F.  Default 1 (none); with --model v2 the\n"
@@ -195,7 +197,7 @@ static void print_serial(const gcs_profile *prof, const gcs_model_heap *h, const
     printf("overlap %.3g (%s); effective LLC %.3g MiB (%s), residency %.2f (%s%s%s)\n", mo->overlap, src->overlap,
            src->llc_bytes / 1048576.0, gcs_llc_source_name(src->llc), F("residency"),
            src->residency_share ? src->residency_share : "", src->residency_share ? "; " : "",
-           !src->residency && strcmp(model, "v2") != 0 ? "not priced: a term of --model v2"
+           !src->residency && strcmp(model, "v2") != 0 ? "not priced: a term of model v2 (the default)"
            : !src->residency                         ? "not priced: the profile has no gc_resident, or --residency off"
            : src->resident                           ? "priced at the profile's gc_resident"
                            : "priced as from memory: the profile has no gc_resident");
@@ -276,7 +278,7 @@ int cmd_predict(int argc, char **argv)
     const char *machine = NULL, *threads_text = NULL, *measured_path = NULL, *plot_path = NULL;
     double cost_object = NAN, cost_pointer = NAN;
     int predictor = -1, c, steals_fitted = 0, overlap_fitted = 0, no_prefetch = 0, no_coord = 0;
-    int model_paper = 0, model_v2 = 0, residency = GCS_MODEL_RESIDENCY_DEFAULT, overlap_given = 0, span_given = 0, wide = 0, shared_lines = 0;
+    int model_paper = 0, model_v2 = 1, residency = GCS_MODEL_RESIDENCY_DEFAULT, overlap_given = 0, span_given = 0, wide = 0, shared_lines = 0;
     int null_switches = 0, steal_work = 1, steal_work_given = 0, steal_count_sim = 0, steal_count_given = 0;
     gcs_format fmt = GCS_FORMAT_TEXT;
     gcs_model_opts mopts;
@@ -314,7 +316,7 @@ int cmd_predict(int argc, char **argv)
             if (strcmp(optarg, "paper") != 0 && strcmp(optarg, "v2") != 0 && strcmp(optarg, "base") != 0)
                 cli_usage_error(cmd, "--model: '%s' is none of base, v2 and paper", optarg);
             model_paper = strcmp(optarg, "paper") == 0;
-            model_v2 = strcmp(optarg, "v2") == 0;
+            model_v2 = strcmp(optarg, "v2") == 0; /* the default */
             break;
         case O_RESIDENCY:
             residency = cli_parse_on_off(cmd, "--residency", optarg);
@@ -426,17 +428,17 @@ int cmd_predict(int argc, char **argv)
         no_prefetch = 1;
     }
     if (residency != GCS_MODEL_RESIDENCY_DEFAULT && !model_v2 && !model_paper)
-        cli_usage_error(cmd, "--residency goes with --model v2");
+        cli_usage_error(cmd, "--residency is a term of model v2 (the default): drop --model base");
     if (!model_v2) /* the base and the paper's model price no residency */
         residency = 0;
     if (shared_lines && !model_v2)
-        cli_usage_error(cmd, "--shared-lines goes with --model v2");
+        cli_usage_error(cmd, "--shared-lines is a term of model v2 (the default): drop --model base");
     if (null_switches && !model_v2)
-        cli_usage_error(cmd, "--null-switches goes with --model v2");
+        cli_usage_error(cmd, "--null-switches is a term of model v2 (the default): drop --model base");
     if (steal_work_given && !model_v2)
-        cli_usage_error(cmd, "--steal-work goes with --model v2");
+        cli_usage_error(cmd, "--steal-work is a term of model v2 (the default): drop --model base");
     if (steal_count_given && !model_v2)
-        cli_usage_error(cmd, "--steal-count goes with --model v2");
+        cli_usage_error(cmd, "--steal-count is a term of model v2 (the default): drop --model base");
     gcs_inspect_predictor which = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
     /* model v2's steal count: the graph's with the slow predictor, the fit's
      * with the fast one, unless --steal-count says */
@@ -459,7 +461,7 @@ int cmd_predict(int argc, char **argv)
         sources.steal_work = NULL;
     }
     if (!model_v2 && !overlap_given)
-        sources.overlap = "none: --model v2 uses gc_miss_overlap";
+        sources.overlap = "none: model v2 (the default) uses gc_miss_overlap";
     if (overlap_fitted && gcs_model_opts_fitted_overlap(&mopts, prof, &err) < 0) {
         char msg[sizeof err.msg];
         snprintf(msg, sizeof msg, "%s", err.msg);
@@ -526,15 +528,16 @@ int cmd_predict(int argc, char **argv)
     int recommended = gcs_model_recommend(results, nthreads, GCS_PREDICT_TOLERANCE);
     int best = gcs_model_recommend(results, nthreads, 0);
 
+    const char *model_name = model_paper ? "paper" : model_v2 ? "v2" : "base";
     if (plot_path) {
         char title[256], subtitle[512];
         /* base names: the paths are in the JSON; a title is read at a glance */
         snprintf(title, sizeof title, "Predicted mark speedup: %s on %s", cli_base_name(snapshot_path),
                  cli_base_name(machine));
         snprintf(subtitle, sizeof subtitle,
-                 "%llu objects, T1 %.4g ms, Tinf %.4g ms; %s predictor, %s MVA, %s span, overlap %.3g; "
-                 "recommended P = %d",
-                 (unsigned long long)ir.heap.objects, ir.heap.t1_ns / 1e6, ir.heap.tinf_ns / 1e6,
+                 "%llu objects, T1 %.4g ms, Tinf %.4g ms; model %s, %s predictor, %s MVA, %s span, "
+                 "overlap %.3g; recommended P = %d",
+                 (unsigned long long)ir.heap.objects, ir.heap.t1_ns / 1e6, ir.heap.tinf_ns / 1e6, model_name,
                  gcs_inspect_predictor_name(ir.predictor), gcs_model_mva_name(mopts.mva),
                  gcs_model_span_name(mopts.span), mopts.overlap, recommended);
         if (gcs_predict_plot(results, nthreads, measured, recommended, title, subtitle, plot_path, &err) < 0)
@@ -545,7 +548,6 @@ int cmd_predict(int argc, char **argv)
     json_t *unreliable = gcs_predict_unreliable_inputs(prof, &mopts);
     char unreliable_line[2048];
     gcs_predict_unreliable_line(unreliable, unreliable_line, sizeof unreliable_line);
-    const char *model_name = model_paper ? "paper" : model_v2 ? "v2" : "base";
     json_t *serial = gcs_model_serial_json(prof, &ir.heap, &mopts, &sources, &err);
     if (!serial)
         cli_fail(cmd, &err);

@@ -29,6 +29,7 @@ void gcs_corpus_accuracy_opts_init(gcs_corpus_accuracy_opts *o)
     o->span = GCS_MODEL_SPAN_CRITICAL; /* as gcscale predict */
     o->residency = GCS_MODEL_RESIDENCY_DEFAULT;
     o->steal_count_sim = -1;
+    o->model_v2 = 1; /* as gcscale predict */
 }
 
 /* Whether this entry's steal count is simulated (model v2), as gcscale

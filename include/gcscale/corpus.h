@@ -79,9 +79,9 @@ typedef struct gcs_corpus_accuracy_opts {
      * one where the profile has cache geometry) */
     int predictor;
     gcs_model_span span;        /* default GCS_MODEL_SPAN_CRITICAL, as gcscale predict */
-    /* 1: model v2's serial pricing (gcs_model_opts_v2: the profile's fitted
-     * miss overlap), as gcscale predict --model v2; 0 (the default): the
-     * base model, as gcscale predict without --model */
+    /* 1 (the default): model v2 (gcs_model_opts_v2 and _v2_costs: every
+     * term from the profile's calibrated keys), as gcscale predict; 0: the
+     * base model, as gcscale predict --model base */
     int model_v2;
     /* 1 (with model_v2 only): the lines passing between workers
      * (gcscale predict --model v2 --shared-lines on; the report's model is

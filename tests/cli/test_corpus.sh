@@ -13,8 +13,8 @@
 # of the report read its output, those of the floor's logic below run on
 # the tiny entry recorded here.
 #
-# Model v2, the model issue #23 builds (not yet the default), has a floor
-# of its own: a change to its terms may only move its figures to better ones
+# Model v2, the model issue #23 builds (the default since 2026-11-29), has
+# a floor of its own: a change to its terms may only move its figures to better ones
 # either (docs/corpus.md, "A floor for model v2").  First, because the
 # checks after the base model's below read that report's output.
 expect_ok "model v2 keeps its floor on the whole corpus" \
@@ -25,8 +25,8 @@ expect_ok "model v2 keeps its floor on the whole corpus" \
 expect_ok "model v2 with the fitted steal count keeps its floor" \
     "$GCSCALE" corpus accuracy --model v2 --steal-count fitted --quiet --floor data/corpus/floor-v2-fitted.json
 
-expect_ok "accuracy on the whole corpus keeps the floor" \
-    "$GCSCALE" corpus accuracy --quiet --json --floor data/corpus/floor.json
+expect_ok "the base model keeps its floor on the whole corpus" \
+    "$GCSCALE" corpus accuracy --model base --quiet --json --floor data/corpus/floor.json
 expect_jq "the 16-CPU entry is there, P = 2..16" \
     '[.entries[] | select(.name == "lent-16cpu-xeon") | .mae_pct[].threads] == [range(2; 17)]' "$TMP/out"
 expect_jq "every heap has its recommended and best P" \
@@ -66,8 +66,8 @@ expect_grep "... and the bars' counts" "^P = 1 time within 15%: [0-9]+ of 2 heap
 # The shared-line term of model v2, on the same entry with a profile that
 # prices transfers: it lowers every predicted speedup beyond P = 1 or leaves
 # it, and the report names the model so that no other model's floor applies.
-expect_exit 2 "--shared-lines on without --model v2 is refused" \
-    "$GCSCALE" corpus accuracy --shared-lines on --quiet --cache "$TMP/cache" "$TMP/entry"
+expect_exit 2 "--shared-lines on with --model base is refused" \
+    "$GCSCALE" corpus accuracy --model base --shared-lines on --quiet --cache "$TMP/cache" "$TMP/entry"
 expect_grep "... saying it is a term of v2" "is a term of model v2" "$TMP/err"
 cp -r "$TMP/entry" "$TMP/entry2" && cp data/corpus/lent-16cpu-xeon-2/profile.json "$TMP/entry2/profile.json"
 "$GCSCALE" corpus accuracy --fast --model v2 --quiet --json --cache "$TMP/cache" "$TMP/entry2" >"$TMP/off.json"
@@ -83,8 +83,8 @@ expect_jq "... is reported as model v2+simulated-steals, each point from P = 2 w
     '.model == "v2+simulated-steals" and ([.entries[0].heaps[].points[] | select(.threads > 1)] | length > 0
      and all(has("steals_simulated") and has("steals_measured")))
      and .entries[0].steal_count.points == ([.entries[0].heaps[].points[] | select(.threads > 1)] | length)' "$TMP/simst.json"
-expect_exit 2 "--steal-count without --model v2 is refused" \
-    "$GCSCALE" corpus accuracy --steal-count simulated --quiet --cache "$TMP/cache" "$TMP/entry2"
+expect_exit 2 "--steal-count with --model base is refused" \
+    "$GCSCALE" corpus accuracy --model base --steal-count simulated --quiet --cache "$TMP/cache" "$TMP/entry2"
 # The default count is gcscale predict's: simulated with the slow predictor
 # (this profile has gc_coord), so its figures are those of
 # --steal-count simulated with --slow; --steal-count fitted names itself.
@@ -108,8 +108,8 @@ expect_ok "... and predicts no higher speedup than without, lower somewhere" jq 
 # priced at the profile's gc_resident; a line in the LLC costs no more than
 # one from memory, so no P = 1 time grows, and the small heaps fit it;
 # --residency on or off, when not the default, is named in the report.
-expect_exit 2 "--residency on without --model v2 is refused" \
-    "$GCSCALE" corpus accuracy --residency on --quiet --cache "$TMP/cache" "$TMP/entry2"
+expect_exit 2 "--residency on with --model base is refused" \
+    "$GCSCALE" corpus accuracy --model base --residency on --quiet --cache "$TMP/cache" "$TMP/entry2"
 cp -r "$TMP/entry2" "$TMP/entry3"
 jq '.gc_resident = {"miss_overlap": 3, "stream_line_ns": 0.5}' "$TMP/entry2/profile.json" >"$TMP/entry3/profile.json"
 expect_ok_to "accuracy --model v2, a profile with gc_resident" "$TMP/res.json" \
@@ -141,9 +141,9 @@ jq '.entries[].mae_all_pct -= 1' "$TMP/floor.json" >"$TMP/tight.json"
 expect_exit_code 1 "a tighter floor fails (exit 1)" \
     "$GCSCALE" corpus accuracy --quiet --cache "$TMP/cache" --floor "$TMP/tight.json" "$TMP/entry"
 expect_grep "and says which figure" "worse than the floor: entry: mean absolute error, all P > 1" "$TMP/err"
-# A floor is for one model: checking --model v2 against the base model's
-# floor is refused, not compared.
-expect_exit 2 "--model v2 against the base model's floor" "$GCSCALE" corpus accuracy --model v2 --quiet \
+# A floor is for one model: checking model v2 (the default) against the
+# base model's floor is refused, not compared.
+expect_exit 2 "model v2 against the base model's floor" "$GCSCALE" corpus accuracy --quiet \
     --cache "$TMP/cache" --floor data/corpus/floor.json "$TMP/entry"
 expect_grep "... says which model the floor is for" "the floor is for the base model" "$TMP/err"
 

@@ -19,7 +19,7 @@ expect_grep "text: a row for P = 4" "^4 +[0-9.]+ " "$TMP/out"
 expect_grep "P beyond the profile's 2 CPUs: a warning" "warning: P up to 4, but .* has 2 CPUs" "$TMP/err"
 expect_grep "text: the recommendation first" "^Recommended: P = [1-4] of the 1 to 4 asked for" "$TMP/out"
 expect_grep "... and what limits the heap at P = 4" "At P = 4 the model predicts a speedup of [0-9.]+ of an ideal 4(: nothing limits|; what limits this heap is )" "$TMP/out"
-expect_grep "... base model: times said relative" "^Times: model base .* relative" "$TMP/out"
+expect_grep "... a profile without gc_miss_overlap: times said relative" "^Times: the profile lacks gc_miss_overlap .* relative" "$TMP/out"
 expect_grep "... the compact table: rel_time, the stack" "^P +rel_time +speedup +lost_" "$TMP/out"
 expect_ok "... no solver column by default" sh -c "! grep -q solver '$TMP/out'"
 expect_ok "predict --wide" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-4 --wide
@@ -65,7 +65,9 @@ expect_grep "... a warning on stderr" "^gcscale predict: warning: unreliable inp
 expect_ok "predict --csv --fast --mva closed --span critical" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --csv --fast --mva closed --span critical
 expect_grep "csv: header" "^P,t_cilk_ms," "$TMP/out"
-expect_grep "csv: relative times said on stderr" "^gcscale predict: note: times: model base .* relative" "$TMP/err"
+expect_grep "csv: relative times said on stderr" "^gcscale predict: note: times: the profile lacks gc_miss_overlap .* relative" "$TMP/err"
+expect_ok "--model base" "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --csv --model base
+expect_grep "... says its times are relative, whatever the profile" "^gcscale predict: note: times: model base .* relative" "$TMP/err"
 
 expect_ok "predict --slow --measured --plot" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --threads 1-2 --slow --measured "$TMP/tree.json" --plot "$TMP/p.svg"
@@ -167,13 +169,16 @@ expect_exit 2 "--overlap below 1" "$GCSCALE" predict --machine "$DEV" "$SNAP" --
 expect_exit 2 "--overlap with --mva closed" "$GCSCALE" predict --machine "$DEV" "$SNAP" --overlap 4 --mva closed
 expect_exit 2 "no snapshot given" "$GCSCALE" predict --machine "$DEV"
 
-# --model: base (the default) keeps every miss a full miss; v2 takes the
-# profile's fitted overlap; residency only with v2.
-expect_ok "the default model is base, overlap 1" \
-    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json | jq -e '.model == \"base\" and .overlap == 1'"
+# --model: v2 (the default since 2026-11-29) takes the profile's fitted
+# overlap; base keeps every miss a full miss; residency only with v2.
+expect_ok "the default model is v2, with the fitted overlap" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json | jq -e '.model == \"v2\" and .overlap == 6.5'"
+expect_ok "--model base: overlap 1" \
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --model base | jq -e '.model == \"base\" and .overlap == 1'"
 expect_ok "--model v2 takes the fitted overlap" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-overlap.json' '$SNAP' --threads 1 --json --model v2 | jq -e '.model == \"v2\" and .overlap == 6.5'"
-expect_exit 2 "--residency without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --residency on
+expect_exit 2 "--residency with --model base" "$GCSCALE" predict --machine "$DEV" "$SNAP" --residency on --model base
+expect_grep "... is a term of v2" "is a term of model v2 .the default.: drop --model base" "$TMP/err"
 # 2026-11-28: residency (off by default) priced at the profile's gc_resident
 # where it has them, else as from memory; said in the JSON and the text
 jq '.gc_resident = {"miss_overlap": 3, "stream_line_ns": 0.25}' "$TMP/dev-overlap.json" > "$TMP/dev-resident.json"
@@ -188,7 +193,7 @@ expect_ok "--residency off turns it off" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-resident.json' '$SNAP' --threads 1 --json --model v2 --residency off |
         jq -e '.serial.residency_on == false and .serial.llc_miss_ms == 0'"
 expect_ok "the base model prices no residency, gc_resident or not" \
-    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-resident.json' '$SNAP' --threads 1 --json |
+    bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-resident.json' '$SNAP' --threads 1 --json --model base |
         jq -e '.serial.residency_on == false'"
 expect_ok "... and says so in the text (--wide)" "$GCSCALE" predict --machine "$TMP/dev-resident.json" "$SNAP" --threads 1 --wide \
     --model v2
@@ -197,7 +202,7 @@ expect_ok "--residency on without gc_resident" "$GCSCALE" predict --machine "$TM
     --model v2 --residency on
 expect_grep "... prices them as from memory, and says so" "priced as from memory: the profile has no gc_resident" "$TMP/out"
 # --shared-lines (v2 only): the term where the profile has gc_line_transfer_ns, said off where not
-expect_exit 2 "--shared-lines without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --shared-lines on
+expect_exit 2 "--shared-lines with --model base" "$GCSCALE" predict --machine "$DEV" "$SNAP" --shared-lines on --model base
 expect_ok "--shared-lines on, profile without gc_line_transfer_ns" "$GCSCALE" predict --machine "$DEV" "$SNAP" \
     --threads 1,2 --model v2 --shared-lines on
 expect_grep "... says the term is off" "shared-line term off: the profile has no gc_line_transfer_ns" "$TMP/out"
@@ -205,7 +210,7 @@ jq '.gc_line_transfer_ns = 300' "$DEV" > "$TMP/dev-transfer.json"
 expect_ok "--shared-lines on prices the transfers" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-transfer.json' '$SNAP' --threads 1,2 --json --model v2 --shared-lines on | jq -e '.rows[0].lost_shared_lines == 0 and .rows[1].extra_work >= .rows[1].lost_extra_misses'"
 # --steal-work (v2 only, on by default): the steals' own busy time, a part of extra_work
-expect_exit 2 "--steal-work without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --steal-work off
+expect_exit 2 "--steal-work with --model base" "$GCSCALE" predict --machine "$DEV" "$SNAP" --steal-work off --model base
 jq '.gc_cost_ns.steal = 2000' "$DEV" > "$TMP/dev-steal.json"
 expect_ok "v2 prices the steals' work at gc_cost_ns.steal" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$TMP/dev-steal.json' '$SNAP' --threads 1,2 --json --model v2 | jq -e '.rows[0].lost_steal_work == 0 and .rows[1].lost_steal_work > 0 and .rows[1].extra_work >= .rows[1].lost_extra_misses + .rows[1].lost_steal_work - 0.02'"
@@ -215,7 +220,7 @@ expect_ok "... and --steal-work off leaves it out" \
 # snapshot's graph, one row per P from 2 in the inputs; needs gc_coord.
 # The default (2026-11-29): simulated with the slow predictor where the
 # profile has gc_coord, the fit with the fast one
-expect_exit 2 "--steal-count without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --steal-count simulated
+expect_exit 2 "--steal-count with --model base" "$GCSCALE" predict --machine "$DEV" "$SNAP" --steal-count simulated --model base
 expect_exit 2 "--steal-count with a bad value" "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v2 --steal-count often
 expect_exit 2 "--steal-count simulated on a profile without gc_coord" \
     "$GCSCALE" predict --machine "$DEV" "$SNAP" --model v2 --steal-count simulated
@@ -243,7 +248,7 @@ expect_ok "... the fast predictor keeps the fit" \
 expect_ok "... as does a profile without gc_coord, silently (no steal count in the base model)" \
     bash -o pipefail -c "'$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1,2 --json --model v2 |
         jq -e '.steal_count == \"fitted\" and .inputs.steal_simulation == null' &&
-        '$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1,2 --json | jq -e 'has(\"steal_count\") | not'"
+        '$GCSCALE' predict --machine '$DEV' '$SNAP' --threads 1,2 --json --model base | jq -e 'has(\"steal_count\") | not'"
 expect_ok "... and --wide says which count" "$GCSCALE" predict --machine "$COORD" "$SNAP" --threads 1,2 --wide \
     --model v2 --fast
 expect_grep "... (the fit's line)" "^steal count: the profile's gc_steals fit \\(the fast predictor's default\\)" "$TMP/out"
@@ -260,7 +265,7 @@ expect_ok "v2's breakdown: streams and NULL tests, nominal without the keys" \
                and (.serial.nominal | index(\"gc_stream_line_ns\")) != null
                and (.serial.nominal | index(\"gc_class_cost_ns.null_switch\")) == null
                and .inputs.null_switches <= .inputs.null_fields and .inputs.q1_sequential.read >= 0'"
-expect_exit 2 "--null-switches without --model v2" "$GCSCALE" predict --machine "$DEV" "$SNAP" --null-switches on
+expect_exit 2 "--null-switches with --model base" "$GCSCALE" predict --machine "$DEV" "$SNAP" --null-switches on --model base
 jq '.gc_stream_line_ns = 0.5 | .gc_class_cost_ns = {"chain": 1, "array_element": 1, "null_switch": 1000}' \
     "$TMP/dev-overlap.json" > "$TMP/dev-v2keys.json"
 expect_ok "--null-switches on prices them from the profile, gc_stream_line_ns the sequential lines" \
