@@ -243,7 +243,8 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
 # the heap dump importers (the snapshot reader reads dumps too)
-FUZZ_DUMP_SRCS := formats/hprof.c formats/hprof_ids.c formats/dumpstream.c formats/par.c formats/v8snap.c \
+FUZZ_DUMP_SRCS := formats/hprof.c formats/hprof_scan.c formats/hprof_classes.c formats/hprof_pass2.c \
+                formats/hprof_edges.c formats/hprof_ids.c formats/dumpstream.c formats/par.c formats/v8snap.c \
                 formats/heapdump.c
 FUZZ_SNAP    := formats/snapshot.c formats/snapshot_map.c formats/snapshot_order.c formats/crc32c.c common/hugemem.c
 FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c $(FUZZ_SNAP) formats/zstd.c $(FUZZ_DUMP_SRCS) \

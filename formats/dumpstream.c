@@ -9,7 +9,7 @@
  * offset and the 32 KiB of output before it, which is all inflate needs to
  * go on from there.  The HPROF importer's second pass starts each of its
  * chunks at one, so that the dump is inflated on every thread at once
- * instead of on one (hprof.c).  A point costs 32 KiB; one every 2 MiB of
+ * instead of on one (hprof_pass2.c).  A point costs 32 KiB; one every 2 MiB of
  * output is 1.6% of the dump, and the importer keeps only the points a
  * chunk starts at.
  *

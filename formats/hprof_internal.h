@@ -1,9 +1,11 @@
 /* hprof_internal.h -- formats/ internal: the heap dump importers -- HPROF
- * (hprof.c, its id map hprof_ids.c), V8 (v8snap.c) -- the window they read
- * a dump through (dumpstream.c), the workers of their parallel passes
+ * (hprof.c with hprof_scan.c, hprof_classes.c, hprof_pass2.c and
+ * hprof_edges.c, its id map hprof_ids.c), V8 (v8snap.c) -- the window they
+ * read a dump through (dumpstream.c), the workers of their parallel passes
  * (par.c), and the recognition of heap dumps by content (heapdump.c), which
  * the snapshot reader (snapshot.c) calls so that every reader of snapshots
- * reads dumps.  Not installed. */
+ * reads dumps; last, fenced off, what the HPROF importer's files share.
+ * Not installed. */
 #ifndef GCSCALE_HPROF_INTERNAL_H
 #define GCSCALE_HPROF_INTERNAL_H
 
@@ -39,7 +41,7 @@ typedef struct _gcs_gzmember {
 
 /* The points recorded by a first pass, one per span bytes of output or
  * more (at the next deflate block's end).  used and next_cut are the
- * consumer's (hprof.c): the point its current chunk starts at (SIZE_MAX: the
+ * consumer's (hprof_scan.c): the point its current chunk starts at (SIZE_MAX: the
  * file's start), and the output offset of the point after it (UINT64_MAX
  * while none is recorded), updated as points are added. */
 typedef struct _gcs_gzindex {
@@ -83,7 +85,7 @@ typedef struct gcs_dumpstream {
     _gcs_gzindex *ix;        /* a first pass of a gzip dump records points here */
     struct ds_pipe *pipe;    /* gzip inflated on a thread of its own (dumpstream.c), or NULL */
     struct ds_members *mb;   /* gzip read member by member (libdeflate; dumpstream.c), or NULL */
-    /* a reader that keeps what it read (hprof.c, pass 1 of a gzip dump):
+    /* a reader that keeps what it read (hprof_scan.c, pass 1 of a gzip dump):
      * before a refill drops buf[0..pos), the bytes at dump offsets base..,
      * it hands them to tap(tap_arg, buf, pos, base); NULL: none */
     void (*tap)(void *arg, const uint8_t *p, size_t n, uint64_t off);
@@ -325,7 +327,7 @@ void _gcs_hprof_set_chunk_bytes(size_t n);
  * tests change the dump there, as a dump rewritten while it is read. */
 void _gcs_hprof_set_between_passes(void (*fn)(void *arg), void *arg);
 /* How much of a gzip dump pass 1 keeps inflated for pass 2, for every later
- * import: -1 (the default) what the memory bar leaves (hprof.c, "chunks
+ * import: -1 (the default) what the memory bar leaves (hprof_scan.c, "chunks
  * kept"), 0 nothing (pass 2 inflates every chunk again), or up to n bytes
  * whatever the dump's counts: tests keep all of it, or a few chunks. */
 void _gcs_hprof_set_keep(int64_t n);
@@ -338,5 +340,580 @@ gcs_snapshot *_gcs_v8_import(const char *path, gcs_heapdump_report *rep, gcs_err
 /* 1 when the file at path starts with gzip's magic (the report's
  * "compressed"), 0 otherwise or when it cannot be read. */
 int _gcs_heapdump_gzipped(const char *path);
+
+/* ---- the HPROF importer's own: what its files share ---------------------------------- */
+
+/* Private to the importer's files -- hprof.c (the import's order of work),
+ * hprof_scan.c (pass 1), hprof_classes.c (the classes), hprof_pass2.c
+ * (pass 2 and the record parser both passes share), hprof_edges.c (the
+ * edges' layout and order, the addresses) -- which define
+ * GCS_HPROF_IMPORTER before they include this header; the header's other
+ * readers (and the tests) see none of it, and some have names of their
+ * own that these would clash with.  What the files share: the constants and
+ * record tags, the stream's helpers, the importer's state (imp, with pass
+ * 2's pass2 and worker), the small helpers of the hot loops as static
+ * inline, so that each loop compiles as it did when the importer was one
+ * file, and the functions one file calls in another (_gcs_hprof_), under
+ * the file that defines them; their comments are at their definitions. */
+#ifdef GCS_HPROF_IMPORTER
+
+#define HPROF_BUF (4u << 20) /* the stream window; bigger single items are refused */
+#define HPROF_CHUNK (2u << 20) /* pass 2's unit of work: enough chunks to share out, few enough to cost nothing */
+
+/* Out of address order, pass 2 writes each object's record (its index,
+ * size, type, pointer count and references) into the bucket of its index
+ * range, 2^bshift indices (bucket_shift), rather than anywhere: the records
+ * of a bucket are then few enough for the caches when edges_in_order puts
+ * them in index order.  The buckets are at most BUCKETS_MAX -- so many write
+ * streams that pass 2 keeps their ends in the L2 cache -- of at least
+ * 2^BUCKET_MIN_SHIFT indices.  Each worker fills blocks of TMP_BLOCK words
+ * of a shared pool, one open block per bucket; a record of more than
+ * TMP_OWN words takes an extent of its own (so a block is closed only when
+ * more than 3/4 of it is used: the pool's bound in tmp_pool_words). */
+#define BUCKETS_MAX 1024
+#define BUCKET_MIN_SHIFT 13
+#define TMP_BLOCK 1024u
+#define TMP_OWN (TMP_BLOCK / 4)
+
+/* top-level record tags */
+enum {
+    T_UTF8 = 0x01, T_LOAD_CLASS = 0x02, T_HEAP_DUMP = 0x0C, T_HEAP_DUMP_SEGMENT = 0x1C, T_HEAP_DUMP_END = 0x2C,
+};
+/* heap dump sub-record tags */
+enum {
+    S_ROOT_UNKNOWN = 0xFF, S_ROOT_JNI_GLOBAL = 0x01, S_ROOT_JNI_LOCAL = 0x02, S_ROOT_JAVA_FRAME = 0x03,
+    S_ROOT_NATIVE_STACK = 0x04, S_ROOT_STICKY_CLASS = 0x05, S_ROOT_THREAD_BLOCK = 0x06,
+    S_ROOT_MONITOR_USED = 0x07, S_ROOT_THREAD_OBJECT = 0x08, S_CLASS_DUMP = 0x20, S_INSTANCE_DUMP = 0x21,
+    S_OBJ_ARRAY_DUMP = 0x22, S_PRIM_ARRAY_DUMP = 0x23,
+    /* Android */
+    S_ROOT_INTERNED_STRING = 0x89, S_ROOT_FINALIZING = 0x8A, S_ROOT_DEBUGGER = 0x8B,
+    S_ROOT_REFERENCE_CLEANUP = 0x8C, S_ROOT_VM_INTERNAL = 0x8D, S_ROOT_JNI_MONITOR = 0x8E,
+    S_UNREACHABLE = 0x90, S_PRIM_ARRAY_NODATA = 0xC3, S_HEAP_DUMP_INFO = 0xFE,
+};
+/* basic types */
+enum { B_OBJECT = 2, B_BOOLEAN = 4, B_CHAR, B_FLOAT, B_DOUBLE, B_BYTE, B_SHORT, B_INT, B_LONG };
+
+static const uint8_t prim_size[12] = {[B_BOOLEAN] = 1, [B_CHAR] = 2, [B_FLOAT] = 4, [B_DOUBLE] = 8,
+                                      [B_BYTE] = 1,    [B_SHORT] = 2, [B_INT] = 4,   [B_LONG] = 8};
+
+/* ---- the stream ----------------------------------------------------------------- */
+
+typedef gcs_dumpstream hr;
+
+static inline uint64_t hr_off(const hr *r) { return r->base + r->pos; }
+
+static inline int hr_fail(hr *r, uint64_t off, const char *msg)
+{
+    gcs_err_set(r->err, "%s: offset %llu: %s", r->name, (unsigned long long)off, msg);
+    return -1;
+}
+
+/* k bytes in the window (hprof_scan.c) */
+int _gcs_hprof_hr_more(hr *r, size_t k, const char *what);
+
+static inline int hr_skip(hr *r, uint64_t n, const char *what)
+{
+    while (n > 0) {
+        if (r->len == r->pos && _gcs_hprof_hr_more(r, 1, what) < 0)
+            return -1;
+        size_t k = r->len - r->pos < n ? r->len - r->pos : (size_t)n;
+        r->pos += k;
+        n -= k;
+    }
+    return 0;
+}
+
+static inline uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static inline uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static inline uint64_t be64(const uint8_t *p) { return (uint64_t)be32(p) << 32 | be32(p + 4); }
+
+/* ---- the importer's state -------------------------------------------------------- */
+
+typedef struct vec {
+    void *p;
+    size_t n, cap, elem;
+} vec;
+
+/* one more element at the end of v, NULL out of memory (hprof_scan.c) */
+void *_gcs_hprof_vec_push(vec *v);
+
+/* id -> value, open addressing */
+typedef struct idmap {
+    uint64_t *keys, *vals;
+    size_t cap, n;
+} idmap;
+
+typedef struct cls {
+    uint64_t id, super, loader, name_sid;
+    int dumped;
+    uint64_t field_start, nfields;      /* own instance fields: types in fields vec */
+    uint64_t static_start, nstatics;    /* static reference values in statics vec */
+    uint32_t static_bytes;              /* JVM bytes of the static fields (the mirror holds them) */
+    uint32_t chunk_count;               /* pass 1: instances in the current chunk */
+    uint64_t instances;
+    /* resolved after pass 1 */
+    uint64_t ref_start;                 /* flat ref offsets (dump bytes) in refs vec */
+    uint32_t nrefs, value_bytes, jvm_size;
+    uint32_t type;
+} cls;
+
+/* A part of the dump that pass 2 reads on its own: [start, end), beginning
+ * at a record boundary -- inside a heap dump segment that ends at seg_end,
+ * or at a top-level record (seg_end 0). */
+typedef struct chunk {
+    uint64_t start, end, seg_end;
+    uint64_t objects;       /* object records in it */
+    uint64_t fixed_refs;    /* references of its arrays and class dumps */
+    uint64_t hist_start, hist_n; /* its instances: (class, count) pairs in imp.hist */
+    uint64_t tmp_base, refs;     /* its slice of the temporary edges (direct: of the snapshot's) */
+    uint64_t first_id, last_id;  /* of its first and last object other than a class */
+    uint64_t classes, class_refs; /* the class dumps among its objects, their references */
+    uint64_t first_index;   /* direct: the index of its first object (its objects' are a run from there) */
+    uint64_t run, run_refs; /* direct: the indices of its run (its objects but classes, and the classes
+                             * dumped elsewhere whose index falls inside: holes), their references */
+    size_t point;           /* gzip: the access point it is inflated from (SIZE_MAX: the file's start) */
+    uint8_t *kept;          /* gzip: its bytes as pass 1 inflated them (keep_end), or NULL */
+    size_t kept_cap;        /* the mapping's bytes */
+} chunk;
+
+typedef struct hist_pair {
+    uint32_t cls, count;
+} hist_pair;
+
+/* A worker's open block of a bucket: the pool's words [cur, end) are free
+ * (end 0: none open); the block began at end - TMP_BLOCK. */
+typedef struct tmp_fill {
+    uint64_t cur, end;
+} tmp_fill;
+
+/* A class's objects as run2 stores them, for the records that name only
+ * their class (TMP_RUN). */
+typedef struct run_class {
+    uint32_t words, nrefs, type;
+} run_class;
+
+/* Words of the pool that hold whole records of one bucket. */
+typedef struct tmp_extent {
+    uint64_t start, len, bucket;
+} tmp_extent;
+
+/* Out of address order with a rank bitmap (granule_buckets): the buckets
+ * cut the id map's granules where the bucket's first index lies, so that
+ * pass 2 finds an object's bucket from its id's granule -- a table in the
+ * cache -- and not from its index, a lookup in the id map that misses the
+ * cache (the records come in random order) and, on this VM, walks the page
+ * tables.  The record holds the granule within its bucket; edge_worker
+ * looks the index up there, in the bucket's part of the map, which the
+ * caches hold.  start[b] is the granule of index b << bshift (start[nbuckets]
+ * the last granule + 1); slice[s] the bucket of granule s << sshift, so
+ * that a granule's bucket is among slice[s] .. slice[s + 1]. */
+typedef struct gbk {
+    int on;
+    unsigned sshift;
+    const uint32_t *start;
+    const uint16_t *slice;
+} gbk;
+
+/* Pass 2's state in one chunk. */
+typedef struct pass2 {
+    hr *r;
+    /* the chunk's slice of words (pass 1's counts, a header per object out
+     * of address order): the next reference's place in it, its end.
+     * Direct, the places are the snapshot's edges; otherwise they only
+     * count, and the words are written at wp, in the bucket's block. */
+    uint64_t tmp_n, tmp_end;
+    uint32_t *wp;            /* where the next reference goes */
+    uint64_t objects, references, missing_refs, jvm_bytes;
+    struct worker *wk;       /* not direct: its blocks and per-bucket counts */
+    /* direct: the chunk's objects are the ids from its first on, at the
+     * indices from first_index on (edges_direct); the cursor walks those ids */
+    uint64_t first_index, chunk_objects;
+    _gcs_idmap_cursor cur;
+    uint64_t cid;            /* the class of the last instance read */
+    const cls *c;
+    uint64_t acid;           /* the class of the last object array read, if ac_known */
+    const cls *ac;
+    int ac_known;
+    int batch;               /* direct: references stored as their granules, resolved after the chunk
+                              * (resolve_refs) */
+    /* the look-ahead (prefetch_ahead): a cursor, records ahead of the
+     * one being read, and the class of its last instance */
+    int ahead;               /* look ahead (lookahead_choice) */
+    uint64_t far_off;
+    unsigned far_n;
+    uint64_t la_cid;
+    const cls *la_c;
+} pass2;
+
+/* One pass-2 worker. */
+typedef struct worker {
+    hr r;
+    gcs_err err;
+    uint64_t fail_chunk;     /* the chunk its error is in; UINT64_MAX: none */
+    uint64_t references, missing_refs, jvm_bytes;
+    /* not direct: the references of the objects it placed per bucket, its
+     * open block of each bucket, the extents it filled (tmp_extent) */
+    uint64_t *block_refs;
+    tmp_fill *fill;
+    vec extents;
+    double ns_per_byte[2];   /* its pass 2's CPU time per dump byte without / with the look-ahead */
+    unsigned timed[2], chunks;
+} worker;
+
+typedef struct imp {
+    hr r;                    /* pass 1 */
+    const char *path;        /* the source: a file, or data[0..len) */
+    const uint8_t *data;
+    size_t len;
+    uint32_t idsz;
+    gcs_heapdump_report rep;
+    idmap strings;  /* string id -> offset in sblob */
+    vec sblob;      /* char */
+    idmap classmap; /* class id -> index in classes */
+    vec classes;    /* cls */
+    vec fields;     /* uint8_t: instance field types */
+    vec statics;    /* uint64_t: static reference values */
+    vec refs;       /* uint32_t: flat ref offsets */
+    vec rootids;    /* uint64_t */
+    vec ids;        /* uint64_t: every object's id, file order (pass 1) */
+    _gcs_idrange id_range;  /* theirs (lo meaningful once ids.n > 0) */
+    _gcs_idmap map; /* id -> index */
+    uint64_t nfields_total;
+    /* layout */
+    uint32_t ref, hdr, ahdr;
+    uint32_t class_type, prim_type[12]; /* type indices */
+    uint32_t jlc;                       /* java.lang.Class's cls, or UINT32_MAX */
+    uint64_t timestamp_ms;
+    /* the chunks (pass 1) */
+    vec chunks;             /* chunk */
+    vec hist;               /* hist_pair */
+    vec touched;            /* uint32_t: classes with instances in the current chunk */
+    uint64_t cur_objects, cur_fixed_refs, cur_first, cur_last;
+    uint64_t cur_classes, cur_class_refs; /* pass 1: the current chunk's class dumps, their references */
+    int ordered;            /* pass 1: every chunk's objects but classes in address order so far (a descent
+                             * cuts a chunk) */
+    int ids_ascending;      /* pass 1: every id, classes too, above the one before in file order */
+    uint64_t last_any;      /* pass 1: the last id, of any object */
+    uint64_t last_cid;      /* pass 1: the class of the last instance, at classes[last_cls] */
+    size_t last_cls;
+    uint64_t forced_cuts;
+    int direct;             /* pass 2 writes edges into the snapshot directly (edges_direct) */
+    int popcnt;             /* the CPU has popcnt: pass 2's runs use it (runs2) */
+    int batchable;          /* every id's granule fits a reference code (ref_code), and the map is a bitmap */
+    int batch_records;      /* out of address order: references stored as codes, resolved by edge_worker */
+    int addr_ids;           /* the snapshot's addr[] holds the objects' ids until placed (ids_as_addr) */
+    uint32_t *edst;         /* direct: the snapshot's edges, where pass 2 writes references */
+    uint64_t *class_edge;   /* direct: per class, its first edge where no chunk's run holds it; else
+                             * UINT64_MAX (the worker that passes its index reserves them) */
+    unsigned bshift;        /* not direct: a bucket holds 2^bshift indices (bucket_shift) */
+    uint64_t nbuckets;
+    gbk gb;                 /* not direct: the buckets by granule (granule_buckets), if on */
+    uint64_t tmp_cap, tmp_next; /* the pool's words; atomic: its first unused one */
+    run_class *ctab;        /* not direct: per class (run_classes) */
+    size_t chunk_bytes;
+    uint64_t cut_plain;     /* plain or memory: the next chunk starts at a record at or after this */
+    const uint64_t *cut_at; /* &cut_plain, or &gzi.next_cut for gzip */
+    _gcs_gzindex gzi;
+    /* gzip: the chunks pass 1 keeps inflated for pass 2 (keep_begin) */
+    int64_t keep_limit;     /* _gcs_hprof_set_keep's when the import began */
+    int ahead_mode;         /* _gcs_hprof_set_ahead's when the import began */
+    int keeping;            /* the open chunk's bytes go to keep_buf */
+    uint8_t *keep_buf;      /* a mapping of keep_cap bytes, keep_len of them the open chunk's first */
+    size_t keep_len, keep_cap;
+    uint64_t keep_start;    /* the open chunk's start */
+    uint64_t kept;          /* bytes kept, the open chunk's included */
+    uint64_t keep_refs;     /* references in the closed chunks (instances: their class's own fields only) */
+    /* pass 2 */
+    gcs_snapshot *g;
+    unsigned nworkers;
+    uint32_t *tmp;
+    worker *workers;
+    uint64_t next_chunk;    /* atomic: the next chunk a worker takes */
+    uint64_t fail_at;       /* atomic: the lowest chunk that failed, UINT64_MAX */
+} imp;
+
+/* ---- pass 1 (hprof_scan.c) ----------------------------------------------------------- */
+
+/* the tables: the string of sid (NULL: none); the class of id, created
+ * when absent (NULL: out of memory); the class of id, or NULL */
+const char *_gcs_hprof_str_get(const imp *m, uint64_t sid);
+cls *_gcs_hprof_class_get(imp *m, uint64_t id);
+cls *_gcs_hprof_class_find(const imp *m, uint64_t id);
+/* a gzip dump's chunks kept inflated: what the memory bar leaves for them;
+ * pass 1's window handing its bytes over; a chunk's given back; all but
+ * keep bytes of them given back */
+uint64_t _gcs_hprof_keep_bound(const imp *m, uint64_t objects, uint64_t refs, uint64_t map);
+void _gcs_hprof_keep_tap(void *arg, const uint8_t *p, size_t n, uint64_t off);
+void _gcs_hprof_keep_free(chunk *c);
+void _gcs_hprof_keep_trim(imp *m, uint64_t keep);
+/* a new chunk at a record's start; pass 1 over the whole dump */
+int _gcs_hprof_chunk_open(imp *m, uint64_t off, uint64_t seg_end);
+int _gcs_hprof_scan(imp *m);
+
+/* ---- the records --------------------------------------------------------------------- */
+
+static inline uint64_t read_id(const uint8_t *p, size_t idsz) { return idsz == 8 ? be64(p) : be32(p); }
+static inline uint64_t get_id(const imp *m, const uint8_t *p) { return read_id(p, m->idsz); }
+
+/* Pass 1's work on each object (note_object, id_run, object_run, below)
+ * is hprof_scan.c's part of the import, but it is here: the parser of the
+ * sub-records that both passes share (heap_records, hprof_pass2.c) inlines
+ * it into its loop, as it did when the importer was one file. */
+
+/* A dump whose chunks each hold objects in address order that no other
+ * chunk's objects fall between -- HotSpot's serial dumper writes each space
+ * in address order -- needs no temporary edges: a chunk's edges are a
+ * contiguous range of the snapshot's, which pass 2 can write directly
+ * (edges_direct).  To make it so, pass 1 cuts a chunk where an id falls
+ * below the one before, as long as that happens seldom (ORDER_CUTS more
+ * than one per chunk's bytes of dump); in a dump in no order it stops. */
+#define ORDER_CUTS 64
+
+/* How far ahead of the record it parses a run of objects (object_run,
+ * run2) loads the dump: the parse of a record is a few cycles, less than
+ * memory's latency, and the hardware's stream prefetch does not keep up on
+ * this VM (the 10^7 list in address order: 630 against 490-550 MB/s per
+ * CPU second, docs/heap-dumps.md). */
+#define READ_AHEAD 1024
+
+/* Pass 1: one more object id, of the record at off in a segment ending at
+ * seg_end; -1 out of memory (err not set).  A class (class_dump) is counted
+ * in its chunk but takes no part in its order: HotSpot dumps every class
+ * first, its id the mirror's address, in no order, while the mirror lies
+ * among the instances in memory; edges_direct makes each class a hole in
+ * the run of the chunk whose indices hold it. */
+static inline int note_object(imp *m, uint64_t id, uint64_t off, uint64_t seg_end, int is_class)
+{
+    if (m->ids.n && id < m->last_any)
+        m->ids_ascending = 0;
+    m->last_any = id;
+    if (!is_class && m->cur_objects > m->cur_classes && id < m->cur_last) {
+        if (m->ordered && ++m->forced_cuts <= ORDER_CUTS + off / HPROF_CHUNK) {
+            if (_gcs_hprof_chunk_open(m, off, seg_end) < 0)
+                return -1;
+        } else {
+            m->ordered = 0;
+        }
+    }
+    uint64_t *slot = _gcs_hprof_vec_push(&m->ids);
+    if (!slot)
+        return -1;
+    *slot = id;
+    _gcs_idrange *rg = &m->id_range;
+    if (m->ids.n == 1)
+        rg->lo = rg->hi = id;
+    rg->lo = id < rg->lo ? id : rg->lo;
+    rg->hi = id > rg->hi ? id : rg->hi;
+    rg->diff |= id - ((const uint64_t *)m->ids.p)[0];
+    if (is_class) {
+        m->cur_objects++;
+        m->cur_classes++;
+        return 0;
+    }
+    if (m->cur_objects++ == m->cur_classes)
+        m->cur_first = id;
+    m->cur_last = id;
+    return 0;
+}
+
+/* The loop of object_run: instances of class cid (0: none) and object
+ * arrays, in any mix, from the stream's position, each one's id kept as
+ * note_object keeps it, until one that the generic path must take; the
+ * records taken; *instances: how many were instances, *elements: the
+ * arrays' element count. */
+static inline uint64_t id_run(imp *m, hr *r, uint64_t end, uint64_t cid, uint64_t *instances, uint64_t *elements)
+{
+    const size_t id = m->idsz, fixed = 1 + 2 * id + 8;
+    uint64_t *ids = (uint64_t *)m->ids.p + m->ids.n, room = m->ids.cap - m->ids.n, k = 0, last = m->cur_last;
+    uint64_t any = m->last_any, count = 0, ninst = 0; /* any: the last id of any object (note_object) */
+    int ascending = m->ids_ascending;
+    const uint64_t id0 = ((uint64_t *)m->ids.p)[0]; /* ids.n > 0: the callers' object before the run */
+    uint64_t diff = m->id_range.diff, lo = m->id_range.lo, hi = m->id_range.hi;
+    const int ordered = m->ordered; /* else note_object cuts no more: any id may follow */
+    const uint8_t *buf = r->buf;
+    size_t pos = r->pos, len = r->len;
+    const uint64_t cut = *m->cut_at, lim = end < cut ? end : cut; /* offsets a run's record may start below */
+    while (k < room && len - pos >= fixed && r->base + pos < lim) {
+        const uint8_t *p = buf + pos;
+        __builtin_prefetch(p + READ_AHEAD);
+        uint64_t oid = get_id(m, p + 1), n = 0, rec;
+        if (p[0] == S_INSTANCE_DUMP) {
+            if (!cid || get_id(m, p + 1 + id + 4) != cid)
+                break;
+            rec = fixed + be32(p + 1 + 2 * id + 4);
+        } else if (p[0] == S_OBJ_ARRAY_DUMP) {
+            n = be32(p + 1 + id + 4);
+            rec = fixed + n * id;
+        } else {
+            break;
+        }
+        if ((ordered && oid < last) || len - pos < rec || r->base + pos + rec > end)
+            break;
+        ascending &= oid > any;
+        ids[k++] = last = any = oid;
+        diff |= oid - id0;
+        lo = oid < lo ? oid : lo;
+        hi = oid > hi ? oid : hi;
+        count += n;
+        ninst += p[0] == S_INSTANCE_DUMP;
+        pos += rec;
+    }
+    m->id_range.diff = diff;
+    m->id_range.lo = lo;
+    m->id_range.hi = hi;
+    r->pos = pos;
+    m->ids.n += k;
+    m->cur_objects += k;
+    m->cur_last = last;
+    m->last_any = any;
+    m->ids_ascending = ascending;
+    *instances = ninst;
+    *elements = count;
+    return k;
+}
+
+/* Pass 1 over a run of instance dumps of the class of the last instance
+ * (m->last_cid, already counted in this chunk) and object array dumps, in
+ * any mix, from the stream's position: each one's id kept and counted, an
+ * array's elements counted, nothing else parsed.  A dump holds most of its
+ * objects in such runs (an application's instances of one class lie
+ * together, HotSpot dumps them in address order, and a graph of arrays --
+ * a Java program's Node[] per node, an ArrayList's Object[] -- dumps them
+ * side by side, or alternating with their nodes), and the generic
+ * per-record path's checks and dispatch cost more than this work, as would
+ * a run's setup per record.  The run stops, before the record, at the
+ * first record that is anything else: of another tag or class, not wholly
+ * in the window or the segment (end), at or past the next cut, whose id
+ * descends while the dump is in order so far (note_object may cut there),
+ * or that the ids' vector has no room for -- that record takes the generic
+ * path, which reports any error, so that every dump imports (or fails) as
+ * it would without the run.  Nor does it start before the chunk's first
+ * object, which the generic path notes (note_object's start of a chunk),
+ * or take an instance of a class not yet counted in the chunk.  The
+ * records taken. */
+static inline uint64_t object_run(imp *m, hr *r, uint64_t end)
+{
+    if (m->cur_objects == m->cur_classes) /* none yet in this chunk (and maybe none at all: ids.n 0) */
+        return 0;
+    /* the last instance's class (none read yet: no class, classes.p maybe
+     * NULL), if already counted in this chunk */
+    cls *c = m->last_cid ? (cls *)m->classes.p + m->last_cls : NULL;
+    const uint64_t cid = c && c->chunk_count ? m->last_cid : 0;
+    uint64_t instances, elements, k = id_run(m, r, end, cid, &instances, &elements);
+    if (instances) {
+        c->instances += instances;
+        c->chunk_count += (uint32_t)instances;
+        m->rep.instances += instances;
+    }
+    m->nfields_total += elements;
+    m->cur_fixed_refs += elements;
+    m->rep.object_arrays += k - instances;
+    return k;
+}
+
+/* References as pass 2 stores them where it resolves them later
+ * (resolve_refs): a granule of the id map, or one of these. */
+#define REF_NULL GCS_SNAPSHOT_NULL          /* a NULL reference, and a class hole's place (write_classes) */
+#define REF_MISSING (GCS_SNAPSHOT_NULL - 1) /* an id no object can have */
+
+/* Per-object work of pass 2, object idx: its size, type, pointer count
+ * and the place of its references.  Direct (edges_direct): stored at idx,
+ * edge_start[idx] the place of its references in the snapshot's edges.
+ * Otherwise the object is at a random index (a dump out of address order),
+ * and a record of the four, its references after them, goes to the open
+ * block of the bucket of idx (tmp_room): writes to BUCKETS_MAX places that
+ * stay in the cache, where stores at idx would each miss it and, on this
+ * VM, walk the page tables (docs/heap-dumps.md); edges_in_order puts each
+ * bucket in index order.  The record's first word is idx within its bucket
+ * (below 2^22: bucket_shift), or with buckets by granule (granule_buckets)
+ * the id's granule within the bucket's (below 2^31); an instance of a run
+ * (run2) has only its class after it (TMP_RUN set; the class's words,
+ * nptrs and type in run_class), 8 bytes of header instead of 16.  (Objects
+ * dumped twice were refused when the ids were indexed; a dump that changed
+ * between the passes is caught by its chunk's counts, which count
+ * TMP_HEADER words per object whatever its record, before any record is
+ * written past them.) */
+#define TMP_HEADER 4     /* index, words, nptrs, type */
+#define TMP_RUN_HEADER 2 /* index | TMP_RUN, its class */
+#define TMP_RUN 0x80000000u
+#define PLACE_UNKNOWN "object appeared between passes"
+#define PLACE_TOO_MANY_REFS "more references than the first pass counted (the dump changed?)"
+
+/* A reference's index in the snapshot: NULL stays NULL, and one to an
+ * object the dump lacks becomes NULL, counted in *missing (else *found). */
+__attribute__((always_inline)) static inline uint32_t ref_index(const _gcs_idmap *map, uint64_t ref, int hw,
+                                                                uint64_t *found, uint64_t *missing)
+{
+    if (!ref)
+        return GCS_SNAPSHOT_NULL;
+    uint32_t t = _gcs_idmap_find_hw(map, ref, hw);
+    if (t == IDMAP_NONE) {
+        ++*missing;
+        return GCS_SNAPSHOT_NULL;
+    }
+    ++*found;
+    return t;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define TARGET_POPCNT __attribute__((target("popcnt")))
+#else /* never called: _gcs_cpu_popcnt says no */
+#define TARGET_POPCNT
+#endif
+
+/* A snapshot object's size in words: the JVM's bytes after an 8-byte
+ * header (jvm_bytes >= 8; callers check), rounded up, but at least one
+ * word per reference and one in all. */
+static inline uint64_t object_words(uint64_t jvm_bytes, uint64_t nptrs)
+{
+    uint64_t payload = (jvm_bytes - 8 + 7) / 8, words = payload > nptrs ? payload : nptrs;
+    return words ? words : 1;
+}
+
+static inline uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
+
+static inline int value_size(const imp *m, uint8_t type)
+{
+    if (type == B_OBJECT)
+        return (int)m->idsz;
+    return type < 12 && prim_size[type] ? prim_size[type] : -1;
+}
+
+static inline int jvm_value_size(const imp *m, uint8_t type) { return type == B_OBJECT ? (int)m->ref : prim_size[type]; }
+
+/* ---- pass 2 and the record parser (hprof_pass2.c) ------------------------------------ */
+
+/* the sub-records of a heap dump (segment), pass 1's (w NULL) or pass 2's */
+int _gcs_hprof_heap_records(imp *m, hr *r, pass2 *w, uint64_t end, uint64_t stop);
+/* references stored as codes, resolved into indices */
+void _gcs_hprof_resolve_refs(const imp *m, uint32_t *e, uint64_t n, uint64_t *found, uint64_t *missing);
+/* the bucket of index i is i >> _gcs_hprof_bucket_shift(n) */
+unsigned _gcs_hprof_bucket_shift(uint64_t n);
+/* pass 2 on every thread; the first error in file order */
+int _gcs_hprof_pass2_run(imp *m, gcs_err *err);
+
+/* ---- the classes (hprof_classes.c) --------------------------------------------------- */
+
+/* the classes' reference fields and sizes; the snapshot's types; the
+ * class objects of a dump whose edges pass 2 wrote in place */
+int _gcs_hprof_resolve_classes(imp *m, gcs_err *err);
+int _gcs_hprof_build_types(imp *m, gcs_err *err);
+int _gcs_hprof_write_classes(imp *m, gcs_err *err);
+
+/* ---- the edges and the addresses (hprof_edges.c) ------------------------------------- */
+
+/* between the passes: each chunk's slice of the edges; whether pass 2
+ * writes them in place (1); pass 1's ids as the snapshot's addr[] (NULL:
+ * freed) */
+void _gcs_hprof_chunk_slices(imp *m);
+int _gcs_hprof_edges_direct(imp *m);
+uint64_t *_gcs_hprof_ids_as_addr(imp *m);
+/* after pass 2: the edges in index order; the addresses (*bad: an object
+ * failed its checks); the rest of the validation */
+int _gcs_hprof_edges_in_order(imp *m, gcs_err *err);
+int _gcs_hprof_place_addresses(imp *m, int *bad);
+int _gcs_hprof_check_graph(const gcs_snapshot *g, int objects_bad, gcs_err *err);
+
+#endif /* GCS_HPROF_IMPORTER */
 
 #endif

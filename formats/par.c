@@ -1,6 +1,6 @@
-/* par.c -- the workers of the importers' parallel passes (hprof.c's second
- * pass): a count of threads and a run of n workers; and huge pages for the
- * arrays those passes write at random.
+/* par.c -- the workers of the importers' parallel passes (HPROF's second
+ * pass, hprof_pass2.c): a count of threads and a run of n workers; and
+ * huge pages for the arrays those passes write at random.
  *
  * Plain POSIX threads, not OpenMP: a worker of the HPROF second pass reads
  * and parses its own part of the dump, which OpenMP would do as well, but

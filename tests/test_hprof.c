@@ -1,5 +1,5 @@
 /* test_hprof.c -- the HPROF importer's parallel second pass and its id map
- * (formats/hprof.c, hprof_ids.c, dumpstream.c, par.c): a dump imported on
+ * (formats/hprof_pass2.c, hprof_ids.c, dumpstream.c, par.c): a dump imported on
  * several threads, cut into many small chunks, gives exactly the snapshot
  * and the report of a 1-thread import (shuffled and random-graph dumps,
  * from memory, from a plain file and from gzip -- one member or several --
@@ -220,7 +220,7 @@ static void test_order_alike(void **state)
 
 /* Class mirrors among the instances, every class dumped first (HotSpot):
  * in address order the classes are holes in the runs of the chunks that
- * hold their indices, or lie between two runs (formats/hprof.c,
+ * hold their indices, or lie between two runs (formats/hprof_edges.c,
  * edges_direct), written after pass 2 -- alike to the same dump shuffled,
  * which takes the temporary edges. */
 static void test_mirrors_among_instances(void **state)
@@ -250,7 +250,7 @@ static void test_interleaved_runs(void **state)
 /* Instances and object arrays side by side (HG_ARRAYS: each node's one
  * field holds an Object[3] of its own, which holds random nodes -- the
  * dump of a Java program's Node[] per node): the runs of arrays and
- * instances (formats/hprof.c, array_run and runs2) give the graph as
+ * instances (formats/hprof_pass2.c, array_run and runs2) give the graph as
  * built, and the same snapshot in address order (in place), shuffled and
  * interleaved (through the temporary edges), with classes below the
  * objects and among them, on 1 and 4 threads and on chunks of a few
@@ -292,7 +292,7 @@ static void test_array_runs(void **state)
 }
 
 /* Records too big for a bucket's block (an extent of their own, formats/
- * hprof.c's tmp_room): instances of 300 references and arrays of 300,
+ * hprof_pass2.c's tmp_room): instances of 300 references and arrays of 300,
  * shuffled, on 1 and 4 threads and on chunks of a few records. */
 static void test_big_records(void **state)
 {
@@ -430,7 +430,7 @@ static void test_dumped_twice(void **state)
  * where pass 2 takes each chunk's objects to be the ids pass 1 saw there,
  * at a run of indices -- two objects that swapped places.  An id on the id
  * map's grid that no object has is found, out of address order, only when
- * the records are put in order (buckets by granule: formats/hprof.c,
+ * the records are put in order (buckets by granule: formats/hprof_pass2.c,
  * granule_buckets), and named instead of an offset. */
 typedef struct change {
     uint8_t *p;
@@ -815,7 +815,7 @@ static gcs_snapshot *import_kept(const char *path, int64_t keep, int damage, int
     return g;
 }
 
-/* Chunks pass 1 kept inflated (hprof.c, keep_begin): a gzip dump in
+/* Chunks pass 1 kept inflated (hprof_scan.c, keep_begin): a gzip dump in
  * address order (the list with class mirrors among its objects, and the
  * random graph of object arrays), one member through zlib and HotSpot's
  * members, imports exactly as from memory whether pass 1 keeps all of it,
@@ -892,7 +892,7 @@ static void test_gzip_kept(void **state)
     unlink(path);
 }
 
-/* References resolved in batches (hprof.c, resolve_refs: in address order
+/* References resolved in batches (hprof_pass2.c, resolve_refs: in address order
  * after each chunk, the look-ahead's way; out of it after edge_worker puts
  * a bucket in order) or one at a time: the same snapshot and report, on 1
  * and 4 threads and chunks of a few records to the default -- with
@@ -969,7 +969,7 @@ static void cluster_ids(hgen *d, uint64_t n, uint64_t gap1, uint64_t gap2)
 }
 
 /* Out of address order the records go to buckets cut by their ids'
- * granules (formats/hprof.c, granule_buckets), each granule's bucket found
+ * granules (formats/hprof_pass2.c, granule_buckets), each granule's bucket found
  * in a table of slices of the id range: where the ids lie in clusters far
  * apart, many buckets start in one slice (found by a search among them),
  * slices hold none, and the map has pages without ids; where a bucket

@@ -241,7 +241,7 @@ static inline hgen hprof_generate(uint64_t n, uint32_t k, size_t seg_bytes, uint
  * hprof_generate_mirrors() puts two of the three classes' ids among the
  * objects', 8 bytes after objects n/3 and 2n/3, as a HotSpot heap holds its
  * class mirrors among the instances while its dump writes every class
- * first (formats/hprof.c's holes). */
+ * first (formats/hprof_edges.c's holes). */
 enum { HG_LIST, HG_TREE, HG_RANDOM, HG_ARRAYS };
 enum { HG_INTERLEAVED = 2 }; /* the shuffled argument's interleaved order */
 static inline hgen hprof_generate_layout(int shape, uint64_t n, uint32_t nref, int shuffled, size_t seg_bytes,
