@@ -399,7 +399,8 @@ bench-model: $(BUILD)/bench-model
 	$(BUILD)/bench-model $(BENCH_MODEL_ARGS)
 
 # make bench-import: the HPROF importer's speed (MB/s of uncompressed dump,
-# by wall clock and per CPU second, median and min-max, on every thread) and
+# by wall clock and per CPU second, median and min-max, on every thread; the
+# kernel's share of that CPU time and the page faults) and
 # its peak memory beyond the snapshot it makes, against 16 B/object +
 # 8 B/edge, on synthetic dumps (list, tree and random graph of 10^5, 10^6,
 # 10^7 objects, tests/fuzz/hprof_gen.h), and the dumps of 10^6 from a plain

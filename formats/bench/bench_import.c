@@ -24,6 +24,10 @@
  *   cpuMB/s   the same bytes per CPU second of the importing child (user +
  *             system): less moved by other processes on a busy host
  *   Mobj/s    objects (instances and classes) per second, median
+ *   sys%      the share of the child's CPU time spent in the kernel (median):
+ *             on a VM whose host backs guest memory lazily, the page faults of
+ *             the import's fresh memory (the snapshot's arrays, its buffers)
+ *             and their zeroing; faults: its minor page faults (median)
  *   extra     peak resident bytes of the import minus the output snapshot's
  *             bytes (its arrays as gcs_snapshot_new lays them out), median;
  *             per object, and against the issue's bar of 16 B per object +
@@ -79,6 +83,8 @@ static int threads; /* --threads; 0: the importer's default */
 typedef struct sample {
     int ok;
     double secs, cpu_secs;      /* wall; user + system CPU of the child */
+    double sys_secs;            /* of which system: the kernel's page faults, reads */
+    long long faults;           /* minor page faults of the import */
     long long extra_bytes;      /* VmHWM - VmRSS at the start, minus the snapshot */
     long long peak_bytes;       /* VmHWM - VmRSS at the start */
     uint64_t objects, fields, snap_bytes;
@@ -90,6 +96,8 @@ typedef struct result {
     const char *shape, *mode;
     uint64_t objects, fields, dump_bytes, file_bytes;
     double mbs_med, mbs_min, mbs_max, objs_med, cpu_med, cpu_min, cpu_max;
+    double sys_share_med;       /* system CPU over user + system, median */
+    long long faults_med;
     long long extra_med, extra_min, extra_max, peak_med;
     uint64_t snap_bytes;
     int reps;
@@ -101,10 +109,14 @@ static void die(const char *msg)
     exit(2);
 }
 
-static double cpu_now(void)
+/* The process's CPU seconds, user + system (*sys: system alone), and its
+ * minor page faults so far. */
+static double cpu_now(double *sys, long long *faults)
 {
     struct rusage u;
     getrusage(RUSAGE_SELF, &u);
+    *sys = (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
+    *faults = u.ru_minflt;
     return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
@@ -160,12 +172,16 @@ static sample import_once(const hgen *dump, const char *path)
             gcs_err e = {0};
             _gcs_heapdump_set_threads(threads);
             gcs_heapdump_report rep;
-            double c0 = cpu_now(), t0 = now();
+            double s0, s1;
+            long long f0, f1;
+            double c0 = cpu_now(&s0, &f0), t0 = now();
             gcs_snapshot *g = path  ? gcs_heapdump_import(path, fmt_v8 ? GCS_HEAPDUMP_V8 : GCS_HEAPDUMP_HPROF, &rep, &e)
                             : fmt_v8 ? gcs_heapdump_import_v8_mem(dump->p, dump->n, "bench", &rep, &e)
                                      : gcs_heapdump_import_hprof_mem(dump->p, dump->n, "bench", &rep, &e);
             s.secs = now() - t0;
-            s.cpu_secs = cpu_now() - c0;
+            s.cpu_secs = cpu_now(&s1, &f1) - c0;
+            s.sys_secs = s1 - s0;
+            s.faults = f1 - f0;
             long long hwm = status_kb("VmHWM");
             if (!g) {
                 snprintf(s.err, sizeof s.err, "%s", e.msg);
@@ -212,8 +228,8 @@ static int cmp_ll(const void *a, const void *b)
 static result measure(const char *shape, const char *mode, const hgen *dump, const char *path, uint64_t file_bytes,
                       int reps)
 {
-    double mbs[MAX_REPS], objs[MAX_REPS], cpu[MAX_REPS];
-    long long extra[MAX_REPS], peak[MAX_REPS];
+    double mbs[MAX_REPS], objs[MAX_REPS], cpu[MAX_REPS], sys[MAX_REPS];
+    long long extra[MAX_REPS], peak[MAX_REPS], faults[MAX_REPS];
     result r = {.shape = shape, .mode = mode, .dump_bytes = dump->n, .file_bytes = file_bytes, .reps = reps};
     for (int k = 0; k < reps; k++) {
         sample s = import_once(dump, path);
@@ -222,6 +238,8 @@ static result measure(const char *shape, const char *mode, const hgen *dump, con
         mbs[k] = (double)bytes / s.secs / 1e6;
         objs[k] = (double)s.objects / s.secs / 1e6;
         cpu[k] = (double)bytes / s.cpu_secs / 1e6;
+        sys[k] = s.cpu_secs > 0 ? s.sys_secs / s.cpu_secs : 0;
+        faults[k] = s.faults;
         extra[k] = s.extra_bytes;
         peak[k] = s.peak_bytes;
         r.objects = s.objects;
@@ -235,6 +253,10 @@ static result measure(const char *shape, const char *mode, const hgen *dump, con
     r.cpu_med = reps % 2 ? cpu[h] : (cpu[h - 1] + cpu[h]) / 2;
     r.cpu_min = cpu[0];
     r.cpu_max = cpu[reps - 1];
+    qsort(sys, (size_t)reps, sizeof *sys, cmp_d);
+    r.sys_share_med = reps % 2 ? sys[h] : (sys[h - 1] + sys[h]) / 2;
+    qsort(faults, (size_t)reps, sizeof *faults, cmp_ll);
+    r.faults_med = reps % 2 ? faults[h] : (faults[h - 1] + faults[h]) / 2;
     qsort(extra, (size_t)reps, sizeof *extra, cmp_ll);
     qsort(peak, (size_t)reps, sizeof *peak, cmp_ll);
     r.peak_med = reps % 2 ? peak[h] : (peak[h - 1] + peak[h]) / 2;
@@ -256,17 +278,19 @@ static void print_row(const result *r, int json, int *first)
                "\"dump_bytes\": %llu, \"file_bytes\": %llu, \"reps\": %d, \"mb_per_s\": {\"median\": %.1f, "
                "\"min\": %.1f, \"max\": %.1f}, \"cpu_mb_per_s\": {\"median\": %.1f, \"min\": %.1f, \"max\": %.1f}, \"mobjects_per_s\": %.2f, \"snapshot_bytes\": %llu, "
                "\"extra_bytes\": {\"median\": %lld, \"min\": %lld, \"max\": %lld}, \"peak_bytes\": %lld, \"extra_per_object\": %.2f, "
-               "\"bar_bytes\": %.0f, \"extra_over_bar\": %.3f}",
+               "\"bar_bytes\": %.0f, \"extra_over_bar\": %.3f, \"sys_share\": %.3f, \"minor_faults\": %lld}",
                *first ? "" : ",", r->shape, r->mode, (unsigned long long)r->objects, (unsigned long long)r->fields,
                (unsigned long long)r->dump_bytes, (unsigned long long)r->file_bytes, r->reps, r->mbs_med, r->mbs_min,
                r->mbs_max, r->cpu_med, r->cpu_min, r->cpu_max, r->objs_med, (unsigned long long)r->snap_bytes, r->extra_med, r->extra_min, r->extra_max,
-               r->peak_med, (double)r->extra_med / (double)r->objects, bar, (double)r->extra_med / bar);
+               r->peak_med, (double)r->extra_med / (double)r->objects, bar, (double)r->extra_med / bar,
+               r->sys_share_med, r->faults_med);
     } else {
-        printf("%-7s %-5s %9llu %9llu %8.1f %7.0f %6.0f-%-6.0f %7.0f %6.0f-%-6.0f %7.2f %8.1f %8.1f %8.1f %6.2f %5.2f\n",
+        printf("%-7s %-5s %9llu %9llu %8.1f %7.0f %6.0f-%-6.0f %7.0f %6.0f-%-6.0f %7.2f %8.1f %8.1f %8.1f %6.2f %5.2f %4.0f %7lld\n",
                r->shape, r->mode, (unsigned long long)r->objects, (unsigned long long)r->fields,
                (double)r->dump_bytes / 1e6, r->mbs_med, r->mbs_min, r->mbs_max, r->cpu_med, r->cpu_min, r->cpu_max,
                r->objs_med, (double)r->snap_bytes / 1e6, (double)r->peak_med / 1e6, (double)r->extra_med / 1e6,
-               (double)r->extra_med / (double)r->objects, (double)r->extra_med / bar);
+               (double)r->extra_med / (double)r->objects, (double)r->extra_med / bar, 100 * r->sys_share_med,
+               r->faults_med);
     }
     fflush(stdout);
     *first = 0;
@@ -386,13 +410,14 @@ int main(int argc, char **argv)
     else
         printf("%s import, %d thread%s; %s order; median of %d imports (min-max); MB = 10^6 bytes\n"
                "MB/s: by wall clock; cpuMB/s: per CPU second (all threads); peak: the import's peak RSS;\n"
-               "extra: peak minus the snapshot; bar: 16 B/object + 8 B/edge\n\n"
-               "%-7s %-5s %9s %9s %8s %7s %13s %7s %13s %7s %8s %8s %8s %6s %5s\n",
+               "extra: peak minus the snapshot; bar: 16 B/object + 8 B/edge; sys%%: the CPU time in the\n"
+               "kernel (page faults, reads); faults: minor page faults of the import (medians)\n\n"
+               "%-7s %-5s %9s %9s %8s %7s %13s %7s %13s %7s %8s %8s %8s %6s %5s %4s %7s\n",
                fmt_v8 ? "V8" : "HPROF", nthreads, nthreads > 1 ? "s" : "",
                nfiles ? "the files'" : fmt_v8 ? "node" : shuffled ? "shuffled record" : "address record", reps,
                nfiles ? "dump" : "shape", "src", "objects",
                "edges", "dump MB", "MB/s", "min-max", "cpuMB/s", "min-max", "Mobj/s", "snap MB", "peak MB",
-               "extra MB", "B/obj", "/bar");
+               "extra MB", "B/obj", "/bar", "sys%", "faults");
     int first = 1;
     for (int f = 0; f < nfiles; f++) {
         struct stat sb;
