@@ -246,7 +246,8 @@ FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,addres
 FUZZ_DUMP_SRCS := formats/hprof.c formats/hprof_scan.c formats/hprof_classes.c formats/hprof_pass2.c \
                 formats/hprof_edges.c formats/hprof_ids.c formats/dumpstream.c formats/par.c formats/v8snap.c \
                 formats/heapdump.c
-FUZZ_SNAP    := formats/snapshot.c formats/snapshot_map.c formats/snapshot_order.c formats/crc32c.c common/hugemem.c
+FUZZ_SNAP    := formats/snapshot.c formats/snapshot_check.c formats/snapshot_write.c formats/snapshot_read.c \
+                formats/snapshot_map.c formats/snapshot_order.c formats/crc32c.c common/hugemem.c
 FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c $(FUZZ_SNAP) formats/zstd.c $(FUZZ_DUMP_SRCS) \
                 common/err.c common/outfile.c
 FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c $(FUZZ_DUMP_SRCS) $(FUZZ_SNAP) \

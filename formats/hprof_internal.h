@@ -3,8 +3,9 @@
  * hprof_edges.c, its id map hprof_ids.c), V8 (v8snap.c) -- the window they
  * read a dump through (dumpstream.c), the workers of their parallel passes
  * (par.c), and the recognition of heap dumps by content (heapdump.c), which
- * the snapshot reader (snapshot.c) calls so that every reader of snapshots
- * reads dumps; last, fenced off, what the HPROF importer's files share.
+ * the snapshot reader (snapshot_read.c) calls so that every reader of
+ * snapshots reads dumps; last, fenced off, what the HPROF importer's files
+ * share.
  * Not installed. */
 #ifndef GCSCALE_HPROF_INTERNAL_H
 #define GCSCALE_HPROF_INTERNAL_H

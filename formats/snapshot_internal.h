@@ -1,9 +1,10 @@
 /* snapshot_internal.h -- formats/ internal: the byte layout of heap snapshot
  * files (docs/snapshot-format.md) and a buffered, checksumming section writer
- * shared by gcs_snapshot_write() (formats/snapshot.c) and the collector's
+ * shared by gcs_snapshot_write() (formats/snapshot_write.c) and the collector's
  * heap writer (gc/snapshot_gc.c), which streams the collector's heap straight
  * into the file without building a gcs_snapshot first.  Not installed; the
- * functions carry the internal prefix _gcs_snapw_. */
+ * functions carry the internal prefix _gcs_snapw_.  Last, fenced off, what
+ * the snapshot format's own files share. */
 #ifndef GCSCALE_SNAPSHOT_INTERNAL_H
 #define GCSCALE_SNAPSHOT_INTERNAL_H
 
@@ -76,7 +77,7 @@ static inline uint64_t snap3_nblocks(uint64_t payload, int sec)
 }
 static inline uint64_t snap3_tail(uint64_t nblocks) { return snap_pad8(4 * nblocks + 4); }
 
-/* ---- shared by the readers (snapshot.c, snapshot_map.c) ------------------- */
+/* ---- shared by the readers (snapshot_read.c, snapshot_map.c) -------------- */
 
 /* Where a snapshot's arrays live (gcs_snapshot.storage_): one block from
  * gcs_snapshot_new, or a file mapped / a buffer owned and read in place,
@@ -102,12 +103,12 @@ typedef struct snap_store {
  * caller has touched already; NULL: addr[] in the block. */
 gcs_snapshot *_gcs_snapshot_new_filled(uint64_t n, uint64_t m, uint64_t r, uint64_t *addr, gcs_err *err);
 
-/* Checks of the content, shared with the in-place reader: the params, and
- * object i's rules (all objects before i passed theirs).  what: the rules
- * on node[] and type[] are SNAP_CHECK_NODES and SNAP_CHECK_TYPES; the
- * in-place reader checks nodes on the node runs, and has no type to check
- * in a file without types (type[] is then a constant mapping it need not
- * touch). */
+/* Checks of the content (snapshot_check.c), shared with the in-place
+ * reader: the params, and object i's rules (all objects before i passed
+ * theirs).  what: the rules on node[] and type[] are SNAP_CHECK_NODES and
+ * SNAP_CHECK_TYPES; the in-place reader checks nodes on the node runs, and
+ * has no type to check in a file without types (type[] is then a constant
+ * mapping it need not touch). */
 enum { SNAP_CHECK_NODES = 1, SNAP_CHECK_TYPES = 2, SNAP_CHECK_ALL = 3 };
 int _gcs_snap_validate_params(const gcs_snapshot_params *p, gcs_err *err);
 int _gcs_snap_check_object(const gcs_snapshot *g, uint64_t i, int what, gcs_err *err);
@@ -212,5 +213,44 @@ void _gcs_snapw_no_types(gcs_snapw *w);
 void _gcs_snapw_section_begin(gcs_snapw *w, int section, uint64_t payload_bytes);
 void _gcs_snapw_section_end(gcs_snapw *w);
 void _gcs_snapw_params(gcs_snapw *w, const gcs_snapshot_params *p);
+
+/* ---- private: what the snapshot format's files share -----------------------
+ * Seen only by snapshot.c (the graph, the layout), snapshot_check.c (the
+ * rules), snapshot_write.c (the writer) and snapshot_read.c (the reader of
+ * versions 1 and 2), which define GCS_SNAPSHOT_FILES before they include
+ * this header; its other readers (the collector, the importers, the tests)
+ * see none of it.  What the files share: the sizes of their buffers and of
+ * the work worth threads, the small helpers as static inline (so that the
+ * hot loops compile as they did when these files were one), and what one
+ * file defines for another (_gcs_snap_), under the file that defines it;
+ * the comments of functions are at their definitions. */
+#ifdef GCS_SNAPSHOT_FILES
+
+#include <zlib.h>
+
+#define SNAP_CHUNK (1u << 20)
+/* The passes over objects and fields run on OpenMP's threads from this many
+ * items, and a section is read by several threads from SNAP_PAR_MIN_BYTES:
+ * below that, starting the threads costs more than they save. */
+#define SNAP_PAR_MIN_ITEMS (1u << 18)
+#define SNAP_PAR_MIN_BYTES (8u << 20)
+
+static inline uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+    return (uint32_t)crc32_z(crc, p, n);
+}
+
+static inline unsigned snap_nsections(uint32_t version)
+{
+    return version == 1 ? SNAP_NSECTIONS_V1 : version == 2 ? SNAP_NSECTIONS_V2 : SNAP_NSECTIONS_V3;
+}
+
+/* snapshot.c: versions 1 and 2's section tags and names, in file order
+ * (SNAP_SEC_*), and the sections' payload bytes for the header's counts. */
+extern const char _gcs_snap_tags[SNAP_NSECTIONS_V2][5];
+extern const char *const _gcs_snap_names[SNAP_NSECTIONS_V2];
+void _gcs_snap_section_sizes(const snap_counts *c, uint64_t payload[SNAP_NSECTIONS_V2], int *ok);
+
+#endif /* GCS_SNAPSHOT_FILES */
 
 #endif

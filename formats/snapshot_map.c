@@ -1,5 +1,5 @@
 /* snapshot_map.c -- heap snapshot format version 3, read in place
- * (docs/snapshot-format.md, "Version 3"; the writer is snapshot.c's).
+ * (docs/snapshot-format.md, "Version 3"; the writer is snapshot_write.c's).
  *
  * Version 3 stores each array of gcs_snapshot as a column of its own, 8-byte
  * aligned and in the in-memory layout (little-endian), so a file is mapped
