@@ -155,7 +155,8 @@ static json_t *json_doc(const char *path, const gcs_snapshot *g, const gcs_snaps
     json_t *d = json_object();
 #define I(o, k, v) json_object_set_new(o, k, json_integer((json_int_t)(v)))
     json_object_set_new(d, "file", json_string(path));
-    I(d, "format_version", GCS_SNAPSHOT_VERSION);
+    /* the file's own version; null for a heap dump imported on the way */
+    json_object_set_new(d, "format_version", g->file_version ? json_integer(g->file_version) : json_null());
     I(d, "objects", st->objects);
     I(d, "pointer_fields", st->fields);
     I(d, "edges", st->edges);
@@ -261,8 +262,10 @@ static int info(const char *path, gcs_format fmt, long top, const char *table)
         kv_int(t, "distinct_roots", (long long)st.distinct_roots);
         kv_int(t, "reachable", (long long)st.reachable);
         kv_int(t, "depth", (long long)st.depth);
-        if (text)
-            printf("heap snapshot %s (format version %d)\n\n", path, GCS_SNAPSHOT_VERSION);
+        if (text && g->file_version)
+            printf("heap snapshot %s (format version %u)\n\n", path, g->file_version);
+        else if (text)
+            printf("heap snapshot imported from the heap dump %s\n\n", path);
         emit(t, "graph", fmt);
 
         char when[64], buf[32];

@@ -389,6 +389,7 @@ gcs_snapshot *_gcs_snap3_read_inplace(const uint8_t *data, size_t len, snap_stor
     if (!g)
         goto oom;
     g->storage_ = st;
+    g->file_version = 3;
     g->nobjects = c.n;
     g->nfields = c.m;
     g->nroots = c.r;

@@ -559,6 +559,7 @@ static gcs_snapshot *read_snapshot(snap_src *s, gcs_err *err)
         goto fail;
     if (c.version >= 2 && read_types(s, &c, g, err) < 0)
         goto fail;
+    g->file_version = c.version;
 
     /* Content.  Params, node runs (they fill node[]), the fields' total,
      * then everything else through gcs_snapshot_validate. */

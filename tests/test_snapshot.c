@@ -128,6 +128,9 @@ static gcs_snapshot *roundtrip(const gcs_snapshot *g, const char *name)
     if (!h)
         fail_msg("read: %s", err.msg);
     assert_graphs_equal(g, h);
+    /* the file's own version, for snapshot info; none for a graph in memory */
+    assert_int_equal(g->file_version, 0);
+    assert_int_equal(h->file_version, GCS_SNAPSHOT_VERSION);
     /* from memory too */
     size_t len;
     uint8_t *b = test_slurp(path, &len);
@@ -144,6 +147,7 @@ static gcs_snapshot *roundtrip(const gcs_snapshot *g, const char *name)
     if (!h3)
         fail_msg("read version 2: %s", err.msg);
     assert_graphs_equal(g, h3);
+    assert_int_equal(h3->file_version, 2);
     gcs_snapshot_free(h3);
     return h;
 }

@@ -85,6 +85,8 @@ typedef struct gcs_snapshot {
                                  * (every entry NONE when ntypes is 0; version 2) */
     uint32_t ntypes;
     char **type_names;          /* [ntypes] class or node-type names (gcs_snapshot_set_types) */
+    uint32_t file_version;      /* the format version of the file it was read from (1-3); 0: built
+                                 * in memory or imported from a heap dump */
     void *storage_;             /* owned memory; do not touch */
     void *types_storage_;
 } gcs_snapshot;

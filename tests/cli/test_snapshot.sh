@@ -24,6 +24,15 @@ expect_grep "text: bytes per node add up" "^ +0 +[0-9]+ +[0-9]+ +[0-9.]+$" "$TMP
 expect_ok "info --json" "$GCSCALE" snapshot info --json "$SNAP"
 expect_grep "json: edges" '"edges": 2046,' "$TMP/out"
 expect_grep "json: payload bytes" '"bytes": 49128,' "$TMP/out"
+expect_grep "json: the file's format version" '"format_version": 3,' "$TMP/out"
+# The version is the file's, not the one this build writes (a version-1
+# corpus snapshot), and none for a heap dump imported on the way.
+expect_ok "info on a version-1 file" "$GCSCALE" snapshot info data/corpus/dev-2core-kvm-epyc/bh-1.snap.zst
+expect_grep "... says version 1" "^heap snapshot .*bh-1.snap.zst .format version 1.$" "$TMP/out"
+expect_ok "info on a heap dump" "$GCSCALE" snapshot info --json tests/data/hprof/list-10000.hprof.gz
+expect_grep "... no format version" '"format_version": null,' "$TMP/out"
+expect_ok "info on a heap dump, text" "$GCSCALE" snapshot info tests/data/hprof/list-10000.hprof.gz
+expect_grep "... says it was imported" "^heap snapshot imported from the heap dump tests/data/hprof/list-10000.hprof.gz$" "$TMP/out"
 
 expect_ok "info --csv: one table, the graph's" "$GCSCALE" snapshot info "$SNAP" --csv
 expect_grep "... names the others on stderr" "the CSV is the graph table; the others: parameters, nodes" "$TMP/err"
