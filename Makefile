@@ -255,9 +255,9 @@ FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c $(FUZZ_DUMP_SRCS) $(FUZZ_SNAP) \
                 common/err.c common/outfile.c
 FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c $(FUZZ_DUMP_SRCS) $(FUZZ_SNAP) \
                 formats/zstd.c common/err.c common/outfile.c
-FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile_print.c \
-                formats/profile_quality.c formats/profile_llc.c common/err.c common/outfile.c common/table.c \
-                common/parse.c common/stats.c
+FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile_load.c formats/profile_validate.c \
+                formats/profile_save.c formats/profile_print.c formats/profile_quality.c formats/profile_llc.c \
+                common/err.c common/outfile.c common/table.c common/parse.c common/stats.c
 FUZZ_GCBENCH_SRCS := tests/fuzz/fuzz_gcbench_result.c formats/gcbench_result.c common/err.c common/outfile.c common/pumap.c \
                 common/table.c common/stats.c common/parse.c
 FUZZ_FLOOR_SRCS := tests/fuzz/fuzz_corpus_floor.c validate/corpus_floor.c common/err.c

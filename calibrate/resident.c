@@ -45,7 +45,7 @@
 
 #define OBJECT_BYTES 32
 #define X_MIN (1.0 / (2.0 * GCS_GC_MARK_FIFO)) /* the overlap's bound, as overlap.c's */
-#define S_MIN 1e-3                              /* a price must be > 0 (profile.c) */
+#define S_MIN 1e-3                              /* a price must be > 0 (profile_validate.c) */
 #define MIN_OBJECTS 16384
 
 /* One heap of the fit: its measured mark and the model's A, B, C. */

@@ -2,9 +2,10 @@
  * "uncertainty" and "unreliable" containers (docs/machine-profile.md), held
  * in the profile's extra keys so that a profile written by an older gcscale
  * loads unchanged and one written by a newer one keeps them through a load
- * and save.  profile.c checks their shape when a profile is validated; this
- * file reads and writes them for calibrate (which fills them) and predict
- * (which names the model terms that rest on an unreliable constant). */
+ * and save.  profile_validate.c checks their shape when a profile is
+ * validated; this file reads and writes them for calibrate (which fills
+ * them) and predict (which names the model terms that rest on an
+ * unreliable constant). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

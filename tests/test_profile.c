@@ -1,4 +1,4 @@
-/* test_profile.c -- formats/profile.c: the machine profile's load, strict
+/* test_profile.c -- formats/profile*.c: the machine profile's load, strict
  * validation, save and print, and the two reference profiles. */
 #include <setjmp.h>
 #include <stdarg.h>
