@@ -1,10 +1,11 @@
-/* calibrate_internal.h -- calibrate/ internal: what calibrate.c calls in the
- * other files of the folder.  Not installed (prefix _gcs_calibrate_). */
+/* calibrate_internal.h -- calibrate/ internal: what the folder's files call
+ * in one another.  Not installed (prefix _gcs_calibrate_). */
 #ifndef GCSCALE_CALIBRATE_INTERNAL_H
 #define GCSCALE_CALIBRATE_INTERNAL_H
 
 #include <stdint.h>
 #include "gcscale/calibrate.h"
+#include "gcscale/microbench.h"
 #include "gcscale/snapshot.h"
 #include "gcscale/topology.h"
 
@@ -243,5 +244,82 @@ const char *_gcs_calibrate_cost_fit_problem(const gcs_cost_fit *fit, char *buf, 
 /* {"fixed" | "gc_cost_ns.object" | "gc_cost_ns.pointer": {"stderr", "ci95":
  * [lo, hi], "residual_rms_rel", "n"}}, non-finite figures as null. */
 json_t *_gcs_calibrate_cost_fit_uncertainty(const gcs_cost_fit *fit);
+
+/* ---- the calibration run itself: calibrate.c, memory.c, details.c,
+ * gcsteps.c ---- */
+
+/* The run's plan, quick or full (gcs_calibrate_run fills it in
+ * calibrate.c; memory.c measures by it). */
+typedef struct _gcs_calibrate_plan {
+    int reps;                 /* latency repetitions */
+    uint64_t steps;           /* latency steps per repetition (0 = auto) */
+    int sweep_reps, sweep_fine;
+    int occ_reps;
+    const int *chains;
+    int nchains;
+    int bw_reps;
+    int variant_rw;           /* also measure RW with the other page size */
+    int fr_reps;              /* full-random latency repetitions */
+    uint64_t fr_steps;        /* and steps per repetition (0 = auto) */
+    /* Progress weights: each step's seconds as measured on the 2-vCPU
+     * development VM with a 1 GiB buffer (calibration.steps), so that the
+     * progress line's percentage and time left follow the clock.  The
+     * buffer weights scale with the buffer's size. */
+    double w_buffer;          /* allocate and fault a huge-page buffer, per GiB */
+    double w_buffer_4k;       /* the same with 4 KiB pages, and link it, per GiB */
+    double w_sweep;
+    double w_latency;         /* one latency measurement (one pair, read or RW) */
+    double w_occupancy;       /* one access's load points and fits */
+    double w_bandwidth;
+    double w_gc;
+    double w_link_random;     /* link a buffer into one random cycle, per GiB */
+    double w_full_random;     /* one full-random latency measurement (one pair) */
+} _gcs_calibrate_plan;
+
+/* One calibration run's state (gcs_calibrate_run, calibrate.c), passed to
+ * the memory measurements and the details' bookkeeping. */
+typedef struct _gcs_calibrate_ctx {
+    const gcs_calibrate_opts *opts;
+    _gcs_calibrate_plan pl;
+    gcs_topo *t;
+    int synthetic;
+    gcs_progress own_pr, *pr; /* pr: own_pr, or the caller's (opts->progress) */
+    json_t *cal;              /* extra["calibration"] */
+    json_t *warnings, *steps;
+    gcs_counters_info counters;
+    int count_llc;
+    int all_bound;
+} _gcs_calibrate_ctx;
+
+/* One memory node's measurements (memory.c): buffer (and on node 0 the
+ * sweep), latency from every CPU node, occupancy, bandwidth, latency with
+ * page walks, and with thp the other page size; into p and c->cal. */
+int _gcs_calibrate_measure_node(_gcs_calibrate_ctx *c, gcs_profile *p, int m, uint64_t size, gcs_huge primary,
+                                int thp, int real_cpus, gcs_err *err);
+
+/* The marker's costs (gcs_calibrate_gc_costs) with their physical bounds,
+ * their uncertainty and gc_steals.a's, details under cal's gc_costs
+ * (gcsteps.c); warnings NULL: none kept (--gc-only). */
+int _gcs_calibrate_gc_costs_checked(int quick, gcs_profile *p, json_t *cal, json_t *warnings, gcs_err *err);
+
+/* The details' bookkeeping (details.c).  A number for the details: null
+ * where it is not finite (JSON has no NaN or infinity). */
+json_t *_gcs_calibrate_num(double v);
+/* A warning into c's calibration.warnings, once (NULL or "": none). */
+void _gcs_calibrate_add_warning(_gcs_calibrate_ctx *c, const char *w);
+/* A step of c's progress series: begin announces it and gives its start,
+ * end completes its work and records its seconds in calibration.steps. */
+uint64_t _gcs_calibrate_step_begin(_gcs_calibrate_ctx *c, const char *name, double work);
+void _gcs_calibrate_step_end(_gcs_calibrate_ctx *c, const char *name, double work, uint64_t t0);
+/* calibration.bounds.<constant> = status ("ok", "unchecked: why",
+ * "unreliable"). */
+void _gcs_calibrate_record_bound(json_t *cal, const char *constant, const char *status);
+/* Every copy of the warning `old` out of cal's warnings. */
+void _gcs_calibrate_drop_warning(json_t *cal, json_t *old);
+/* The speed probe's mark now (NaN when it cannot run), and the two marks
+ * of a run, `seconds` apart, into calibration.speed_probe (with a warning
+ * when they differ by more than GCS_CALIBRATE_PROBE_DRIFT). */
+double _gcs_calibrate_probe(void);
+void _gcs_calibrate_record_probe(gcs_profile *p, double start_ns, double end_ns, double seconds);
 
 #endif

@@ -2,7 +2,7 @@
  * collector's pages: dependent_load_ns, model v2's price of a chain's next
  * object (docs/model.md, "Dependent misses: the chase's price").
  *
- * The latency sweep (calibrate.c, microbench/chase.c's gcs_chase_build)
+ * The latency sweep (memory.c, microbench/chase.c's gcs_chase_build)
  * walks its lines in TLB-sized groups on huge pages, on purpose: it
  * measures the caches, and its plateaus give the effective LLC and
  * llc_hit_ns.  A marker following a linked list laid out out of address
