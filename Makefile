@@ -245,6 +245,7 @@ FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,addres
 # the heap dump importers (the snapshot reader reads dumps too)
 FUZZ_DUMP_SRCS := formats/hprof.c formats/hprof_scan.c formats/hprof_classes.c formats/hprof_pass2.c \
                 formats/hprof_edges.c formats/hprof_ids.c formats/dumpstream.c formats/par.c formats/v8snap.c \
+                formats/v8snap_meta.c formats/v8snap_nodes.c formats/v8snap_graph.c \
                 formats/heapdump.c
 FUZZ_SNAP    := formats/snapshot.c formats/snapshot_check.c formats/snapshot_write.c formats/snapshot_read.c \
                 formats/snapshot_map.c formats/snapshot_order.c formats/crc32c.c common/hugemem.c

@@ -1,11 +1,12 @@
 /* hprof_internal.h -- formats/ internal: the heap dump importers -- HPROF
  * (hprof.c with hprof_scan.c, hprof_classes.c, hprof_pass2.c and
- * hprof_edges.c, its id map hprof_ids.c), V8 (v8snap.c) -- the window they
+ * hprof_edges.c, its id map hprof_ids.c), V8 (v8snap.c with v8snap_meta.c,
+ * v8snap_nodes.c and v8snap_graph.c) -- the window they
  * read a dump through (dumpstream.c), the workers of their parallel passes
  * (par.c), and the recognition of heap dumps by content (heapdump.c), which
  * the snapshot reader (snapshot_read.c) calls so that every reader of
- * snapshots reads dumps; last, fenced off, what the HPROF importer's files
- * share.
+ * snapshots reads dumps; last, each fenced off, what the HPROF importer's
+ * files share and what the V8 importer's files share.
  * Not installed. */
 #ifndef GCSCALE_HPROF_INTERNAL_H
 #define GCSCALE_HPROF_INTERNAL_H
@@ -916,5 +917,126 @@ int _gcs_hprof_place_addresses(imp *m, int *bad);
 int _gcs_hprof_check_graph(const gcs_snapshot *g, int objects_bad, gcs_err *err);
 
 #endif /* GCS_HPROF_IMPORTER */
+
+/* ---- the V8 importer's own: what its files share ------------------------------------ */
+
+/* Private to the V8 importer's files -- v8snap.c (the document's text:
+ * the stream, strings, skipped values, the members in order, the strings
+ * member; the import's order of work and its entry points), v8snap_meta.c
+ * (snapshot.meta), v8snap_nodes.c (the nodes and edges members: the
+ * integer scanner, the class names, the edges kept) and v8snap_graph.c
+ * (element copies dropped, reachability, the snapshot built) -- which
+ * define GCS_V8_IMPORTER before they include this header; the header's
+ * other readers (the HPROF importer's files, the tests) see none of it,
+ * and its short names (vr, mix, is_ws) would clash with theirs.  What the
+ * files share: the limits, the stream's small helpers and the class-name
+ * table's probe as static inline, so that the integer scanner and the
+ * strings member compile as they did when the importer was one file, the
+ * importer's state (v8imp), and the functions one file calls in another
+ * (_gcs_v8_), under the file that defines them; their comments are at
+ * their definitions. */
+#ifdef GCS_V8_IMPORTER
+
+#define V8_BUF (4u << 20)          /* the stream window */
+#define V8_HEADER_MAX (1u << 20)   /* the "snapshot" member's text */
+#define V8_NAME_MAX 200            /* a class name is cut there */
+#define V8_FIELDS_MAX 64           /* node_fields / edge_fields entries */
+
+/* ---- the stream ----------------------------------------------------------------- */
+
+typedef gcs_dumpstream vr;
+
+static inline uint64_t vr_off(const vr *r) { return r->base + r->pos; }
+
+/* The dump's name, the offset and the message into the error (v8snap.c); -1. */
+__attribute__((format(printf, 3, 4))) int _gcs_v8_vr_fail(vr *r, uint64_t off, const char *fmt, ...);
+
+/* Tries to make k (<= V8_BUF) bytes available at buf + pos; fewer only at
+ * the end of the dump.  0, or -1 on a read error. */
+static inline int vr_fill(vr *r, size_t k)
+{
+    if (r->len - r->pos >= k || r->kind == DS_MEMORY || r->eof)
+        return 0;
+    return _gcs_dumpstream_refill(r, V8_BUF);
+}
+
+static inline int is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/* The next non-blank byte, not consumed (v8snap.c). */
+int _gcs_v8_vr_peek(vr *r, const char *what);
+
+static inline int vr_expect(vr *r, int c, const char *what)
+{
+    int got = _gcs_v8_vr_peek(r, what);
+    if (got < 0)
+        return -1;
+    if (got != c)
+        return _gcs_v8_vr_fail(r, vr_off(r), "expected %s", what);
+    r->pos++;
+    return 0;
+}
+
+/* ---- the importer's state -------------------------------------------------------- */
+
+typedef struct v8imp {
+    vr r;
+    gcs_heapdump_report rep;
+    /* the layout from snapshot.meta */
+    unsigned nf, ef;                    /* numbers per node / edge */
+    int f_type, f_name, f_size, f_count; /* node field positions */
+    int e_type, e_to;                   /* edge field positions */
+    unsigned n_ntypes, n_etypes;
+    char **ntype_names;                 /* [n_ntypes] */
+    int nt_object, nt_native;           /* node types named by their class; -1: none */
+    int et_weak, et_shortcut;           /* dropped edge types; -1: none */
+    int et_element, nt_array, nt_hidden; /* an array's element edges, its backing store, and the
+                                            runtime's oddballs; -1: none */
+    uint64_t hdr_nodes, hdr_edges;      /* node_count, edge_count */
+    /* per node */
+    uint64_t n, cap;
+    uint32_t *type, *self, *cnt;        /* cnt: edge_count, then the kept edges */
+    /* kept edges */
+    uint64_t m, mcap, edges_seen;
+    uint32_t *tgt;
+    uint32_t *elem;                     /* bit per kept edge: an element edge (NULL: none) */
+    uint64_t ecap;                      /* its words */
+    /* distinct class names: string index -> type id (n_ntypes + k) */
+    uint64_t *nkeys;                    /* string index + 1; 0: empty */
+    uint32_t *nvals;
+    size_t ncap, nused;
+    char **names;                       /* [nused] */
+    uint64_t nstrings;
+    int have_nodes, have_edges, have_strings;
+} v8imp;
+
+static inline uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline size_t name_slot(const v8imp *m, uint64_t sidx)
+{
+    size_t i = (size_t)mix(sidx) & (m->ncap - 1);
+    while (m->nkeys[i] && m->nkeys[i] != sidx + 1)
+        i = (i + 1) & (m->ncap - 1);
+    return i;
+}
+
+/* ---- the files' functions -------------------------------------------------------- */
+
+/* v8snap_meta.c: the "snapshot" member into the layout fields of m */
+int _gcs_v8_read_meta(v8imp *m);
+
+/* v8snap_nodes.c: the "nodes" and "edges" members */
+int _gcs_v8_read_nodes(v8imp *m);
+int _gcs_v8_read_edges(v8imp *m);
+
+/* v8snap_graph.c: the snapshot of the nodes reachable from the root */
+gcs_snapshot *_gcs_v8_build(v8imp *m, gcs_err *err);
+
+#endif /* GCS_V8_IMPORTER */
 
 #endif

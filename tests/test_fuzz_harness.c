@@ -321,7 +321,7 @@ static void test_hprof_target(void **state)
 static void test_v8_target(void **state)
 {
     (void)state;
-    /* element edges that backing stores repeat (v8snap.c, drop_element_copies):
+    /* element edges that backing stores repeat (v8snap_graph.c, drop_element_copies):
      * the seed's prefixes and corruptions */
     size_t elen;
     uint8_t *edata = test_slurp("tests/fuzz/v8-seeds/elements.heapsnapshot", &elen);

@@ -214,7 +214,7 @@ static void test_element_copies(void **state)
 
 /* 20 objects, each with one element edge to E and an internal edge to the
  * same store, which lists E 20 times: no object's store, only a shared
- * array far larger than one object's elements (v8snap.c's STORE_SLACK), so
+ * array far larger than one object's elements (v8snap_graph.c's STORE_SLACK), so
  * nothing is dropped -- the bound that keeps such a document from costing
  * a comparison per object. */
 static void test_element_shared_store(void **state)
