@@ -1,5 +1,5 @@
 /* dumpstream.c -- a heap dump read through a bounded window (gcs_dumpstream,
- * hprof_internal.h): a plain file (pread), a gzip file (zlib's inflate,
+ * heapdump_internal.h): a plain file (pread), a gzip file (zlib's inflate,
  * concatenated members as `GC.heap_dump -gz` writes them), or a buffer in
  * memory.  Both importers stream through one.
  *
@@ -47,7 +47,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 #define ZIN_BYTES (256u << 10) /* compressed input read at a time */
 #define GZ_WINDOW 32768u

@@ -7,7 +7,7 @@
 #include <zlib.h>
 
 #include "gcscale/heapdump.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 int _gcs_heapdump_sniff(const char *path, gcs_err *err)
 {

@@ -64,7 +64,7 @@
  * points; pass 1 is hprof_scan.c, the classes between the passes
  * hprof_classes.c, pass 2 and the record parser both passes share
  * hprof_pass2.c, the edges' layout and order, the addresses and the
- * validation hprof_edges.c; what they share is in hprof_internal.h (its
+ * validation hprof_edges.c; what they share is in heapdump_internal.h (its
  * part fenced by GCS_HPROF_IMPORTER). */
 
 #define GCS_HPROF_IMPORTER
@@ -72,7 +72,7 @@
 
 #include "../common/internal.h"
 #include "gcscale/heapdump.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 #include "snapshot_internal.h"
 
 static size_t chunk_bytes = HPROF_CHUNK; /* _gcs_hprof_set_chunk_bytes */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../common/internal.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 static const char *const prim_names[12] = {[B_BOOLEAN] = "boolean[]", [B_CHAR] = "char[]",
                                            [B_FLOAT] = "float[]",     [B_DOUBLE] = "double[]",

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../common/internal.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 #include "snapshot_internal.h"
 
 #define EDGE_AHEAD 64          /* objects edges_in_order loads ahead */

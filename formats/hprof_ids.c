@@ -1,5 +1,5 @@
 /* hprof_ids.c -- the HPROF importer's object id -> snapshot index map
- * (_gcs_idmap_*, hprof_internal.h): an object's index is the rank of its id
+ * (_gcs_idmap_*, heapdump_internal.h): an object's index is the rank of its id
  * among the dump's ids, which is the dump's address order.
  *
  * HotSpot's and ART's ids are addresses: aligned (8 bytes) and dense over a
@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "../common/internal.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 /* LSD radix sort of the keys' offsets from the smallest, over only the
  * bits the id span needs, in as few rounds of at most 16 bits as that takes

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "../common/internal.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 /* ---- placing the objects (pass 2) ---------------------------------------------------- */
 

@@ -6,7 +6,7 @@
  * header and the top-level records (read_header, scan).  The heap dump's
  * sub-records are parsed by heap_records (hprof_pass2.c), which both passes
  * share; pass 1's work on each object that it inlines (note_object,
- * object_run) is in hprof_internal.h. */
+ * object_run) is in heapdump_internal.h. */
 
 #define _GNU_SOURCE /* mremap */
 #define GCS_HPROF_IMPORTER
@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 
 #include "../common/internal.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 /* ---- the stream ---------------------------------------------------------------------- */
 

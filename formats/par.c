@@ -18,7 +18,7 @@
 #include <omp.h>
 #endif
 
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 #define PAR_MAX 64
 

@@ -27,7 +27,7 @@
 #include <omp.h>
 #endif
 
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 #define GCS_SNAPSHOT_FILES
 #include "snapshot_internal.h"
 #include "zstd_internal.h"

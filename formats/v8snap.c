@@ -39,7 +39,7 @@
  * v8snap_nodes.c the "nodes" and "edges" members (the integer scanner, the
  * class-name table, the edges dropped), v8snap_graph.c the graph (element
  * copies, reachability, renumbering, the gcs_snapshot).  What they share:
- * hprof_internal.h, fenced by GCS_V8_IMPORTER. */
+ * heapdump_internal.h, fenced by GCS_V8_IMPORTER. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,12 +48,12 @@
 #define GCS_V8_IMPORTER
 #include "../common/internal.h"
 #include "gcscale/heapdump.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 /* ---- the stream ----------------------------------------------------------------- */
 
 /* The window's type vr and its small helpers (vr_off, vr_fill, is_ws,
- * vr_expect) are in hprof_internal.h (GCS_V8_IMPORTER), static inline,
+ * vr_expect) are in heapdump_internal.h (GCS_V8_IMPORTER), static inline,
  * so that every file's loops inline them as before. */
 
 int _gcs_v8_vr_fail(vr *r, uint64_t off, const char *fmt, ...)

@@ -14,7 +14,7 @@
 #define GCS_V8_IMPORTER
 #include "../common/internal.h"
 #include "gcscale/heapdump.h"
-#include "hprof_internal.h"
+#include "heapdump_internal.h"
 
 /* ---- snapshot.meta ------------------------------------------------------------------ */
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../formats/hprof_internal.h"
+#include "../formats/heapdump_internal.h"
 #include "fuzz/hprof_gen.h"
 #include "gcscale/heapdump.h"
 

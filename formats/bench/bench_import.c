@@ -68,7 +68,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../hprof_internal.h" /* _gcs_heapdump_set_threads */
+#include "../heapdump_internal.h" /* _gcs_heapdump_set_threads */
 #include "gcscale/heapdump.h"
 #include "gcscale/snapshot.h"
 

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../formats/hprof_internal.h"
+#include "../../formats/heapdump_internal.h"
 #include "gcscale/heapdump.h"
 #include "hprof_gen.h"
 

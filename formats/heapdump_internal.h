@@ -1,4 +1,4 @@
-/* hprof_internal.h -- formats/ internal: the heap dump importers -- HPROF
+/* heapdump_internal.h -- formats/ internal: the heap dump importers -- HPROF
  * (hprof.c with hprof_scan.c, hprof_classes.c, hprof_pass2.c and
  * hprof_edges.c, its id map hprof_ids.c), V8 (v8snap.c with v8snap_meta.c,
  * v8snap_nodes.c and v8snap_graph.c) -- the window they
@@ -8,8 +8,8 @@
  * snapshots reads dumps; last, each fenced off, what the HPROF importer's
  * files share and what the V8 importer's files share.
  * Not installed. */
-#ifndef GCSCALE_HPROF_INTERNAL_H
-#define GCSCALE_HPROF_INTERNAL_H
+#ifndef GCSCALE_HEAPDUMP_INTERNAL_H
+#define GCSCALE_HEAPDUMP_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
