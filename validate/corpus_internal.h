@@ -1,9 +1,12 @@
-/* corpus_internal.h -- what the corpus files share (validate/corpus_*.c;
- * internal: prefix _gcs_corpus_). */
+/* corpus_internal.h -- what the validate floor's files share: the corpus's
+ * (validate/corpus_*.c; prefix _gcs_corpus_) and the validation's
+ * (validate.c, report.c, policies.c; prefix _gcs_validate_). Not
+ * installed. */
 #ifndef GCSCALE_VALIDATE_CORPUS_INTERNAL_H
 #define GCSCALE_VALIDATE_CORPUS_INTERNAL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "gcscale/corpus.h"
 #include "gcscale/shapes.h"
@@ -47,5 +50,13 @@ size_t _gcs_corpus_shape_heap_limit(const gcs_shape_params *sp);
  * checks res and frees the log. */
 int _gcs_validate_run_once(const gcs_validate_opts *o, const gcs_workload_info *info, gcs_gc_options *go,
                            gcs_workload_gclog *log, gcs_workload_result *res, gcs_err *err);
+
+/* The mean absolute errors per P (index P) that the prediction verdict is
+ * on: the report's error_model's (validate.c decides it, report.c prints
+ * it). */
+static inline const double *_gcs_validate_verdict_mae(const gcs_validate_report *r)
+{
+    return strcmp(r->error_model, "v2") == 0 ? r->mae_v2_sim_pct : r->mae_pct;
+}
 
 #endif

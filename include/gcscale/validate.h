@@ -163,7 +163,12 @@ typedef struct gcs_validate_report {
     char placement[16];
     int npu_map;
     int pu_map[GCS_GC_MAX_THREADS], pu_map_logical[GCS_GC_MAX_THREADS];
-    int error_ok;               /* every P within GCS_VALIDATE_ERROR_TARGET (full slow model) */
+    /* The model the prediction verdict is for: "v2" (gcscale predict's
+     * default: model v2, the slow predictor's simulated steals; the
+     * mae_v2_sim_pct figures), or "base" (mae_pct) where the profile has no
+     * cache geometry and so no slow predictor. */
+    char error_model[8];
+    int error_ok;               /* every P within GCS_VALIDATE_ERROR_TARGET (error_model's figures) */
     int adaptive_ok;            /* every workload's adaptive_ok */
     double seconds;             /* the whole validation */
 } gcs_validate_report;

@@ -12,12 +12,16 @@ expect_grep "help names the tables" "Table 2" "$TMP/out"
 small_validation "a small validation (cky, 1 snapshot, 3 re-marks, P = 1..2)"
 OUT=$VAL
 expect_grep "the summary names both targets" "prediction target .* (met|NOT met)" "$TMP/out"
+expect_grep "... the prediction's for model v2, gcscale predict's default" "prediction target .model v2, gcscale predict's default" "$TMP/out"
 expect_grep "... and the adaptive one" "adaptive target" "$TMP/out"
 for f in summary.md errors.csv times.csv steals.csv adaptive.csv stacks.csv report.json cky-speedup.svg cky-stack.svg; do
     expect_ok "wrote $f" test -s "$OUT/$f"
 done
 expect_ok "report.json parses, with one error row per P >= 2" \
     jq -e '.format == "gcscale-validation" and (.errors | length) == 1' "$OUT/report.json"
+expect_ok "report.json: the verdict is v2's (the v2_sim figures)" \
+    jq -e '.error_model == "v2" and all(.mean_absolute_error[]; (.mae_v2_sim_pct | type) == "number")
+           and (.error_ok == ([.mean_absolute_error[] | .mae_v2_sim_pct <= 10] | all))' "$OUT/report.json"
 expect_ok "report.json: the GC workers' placement (cores by default) and PUs at P = 2" \
     jq -e '.placement == "cores" and (.pu_map | length) == 2 and (.pu_map_logical | length) == 2' "$OUT/report.json"
 expect_ok "every speedup stack adds up to P" \
