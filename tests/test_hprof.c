@@ -250,8 +250,9 @@ static void test_interleaved_runs(void **state)
 /* Instances and object arrays side by side (HG_ARRAYS: each node's one
  * field holds an Object[3] of its own, which holds random nodes -- the
  * dump of a Java program's Node[] per node): the runs of arrays and
- * instances (pass 1's object_run, formats/heapdump_internal.h, and pass 2's runs2, formats/hprof_pass2.c) give the graph as
- * built, and the same snapshot in address order (in place), shuffled and
+ * instances (pass 1's object_run, formats/heapdump_internal.h, and pass
+ * 2's runs2, formats/hprof_pass2.c) give the graph as built, and the same
+ * snapshot in address order (in place), shuffled and
  * interleaved (through the temporary edges), with classes below the
  * objects and among them, on 1 and 4 threads and on chunks of a few
  * records. */
