@@ -428,17 +428,17 @@ int cmd_predict(int argc, char **argv)
         no_prefetch = 1;
     }
     if (residency != GCS_MODEL_RESIDENCY_DEFAULT && !model_v2 && !model_paper)
-        cli_usage_error(cmd, "--residency is a term of model v2 (the default): drop --model base");
+        cli_usage_error(cmd, "--residency is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
     if (!model_v2) /* the base and the paper's model price no residency */
         residency = 0;
     if (shared_lines && !model_v2)
-        cli_usage_error(cmd, "--shared-lines is a term of model v2 (the default): drop --model base");
+        cli_usage_error(cmd, "--shared-lines is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
     if (null_switches && !model_v2)
-        cli_usage_error(cmd, "--null-switches is a term of model v2 (the default): drop --model base");
+        cli_usage_error(cmd, "--null-switches is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
     if (steal_work_given && !model_v2)
-        cli_usage_error(cmd, "--steal-work is a term of model v2 (the default): drop --model base");
+        cli_usage_error(cmd, "--steal-work is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
     if (steal_count_given && !model_v2)
-        cli_usage_error(cmd, "--steal-count is a term of model v2 (the default): drop --model base");
+        cli_usage_error(cmd, "--steal-count is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
     gcs_inspect_predictor which = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
     /* model v2's steal count: the graph's with the slow predictor, the fit's
      * with the fast one, unless --steal-count says */
