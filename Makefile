@@ -243,12 +243,10 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer,address,undefined \
                 -fno-sanitize-recover=all -DGCS_ASSERT=1 -Iinclude $(PKG_CFLAGS)
 # the heap dump importers (the snapshot reader reads dumps too)
-FUZZ_DUMP_SRCS := formats/hprof.c formats/hprof_scan.c formats/hprof_classes.c formats/hprof_pass2.c \
-                formats/hprof_edges.c formats/hprof_ids.c formats/dumpstream.c formats/par.c formats/v8snap.c \
-                formats/v8snap_meta.c formats/v8snap_nodes.c formats/v8snap_graph.c \
+# (by wildcard, so that a reader split into more files needs no edit here)
+FUZZ_DUMP_SRCS := $(wildcard formats/hprof*.c) $(wildcard formats/v8snap*.c) formats/dumpstream.c formats/par.c \
                 formats/heapdump.c
-FUZZ_SNAP    := formats/snapshot.c formats/snapshot_check.c formats/snapshot_write.c formats/snapshot_read.c \
-                formats/snapshot_map.c formats/snapshot_order.c formats/crc32c.c common/hugemem.c
+FUZZ_SNAP    := $(wildcard formats/snapshot*.c) formats/crc32c.c common/hugemem.c
 FUZZ_SRCS    := tests/fuzz/fuzz_snapshot.c $(FUZZ_SNAP) formats/zstd.c $(FUZZ_DUMP_SRCS) \
                 common/err.c common/outfile.c
 FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c $(FUZZ_DUMP_SRCS) $(FUZZ_SNAP) \
@@ -256,8 +254,7 @@ FUZZ_HPROF_SRCS := tests/fuzz/fuzz_hprof.c $(FUZZ_DUMP_SRCS) $(FUZZ_SNAP) \
                 common/err.c common/outfile.c
 FUZZ_V8_SRCS := tests/fuzz/fuzz_v8.c $(FUZZ_DUMP_SRCS) $(FUZZ_SNAP) \
                 formats/zstd.c common/err.c common/outfile.c
-FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c formats/profile.c formats/profile_load.c formats/profile_validate.c \
-                formats/profile_save.c formats/profile_print.c formats/profile_quality.c formats/profile_llc.c \
+FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c $(filter-out formats/profile_path.c,$(wildcard formats/profile*.c)) \
                 common/err.c common/outfile.c common/table.c common/parse.c common/stats.c
 FUZZ_GCBENCH_SRCS := tests/fuzz/fuzz_gcbench_result.c formats/gcbench_result.c common/err.c common/outfile.c common/pumap.c \
                 common/table.c common/stats.c common/parse.c

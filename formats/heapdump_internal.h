@@ -342,6 +342,16 @@ gcs_snapshot *_gcs_v8_import(const char *path, gcs_heapdump_report *rep, gcs_err
 /* 1 when the file at path starts with gzip's magic (the report's
  * "compressed"), 0 otherwise or when it cannot be read. */
 int _gcs_heapdump_gzipped(const char *path);
+/* The hash of both importers' open-addressing tables (HPROF's ids and
+ * strings, V8's class names): MurmurHash3's finalizer, whose low bits the
+ * tables' power-of-two masks keep. */
+static inline uint64_t _gcs_heapdump_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
 
 /* ---- the HPROF importer's own: what its files share ---------------------------------- */
 
@@ -1009,17 +1019,9 @@ typedef struct v8imp {
     int have_nodes, have_edges, have_strings;
 } v8imp;
 
-static inline uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
 static inline size_t name_slot(const v8imp *m, uint64_t sidx)
 {
-    size_t i = (size_t)mix(sidx) & (m->ncap - 1);
+    size_t i = (size_t)_gcs_heapdump_mix(sidx) & (m->ncap - 1);
     while (m->nkeys[i] && m->nkeys[i] != sidx + 1)
         i = (i + 1) & (m->ncap - 1);
     return i;

@@ -54,19 +54,11 @@ void *_gcs_hprof_vec_push(vec *v)
     return (char *)v->p + v->elem * v->n++;
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
 /* Open addressing; key 0 is never stored (HPROF's NULL id).  Returns the
  * slot of key (found or empty). */
 static size_t slot_of(const uint64_t *keys, size_t cap, uint64_t key)
 {
-    size_t i = (size_t)mix(key) & (cap - 1);
+    size_t i = (size_t)_gcs_heapdump_mix(key) & (cap - 1);
     while (keys[i] && keys[i] != key)
         i = (i + 1) & (cap - 1);
     return i;
