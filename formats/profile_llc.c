@@ -104,3 +104,29 @@ const char *gcs_llc_source_name(gcs_llc_source s)
     default: return "none";
     }
 }
+
+/* Why a measurement overrides hwloc here: the Zen 5 development VM
+ * (2026-11-29) lists its L3 as 508 MiB once per vCPU, which made every
+ * consumer of the geometry take it as a private level: the cache simulation
+ * kept exact per-worker state for it (the slow predictor 20-30 times the
+ * mark), the steal level found no shared cache, and calibrate sized its
+ * "fits the private caches" heaps by it (a 66 M-object heap where a
+ * 130 K-object one was meant).  Its latency sweep puts the LLC's edge at
+ * 5.6 MB.  A nominal level more than twice the measured edge is not a cache
+ * each CPU has to itself; whether the vCPUs share one host LLC or sit on
+ * two cannot be told from inside, and shared is what the other VMs show. */
+int gcs_profile_cache_sharers(const gcs_profile *p, int i)
+{
+    const gcs_profile_cache *c = &p->caches[i];
+    double llc_bytes, hit_ns;
+    if (c->level <= 1 || c->ncpus < 1 || strcmp(c->type, "instruction") == 0)
+        return c->ncpus;
+    gcs_llc_source src = gcs_profile_llc_effective(p, &llc_bytes, &hit_ns);
+    if ((src != GCS_LLC_PROFILE && src != GCS_LLC_SWEEP) || !((double)c->size_bytes > 2 * llc_bytes))
+        return c->ncpus;
+    for (int n = 0; n < p->nnodes; n++)
+        for (int k = 0; k < p->nodes[n].ncpus; k++)
+            if (p->nodes[n].cpus[k] == c->cpus[0])
+                return p->nodes[n].ncpus > c->ncpus ? p->nodes[n].ncpus : c->ncpus;
+    return c->ncpus;
+}

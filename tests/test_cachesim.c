@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gcscale/cachesim.h"
+#include "gcscale/model.h"
 
 #define R GCS_ACCESS_READ
 #define W GCS_ACCESS_RW
@@ -226,6 +227,59 @@ static void test_geometry_from_profile(void **state)
     for (uint64_t i = 0; i < 10; i++)
         assert_int_equal(gcs_cachesim_access(s, i * 64, R), 1); /* evicted from L1 (768 lines), in L2 */
     gcs_cachesim_free(s);
+    gcs_profile_free(p);
+}
+
+/* A VM that lists its host's L3 once per vCPU (the Zen 5 development VM:
+ * 508 MiB each) while the sweep puts the LLC's edge at 5.6 MB: the level is
+ * taken as shared by the node's CPUs, so it is set-sampled like any shared
+ * last level, and the steal level finds it.  Without an effective LLC, or
+ * where the level is no more than twice it, hwloc's list stands. */
+static void test_per_cpu_last_level(void **state)
+{
+    (void)state;
+    gcs_profile *p = gcs_profile_new(1);
+    assert_non_null(p);
+    p->nodes[0].ncpus = 2;
+    p->nodes[0].cpus = malloc(2 * sizeof(int)); /* freed with the profile */
+    assert_non_null(p->nodes[0].cpus);
+    p->nodes[0].cpus[0] = 0;
+    p->nodes[0].cpus[1] = 1;
+    int c0[] = {0}, c1[] = {1};
+    add_cache(p, 1, "data", 49152, 12, 1, c0);
+    add_cache(p, 1, "data", 49152, 12, 1, c1);
+    add_cache(p, 2, "unified", 1u << 20, 8, 1, c0);
+    add_cache(p, 2, "unified", 1u << 20, 8, 1, c1);
+    add_cache(p, 3, "unified", 508u << 20, 0, 1, c0);
+    add_cache(p, 3, "unified", 508u << 20, 0, 1, c1);
+    gcs_err err;
+    gcs_cachesim_geom g;
+
+    /* nominal only: three private levels, as hwloc says */
+    assert_int_equal(gcs_cachesim_geom_from_profile(p, 0, &g, &err), 0);
+    assert_int_equal(g.private_levels, 3);
+    assert_int_equal(gcs_profile_cache_sharers(p, 4), 1);
+
+    p->has_llc_effective = 1;
+    p->llc_effective_bytes = 5.6e6;
+    p->llc_hit_ns = 13.7;
+    assert_int_equal(gcs_cachesim_geom_from_profile(p, 0, &g, &err), 0);
+    assert_int_equal(g.private_levels, 2);
+    assert_int_equal(g.level[2].ncpus, 2);
+    assert_true(g.sample_shift > 0);
+    assert_int_equal(gcs_profile_cache_sharers(p, 0), 1); /* L1 and L2 stay private */
+    assert_int_equal(gcs_profile_cache_sharers(p, 2), 1);
+    assert_int_equal(gcs_profile_cache_sharers(p, 5), 2);
+    gcs_model_opts o;
+    gcs_model_opts_init(&o);
+    assert_int_equal(gcs_model_opts_steal_level(&o, p), 1);
+    assert_true(o.steal_miss_ns == 13.7);
+
+    /* an L3 the sweep confirms (no more than twice the edge) is left alone */
+    p->llc_effective_bytes = 300.0 * (1 << 20);
+    assert_int_equal(gcs_cachesim_geom_from_profile(p, 0, &g, &err), 0);
+    assert_int_equal(g.private_levels, 3);
+    assert_int_equal(gcs_model_opts_steal_level(&o, p), 0);
     gcs_profile_free(p);
 }
 
@@ -578,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_live_lines_by_hand),
         cmocka_unit_test(test_non_power_of_two_sets),
         cmocka_unit_test(test_geometry_from_profile),
+        cmocka_unit_test(test_per_cpu_last_level),
         cmocka_unit_test(test_sampling_estimate),
         cmocka_unit_test(test_stream_prefetch),
         cmocka_unit_test(test_line_sampling),

@@ -273,6 +273,14 @@ GCS_API int gcs_profile_set_dependent_load(gcs_profile *p, const double *bytes, 
  * 0, or -1 when out of memory. */
 GCS_API int gcs_profile_alloc_full_random(gcs_profile *p, gcs_pages pages);
 
+/* How many CPUs share instance `i` of p->caches, as the model takes it:
+ * the instance's own CPU list, except for a level beyond the first that a
+ * virtual machine lists once per CPU while the latency sweep shows it cannot
+ * be what it claims (nominally more than twice the effective LLC): that is
+ * the host's last level, shown to each vCPU, and it counts as shared by
+ * every CPU of its node (docs/model.md, "A last level listed per CPU"). */
+GCS_API int gcs_profile_cache_sharers(const gcs_profile *p, int i);
+
 /* Where the effective LLC figures come from (gcs_profile_llc_effective). */
 typedef enum gcs_llc_source {
     GCS_LLC_NONE = 0,    /* no cache known at all */
