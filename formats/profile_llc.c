@@ -106,27 +106,31 @@ const char *gcs_llc_source_name(gcs_llc_source s)
 }
 
 /* Why a measurement overrides hwloc here: the Zen 5 development VM
- * (2026-11-29) lists its L3 as 508 MiB once per vCPU, which made every
- * consumer of the geometry take it as a private level: the cache simulation
- * kept exact per-worker state for it (the slow predictor 20-30 times the
- * mark), the steal level found no shared cache, and calibrate sized its
- * "fits the private caches" heaps by it (a 66 M-object heap where a
- * 130 K-object one was meant).  Its latency sweep puts the LLC's edge at
- * 5.6 MB.  A nominal level more than twice the measured edge is not a cache
- * each CPU has to itself; whether the vCPUs share one host LLC or sit on
- * two cannot be told from inside, and shared is what the other VMs show. */
-int gcs_profile_cache_sharers(const gcs_profile *p, int i)
+ * (2026-11-29) lists its L3 as 508 MiB once per vCPU.  The listing is right
+ * about sharing (a line passes between the two vCPUs in 230 ns, as between
+ * two host dies, so they share no cache) and wrong about the size: the
+ * latency sweep puts the edge at 5.4 MB.  Taken as hwloc says, the cache
+ * simulation kept exact per-worker state for half a gigabyte (the slow
+ * predictor 20-30 times the mark) and calibrate sized its "fits the private
+ * caches" heaps by it (a 66 M-object heap where a 131 K-object one was
+ * meant, 524 s).  A shared level keeps its nominal size (the Intel VM's
+ * 480 MiB L3 with an effective 24-48 MiB): the model's residency reads the
+ * effective LLC there, and the corpus entries recorded on it were judged so. */
+uint64_t gcs_profile_cache_bytes(const gcs_profile *p, int i)
 {
     const gcs_profile_cache *c = &p->caches[i];
     double llc_bytes, hit_ns;
     if (c->level <= 1 || c->ncpus < 1 || strcmp(c->type, "instruction") == 0)
-        return c->ncpus;
+        return c->size_bytes;
     gcs_llc_source src = gcs_profile_llc_effective(p, &llc_bytes, &hit_ns);
     if ((src != GCS_LLC_PROFILE && src != GCS_LLC_SWEEP) || !((double)c->size_bytes > 2 * llc_bytes))
-        return c->ncpus;
+        return c->size_bytes;
     for (int n = 0; n < p->nnodes; n++)
         for (int k = 0; k < p->nodes[n].ncpus; k++)
-            if (p->nodes[n].cpus[k] == c->cpus[0])
-                return p->nodes[n].ncpus > c->ncpus ? p->nodes[n].ncpus : c->ncpus;
-    return c->ncpus;
+            if (p->nodes[n].cpus[k] == c->cpus[0] && c->ncpus < p->nodes[n].ncpus) {
+                uint64_t line = c->line_bytes > 0 ? (uint64_t)c->line_bytes : 64;
+                uint64_t bytes = (uint64_t)llc_bytes / line * line;
+                return bytes >= line ? bytes : line;
+            }
+    return c->size_bytes;
 }

@@ -118,10 +118,10 @@ int gcs_cachesim_geom_from_profile(const gcs_profile *prof, int cpu, gcs_cachesi
             return -1;
         }
         geom->level[i].level = c->level;
-        geom->level[i].size_bytes = c->size_bytes;
+        geom->level[i].size_bytes = gcs_profile_cache_bytes(prof, chosen[i]);
         geom->level[i].line_bytes = c->line_bytes;
         geom->level[i].ways = c->ways;
-        geom->level[i].ncpus = gcs_profile_cache_sharers(prof, chosen[i]);
+        geom->level[i].ncpus = c->ncpus;
     }
     int first = geom->level[0].ncpus;
     geom->private_levels = 0;

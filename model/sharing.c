@@ -184,7 +184,7 @@ int gcs_model_opts_steal_level(gcs_model_opts *opts, const gcs_profile *prof)
      * latency of its own in the profile. */
     int shared = 0;
     for (int c = 0; c < prof->ncaches && !shared; c++)
-        shared = strcmp(prof->caches[c].type, "instruction") != 0 && ncpus > 1 && gcs_profile_cache_sharers(prof, c) >= ncpus;
+        shared = strcmp(prof->caches[c].type, "instruction") != 0 && ncpus > 1 && prof->caches[c].ncpus >= ncpus;
     double llc_bytes, hit_ns;
     if (!shared || gcs_profile_llc_effective(prof, &llc_bytes, &hit_ns) == GCS_LLC_NONE || !isfinite(hit_ns))
         return 0;

@@ -231,10 +231,11 @@ static void test_geometry_from_profile(void **state)
 }
 
 /* A VM that lists its host's L3 once per vCPU (the Zen 5 development VM:
- * 508 MiB each) while the sweep puts the LLC's edge at 5.6 MB: the level is
- * taken as shared by the node's CPUs, so it is set-sampled like any shared
- * last level, and the steal level finds it.  Without an effective LLC, or
- * where the level is no more than twice it, hwloc's list stands. */
+ * 508 MiB each, the vCPUs on two host dies) while the sweep puts the LLC's
+ * edge at 5.6 MB: the level stays private, at the effective size, so it is
+ * small enough to simulate exactly and no steal level is found.  Without an
+ * effective LLC, where the level is no more than twice it, or where the
+ * level is shared, hwloc's size stands. */
 static void test_per_cpu_last_level(void **state)
 {
     (void)state;
@@ -245,7 +246,7 @@ static void test_per_cpu_last_level(void **state)
     assert_non_null(p->nodes[0].cpus);
     p->nodes[0].cpus[0] = 0;
     p->nodes[0].cpus[1] = 1;
-    int c0[] = {0}, c1[] = {1};
+    int c0[] = {0}, c1[] = {1}, c01[] = {0, 1};
     add_cache(p, 1, "data", 49152, 12, 1, c0);
     add_cache(p, 1, "data", 49152, 12, 1, c1);
     add_cache(p, 2, "unified", 1u << 20, 8, 1, c0);
@@ -255,31 +256,38 @@ static void test_per_cpu_last_level(void **state)
     gcs_err err;
     gcs_cachesim_geom g;
 
-    /* nominal only: three private levels, as hwloc says */
+    /* nominal only: as hwloc says */
     assert_int_equal(gcs_cachesim_geom_from_profile(p, 0, &g, &err), 0);
     assert_int_equal(g.private_levels, 3);
-    assert_int_equal(gcs_profile_cache_sharers(p, 4), 1);
+    assert_int_equal(g.level[2].size_bytes, 508u << 20);
+    assert_int_equal(gcs_profile_cache_bytes(p, 4), 508u << 20);
 
     p->has_llc_effective = 1;
     p->llc_effective_bytes = 5.6e6;
     p->llc_hit_ns = 13.7;
     assert_int_equal(gcs_cachesim_geom_from_profile(p, 0, &g, &err), 0);
-    assert_int_equal(g.private_levels, 2);
-    assert_int_equal(g.level[2].ncpus, 2);
-    assert_true(g.sample_shift > 0);
-    assert_int_equal(gcs_profile_cache_sharers(p, 0), 1); /* L1 and L2 stay private */
-    assert_int_equal(gcs_profile_cache_sharers(p, 2), 1);
-    assert_int_equal(gcs_profile_cache_sharers(p, 5), 2);
+    assert_int_equal(g.private_levels, 3);
+    assert_int_equal(g.level[2].ncpus, 1);
+    assert_int_equal(g.level[2].size_bytes, 5600000 / 64 * 64);
+    assert_int_equal(g.sample_shift, 0);
+    assert_int_equal(gcs_profile_cache_bytes(p, 0), 49152); /* L1 and L2 as listed */
+    assert_int_equal(gcs_profile_cache_bytes(p, 2), 1u << 20);
+    gcs_cachesim *s = gcs_cachesim_new(&g, &err);
+    assert_non_null(s);
+    gcs_cachesim_free(s);
     gcs_model_opts o;
     gcs_model_opts_init(&o);
-    assert_int_equal(gcs_model_opts_steal_level(&o, p), 1);
-    assert_true(o.steal_miss_ns == 13.7);
-
-    /* an L3 the sweep confirms (no more than twice the edge) is left alone */
-    p->llc_effective_bytes = 300.0 * (1 << 20);
-    assert_int_equal(gcs_cachesim_geom_from_profile(p, 0, &g, &err), 0);
-    assert_int_equal(g.private_levels, 3);
     assert_int_equal(gcs_model_opts_steal_level(&o, p), 0);
+
+    /* a private L3 the sweep confirms (no more than twice the edge) */
+    p->llc_effective_bytes = 300.0 * (1 << 20);
+    assert_int_equal(gcs_profile_cache_bytes(p, 5), 508u << 20);
+
+    /* a shared L3 keeps its nominal size whatever the sweep says */
+    p->llc_effective_bytes = 5.6e6;
+    add_cache(p, 4, "unified", 1024u << 20, 16, 2, c01);
+    assert_int_equal(gcs_profile_cache_bytes(p, 6), 1024u << 20);
+    assert_int_equal(gcs_model_opts_steal_level(&o, p), 1);
     gcs_profile_free(p);
 }
 

@@ -273,13 +273,14 @@ GCS_API int gcs_profile_set_dependent_load(gcs_profile *p, const double *bytes, 
  * 0, or -1 when out of memory. */
 GCS_API int gcs_profile_alloc_full_random(gcs_profile *p, gcs_pages pages);
 
-/* How many CPUs share instance `i` of p->caches, as the model takes it:
- * the instance's own CPU list, except for a level beyond the first that a
- * virtual machine lists once per CPU while the latency sweep shows it cannot
- * be what it claims (nominally more than twice the effective LLC): that is
- * the host's last level, shown to each vCPU, and it counts as shared by
- * every CPU of its node (docs/model.md, "A last level listed per CPU"). */
-GCS_API int gcs_profile_cache_sharers(const gcs_profile *p, int i);
+/* The size of instance `i` of p->caches as the model takes it: hwloc's,
+ * except for a level beyond the first that is listed for fewer CPUs than its
+ * node has while the latency sweep shows it cannot be what it claims
+ * (nominally more than twice the effective LLC): a virtual machine showing
+ * its host's cache to each vCPU, which the model takes at the measured
+ * effective size, still private (docs/model.md, "A last level listed per
+ * CPU"). */
+GCS_API uint64_t gcs_profile_cache_bytes(const gcs_profile *p, int i);
 
 /* Where the effective LLC figures come from (gcs_profile_llc_effective). */
 typedef enum gcs_llc_source {
