@@ -124,6 +124,22 @@ static void print_caches(const gcs_profile *p, FILE *fp, gcs_format fmt)
         gcs_table_add_str(t, cpus);
     }
     emit_table(t, title, fp, fmt);
+    /* Say where the model departs from hwloc's list, once per level. */
+    int said_level = 0;
+    for (int i = 0; i < p->ncaches && fmt == GCS_FORMAT_TEXT; i++) {
+        uint64_t model_bytes = gcs_profile_cache_bytes(p, i);
+        if (model_bytes == p->caches[i].size_bytes || p->caches[i].level == said_level)
+            continue;
+        char nominal[32], taken[32];
+        format_bytes(p->caches[i].size_bytes, nominal, sizeof nominal);
+        format_bytes(model_bytes, taken, sizeof taken);
+        fprintf(fp,
+                "level %d: the model takes each %s instance at %s, the effective LLC the latency sweep "
+                "measured (a level listed per CPU that the sweep does not show; docs/model.md, \"A last "
+                "level listed per CPU\")\n\n",
+                p->caches[i].level, nominal, taken);
+        said_level = p->caches[i].level;
+    }
 }
 
 /* One table even for many nodes: rows are CPU nodes, columns memory nodes,

@@ -17,6 +17,16 @@ expect_grep "o2k: read latency row 0 is local 270, remote 590" \
 expect_grep "o2k: occupancy 230 read, 490 RW" "^ +0 +230\.0 +490\.0 +- *$" "$TMP/out"
 expect_grep "o2k: gc costs not calibrated" "not calibrated .*run gcscale calibrate" "$TMP/out"
 
+# A VM that lists its host's L3 once per vCPU (docs/model.md, "A last level
+# listed per CPU"): the text says what size the model takes; a profile whose
+# levels are as hwloc says has no such line.
+expect_ok "show the Zen 5 entry's profile" "$GCSCALE" machine show data/corpus/dev-2core-kvm-zen5/profile.json
+expect_grep "... the per-vCPU L3 is taken at the effective LLC" \
+    "^level 3: the model takes each 508 MiB instance at 14.0 MiB, the effective LLC" "$TMP/out"
+expect_ok "show the Intel entry's profile" "$GCSCALE" machine show data/corpus/dev-2core-kvm-xeon-2/profile.json
+! grep -q "the model takes each" "$TMP/out"
+_report $? "... a shared L3 keeps its nominal size (no note)"
+
 expect_ok "show o2k --json" "$GCSCALE" machine show --json "$O2K"
 expect_grep "json is the profile document" '"format": "gcscale-machine"' "$TMP/out"
 cp "$TMP/out" "$TMP/o2k-copy.json"
