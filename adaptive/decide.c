@@ -29,9 +29,9 @@
 #define GRID_STEP 1.125
 /* How much a P's measurements may have drifted once they are explore_after
  * collections old (the cpu objective does not grow on older evidence than
- * that allows): the chain's pause at P = 1 moved from 33.8 to 37.0 ms
- * within 20 collections on this VM (2026-11-27), and P = 2, last measured
- * at the start, looked 10% faster. */
+ * that allows): on a shared host one P's pause drifts by about a tenth
+ * within 20 collections, enough to make a P measured only at the start
+ * look faster than it is (docs/adaptive.md, "Objectives"). */
 #define STALE_NOISE 0.10
 
 /* ---- the curve reused, the candidates, what a new curve costs -------------------- */
