@@ -3,7 +3,8 @@
  *
  *   inspect.c   the public entry (gcs_inspect_heap), the counts (exact and
  *               sampled), V_j, the fast predictor's L, the JSON;
- *   span.c      T-infinity: the BFS and the bucket / heap Dijkstra;
+ *   span.c      T-infinity: which walk a heap gets (the walks, in span_*.c,
+ *               share span_internal.h);
  *   replay.c    the slow predictor: the collector's serial mark replayed on
  *               object ids through the cache simulator, its ring, the
  *               two-thread pipeline and its trial, the staged replay.
@@ -144,9 +145,9 @@ int _gcs_inspect_span(const gcs_snapshot *g, double cobj, double cptr, double ed
  * sweeps give up, are checked on the same heaps.  0 unless a test sets it
  * (not for use while another thread inspects). */
 extern int _gcs_span_no_sweeps;
-/* Tests only: the sweeps take objects ahead and prefetch only past this
- * many bytes of labels (SPAN_SWEEP_FAR_BYTES, 8 MiB), which a test lowers
- * to reach that path on a small heap. */
+/* Tests only: the sweeps (span_sweeps.c) take objects ahead and prefetch
+ * only past this many bytes of labels (SPAN_SWEEP_FAR_BYTES, 8 MiB), which a
+ * test lowers to reach that path on a small heap. */
 extern size_t _gcs_span_prefetch_bytes;
 
 /* ---- replay.c ------------------------------------------------------------- */

@@ -3,7 +3,7 @@
  * their CRCs joined, the objects' rows converted, edge_start's prefix sum;
  * version 3: blocks checked in place, the lowest failing block, object or
  * field named), its validation (the first failing object or field is the
- * one named, whatever the threads) and the T-infinity walk (model/span.c:
+ * one named, whatever the threads) and the T-infinity walk (model/span_*.c:
  * the forest's depth-first walk over subtrees, the BFS's bitmap levels), on
  * heaps large enough to take the parallel paths (SNAP_PAR_MIN_ITEMS
  * objects, SNAP_PAR_MIN_BYTES a section, SPAN_PAR_MIN a level).  Without
