@@ -11,6 +11,11 @@ gcs_schedtrace_states *_gcs_schedtrace_states_of(gcs_schedtrace *t);
  * kernel.perf_event_paranoid, for error messages. */
 void _gcs_schedtrace_permission_hint(char *buf, size_t n);
 
+/* The ftrace filter of syscalls:sys_enter_futex (exit 0: the calls that
+ * can wait, by op) or of sys_exit_futex (exit 1: ret <= 0) into buf: 0, or
+ * -1 when n is too small.  format.c. */
+int _gcs_schedtrace_futex_filter(int exit, char *buf, size_t n);
+
 /* A CPU's decoded events not yet fed to the state machine, in time order:
  * ev[head..n).  merge.c. */
 typedef struct gcs_schedtrace_queue {

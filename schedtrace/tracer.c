@@ -370,6 +370,15 @@ static int open_tracepoint(gcs_schedtrace *t, cpu_buf *cb, int r, size_t data_pa
         snprintf(filter, sizeof filter, "id == %d", (int)SYS_futex);
         (void)ioctl((int)fd, PERF_EVENT_IOC_SET_FILTER, filter); /* else filtered in decode() */
     }
+    if (r == R_FUTEX_ENTER || r == R_FUTEX_EXIT) {
+        /* Only the calls that can wait (format.c says why); a kernel that
+         * refuses the filter sends every call, which decode() and the state
+         * machine take as before. */
+        char filter[1024];
+        if (_gcs_schedtrace_futex_filter(r == R_FUTEX_EXIT, filter, sizeof filter) == 0 &&
+            ioctl((int)fd, PERF_EVENT_IOC_SET_FILTER, filter) == 0)
+            t->info.futex_filtered = 1;
+    }
     return attach_to_buffer(t, cb, (int)fd, data_pages, page, err);
 }
 

@@ -17,6 +17,7 @@
 #include "gcscale/schedtrace.h"
 #include "gcscale/trace.h"
 #include "../schedtrace/schedtrace_internal.h"
+#include "../schedtrace/schedtrace_internal.h"
 
 /* Linux 6.18 (this machine), cat /sys/kernel/tracing/events/sched/sched_switch/format */
 static const char *const fmt_switch_618 =
@@ -269,6 +270,33 @@ static void test_parse_errors(void **state)
     assert_int_equal(
         gcs_schedtrace_format_parse("name: x\nID: 3\nformat:\n\tfield:int a;\toffset:4;\tsize:4;\n", &f, &err), 0);
     assert_int_equal(f.fields[0].offset, 4);
+}
+
+/* The kernel-side futex filters (format.c): the entry filter names exactly
+ * the ops gcs_schedtrace_futex_op_waits accepts, with every flag
+ * combination, and the exit filter keeps ret <= 0. */
+static void test_futex_filter(void **state)
+{
+    (void)state;
+    char f[1024];
+    assert_int_equal(_gcs_schedtrace_futex_filter(1, f, sizeof f), 0);
+    assert_string_equal(f, "ret <= 0");
+    assert_int_equal(_gcs_schedtrace_futex_filter(0, f, sizeof f), 0);
+    assert_true(strncmp(f, "op == 0 || op == 128 || op == 256 || op == 384 || op == 6 ||", 60) == 0);
+    int terms = 0;
+    for (int op = 0; op < 512; op++) {
+        char term[32];
+        snprintf(term, sizeof term, "op == %d", op);
+        /* the term, followed by the end or " ||" (op == 1 must not match op == 128) */
+        int found = 0;
+        for (const char *p = strstr(f, term); p && !found; p = strstr(p + 1, term))
+            found = (p == f || p[-1] == ' ') && (p[strlen(term)] == 0 || p[strlen(term)] == ' ');
+        assert_int_equal(found, gcs_schedtrace_futex_op_waits(op));
+        terms += found;
+    }
+    assert_int_equal(terms, 5 * 4);
+    assert_int_equal(_gcs_schedtrace_futex_filter(0, f, 40), -1); /* too small: no half filter */
+    assert_int_equal(_gcs_schedtrace_futex_filter(1, f, 4), -1);
 }
 
 static void test_classification(void **state)
@@ -685,6 +713,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_sched_switch),
+        cmocka_unit_test(test_futex_filter),
         cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_merge_many_and_errors),
         cmocka_unit_test(test_parse_fork_two_kernels),

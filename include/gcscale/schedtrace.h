@@ -247,6 +247,7 @@ typedef struct gcs_schedtrace_info {
     uint64_t lost;               /* records the kernel dropped (ring buffer full) */
     uint64_t wakeups;            /* drains */
     uint64_t start_ns, end_ns;   /* enable and stop */
+    int futex_filtered;          /* 1: the kernel sends only the futex calls that can wait (format.c) */
 } gcs_schedtrace_info;
 
 typedef struct gcs_schedtrace gcs_schedtrace;
