@@ -105,23 +105,26 @@ const char *gcs_llc_source_name(gcs_llc_source s)
     }
 }
 
-/* Why a measurement overrides hwloc here: the Zen 5 development VM
- * (2026-11-29) lists its L3 as 508 MiB once per vCPU.  The listing is right
- * about sharing (a line passes between the two vCPUs in 230 ns, as between
- * two host dies, so they share no cache) and wrong about the size: the
- * latency sweep puts the edge at 5.4 MB.  Taken as hwloc says, the cache
- * simulation kept exact per-worker state for half a gigabyte (the slow
- * predictor 20-30 times the mark) and calibrate sized its "fits the private
- * caches" heaps by it (a 66 M-object heap where a 131 K-object one was
- * meant, 524 s).  A shared level keeps its nominal size (the Intel VM's
- * 480 MiB L3 with an effective 24-48 MiB): the model's residency reads the
- * effective LLC there, and the corpus entries recorded on it were judged so. */
+/* Why a measurement overrides hwloc here: a virtual machine may show its
+ * host's last-level cache to every vCPU, listed once per vCPU.  The listing
+ * is right about sharing (such vCPUs can sit on different host dies) and
+ * wrong about the size, which is the host's whole cache, not what one vCPU
+ * gets.  Taken as listed, the cache simulation keeps exact per-worker state
+ * for hundreds of MiB and calibrate sizes its "fits the private caches"
+ * heaps by it (docs/model.md, "A last level listed per CPU").  Only the
+ * last level, and only where the sweep measured one: a private level below
+ * it is what the core really has.  A shared last level keeps its nominal
+ * size: the model's residency reads the effective LLC for it, and the
+ * corpus entries recorded with such levels were judged so. */
 uint64_t gcs_profile_cache_bytes(const gcs_profile *p, int i)
 {
     const gcs_profile_cache *c = &p->caches[i];
     double llc_bytes, hit_ns;
     if (c->level <= 1 || c->ncpus < 1 || strcmp(c->type, "instruction") == 0)
         return c->size_bytes;
+    for (int k = 0; k < p->ncaches; k++)
+        if (p->caches[k].level > c->level && strcmp(p->caches[k].type, "instruction") != 0)
+            return c->size_bytes; /* not the last level */
     gcs_llc_source src = gcs_profile_llc_effective(p, &llc_bytes, &hit_ns);
     if ((src != GCS_LLC_PROFILE && src != GCS_LLC_SWEEP) || !((double)c->size_bytes > 2 * llc_bytes))
         return c->size_bytes;

@@ -249,17 +249,15 @@ int gcs_schedtrace_futex_op_waits(int64_t op)
     }
 }
 
-/* Why the kernel filters the futex events: a JVM makes about 7 800 futex
- * calls a second on two CPUs, six in ten of them wakes (FUTEX_WAKE), which
- * never put the caller to sleep; each call wrote two records (entry and
- * exit), more than half of everything the tracer read, and the kernel's
- * work writing them was the larger part of what tracing cost the program
- * (docs/schedtrace.md, "Overhead").  The state machine needs the entries of
- * the calls that can wait (gcs_schedtrace_futex_op_waits) and the exits of
- * those: every one of them returns 0 or a negative error, where a wake
- * returns how many it woke, so exits with ret <= 0 keep every waiting
- * call's and lose only wakes that woke someone.  The op is matched with
- * every combination of the two flag bits the kernel ignores for the
+/* Why the kernel filters the futex events: most of a managed runtime's
+ * futex calls are wakes, which never put the caller to sleep, and each call
+ * wrote two records (entry and exit), the larger part of what the tracer
+ * read (docs/schedtrace.md, "Overhead").  The state machine needs the
+ * entries of the calls that can wait (gcs_schedtrace_futex_op_waits) and
+ * the exits of those: every one of them returns 0 or a negative error,
+ * where a wake returns how many it woke, so exits with ret <= 0 keep every
+ * waiting call's and lose only wakes that woke someone.  The op is matched
+ * with every combination of the two flag bits the kernel ignores for the
  * choice (FUTEX_PRIVATE_FLAG, FUTEX_CLOCK_REALTIME): ftrace filters
  * compare, they do not mask. */
 int _gcs_schedtrace_futex_filter(int exit, char *buf, size_t n)

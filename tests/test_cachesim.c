@@ -283,10 +283,12 @@ static void test_per_cpu_last_level(void **state)
     p->llc_effective_bytes = 300.0 * (1 << 20);
     assert_int_equal(gcs_profile_cache_bytes(p, 5), 508u << 20);
 
-    /* a shared L3 keeps its nominal size whatever the sweep says */
+    /* a shared L4 keeps its nominal size whatever the sweep says, and the
+     * per-CPU L3 below it, no longer the last level, is as listed */
     p->llc_effective_bytes = 5.6e6;
     add_cache(p, 4, "unified", 1024u << 20, 16, 2, c01);
     assert_int_equal(gcs_profile_cache_bytes(p, 6), 1024u << 20);
+    assert_int_equal(gcs_profile_cache_bytes(p, 4), 508u << 20);
     assert_int_equal(gcs_model_opts_steal_level(&o, p), 1);
     gcs_profile_free(p);
 }
