@@ -274,7 +274,7 @@ GCS_API int gcs_profile_set_dependent_load(gcs_profile *p, const double *bytes, 
 GCS_API int gcs_profile_alloc_full_random(gcs_profile *p, gcs_pages pages);
 
 /* The size of instance `i` of p->caches as the model takes it: hwloc's,
- * except for a level beyond the first that is listed for fewer CPUs than its
+ * except for the last level where it is listed for fewer CPUs than its
  * node has while the latency sweep shows it cannot be what it claims
  * (nominally more than twice the effective LLC): a virtual machine showing
  * its host's cache to each vCPU, which the model takes at the measured
