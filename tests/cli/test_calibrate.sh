@@ -160,13 +160,20 @@ expect_grep "... warns on stderr" \
 expect_ok "... and in calibration.warnings" \
     jq -e '[.calibration.warnings[] | select(test("^--size 1 MiB is below the last-level cache"))] | length == 1' \
     "$TMP/small-llc.json"
-# Above the LLC (256 KiB here) no such warning; with the overlap fit (the
-# heap's 2^20 objects fit the 1 MiB --size) the progress is still one series.
+# Above the LLC (256 KiB here) no such warning; with the overlap fit the
+# progress is still one series.  The fit's heap is 2 x the effective LLC the
+# sweep finds on the real CPU, and a sweep that ends at 1 MiB finds the
+# edge of the L1 on some runs and of the L2 on others where the L2 is 1 MiB
+# (the Zen 5 VM): the heap fits --size only in the first case, and the
+# profile must say which.
 expect_ok "--size above the LLC" "$GCSCALE" calibrate --quick \
     --topology "node:1 l2:1(size=262144) core:1 pu:1" --size 1M -o "$TMP/big-llc.json"
 if grep -q "last-level cache" "$TMP/err"; then _report 1 "... no LLC warning"; else _report 0 "... no LLC warning"; fi
 progress_ok "$TMP/err"; _report $? "... one progress series, the overlap fit included"
-expect_ok "... the overlap was fitted" jq -e '.gc_miss_overlap >= 1' "$TMP/big-llc.json"
+expect_ok "... the overlap was fitted, or --size named as below the heap the fit needs" jq -e \
+    'if 2 * .llc_effective_bytes <= 1048576 then .gc_miss_overlap >= 1
+     else (.gc_miss_overlap == null and (.calibration.gc_overlap.note | startswith("not fitted: --size is below")))
+     end' "$TMP/big-llc.json"
 
 # A memory-only node (no CPUs of its own, like CXL or PMEM memory): it got
 # its neighbours' CPUs from hwloc's locality cpuset, and the finished profile
