@@ -92,13 +92,23 @@ void _gcs_calibrate_steal_fit(int n, const double *extra_workers, const double *
                 interval(w, w_se, n - 2, f->worker_ci);
                 interval(s, s_se, n - 2, f->steal_ci);
                 f->note = "measured";
-            } else { /* the workers' part below 0 is noise: the steals alone */
-                fit_one(n, steals, growth, &f->steal_ns, &f->steal_se, &dof);
+                f->steal_resolved = 1;
+                return;
+            }
+            /* The workers' part below 0 is noise: the steals alone, where
+             * they alone still grow the busy time.  Where they do not (the
+             * growth itself below 0 -- a slow, noisy run such as a sanitizer
+             * build's), neither cost is told from 0. */
+            double s1, s1_se;
+            fit_one(n, steals, growth, &s1, &s1_se, &dof);
+            if (s1 > 0) {
+                f->steal_ns = s1;
+                f->steal_se = s1_se;
                 interval(f->steal_ns, f->steal_se, dof, f->steal_ci);
                 f->note = "measured; the worker cost came out negative (0)";
+                f->steal_resolved = 1;
+                return;
             }
-            f->steal_resolved = 1;
-            return;
         }
         f->steal_se = s_se;
         interval(0, s_se, n - 2, f->steal_ci);

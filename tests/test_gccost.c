@@ -164,6 +164,17 @@ static void test_steal_fit(void **state)
     assert_true(f.worker_ns == 0 && f.steal_ns > 400 && f.steal_ns < 500);
     assert_non_null(strstr(f.note, "negative"));
 
+    /* A slope with the workers' part so far below 0 that the steals alone
+     * give a negative cost (a sanitizer build's noise under TSan): neither
+     * is told from 0, and neither goes below it. */
+    static const int two3[3] = {2, 2, 2};
+    static const double three[3] = {0, 10, 20};
+    make_samples(3, two3, three, -100, 0.5, 0, x1, y); /* growth -100, -95, -90 */
+    _gcs_calibrate_steal_fit(3, x1, three, y, &f);
+    assert_int_equal(f.steal_resolved, 0);
+    assert_true(f.steal_ns == 0 && f.worker_ns == 0);
+    assert_non_null(strstr(f.note, "not told from 0"));
+
     /* No growth that can be positive: both 0, never below. */
     make_samples(6, two, steals, -3000, 0, 100, x1, y);
     _gcs_calibrate_steal_fit(6, x1, steals, y, &f);
