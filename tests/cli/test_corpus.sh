@@ -21,9 +21,16 @@ expect_ok "model v2 keeps its floor on the whole corpus" \
     "$GCSCALE" corpus accuracy --model v2 --quiet --floor data/corpus/floor-v2.json
 # ... and with the profile's fitted steal count, the fast predictor's (its
 # figures were v2's floor until the simulated count became the slow
-# predictor's default, 2026-11-29)
-expect_ok "model v2 with the fitted steal count keeps its floor" \
-    "$GCSCALE" corpus accuracy --model v2 --steal-count fitted --quiet --floor data/corpus/floor-v2-fitted.json
+# predictor's default, 2026-11-29).  A floor is arithmetic, the same in
+# every build: under a sanitizer, whose corpus passes take a minute each
+# on a slow host, this one is left to the plain build (the other two run
+# every code path it does).
+if [ -z "${GCSCALE_TEST_SANITIZER:-}" ]; then
+    expect_ok "model v2 with the fitted steal count keeps its floor" \
+        "$GCSCALE" corpus accuracy --model v2 --steal-count fitted --quiet --floor data/corpus/floor-v2-fitted.json
+else
+    echo "ok $((_n += 1)) - model v2 with the fitted steal count keeps its floor # SKIP under a sanitizer: checked by the plain build"
+fi
 
 expect_ok "the base model keeps its floor on the whole corpus" \
     "$GCSCALE" corpus accuracy --model base --quiet --json --floor data/corpus/floor.json
