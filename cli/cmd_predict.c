@@ -150,6 +150,15 @@ static void print_help(FILE *fp)
             "Errors are one line on stderr with exit status 2.  The model: docs/model.md.\n");
 }
 
+/* An option that only model v2 has, given beside --model base or paper:
+ * one line naming the model to drop, exit 2. */
+static void refuse_without_v2(int given, const char *option, int model_v2, int model_paper)
+{
+    if (given && !model_v2)
+        cli_usage_error(cmd, "%s is a term of model v2 (the default): drop --model %s", option,
+                        model_paper ? "paper" : "base");
+}
+
 static int profile_cpus(const gcs_profile *p)
 {
     int n = gcs_profile_cpus(p);
@@ -427,18 +436,14 @@ int cmd_predict(int argc, char **argv)
         gcs_model_opts_paper(&mopts);
         no_prefetch = 1;
     }
-    if (residency != GCS_MODEL_RESIDENCY_DEFAULT && !model_v2 && !model_paper)
-        cli_usage_error(cmd, "--residency is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
+    /* (--model paper with --residency was refused above) */
+    refuse_without_v2(residency != GCS_MODEL_RESIDENCY_DEFAULT && !model_paper, "--residency", model_v2, model_paper);
     if (!model_v2) /* the base and the paper's model price no residency */
         residency = 0;
-    if (shared_lines && !model_v2)
-        cli_usage_error(cmd, "--shared-lines is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
-    if (null_switches && !model_v2)
-        cli_usage_error(cmd, "--null-switches is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
-    if (steal_work_given && !model_v2)
-        cli_usage_error(cmd, "--steal-work is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
-    if (steal_count_given && !model_v2)
-        cli_usage_error(cmd, "--steal-count is a term of model v2 (the default): drop --model %s", model_paper ? "paper" : "base");
+    refuse_without_v2(shared_lines, "--shared-lines", model_v2, model_paper);
+    refuse_without_v2(null_switches, "--null-switches", model_v2, model_paper);
+    refuse_without_v2(steal_work_given, "--steal-work", model_v2, model_paper);
+    refuse_without_v2(steal_count_given, "--steal-count", model_v2, model_paper);
     gcs_inspect_predictor which = predictor >= 0 ? (gcs_inspect_predictor)predictor : gcs_inspect_default_predictor(prof);
     /* model v2's steal count: the graph's with the slow predictor, the fit's
      * with the fast one, unless --steal-count says */
