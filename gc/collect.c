@@ -267,6 +267,7 @@ static void collect_locked(gcs_collector *gc, gcs_gc_reason reason, uint64_t t_s
         st->freed_objects += w->freed_objects;
         st->pages_in_use += w->pages_in_use;
         st->pages_freed += w->pages_freed;
+        st->pages_released += w->pages_released;
     }
     gc->pages_used = st->pages_in_use;
     gc->bytes_since_gc = 0;

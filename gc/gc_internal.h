@@ -50,6 +50,7 @@ typedef struct gcs_page {
     uint32_t nslots;
     uint32_t span_pages;    /* large head: pages of the span */
     uint32_t free_slots;    /* small: after the last sweep */
+    uint32_t freed_at;      /* free: gc->collections when a sweep emptied it (release_after) */
     int64_t next_partial;   /* page index in a class's list of pages with free slots; -1 end */
     char *free_list;        /* small: built by sweep, handed to one allocator */
 } gcs_page;
@@ -90,7 +91,7 @@ typedef struct gcs_worker {
     uint64_t chain_hsum;    /* mark_drain(): headers of chain objects not yet counted (gc/mark.c) */
     /* sweep results */
     int64_t partial_head[GCS_NLISTS], partial_tail[GCS_NLISTS];
-    uint64_t live_objects, live_bytes, freed_objects, pages_in_use, pages_freed;
+    uint64_t live_objects, live_bytes, freed_objects, pages_in_use, pages_freed, pages_released;
     uint64_t node_live_bytes[GCS_GC_MAX_NODES + 1];  /* by page node; last: unknown */
 } gcs_worker;
 

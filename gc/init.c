@@ -27,6 +27,7 @@ void gcs_gc_options_default(gcs_gc_options *o)
     o->numa_policy = GCS_GC_NUMA_LOCAL;
     o->mark_mode = GCS_GC_MARK_RELAXED_BYTES;
     o->release_empty_pages = 1;
+    o->release_after = GCS_GC_RELEASE_AFTER_DEFAULT;
     o->span_cost_object = 1;
     o->span_cost_pointer = 1;
 }
@@ -140,6 +141,10 @@ static int init_collector(const gcs_gc_options *opts_in, gcs_err *err)
         opts.span_cost_object = opts.span_cost_pointer = 1;
     if (opts.span_cost_object <= 0) {
         gcs_err_set(err, "gc: span_cost_object must be > 0");
+        return -1;
+    }
+    if (opts.release_after < 0) {
+        gcs_err_set(err, "gc: release_after must be 0 or more collections");
         return -1;
     }
     const char *env = opts.ignore_threads_env ? NULL : getenv("GCSCALE_GC_THREADS");

@@ -84,6 +84,7 @@ json_t *gcs_gc_stats_to_json(const gcs_gc_stats *s)
     U("freed_objects", s->freed_objects);
     U("pages_in_use", s->pages_in_use);
     U("pages_freed", s->pages_freed);
+    U("pages_released", s->pages_released);
     U("heap_limit", s->heap_limit);
     U("bind_failures", s->bind_failures);
     U("page_faults", s->page_faults);

@@ -9,9 +9,14 @@
  * Workers claim runs of pages with an atomic counter.  For each small page
  * they read the marks of its slots, clear them, and thread the unmarked slots
  * into a free list (header 0, link in the second word).  A page with no
- * marked slot goes back to the free-page pool, its memory released with one
- * madvise per run of such pages.  Large spans live or die by the mark of
- * their first granule.  Each worker collects pages with free slots in its own
+ * marked slot goes back to the free-page pool; its memory is released, with
+ * one madvise per run of such pages, by the sweep of the release_after-th
+ * collection after, if the page is still free then.  Releasing at once made
+ * the sweep pay the madvise and its TLB shootdown in the pause, and the
+ * mutators a page fault per 4 KiB when they took the page again in the next
+ * cycle, for memory most programs reuse within a few collections (Boehm GC
+ * waits its MUNMAP_THRESHOLD collections for the same reason).  Large
+ * spans live or die by the mark of their first granule.  Each worker collects pages with free slots in its own
  * per-class lists; the coordinator splices them afterwards. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
@@ -48,20 +53,54 @@ typedef struct release_run {
     size_t start, n;
 } release_run;
 
-static void release_flush(gcs_collector *gc, release_run *r)
+/* Releases a run of free pages, all marked clean by the caller; a failed
+ * release leaves them dirty (zeroed when reused, released by a later sweep). */
+static void release_flush(gcs_worker *w, release_run *r)
 {
+    gcs_collector *gc = w->gc;
     if (r->n == 0)
         return;
-    if (gc->opts.release_empty_pages) {
-        if (madvise(_gcs_page_start(gc, r->start), r->n << GCS_PAGE_SHIFT, MADV_DONTNEED) != 0)
-            for (size_t k = r->start; k < r->start + r->n; k++)
-                gc->pages[k].dirty = 1;
-    }
+    if (madvise(_gcs_page_start(gc, r->start), r->n << GCS_PAGE_SHIFT, MADV_DONTNEED) != 0)
+        for (size_t k = r->start; k < r->start + r->n; k++)
+            __atomic_store_n(&gc->pages[k].dirty, 1, __ATOMIC_RELAXED);
+    else
+        w->pages_released += r->n;
     r->n = 0;
 }
 
-static void page_free(gcs_collector *gc, release_run *r, size_t i)
+static void release_add(gcs_worker *w, release_run *r, size_t i)
 {
+    __atomic_store_n(&w->gc->pages[i].dirty, 0, __ATOMIC_RELAXED);
+    if (r->n && r->start + r->n == i) {
+        r->n++;
+    } else {
+        release_flush(w, r);
+        r->start = i;
+        r->n = 1;
+    }
+}
+
+/* A page already free when the sweep reaches it: released once it has
+ * stayed free release_after collections.  Its fields are read and written
+ * atomically because another sweeper may be freeing it right now (the tail
+ * of a large span that starts in that sweeper's claim); such a page was
+ * freed in this collection (age 0), so it is left alone, and if a stale
+ * freed_at were read instead, releasing a free page is harmless. */
+static void page_age(gcs_worker *w, release_run *r, size_t i)
+{
+    gcs_collector *gc = w->gc;
+    gcs_page *pg = &gc->pages[i];
+    if (!gc->opts.release_empty_pages || gc->opts.release_after == 0 ||
+        !__atomic_load_n(&pg->dirty, __ATOMIC_RELAXED))
+        return;
+    uint32_t age = (uint32_t)gc->collections - __atomic_load_n(&pg->freed_at, __ATOMIC_RELAXED);
+    if (age >= (uint32_t)gc->opts.release_after)
+        release_add(w, r, i);
+}
+
+static void page_free(gcs_worker *w, release_run *r, size_t i)
+{
+    gcs_collector *gc = w->gc;
     gcs_page *pg = &gc->pages[i];
     /* Atomic: freeing a large span rewrites the kind of tail pages that lie
      * in another sweeper's claim, which reads it (and skips either way). */
@@ -71,15 +110,11 @@ static void page_free(gcs_collector *gc, release_run *r, size_t i)
     pg->next_partial = -1;
     pg->noscan = 0;
     gc->page_noscan[i] = 0;
-    pg->dirty = gc->opts.release_empty_pages ? 0 : 1;
+    __atomic_store_n(&pg->freed_at, (uint32_t)gc->collections, __ATOMIC_RELAXED);
+    __atomic_store_n(&pg->dirty, 1, __ATOMIC_RELAXED);
     __atomic_fetch_or(&gc->free_map[i >> 6], 1ull << (i & 63), __ATOMIC_RELAXED);
-    if (r->n && r->start + r->n == i) {
-        r->n++;
-    } else {
-        release_flush(gc, r);
-        r->start = i;
-        r->n = 1;
-    }
+    if (gc->opts.release_empty_pages && gc->opts.release_after == 0)
+        release_add(w, r, i);
 }
 
 /* The pool's sweep job on worker w (pool.c); the collecting thread splices
@@ -92,6 +127,7 @@ void _gcs_sweep_worker(gcs_worker *w)
     for (int l = 0; l < GCS_NLISTS; l++)
         w->partial_head[l] = w->partial_tail[l] = -1;
     w->live_objects = w->live_bytes = w->freed_objects = w->pages_in_use = w->pages_freed = 0;
+    w->pages_released = 0;
     memset(w->node_live_bytes, 0, sizeof w->node_live_bytes);
     release_run run = {0, 0};
     size_t limit = gc->high_water;
@@ -104,7 +140,11 @@ void _gcs_sweep_worker(gcs_worker *w)
         for (size_t i = first; i < last; i++) {
             gcs_page *pg = &gc->pages[i];
             uint8_t kind = __atomic_load_n(&pg->kind, __ATOMIC_RELAXED);
-            if (kind == GCS_PAGE_FREE || kind == GCS_PAGE_LARGE_TAIL)
+            if (kind == GCS_PAGE_FREE) {
+                page_age(w, &run, i);
+                continue;
+            }
+            if (kind == GCS_PAGE_LARGE_TAIL)
                 continue;
             w->st.pages_swept++;
             char *start = _gcs_page_start(gc, i);
@@ -122,7 +162,7 @@ void _gcs_sweep_worker(gcs_worker *w)
                     w->freed_objects++;
                     w->pages_freed += n;
                     for (size_t k = i; k < i + n; k++)
-                        page_free(gc, &run, k);
+                        page_free(w, &run, k);
                 }
                 continue;
             }
@@ -147,7 +187,7 @@ void _gcs_sweep_worker(gcs_worker *w)
             }
             if (live == 0) {
                 w->pages_freed++;
-                page_free(gc, &run, i);
+                page_free(w, &run, i);
                 continue;
             }
             _gcs_page_mark_clear(gc, i, mode);
@@ -167,8 +207,8 @@ void _gcs_sweep_worker(gcs_worker *w)
                 w->partial_tail[l] = (int64_t)i;
             }
         }
-        release_flush(gc, &run);
+        release_flush(w, &run);
     }
-    release_flush(gc, &run);
+    release_flush(w, &run);
     w->st.sweep_ns = gcs_now_ns() - t0;
 }

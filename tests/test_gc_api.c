@@ -471,6 +471,86 @@ static int teardown(void **state)
     return 0;
 }
 
+/* release_after: the pages a sweep empties give their memory back at the
+ * sweep of the release_after-th collection after (0: at once), if still
+ * free then; pages taken again before that are never given back. */
+#define RELEASE_NODES 40000
+
+static void *release_list(void)
+{
+    void *list = NULL;
+    for (int i = 0; i < RELEASE_NODES; i++) {
+        void *n = gcs_gc_alloc(16, 1);
+        assert_non_null(n);
+        ((void **)n)[0] = list;
+        list = n;
+    }
+    return list;
+}
+
+static gcs_gc_stats release_collect(void)
+{
+    gcs_gc_stats st;
+    assert_int_equal(gcs_gc_collect(), 0);
+    assert_int_equal(gcs_gc_last_stats(&st), 0);
+    return st;
+}
+
+static void test_release_after(void **state)
+{
+    (void)state;
+    for (int after = 0; after <= 2; after += 2) {
+        gcs_gc_options o;
+        gcs_gc_options_default(&o);
+        assert_int_equal(o.release_after, GCS_GC_RELEASE_AFTER_DEFAULT);
+        o.threads = 2;
+        o.heap_limit = 16u << 20;
+        o.release_after = after;
+        gcs_err err;
+        assert_int_equal(gcs_gc_init(&o, &err), 0);
+        void *list = NULL;
+        assert_int_equal(gcs_gc_push_root(&list), 0);
+        list = release_list();
+        gcs_gc_stats st = release_collect();
+        assert_int_equal(st.live_objects, RELEASE_NODES);
+        assert_int_equal(st.pages_freed, 0);
+        list = NULL;
+        st = release_collect(); /* empties the list's pages */
+        uint64_t emptied = st.pages_freed;
+        assert_true(emptied >= 8);
+        assert_int_equal(st.pages_released, after == 0 ? emptied : 0);
+        st = release_collect(); /* one collection later */
+        assert_int_equal(st.pages_freed, 0);
+        assert_int_equal(st.pages_released, 0);
+        st = release_collect(); /* two: released now, when after = 2 */
+        assert_int_equal(st.pages_released, after == 2 ? emptied : 0);
+        st = release_collect(); /* and only once */
+        assert_int_equal(st.pages_released, 0);
+
+        /* Emptied, then taken again within the wait: never given back. */
+        list = release_list();
+        list = NULL;
+        st = release_collect();
+        assert_int_equal(st.pages_freed, emptied);
+        assert_int_equal(st.pages_released, after == 0 ? emptied : 0);
+        list = release_list();
+        uint64_t released = 0;
+        for (int k = 0; k < 4; k++) {
+            st = release_collect();
+            released += st.pages_released;
+        }
+        assert_int_equal(st.live_objects, RELEASE_NODES);
+        assert_int_equal(released, 0);
+        gcs_gc_shutdown();
+    }
+    gcs_gc_options o;
+    gcs_gc_options_default(&o);
+    o.release_after = -1;
+    gcs_err err;
+    assert_int_equal(gcs_gc_init(&o, &err), -1);
+    assert_non_null(strstr(err.msg, "release_after"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -479,6 +559,7 @@ int main(void)
         cmocka_unit_test_teardown(test_callback_calls_unattached_collector, teardown),
         cmocka_unit_test_teardown(test_choose_calls, teardown),
         cmocka_unit_test_teardown(test_collect_snapshot_concurrent, teardown),
+        cmocka_unit_test_teardown(test_release_after, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,6 +141,10 @@ typedef struct gcs_gc_thread_policy {
     void *state;
 } gcs_gc_thread_policy;
 
+/* Collections an empty page stays empty before its memory is released
+ * (gcs_gc_options.release_after). */
+#define GCS_GC_RELEASE_AFTER_DEFAULT 6
+
 typedef struct gcs_gc_options {
     size_t heap_limit;        /* bytes of heap pages (rounded up to pages); 0: 256 MiB */
     int threads;              /* GC workers P; 0: one per CPU.  GCSCALE_GC_THREADS overrides */
@@ -160,6 +164,13 @@ typedef struct gcs_gc_options {
                                  allocators since the last collection; 0: only
                                  when the heap is full */
     int release_empty_pages;  /* madvise(DONTNEED) pages a sweep empties; default 1 */
+    /* ... once they have stayed empty this many collections (the sweep of
+     * the release_after-th collection after the one that emptied them);
+     * 0: in the sweep that empties them.  Default
+     * GCS_GC_RELEASE_AFTER_DEFAULT, as Boehm GC's MUNMAP_THRESHOLD: a page
+     * emptied and refilled between two collections is not given back and
+     * faulted in again (docs/collector.md, "Sweep"). */
+    int release_after;
     int compute_span;         /* compute T-infinity of the marked graph after marking */
     double span_cost_object;  /* w(v) = gcs_gc_mark_weight(.., nptrs(v), nptrs(v)) */
     double span_cost_pointer; /* both 0: 1 and 1 (units of objects + pointers) */
@@ -265,6 +276,7 @@ struct gcs_gc_stats {
     uint64_t freed_objects;     /* objects reclaimed by this sweep */
     uint64_t pages_in_use;      /* heap pages holding objects after sweep */
     uint64_t pages_freed;       /* pages this sweep emptied */
+    uint64_t pages_released;    /* pages whose memory this sweep gave back (release_after) */
     uint64_t heap_limit;
     uint64_t bind_failures;     /* pages whose NUMA bind failed so far */
     /* Minor page faults of the whole process during the pause
