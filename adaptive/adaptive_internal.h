@@ -188,7 +188,8 @@ int _gcs_adaptive_estimate(const gcs_gc_stats *prev, const gcs_profile *prof, do
 /* ---- correct.c ------------------------------------------------------------------------- */
 
 void _gcs_adaptive_correct(adaptive_state *s, const gcs_gc_stats *prev, int max, double t1);
-double _gcs_adaptive_mark_at(const adaptive_state *s, int p, int max, double scale, double *k_out, double *d_out);
+double _gcs_adaptive_mark_at(const adaptive_state *s, int p, int max, double scale, int carry_model, double *k_out,
+                             double *d_out);
 double _gcs_adaptive_sweep_at(const adaptive_state *s, int p, int max, double pages);
 
 /* ---- decide.c -------------------------------------------------------------------------- */

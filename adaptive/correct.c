@@ -77,6 +77,7 @@ typedef struct corr_kind {
     double scale;    /* mark: the curve's scale to this heap */
     double pages;    /* sweep: pages to sweep */
     double a0;       /* a where nothing was measured: k = 1; w = 0 (no sweep known) */
+    int carry_model; /* mark at an unmeasured P = 1: keep the model's inflation (lookup) */
 } corr_kind;
 
 /* Measurement i at P as (a, b): the sweep's as stored; the mark's k and d
@@ -149,14 +150,25 @@ static int hist_pick(const adaptive_state *s, const corr_kind *c, int p, int max
 
 /* (a, b) at P: measured there; else a of the nearest P that ran and b of
  * the nearest P >= 2 that ran (coordination costs of a neighbour are the
- * best guess there; 0 for P = 1); else (a0, 0). */
+ * best guess there; 0 for P = 1); else (a0, 0).
+ *
+ * The mark at P = 1 before it has run is the exception: a busy factor
+ * carried down from q >= 2 keeps the model's work inflation between q and
+ * 1 -- its extra misses, the least reliable term of the base model the
+ * policy runs (N_S L at full latency; docs/model.md) -- so that a heap
+ * measured with both workers busy at q could look faster on one worker than
+ * the busy time it measured.  So P = 1's busy time is taken as the busy
+ * time measured at q, summed over its workers (no inflation assumed, the
+ * most the measurements say), unless carry_model asks for the model's: the
+ * decision chooses on the first and explores P = 1 on the second
+ * (docs/adaptive.md, "Correction from measurements"). */
 static void lookup(const adaptive_state *s, const corr_kind *c, int p, int max, double *a, double *b)
 {
     *a = c->a0;
     *b = 0;
     if (hist_pick(s, c, p, max, a, b))
         return;
-    int have_a = 0, have_b = p == 1;
+    int have_a = 0, have_b = p == 1, qa = 0;
     for (int dist = 1; dist < max && !(have_a && have_b); dist++)
         for (int q = p - dist; q <= p + dist; q += 2 * dist) {
             double aq, bq;
@@ -164,6 +176,7 @@ static void lookup(const adaptive_state *s, const corr_kind *c, int p, int max, 
                 continue;
             if (!have_a) {
                 *a = aq;
+                qa = q;
                 have_a = 1;
             }
             if (!have_b && q >= 2) {
@@ -171,16 +184,24 @@ static void lookup(const adaptive_state *s, const corr_kind *c, int p, int max, 
                 have_b = 1;
             }
         }
+    double t1, f1, tq, fq;
+    if (!c->sweep && !c->carry_model && p == 1 && qa >= 2 && model_at(s, 1, max, &t1, &f1) && model_at(s, qa, max, &tq, &fq) &&
+        t1 * (1 - f1) > 0) {
+        double serial = *a * qa * tq * (1 - fq) / (t1 * (1 - f1));
+        if (isfinite(serial))
+            *a = fmin(BUSY_MAX, fmax(BUSY_MIN, serial));
+    }
 }
 
 /* T'(P), the corrected mark (k and d there, if asked); NaN where the model
  * has no value. */
-double _gcs_adaptive_mark_at(const adaptive_state *s, int p, int max, double scale, double *k_out, double *d_out)
+double _gcs_adaptive_mark_at(const adaptive_state *s, int p, int max, double scale, int carry_model, double *k_out,
+                             double *d_out)
 {
     double t, f, k, d;
     if (!model_at(s, p, max, &t, &f))
         return NAN;
-    corr_kind c = {.h = s->mark, .sweep = 0, .scale = scale, .a0 = 1};
+    corr_kind c = {.h = s->mark, .sweep = 0, .scale = scale, .a0 = 1, .carry_model = carry_model};
     lookup(s, &c, p, max, &k, &d);
     if (k_out)
         *k_out = k;

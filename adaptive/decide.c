@@ -318,7 +318,7 @@ int _gcs_adaptive_decide(adaptive_state *s, const gcs_gc_stats *prev, int max_th
     double pages = pages_swept(prev);
     int cap = max_threads;
     for (int p = 1; p <= max_threads; p++) {
-        tm[p - 1] = isfinite(s->curve.pred[p - 1]) ? _gcs_adaptive_mark_at(s, p, max_threads, scale, NULL, NULL) : NAN;
+        tm[p - 1] = isfinite(s->curve.pred[p - 1]) ? _gcs_adaptive_mark_at(s, p, max_threads, scale, 0, NULL, NULL) : NAN;
         sw[p - 1] = isfinite(tm[p - 1]) ? _gcs_adaptive_sweep_at(s, p, max_threads, pages) : NAN;
         tc[p - 1] = tm[p - 1] + sw[p - 1];
     }
@@ -350,7 +350,7 @@ int _gcs_adaptive_decide(adaptive_state *s, const gcs_gc_stats *prev, int max_th
             if (curve_predict(s->prof, &s->mopts, &est.heap, &p, 1, &s->results[n], &s->curve, &failed_p, &err) < 0)
                 break;
             npredicted++;
-            tm[p - 1] = _gcs_adaptive_mark_at(s, p, max_threads, scale, NULL, NULL);
+            tm[p - 1] = _gcs_adaptive_mark_at(s, p, max_threads, scale, 0, NULL, NULL);
             sw[p - 1] = _gcs_adaptive_sweep_at(s, p, max_threads, pages);
             tc[p - 1] = tm[p - 1] + sw[p - 1];
             if (tc[p - 1] <= best * (1 + s->opts.tolerance) && p * tc[p - 1] <= choice * tc[choice - 1]) {
@@ -395,7 +395,12 @@ int _gcs_adaptive_decide(adaptive_state *s, const gcs_gc_stats *prev, int max_th
         uint64_t since = prev->index - s->explored_index;
         for (int dir = 1; dir >= -1; dir -= 2) {
             int nb = choice + dir;
-            if (nb < 1 || nb > cap || !isfinite(tc[nb - 1]) || tc[nb - 1] > tc[choice - 1] * (1 + s->opts.explore_margin))
+            /* P = 1 not measured yet: explored on the model's inflation,
+             * which the choice above did not trust (correct.c, lookup) */
+            double t_nb = nb == 1 && s->mark[0].n == 0 && isfinite(tc[0])
+                              ? _gcs_adaptive_mark_at(s, 1, max_threads, scale, 1, NULL, NULL) + sw[0]
+                              : tc[nb - 1];
+            if (nb < 1 || nb > cap || !isfinite(t_nb) || t_nb > tc[choice - 1] * (1 + s->opts.explore_margin))
                 continue;
             /* Never measured there: its corrections are borrowed, look
              * after a quarter of the gap. */
@@ -416,7 +421,7 @@ int _gcs_adaptive_decide(adaptive_state *s, const gcs_gc_stats *prev, int max_th
     out->npredicted = max_threads;
     out->note = notes[s->outside][curve][act];
     double kc, dc;
-    (void)_gcs_adaptive_mark_at(s, choice, max_threads, scale, &kc, &dc);
+    (void)_gcs_adaptive_mark_at(s, choice, max_threads, scale, 0, &kc, &dc);
     uint64_t cost = gcs_now_ns() - t_start;
     if (curve == CURVE_PREDICTED)
         s->last_predict_ns = cost;
