@@ -133,7 +133,7 @@ struct gcs_adaptive_opts {
      * bounded by cost_budget too.  0: decisions in the pause, within the
      * budget (what tests that need every decision at once use). */
     int background;
-    int use_model_opts;     /* 1: `model` below; 0 (default): gcs_model_opts_init + _use_profile, span CRITICAL */
+    int use_model_opts;     /* 1: `model` below; 0 (default): gcs_model_opts_init (the base model), span CRITICAL */
     gcs_model_opts model;   /* a residency curve in it is read from the policy's own profile */
 };
 
