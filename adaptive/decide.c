@@ -395,12 +395,14 @@ int _gcs_adaptive_decide(adaptive_state *s, const gcs_gc_stats *prev, int max_th
         uint64_t since = prev->index - s->explored_index;
         for (int dir = 1; dir >= -1; dir -= 2) {
             int nb = choice + dir;
+            if (nb < 1 || nb > cap)
+                continue;
             /* P = 1 not measured yet: explored on the model's inflation,
              * which the choice above did not trust (correct.c, lookup) */
             double t_nb = nb == 1 && s->mark[0].n == 0 && isfinite(tc[0])
                               ? _gcs_adaptive_mark_at(s, 1, max_threads, scale, 1, NULL, NULL) + sw[0]
                               : tc[nb - 1];
-            if (nb < 1 || nb > cap || !isfinite(t_nb) || t_nb > tc[choice - 1] * (1 + s->opts.explore_margin))
+            if (!isfinite(t_nb) || t_nb > tc[choice - 1] * (1 + s->opts.explore_margin))
                 continue;
             /* Never measured there: its corrections are borrowed, look
              * after a quarter of the gap. */
