@@ -2,7 +2,7 @@
  * gcscale's collector, with a summary of its collections.
  *
  *   gcscale run WORKLOAD [--mutators M] [--gc-threads N|adaptive[:MAX]]
- *       [--heap SIZE] [--size S] [--steps N] [--seed N] [--machine PROFILE]
+ *       [--heap SIZE] [--size S] [--steps N] [--seed N] [--release-after N] [--machine PROFILE]
  *       [--pin cores|compact|scatter|none] [--log FILE] [--trace FILE] [--json] [--quiet]
  *   gcscale run --list
  *
@@ -83,6 +83,9 @@ static void print_help(FILE *fp)
             "  --steps N            time steps (bh), scramble length = levels (cube),\n"
             "                       rounds (cky)\n"
             "  --seed N             random seed (default 1)\n"
+            "  --release-after N    give an emptied heap page's memory back to the kernel\n"
+            "                       once it has stayed free N collections (default 6; 0:\n"
+            "                       in the sweep that empties it; docs/collector.md)\n"
             CLI_PIN_HELP
             "                       (the GC workers; the mutators are not pinned)\n"
             "  --log FILE           one JSON line per collection (the collector's record,\n"
@@ -155,7 +158,7 @@ static const char *reason_name(int r)
 int cmd_run(int argc, char **argv)
 {
     enum { O_MUT = 256, O_GCT, O_MACHINE, O_HEAP, O_SIZE, O_STEPS, O_SEED, O_LOG, O_TRACE, O_QUIET, O_JSON,
-           O_LIST, O_PIN, O_OBJ };
+           O_LIST, O_PIN, O_OBJ, O_RELEASE };
     static const struct option options[] = {
         {"mutators", required_argument, NULL, O_MUT},
         {"gc-threads", required_argument, NULL, O_GCT},
@@ -171,6 +174,7 @@ int cmd_run(int argc, char **argv)
         {"json", no_argument, NULL, O_JSON},
         {"list", no_argument, NULL, O_LIST},
         {"pin", required_argument, NULL, O_PIN},
+        {"release-after", required_argument, NULL, O_RELEASE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -182,7 +186,7 @@ int cmd_run(int argc, char **argv)
     wo.mutators = (int)(ncpu < GCS_WORKLOAD_MAX_MUTATORS ? ncpu : GCS_WORKLOAD_MAX_MUTATORS);
     const char *gc_threads = NULL, *machine = NULL, *log_path = NULL, *trace_path = NULL;
     uint64_t heap = 0;
-    int quiet = 0, json = 0, list = 0, c;
+    int quiet = 0, json = 0, list = 0, c, release_after = GCS_GC_RELEASE_AFTER_DEFAULT;
     gcs_topo_placement placement = GCS_TOPO_PLACE_CORES;
     gcs_adaptive_spec spec = {0};
     gcs_adaptive_opts aopts;
@@ -222,6 +226,7 @@ int cmd_run(int argc, char **argv)
         case O_JSON: json = 1; break;
         case O_LIST: list = 1; break;
         case O_PIN: placement = cli_parse_pin(cmd, optarg); break;
+        case O_RELEASE: release_after = (int)cli_parse_long(cmd, "--release-after", optarg, 0, 1000000); break;
         case 'h': print_help(stdout); return 0;
         default: cli_bad_option(cmd, argv);
         }
@@ -260,6 +265,7 @@ int cmd_run(int argc, char **argv)
     gcs_gc_options_default(&go);
     go.heap_limit = heap ? heap : gcs_workload_default_heap(info, wo.mutators);
     go.placement = placement;
+    go.release_after = release_after;
     int crc = gcs_adaptive_configure_with(&go, gc_threads, machine, have_aopts ? &aopts : NULL, &err);
     if (crc < 0)
         cli_fail(cmd, &err);
@@ -387,6 +393,7 @@ int cmd_run(int argc, char **argv)
         json_object_set_new(doc, "gc_pool", json_integer(pool));
         json_object_set_new(doc, "cpus", json_integer(ncpu));
         json_object_set_new(doc, "heap_limit", json_integer((json_int_t)go.heap_limit));
+        json_object_set_new(doc, "release_after", json_integer(go.release_after));
         gcs_json_set_pu_map(doc, gcs_topo_placement_name(pus.n ? pus.placement : placement), pus.os,
                             pus.logical, pus.n);
         json_object_set_new(doc, "wall_ms", json_real(wall));

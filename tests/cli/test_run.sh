@@ -37,6 +37,17 @@ expect_ok "--log: as many lines as collections" bash -c \
     "[ \$(wc -l < '$TMP/gc.log') -eq \$(jq .collections '$TMP/cky.json') ]"
 expect_ok "--log: no temporary file left" bash -c "! ls '$TMP'/gc.log.tmp.* 2>/dev/null"
 
+# --release-after: 0 gives the emptied pages back in the sweep that empties
+# them, the default (6) not within this run's collections (docs/collector.md)
+expect_ok "--release-after 0: every emptied page released at once" bash -o pipefail -c "
+  '$GCSCALE' run cky --size 200 --steps 4 --heap 4M --mutators 1 --gc-threads 2 --release-after 0 --quiet --json \
+      --log '$TMP/r0.log' | jq -e '.release_after == 0' >/dev/null &&
+  jq -s -e '(map(.pages_freed) | add) > 0 and map(.pages_released == .pages_freed) == map(true)' '$TMP/r0.log'"
+expect_ok "the default: nothing released within a run of fewer than 7 collections" bash -o pipefail -c "
+  [ \$(jq -s 'length' '$TMP/gc.log') -le 6 ] && jq -e '.release_after == 6' '$TMP/cky.json' >/dev/null &&
+  jq -s -e 'map(.pages_released) | add == 0' '$TMP/gc.log'"
+expect_exit 2 "--release-after -1 refused" "$GCSCALE" run cky --release-after -1 --quiet
+
 expect_ok "GCSCALE_GC_THREADS=1 is honoured without --gc-threads" bash -o pipefail -c \
     "GCSCALE_GC_THREADS=1 '$GCSCALE' run cky --size 100 --steps 4 --heap 4M --quiet --json | jq -e '.threads_used | keys == [\"1\"]'"
 
