@@ -185,8 +185,8 @@ static void lookup(const adaptive_state *s, const corr_kind *c, int p, int max, 
             }
         }
     double t1, f1, tq, fq;
-    if (!c->sweep && !c->carry_model && p == 1 && qa >= 2 && model_at(s, 1, max, &t1, &f1) && model_at(s, qa, max, &tq, &fq) &&
-        t1 * (1 - f1) > 0) {
+    if (!c->sweep && !c->carry_model && p == 1 && qa >= 2 && model_at(s, 1, max, &t1, &f1) &&
+        model_at(s, qa, max, &tq, &fq) && t1 * (1 - f1) > 0) {
         double serial = *a * qa * tq * (1 - fq) / (t1 * (1 - f1));
         if (isfinite(serial))
             *a = fmin(BUSY_MAX, fmax(BUSY_MIN, serial));

@@ -16,8 +16,9 @@
  * mutators a page fault per 4 KiB when they took the page again in the next
  * cycle, for memory most programs reuse within a few collections (Boehm GC
  * waits its MUNMAP_THRESHOLD collections for the same reason).  Large
- * spans live or die by the mark of their first granule.  Each worker collects pages with free slots in its own
- * per-class lists; the coordinator splices them afterwards. */
+ * spans live or die by the mark of their first granule.  Each worker
+ * collects pages with free slots in its own per-class lists; the
+ * coordinator splices them afterwards. */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <string.h>
