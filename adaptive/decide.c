@@ -318,7 +318,8 @@ int _gcs_adaptive_decide(adaptive_state *s, const gcs_gc_stats *prev, int max_th
     double pages = pages_swept(prev);
     int cap = max_threads;
     for (int p = 1; p <= max_threads; p++) {
-        tm[p - 1] = isfinite(s->curve.pred[p - 1]) ? _gcs_adaptive_mark_at(s, p, max_threads, scale, 0, NULL, NULL) : NAN;
+        tm[p - 1] =
+            isfinite(s->curve.pred[p - 1]) ? _gcs_adaptive_mark_at(s, p, max_threads, scale, 0, NULL, NULL) : NAN;
         sw[p - 1] = isfinite(tm[p - 1]) ? _gcs_adaptive_sweep_at(s, p, max_threads, pages) : NAN;
         tc[p - 1] = tm[p - 1] + sw[p - 1];
     }
