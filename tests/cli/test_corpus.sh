@@ -32,8 +32,17 @@ else
     echo "ok $((_n += 1)) - model v2 with the fitted steal count keeps its floor # SKIP under a sanitizer: checked by the plain build"
 fi
 
-expect_ok "the base model keeps its floor on the whole corpus" \
-    "$GCSCALE" corpus accuracy --model base --quiet --json --floor data/corpus/floor.json
+# Under a sanitizer the base model runs on the 16-CPU entry only (its code
+# paths, P = 1..16; 9 s of ASan against 28 for the whole corpus, 2026-11-29,
+# where CI came within two minutes of its limit): its floor, arithmetic, is
+# the plain build's to check.
+if [ -z "${GCSCALE_TEST_SANITIZER:-}" ]; then
+    expect_ok "the base model keeps its floor on the whole corpus" \
+        "$GCSCALE" corpus accuracy --model base --quiet --json --floor data/corpus/floor.json
+else
+    expect_ok "the base model on the 16-CPU entry (its floor: the plain build)" \
+        "$GCSCALE" corpus accuracy --model base --quiet --json data/corpus/lent-16cpu-xeon
+fi
 expect_jq "the 16-CPU entry is there, P = 2..16" \
     '[.entries[] | select(.name == "lent-16cpu-xeon") | .mae_pct[].threads] == [range(2; 17)]' "$TMP/out"
 expect_jq "every heap has its recommended and best P" \
