@@ -186,7 +186,7 @@ int cmd_run(int argc, char **argv)
     wo.mutators = (int)(ncpu < GCS_WORKLOAD_MAX_MUTATORS ? ncpu : GCS_WORKLOAD_MAX_MUTATORS);
     const char *gc_threads = NULL, *machine = NULL, *log_path = NULL, *trace_path = NULL;
     uint64_t heap = 0;
-    int quiet = 0, json = 0, list = 0, c, release_after = GCS_GC_RELEASE_AFTER_DEFAULT;
+    int quiet = 0, json = 0, list = 0, c, release_after = -1; /* -1: the collector's default */
     gcs_topo_placement placement = GCS_TOPO_PLACE_CORES;
     gcs_adaptive_spec spec = {0};
     gcs_adaptive_opts aopts;
@@ -265,7 +265,8 @@ int cmd_run(int argc, char **argv)
     gcs_gc_options_default(&go);
     go.heap_limit = heap ? heap : gcs_workload_default_heap(info, wo.mutators);
     go.placement = placement;
-    go.release_after = release_after;
+    if (release_after >= 0)
+        go.release_after = release_after;
     int crc = gcs_adaptive_configure_with(&go, gc_threads, machine, have_aopts ? &aopts : NULL, &err);
     if (crc < 0)
         cli_fail(cmd, &err);
